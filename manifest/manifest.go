@@ -1,0 +1,113 @@
+// Package manifest holds arca's declarative tables: the error codes, the exit
+// statuses they map to, the limits every input is held to, and the operations
+// with their fields. The ops layer enforces these tables; serve and the CLI
+// publish and bind to them. Nothing here has state or side effects.
+//
+// Limits (bytes unless noted):
+//
+//	MaxRef          1 KiB    a ref, checked before it is parsed
+//	MaxSegment      128      one ref segment (env, ns or name), characters
+//	MaxValue        64 KiB   a secret value
+//	MaxActor        256      a claimed actor
+//	MaxAttestation  64 KiB   an opaque identity claim
+//	MaxID           4 KiB    a request id, serialized
+//	MaxLine         4 MiB    one serve request line, without its newline
+//	MaxListRows     10,000   records in one list result
+//	MaxConfig       1 MiB    a configuration file
+package manifest
+
+// Protocol is the serve wire protocol this build speaks.
+const Protocol = "arca-serve/1"
+
+// Limits, see the package doc.
+const (
+	MaxRef         = 1 << 10
+	MaxSegment     = 128
+	MaxValue       = 64 << 10
+	MaxActor       = 256
+	MaxAttestation = 64 << 10
+	MaxID          = 4 << 10
+	MaxLine        = 4 << 20
+	MaxListRows    = 10_000
+	MaxConfig      = 1 << 20
+)
+
+// Code is a wire error code. Clients branch on it, never on message text.
+type Code string
+
+// The error codes, in the order of the checks that produce them.
+const (
+	BadRequest     Code = "bad_request"
+	UnknownOp      Code = "unknown_op"
+	Denied         Code = "denied"
+	PDPUnreachable Code = "pdp_unreachable"
+	NotFound       Code = "not_found"
+	OpError        Code = "op_error"
+)
+
+// Codes lists every error code.
+func Codes() []Code {
+	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError}
+}
+
+// CLI exit statuses.
+const (
+	ExitOK       = 0
+	ExitOpError  = 1
+	ExitUsage    = 2
+	ExitDenied   = 3
+	ExitNotFound = 4
+)
+
+// ExitStatus maps an error code to the CLI's exit status.
+func ExitStatus(c Code) int {
+	switch c {
+	case BadRequest, UnknownOp:
+		return ExitUsage
+	case Denied:
+		return ExitDenied
+	case NotFound:
+		return ExitNotFound
+	default:
+		return ExitOpError
+	}
+}
+
+// Op describes one operation of the ops table.
+type Op struct {
+	Name       string
+	Required   []string // request fields the op needs besides "op"
+	Optional   []string // request fields the op accepts besides "op"
+	ConsultPDP bool     // whether serve asks the PDP before running it
+	Meta       bool     // protocol meta-op: skips guardrails and the PDP
+}
+
+// Ops returns the table of served operations.
+func Ops() []Op {
+	common := []string{"id", "env", "actor", "attestation"}
+	return []Op{
+		{Name: "get", Required: []string{"ref"}, Optional: common, ConsultPDP: true},
+		{Name: "put", Required: []string{"ref", "value"}, Optional: common, ConsultPDP: true},
+		{Name: "rm", Required: []string{"ref"}, Optional: common, ConsultPDP: true},
+		{Name: "rotate", Required: []string{"ref", "value"}, Optional: common, ConsultPDP: true},
+		{Name: "list", Optional: common, ConsultPDP: true},
+		{Name: "check", Optional: common, ConsultPDP: true},
+		{Name: "manifest", Optional: common, Meta: true},
+		{Name: "shutdown", Optional: common, Meta: true},
+	}
+}
+
+// CLIOnly lists the verbs that exist only as single-shot CLI commands.
+func CLIOnly() []string {
+	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema"}
+}
+
+// LookupOp returns the op named name.
+func LookupOp(name string) (Op, bool) {
+	for _, op := range Ops() {
+		if op.Name == name {
+			return op, true
+		}
+	}
+	return Op{}, false
+}

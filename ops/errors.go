@@ -1,0 +1,31 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// Error is an ops failure carrying its wire code. Its message names what was
+// wrong (a field, a cap, an env, a file) and never a secret value.
+type Error struct {
+	Code manifest.Code
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+// Errorf returns an *Error with code and a formatted message.
+func Errorf(code manifest.Code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns err's wire code: that of an *Error in its chain, else op_error.
+func CodeOf(err error) manifest.Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return manifest.OpError
+}

@@ -1,0 +1,88 @@
+// Package vault stores secrets encrypted at rest. Store is the interface every
+// backend implements; the file backend (kind "file") is the embedded default.
+//
+// Every backend seals records the same way (see seal.go): a random 256-bit data
+// key, wrapped with age to the vault's recipients, from which HKDF derives a
+// record key and a slot key. A record's slot id is a keyed hash of its name;
+// its name, value and metadata are sealed together with XChaCha20-Poly1305
+// under associated data that binds it to its slot and its vault.
+//
+// Threat model: whoever can read the vault's storage learns how many records
+// there are and their sizes, nothing else. Whoever can write it can delete
+// records or roll the whole vault back, but cannot forge a record, move one to
+// another slot or vault, or change one undetected: a record that fails to
+// authenticate is an error, never a wrong value.
+package vault
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNotFound is returned when no record has the requested name.
+var ErrNotFound = errors.New("not found")
+
+// Meta is a record's metadata. Times are UTC.
+type Meta struct {
+	Name      string // "ns/name"
+	Version   uint64 // 1 on create, +1 on every put or rotate
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	RotatedAt time.Time // zero until the first rotate
+	Created   bool      // set on the result of a put that created the record
+}
+
+// Record is a stored secret with its metadata.
+type Record struct {
+	Meta
+	Value Secret
+}
+
+// Kind is the kind of change a Write makes.
+type Kind int
+
+// The kinds of change.
+const (
+	Put    Kind = iota + 1 // create or overwrite
+	Rotate                 // overwrite an existing record; ErrNotFound if missing
+	Remove                 // delete an existing record; ErrNotFound if missing
+)
+
+// Write is one change to one record.
+type Write struct {
+	Kind  Kind
+	Name  string
+	Value Secret // for Put and Rotate
+}
+
+// Approve is called by Store.Apply once a change is prepared and before it is
+// committed, with the metadata the record will have (for Remove: the metadata
+// it had). An error aborts the change, which is then never committed. The
+// ops layer writes the audit event here: nothing changes unaudited.
+type Approve func(Meta) error
+
+// Report is the result of a Check. Problems are one line each and name no
+// secret and no record name.
+type Report struct {
+	Records  int
+	Problems []string
+}
+
+// Store is a vault backend. Implementations are safe for concurrent use, by
+// goroutines and, for backends that share storage, by processes: no write is
+// ever lost to a concurrent one. Names are "ns/name", already validated.
+type Store interface {
+	// Get returns the record named name, or ErrNotFound.
+	Get(ctx context.Context, name string) (Record, error)
+	// List returns the metadata of every record, sorted by name.
+	List(ctx context.Context) ([]Meta, error)
+	// Apply prepares w, calls approve, and commits the change if approve
+	// returned nil. It returns the record's metadata after the change (for
+	// Remove: before it).
+	Apply(ctx context.Context, w Write, approve Approve) (Meta, error)
+	// Check probes the vault: reachability, the key, every record.
+	Check(ctx context.Context) (Report, error)
+	// Close releases the store's resources.
+	Close() error
+}
