@@ -3,11 +3,13 @@ module github.com/arca-secrets/arca
 go 1.26.0
 
 require (
-	filippo.io/age v1.3.2 // indirect
+	filippo.io/age v1.3.2
+	github.com/pelletier/go-toml/v2 v2.4.3
+	golang.org/x/crypto v0.59.0
+	golang.org/x/term v0.48.0
+)
+
+require (
 	filippo.io/hpke v0.4.0 // indirect
-	github.com/pelletier/go-toml/v2 v2.4.3 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
-	golang.org/x/crypto v0.59.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
-	golang.org/x/term v0.48.0 // indirect
 )

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 )
@@ -108,4 +110,18 @@ func (a *Writer) Write(e Event) error {
 	}
 	a.seq++
 	return nil
+}
+
+// OpenFile opens the audit file at path for appending, creating it (mode
+// 0600) and its directory (0700) if needed. Each event is one write, so
+// processes appending at once never interleave their lines.
+func OpenFile(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit file directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit file: %w", err)
+	}
+	return f, nil
 }

@@ -16,6 +16,9 @@
 //	MaxConfig       1 MiB    a configuration file
 package manifest
 
+// Version is the arca release this build is.
+const Version = "0.1.0"
+
 // Protocol is the serve wire protocol this build speaks.
 const Protocol = "arca-serve/1"
 

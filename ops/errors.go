@@ -12,9 +12,17 @@ import (
 type Error struct {
 	Code manifest.Code
 	Msg  string
+	Err  error // the cause, when callers may need to branch on it
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrAudit is the cause of a failure to write an audit event. Whoever sees
+// it must stop: arca does not act unaudited.
+var ErrAudit = errors.New("audit event not written")
 
 // Errorf returns an *Error with code and a formatted message.
 func Errorf(code manifest.Code, format string, args ...any) *Error {

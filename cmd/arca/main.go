@@ -1,0 +1,105 @@
+// Command arca is a secrets broker: single-shot verbs for people and scripts.
+//
+// Where every byte goes: stdout carries only the data a verb was asked for
+// (a value, a listing, JSON). stderr carries one-line messages for people and
+// never a value. Audit events go to the audit file, never to stderr.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// cli is the process's outside world, passed down so tests can replace it.
+type cli struct {
+	ctx       context.Context
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
+	getenv    func(string) string
+	now       func() time.Time
+	stdinTTY  bool
+	stdoutTTY bool
+}
+
+type verb struct {
+	run     func(c *cli, args []string) int
+	summary string
+}
+
+func verbs() map[string]verb {
+	return map[string]verb{
+		"init":    {runInit, "create the identity and the vault (existing ones are kept)"},
+		"get":     {runGet, "print a secret's value"},
+		"put":     {runPut, "store a secret read from stdin"},
+		"rotate":  {runRotate, "replace an existing secret's value, read from stdin"},
+		"rm":      {runRm, "delete a secret"},
+		"list":    {runList, "list secrets and their metadata, never values"},
+		"check":   {runCheck, "probe the vault: key, records, permissions"},
+		"version": {runVersion, "print arca's version"},
+	}
+}
+
+func main() {
+	c := &cli{
+		ctx:       context.Background(),
+		stdin:     os.Stdin,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		getenv:    os.Getenv,
+		now:       time.Now,
+		stdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
+		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+	}
+	os.Exit(c.main(os.Args[1:]))
+}
+
+// main runs one verb and returns the exit status.
+func (c *cli) main(args []string) int {
+	if len(args) == 0 {
+		c.usage(c.stderr)
+		return manifest.ExitUsage
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		c.usage(c.stdout)
+		return manifest.ExitOK
+	}
+	v, ok := verbs()[args[0]]
+	if !ok {
+		return c.failf(manifest.ExitUsage, "unknown command %q (run arca help)", args[0])
+	}
+	return v.run(c, args[1:])
+}
+
+func (c *cli) usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: arca <command> [flags] [args]")
+	fmt.Fprintln(w, "\ncommands:")
+	vs := verbs()
+	names := make([]string, 0, len(vs))
+	for n := range vs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, vs[n].summary)
+	}
+	fmt.Fprintln(w, "\nflags for every vault command: --env ENV, --config FILE")
+}
+
+// failf prints a one-line message and returns status.
+func (c *cli) failf(status int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	msg = strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg)
+	fmt.Fprintf(c.stderr, "arca: %s\n", msg)
+	return status
+}

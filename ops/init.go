@@ -1,0 +1,64 @@
+package ops
+
+import (
+	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// InitResult says what Init made and what it kept.
+type InitResult struct {
+	Env             string
+	IdentityPath    string
+	IdentityCreated bool
+	Recipient       string // the identity's public key
+	VaultPath       string
+	VaultCreated    bool
+}
+
+// Init makes the identity and the file vault behind env (the process
+// context's env when env is ""). Existing ones are kept, never replaced.
+func (s *Service) Init(env string) (InitResult, error) {
+	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+	if err != nil {
+		return InitResult{}, err
+	}
+	name, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return InitResult{}, err
+	}
+	if vc.Kind != "file" {
+		return InitResult{}, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
+	}
+	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
+	res.Recipient, res.IdentityCreated, err = vault.EnsureIdentity(vc.Identity, s.now())
+	if err != nil {
+		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	recipients, err := parseRecipients(append([]string{res.Recipient}, vc.Recipients...))
+	if err != nil {
+		return res, err
+	}
+	if res.VaultCreated, err = vault.CreateFile(vc.Path, recipients); err != nil {
+		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	return res, nil
+}
+
+func parseRecipients(rs []string) ([]age.Recipient, error) {
+	out := make([]age.Recipient, 0, len(rs))
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if seen[r] {
+			continue
+		}
+		seen[r] = true
+		p, err := age.ParseX25519Recipient(r)
+		if err != nil {
+			return nil, Errorf(manifest.OpError, "recipient %q is not an age X25519 public key", r)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

@@ -1,0 +1,149 @@
+// Package ops is the one path every vault operation takes, whichever door it
+// came through (the CLI or arca serve): request validation, ref and env
+// resolution, guardrails, the vault, and exactly one audit event per op.
+//
+// Ordering rule: nothing happens unaudited. A value is returned only after its
+// event is written; a change is committed only after its event is written,
+// and should the commit then fail a second event with outcome "error" follows.
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Request is one operation as asked for.
+type Request struct {
+	ID          json.RawMessage // echoed into the audit event; nil from the CLI
+	Op          string
+	Ref         string
+	Env         string // the per-request env; a ref's pin wins over it
+	Value       vault.Secret
+	Actor       string
+	Attestation string
+}
+
+// Options configure a Service.
+type Options struct {
+	Config *Config
+	Audit  *audit.Writer
+	Now    func() time.Time // stamps records; time.Now when nil
+	Env    string           // the process context: --env, else $ARCA_ENV
+}
+
+// Service runs operations. It is safe for concurrent use and keeps the
+// vaults it opened open until Close.
+type Service struct {
+	cfg    *Config
+	audit  *audit.Writer
+	now    func() time.Time
+	ctxEnv string
+
+	mu     sync.Mutex
+	stores map[string]vault.Store // by vault name
+}
+
+// New returns a Service.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, stores: map[string]vault.Store{}}
+}
+
+// Close closes every vault the service opened.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for name, st := range s.stores {
+		errs = append(errs, st.Close())
+		delete(s.stores, name)
+	}
+	return errors.Join(errs...)
+}
+
+// call is a request that passed validation, resolution and guardrails.
+type call struct {
+	op  string
+	env string
+	ref Ref // zero for list and check
+	ev  audit.Event
+}
+
+// begin validates req as op, resolves its ref and env and applies the
+// guardrails. A request that fails here is audited and never reaches a vault.
+func (s *Service) begin(op string, req Request) (*call, error) {
+	req.Op = op
+	c := &call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
+	if req.Attestation != "" {
+		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
+	}
+	if err := validate(req); err != nil {
+		c.ev.Actor = "" // an invalid actor is not recorded
+		return nil, s.fail(c, err)
+	}
+	if req.Ref != "" {
+		ref, err := ParseRef(req.Ref)
+		if err != nil {
+			return nil, s.fail(c, err)
+		}
+		c.ref, c.ev.Ref = ref, ref.Path()
+	}
+	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
+	if err != nil {
+		return nil, s.fail(c, err)
+	}
+	c.env, c.ev.Env = env, env
+	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
+		return nil, s.fail(c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+	}
+	return c, nil
+}
+
+// record writes c's success event.
+func (s *Service) record(c *call, version uint64) error {
+	ev := c.ev
+	ev.Event, ev.Outcome, ev.Version = c.op, audit.OK, version
+	return s.write(ev)
+}
+
+// fail audits err as c's outcome and returns it.
+func (s *Service) fail(c *call, err error) error {
+	code := CodeOf(err)
+	ev := c.ev
+	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()
+	if code == manifest.Denied {
+		ev.Event = "denied"
+	}
+	if werr := s.write(ev); werr != nil {
+		return werr
+	}
+	return err
+}
+
+func (s *Service) write(ev audit.Event) error {
+	if err := s.audit.Write(ev); err != nil {
+		return &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+	}
+	return nil
+}
+
+func outcomeOf(c manifest.Code) string {
+	switch c {
+	case manifest.BadRequest, manifest.UnknownOp:
+		return audit.BadRequest
+	case manifest.Denied:
+		return audit.Denied
+	case manifest.NotFound:
+		return audit.NotFound
+	default:
+		return audit.Error
+	}
+}

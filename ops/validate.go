@@ -1,0 +1,55 @@
+package ops
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// validate checks the fields every door shares: which fields the op takes,
+// and each field's cap and shape. Messages name the field and the cap.
+func validate(req Request) error {
+	needsRef, needsValue := false, false
+	switch req.Op {
+	case "get", "rm":
+		needsRef = true
+	case "put", "rotate":
+		needsRef, needsValue = true, true
+	case "list", "check":
+	default:
+		return Errorf(manifest.UnknownOp, "unknown op %q", req.Op)
+	}
+	switch {
+	case needsRef && req.Ref == "":
+		return Errorf(manifest.BadRequest, "%s needs a ref", req.Op)
+	case !needsRef && req.Ref != "":
+		return Errorf(manifest.BadRequest, "%s takes no ref", req.Op)
+	case !needsValue && req.Value.Len() > 0:
+		return Errorf(manifest.BadRequest, "%s takes no value", req.Op)
+	case req.Value.Len() > manifest.MaxValue:
+		return Errorf(manifest.BadRequest, "value is larger than %d bytes", manifest.MaxValue)
+	case !utf8.Valid(req.Value.Reveal()):
+		return Errorf(manifest.BadRequest, "value is not valid UTF-8")
+	case len(req.Env) > manifest.MaxSegment:
+		return Errorf(manifest.BadRequest, "env is longer than %d bytes", manifest.MaxSegment)
+	case len(req.Attestation) > manifest.MaxAttestation:
+		return Errorf(manifest.BadRequest, "attestation is larger than %d bytes", manifest.MaxAttestation)
+	}
+	return validateActor(req.Actor)
+}
+
+func validateActor(a string) error {
+	if len(a) > manifest.MaxActor {
+		return Errorf(manifest.BadRequest, "actor is longer than %d bytes", manifest.MaxActor)
+	}
+	if !utf8.ValidString(a) {
+		return Errorf(manifest.BadRequest, "actor is not valid UTF-8")
+	}
+	for _, r := range a {
+		if unicode.IsControl(r) {
+			return Errorf(manifest.BadRequest, "actor contains a control character")
+		}
+	}
+	return nil
+}

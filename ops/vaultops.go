@@ -1,0 +1,165 @@
+package ops
+
+import (
+	"context"
+	"errors"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Get returns a secret. The value is returned only once its event is written.
+func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
+	c, err := s.begin("get", req)
+	if err != nil {
+		return GetResult{}, err
+	}
+	st, err := s.store(c.env)
+	var rec vault.Record
+	if err == nil {
+		rec, err = st.Get(ctx, c.ref.Path())
+	}
+	if err != nil {
+		return GetResult{}, s.fail(c, s.vaultErr(c, err))
+	}
+	if err := s.record(c, rec.Version); err != nil {
+		return GetResult{}, err
+	}
+	return GetResult{Ref: c.ref.Canonical(), Env: c.env, Value: rec.Value, Version: rec.Version, Stamp: stampOf(rec.Meta)}, nil
+}
+
+// Put creates or overwrites a secret.
+func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
+	c, err := s.begin("put", req)
+	if err != nil {
+		return PutResult{}, err
+	}
+	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Put, Name: c.ref.Path(), Value: req.Value})
+	if err != nil {
+		return PutResult{}, err
+	}
+	st := stampOf(m)
+	return PutResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Created: m.Created, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt}, nil
+}
+
+// Rotate replaces the value of an existing secret.
+func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error) {
+	c, err := s.begin("rotate", req)
+	if err != nil {
+		return RotateResult{}, err
+	}
+	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Rotate, Name: c.ref.Path(), Value: req.Value})
+	if err != nil {
+		return RotateResult{}, err
+	}
+	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m)}, nil
+}
+
+// Rm deletes a secret.
+func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
+	c, err := s.begin("rm", req)
+	if err != nil {
+		return RmResult{}, err
+	}
+	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Remove, Name: c.ref.Path()})
+	if err != nil {
+		return RmResult{}, err
+	}
+	return RmResult{Ref: c.ref.Canonical(), Env: c.env, Removed: true, Version: m.Version}, nil
+}
+
+// apply prepares a change, audits it, then commits it. A commit that fails
+// after its event was written is followed by a second event, outcome error.
+func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta, error) {
+	st, err := s.store(c.env)
+	if err != nil {
+		return vault.Meta{}, s.fail(c, err)
+	}
+	var approved bool
+	var auditErr error
+	m, err := st.Apply(ctx, w, func(m vault.Meta) error {
+		if auditErr = s.record(c, m.Version); auditErr != nil {
+			return auditErr
+		}
+		approved = true
+		return nil
+	})
+	switch {
+	case err == nil:
+		return m, nil
+	case auditErr != nil:
+		return vault.Meta{}, auditErr
+	case approved:
+		return vault.Meta{}, s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
+	default:
+		return vault.Meta{}, s.fail(c, s.vaultErr(c, err))
+	}
+}
+
+// List returns every record's ref and metadata, never a value.
+func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
+	c, err := s.begin("list", req)
+	if err != nil {
+		return ListResult{}, err
+	}
+	st, err := s.store(c.env)
+	var metas []vault.Meta
+	if err == nil {
+		metas, err = st.List(ctx)
+	}
+	if err != nil {
+		return ListResult{}, s.fail(c, s.vaultErr(c, err))
+	}
+	res := ListResult{Env: c.env, Records: make([]ListRecord, 0, min(len(metas), manifest.MaxListRows))}
+	if len(metas) > manifest.MaxListRows {
+		res.Truncated, res.Omitted = true, len(metas)-manifest.MaxListRows
+		metas = metas[:manifest.MaxListRows]
+	}
+	for _, m := range metas {
+		res.Records = append(res.Records, ListRecord{Ref: "arca://" + m.Name, Version: m.Version, Stamp: stampOf(m)})
+	}
+	if err := s.record(c, 0); err != nil {
+		return ListResult{}, err
+	}
+	return res, nil
+}
+
+// Check probes the env's vault. A problem found is reported, not an error.
+func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
+	c, err := s.begin("check", req)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	name, vc, err := s.cfg.VaultFor(c.env)
+	if err != nil {
+		return CheckResult{}, s.fail(c, err)
+	}
+	res := CheckResult{Env: c.env, Vault: name, Kind: vc.Kind, Problems: []string{}}
+	st, err := s.store(c.env)
+	var rep vault.Report
+	if err == nil {
+		rep, err = st.Check(ctx)
+	}
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	res.Records, res.Problems = rep.Records, append(res.Problems, rep.Problems...)
+	res.Healthy = len(res.Problems) == 0
+	if err := s.record(c, 0); err != nil {
+		return CheckResult{}, err
+	}
+	return res, nil
+}
+
+// vaultErr gives a vault failure its wire code.
+func (s *Service) vaultErr(c *call, err error) error {
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		return err
+	case errors.Is(err, vault.ErrNotFound):
+		return Errorf(manifest.NotFound, "%s not found in env %q", c.ref.Canonical(), c.env)
+	default:
+		return &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+}

@@ -1,0 +1,354 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"filippo.io/age"
+)
+
+// File is the embedded file vault (kind "file"): one file, rewritten whole
+// on every change by temp file, fsync, rename and directory fsync.
+type File struct {
+	path   string
+	idPath string
+	ids    []age.Identity
+	now  func() time.Time
+
+	mu   sync.Mutex
+	held *os.File // the file cur was read from, kept open so its inode is never reused
+	seen fileID   // held's identity
+	cur  contents
+	k    *keys
+}
+
+// fileID tells two versions of the vault file apart without reading them.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+func fileIDOf(fi fs.FileInfo) fileID {
+	id := fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), st.Ino
+	}
+	return id
+}
+
+// CreateFile makes an empty file vault at path (mode 0600, parent
+// directories 0700) whose data key is wrapped to recipients. An existing
+// vault is kept, never replaced; created reports which happened.
+func CreateFile(path string, recipients []age.Recipient) (created bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return false, fmt.Errorf("vault directory: %w", err)
+	}
+	unlock, err := lockFile(path + ".lock")
+	if err != nil {
+		return false, err
+	}
+	defer unlock()
+	if _, err := os.Lstat(path); err == nil {
+		return false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("vault %s: %w", path, err)
+	}
+	dataKey, vaultID, err := newDataKey()
+	if err != nil {
+		return false, err
+	}
+	wrapped, err := wrapKey(dataKey, recipients)
+	if err != nil {
+		return false, fmt.Errorf("wrap data key: %w", err)
+	}
+	k, err := deriveKeys(dataKey, vaultID)
+	if err != nil {
+		return false, err
+	}
+	c := contents{hdr: header{Format: fileFormat, VaultID: hex.EncodeToString(vaultID), DataKey: wrapped}}
+	for _, r := range recipients {
+		c.hdr.Recipients = append(c.hdr.Recipients, fmt.Sprint(r))
+	}
+	c.hdr.MAC = k.headerMAC(c.hdr.Format, c.hdr.Recipients)
+	return true, replaceFile(path, &c, "", "")
+}
+
+// OpenFile opens the file vault at path with the identities in identityPath.
+// now stamps record times (time.Now when nil).
+func OpenFile(path, identityPath string, now func() time.Time) (*File, error) {
+	ids, err := LoadIdentity(identityPath)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	f := &File{path: path, idPath: identityPath, ids: ids, now: now}
+	if err := f.refresh(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// refresh rereads the vault if another process replaced it since the last
+// read; a stat is all it costs otherwise. Writers only ever replace the file
+// by rename and f holds the file it read open, so an unchanged device and
+// inode mean unchanged contents. Callers hold f.mu.
+func (f *File) refresh() error {
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		return f.fail(err)
+	}
+	if f.k != nil && f.held != nil && fileIDOf(fi) == f.seen {
+		return nil
+	}
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return f.fail(err)
+	}
+	if err := f.load(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return nil
+}
+
+// load reads and parses fh and, on success, makes it the held file.
+func (f *File) load(fh *os.File) error {
+	fi, err := fh.Stat()
+	if err != nil {
+		return f.fail(err)
+	}
+	if fi.Size() > maxVaultFile {
+		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+1))
+	if _, err := io.Copy(buf, io.LimitReader(fh, maxVaultFile+1)); err != nil {
+		return f.fail(err)
+	}
+	c, err := parseVault(buf.String())
+	if err != nil {
+		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
+	k := f.k
+	if k == nil || c.hdr.VaultID != f.cur.hdr.VaultID || !bytes.Equal(c.hdr.DataKey, f.cur.hdr.DataKey) {
+		if k, err = f.unwrap(c.hdr); err != nil {
+			return err
+		}
+	}
+	f.hold(fh, fi)
+	f.cur, f.k = c, k
+	return nil
+}
+
+func (f *File) hold(fh *os.File, fi fs.FileInfo) {
+	if f.held != nil {
+		f.held.Close()
+	}
+	f.held, f.seen = fh, fileIDOf(fi)
+}
+
+// adopt holds the file just written by this process under the writer lock,
+// whose contents f.cur already mirrors.
+func (f *File) adopt() error {
+	fh, err := os.Open(f.path)
+	if err == nil {
+		var fi fs.FileInfo
+		if fi, err = fh.Stat(); err == nil {
+			f.hold(fh, fi)
+			return nil
+		}
+		fh.Close()
+	}
+	f.k = nil // unsure what is on disk: reread before the next op
+	return f.fail(err)
+}
+
+func (f *File) unwrap(h header) (*keys, error) {
+	dataKey, err := unwrapKey(h.DataKey, f.ids)
+	if err != nil {
+		return nil, fmt.Errorf("vault %s: %w", f.path, err)
+	}
+	vaultID, _ := hex.DecodeString(h.VaultID)
+	k, err := deriveKeys(dataKey, vaultID)
+	if err != nil {
+		return nil, err
+	}
+	if k.headerMAC(h.Format, h.Recipients) != h.MAC {
+		return nil, fmt.Errorf("vault %s is corrupt: header fails to authenticate", f.path)
+	}
+	return k, nil
+}
+
+func (f *File) fail(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("vault %s does not exist (run arca init)", f.path)
+	}
+	return fmt.Errorf("vault %s: %w", f.path, err)
+}
+
+// lookup decrypts the record in slot. ok is false when there is none.
+func (f *File) lookup(slot, name string) (r Record, ok bool, err error) {
+	b64, ok := f.cur.blobs[slot]
+	if !ok {
+		return Record{}, false, nil
+	}
+	blob, err := decodeBlob(b64)
+	if err == nil {
+		r, err = f.k.open(slot, blob)
+	}
+	if err == nil && r.Name != name {
+		err = errAuth
+	}
+	if err != nil {
+		return Record{}, true, fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
+	}
+	return r, true, nil
+}
+
+// Get implements Store.
+func (f *File) Get(_ context.Context, name string) (Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refresh(); err != nil {
+		return Record{}, err
+	}
+	r, ok, err := f.lookup(f.k.slot(name), name)
+	if err == nil && !ok {
+		err = ErrNotFound
+	}
+	return r, err
+}
+
+// List implements Store.
+func (f *File) List(_ context.Context) ([]Meta, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refresh(); err != nil {
+		return nil, err
+	}
+	metas := make([]Meta, 0, len(f.cur.slots))
+	for _, slot := range f.cur.slots {
+		blob, err := decodeBlob(f.cur.blobs[slot])
+		var r Record
+		if err == nil {
+			r, err = f.k.open(slot, blob)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
+		}
+		metas = append(metas, r.Meta)
+	}
+	slices.SortFunc(metas, func(a, b Meta) int { return strings.Compare(a.Name, b.Name) })
+	return metas, nil
+}
+
+// Apply implements Store. The writer lock is held from the read of the
+// current record to the rename, so no concurrent write is lost.
+func (f *File) Apply(_ context.Context, w Write, approve Approve) (Meta, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	unlock, err := lockFile(f.path + ".lock")
+	if err != nil {
+		return Meta{}, err
+	}
+	defer unlock()
+	if err := f.refresh(); err != nil {
+		return Meta{}, err
+	}
+	slot := f.k.slot(w.Name)
+	cur, exists, err := f.lookup(slot, w.Name)
+	if err != nil && !(w.Kind == Remove && exists) {
+		return Meta{}, err
+	}
+	next, err := nextRecord(w, cur, exists, f.now().UTC())
+	if err != nil {
+		return Meta{}, err
+	}
+	blob := ""
+	if w.Kind != Remove {
+		sealed, err := f.k.seal(slot, next)
+		if err != nil {
+			return Meta{}, err
+		}
+		blob = encodeBlob(sealed)
+	}
+	if err := approve(next.Meta); err != nil {
+		return Meta{}, err
+	}
+	if err := replaceFile(f.path, &f.cur, slot, blob); err != nil {
+		return Meta{}, err
+	}
+	f.cur.set(slot, blob)
+	return next.Meta, f.adopt()
+}
+
+// nextRecord computes what a write makes of the current record.
+func nextRecord(w Write, cur Record, exists bool, now time.Time) (Record, error) {
+	switch {
+	case w.Kind == Remove && !exists, w.Kind == Rotate && !exists:
+		return Record{}, ErrNotFound
+	case w.Kind == Remove:
+		cur.Name = w.Name
+		return cur, nil
+	case !exists:
+		return Record{Meta: Meta{Name: w.Name, Version: 1, CreatedAt: now, UpdatedAt: now, Created: true}, Value: w.Value}, nil
+	}
+	next := Record{Meta: cur.Meta, Value: w.Value}
+	next.Version++
+	next.UpdatedAt = now
+	if w.Kind == Rotate {
+		next.RotatedAt = now
+	}
+	return next, nil
+}
+
+// replaceFile writes c, with one slot changed, to path atomically: a temp
+// file beside it, fsync, rename over path, fsync of the directory. The
+// caller holds the writer lock, so the temp name is ours alone.
+func replaceFile(path string, c *contents, slot, blob string) error {
+	tmp := path + ".tmp"
+	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write vault: %w", err)
+	}
+	err = writeVault(t, c, slot, blob)
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write vault %s: %w", path, err)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// Close implements Store.
+func (f *File) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.held != nil {
+		f.held.Close()
+		f.held, f.k = nil, nil
+	}
+	return nil
+}

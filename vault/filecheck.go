@@ -1,0 +1,55 @@
+package vault
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Check implements Store: the vault opens and its key unwraps, every record
+// authenticates and sits in the slot its name hashes to, and neither the
+// vault, its directory nor the identity is open to other users.
+func (f *File) Check(_ context.Context) (Report, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rep := Report{Problems: permissionProblems(f.path, f.idPath)}
+	if err := f.refresh(); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+		return rep, nil
+	}
+	rep.Records = len(f.cur.slots)
+	for _, slot := range f.cur.slots {
+		blob, err := decodeBlob(f.cur.blobs[slot])
+		var r Record
+		if err == nil {
+			r, err = f.k.open(slot, blob)
+		}
+		switch {
+		case err != nil:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("record %s: %v", slot, err))
+		case f.k.slot(r.Name) != slot:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("record %s: stored in the wrong slot", slot))
+		}
+	}
+	return rep, nil
+}
+
+// permissionProblems reports files and directories other users can read.
+func permissionProblems(vaultPath, idPath string) []string {
+	var out []string
+	for _, p := range []struct{ what, path string }{
+		{"vault", vaultPath},
+		{"vault directory", filepath.Dir(vaultPath)},
+		{"identity", idPath},
+	} {
+		fi, err := os.Stat(p.path)
+		if err != nil {
+			continue // a missing vault or identity is reported by opening it
+		}
+		if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+			out = append(out, fmt.Sprintf("%s %s is readable by other users (mode %04o): chmod go-rwx %s", p.what, p.path, mode, p.path))
+		}
+	}
+	return out
+}

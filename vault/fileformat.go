@@ -1,0 +1,202 @@
+package vault
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// The file vault is one JSON document in a canonical layout, one record per
+// line so that a change touches one line:
+//
+//	{"arca_vault":{"format":"arca-vault/1","vault_id":…,"recipients":[…],"data_key":…,"mac":…},"records":{
+//	"<slot>":"<sealed record, base64>",
+//	…
+//	}}
+//
+// Slots are lowercase hex and appear in strictly increasing order. arca reads
+// only this layout: any other, even equivalent JSON, is a corrupt vault. That
+// keeps parsing fast (no general JSON decode of the records) and makes
+// duplicate or reordered slots impossible to smuggle in.
+const (
+	fileFormat   = "arca-vault/1"
+	linePrefix   = `{"arca_vault":`
+	lineSuffix   = `,"records":{`
+	fileTrailer  = "}}\n"
+	slotHexSize  = 2 * slotSize
+	maxVaultFile = 1 << 30
+)
+
+// header is the vault's first line. The MAC binds format, vault id and
+// recipients to the data key.
+type header struct {
+	Format     string   `json:"format"`
+	VaultID    string   `json:"vault_id"`
+	Recipients []string `json:"recipients"`
+	DataKey    []byte   `json:"data_key"`
+	MAC        string   `json:"mac"`
+}
+
+// contents is a parsed vault file: sorted slots and their sealed records.
+type contents struct {
+	hdr   header
+	slots []string          // strictly increasing
+	blobs map[string]string // slot -> base64 sealed record
+}
+
+func parseVault(data string) (contents, error) {
+	nl := strings.IndexByte(data, '\n')
+	if nl < 0 || !strings.HasSuffix(data, fileTrailer) {
+		return contents{}, fmt.Errorf("not an arca vault file (truncated?)")
+	}
+	hdr, err := parseHeader(data[:nl])
+	if err != nil {
+		return contents{}, fmt.Errorf("line 1: %w", err)
+	}
+	c := contents{hdr: hdr, blobs: make(map[string]string)}
+	body := data[nl+1 : len(data)-len(fileTrailer)]
+	for lineNo := 2; body != ""; lineNo++ {
+		i := strings.IndexByte(body, '\n')
+		if i < 0 {
+			return contents{}, fmt.Errorf("line %d: malformed record line", lineNo)
+		}
+		line, last := body[:i], i == len(body)-1
+		body = body[i+1:]
+		slot, blob, ok := parseRecordLine(line, last)
+		if !ok {
+			return contents{}, fmt.Errorf("line %d: malformed record line", lineNo)
+		}
+		if n := len(c.slots); n > 0 && c.slots[n-1] >= slot {
+			return contents{}, fmt.Errorf("line %d: record out of order or duplicated", lineNo)
+		}
+		c.slots = append(c.slots, slot)
+		c.blobs[slot] = blob
+	}
+	return c, nil
+}
+
+func parseHeader(line string) (header, error) {
+	var h header
+	if !strings.HasPrefix(line, linePrefix) || !strings.HasSuffix(line, lineSuffix) {
+		return h, fmt.Errorf("malformed vault header")
+	}
+	raw := line[len(linePrefix) : len(line)-len(lineSuffix)]
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return h, fmt.Errorf("malformed vault header")
+	}
+	// Canonical form only: re-encoding must give the same bytes, which also
+	// rules out duplicate keys and trailing data.
+	if again, err := json.Marshal(h); err != nil || string(again) != raw {
+		return h, fmt.Errorf("vault header is not in canonical form")
+	}
+	if h.Format != fileFormat {
+		return h, fmt.Errorf("unsupported vault format")
+	}
+	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != vaultIDSize {
+		return h, fmt.Errorf("malformed vault id")
+	}
+	if len(h.DataKey) == 0 || len(h.DataKey) > maxWrapped {
+		return h, fmt.Errorf("malformed wrapped data key")
+	}
+	return h, nil
+}
+
+// parseRecordLine splits `"<slot>":"<blob>"` (plus "," unless last).
+func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
+	if !last {
+		if !strings.HasSuffix(line, ",") {
+			return "", "", false
+		}
+		line = line[:len(line)-1]
+	}
+	const pre = 1 + slotHexSize + 3 // "slot":"
+	if len(line) < pre+1 || line[0] != '"' || line[1+slotHexSize:pre] != `":"` || line[len(line)-1] != '"' {
+		return "", "", false
+	}
+	slot, blob = line[1:1+slotHexSize], line[pre:len(line)-1]
+	for i := 0; i < len(slot); i++ {
+		if c := slot[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", "", false
+		}
+	}
+	return slot, blob, blob != ""
+}
+
+// set gives slot the sealed record blob, or drops it when blob is "".
+func (c *contents) set(slot, blob string) {
+	i, found := slices.BinarySearch(c.slots, slot)
+	switch {
+	case blob == "" && found:
+		c.slots = slices.Delete(c.slots, i, i+1)
+		delete(c.blobs, slot)
+	case blob == "":
+	case !found:
+		c.slots = slices.Insert(c.slots, i, slot)
+		c.blobs[slot] = blob
+	default:
+		c.blobs[slot] = blob
+	}
+}
+
+// writeVault writes c in the canonical layout, with change applied: slot
+// gets blob, or is dropped when blob is "".
+func writeVault(w io.Writer, c *contents, slot, blob string) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	hb, err := json.Marshal(c.hdr)
+	if err != nil {
+		return err
+	}
+	bw.WriteString(linePrefix)
+	bw.Write(hb)
+	bw.WriteString(lineSuffix)
+	first := true
+	emit := func(s, b string) {
+		if !first {
+			bw.WriteString(",")
+		}
+		first = false
+		bw.WriteString("\n\"")
+		bw.WriteString(s)
+		bw.WriteString(`":"`)
+		bw.WriteString(b)
+		bw.WriteString(`"`)
+	}
+	pending := slot != "" && blob != ""
+	for _, s := range c.slots {
+		if pending && slot < s {
+			emit(slot, blob)
+			pending = false
+		}
+		switch {
+		case s == slot && blob != "":
+			emit(s, blob)
+			pending = false
+		case s == slot:
+		default:
+			emit(s, c.blobs[s])
+		}
+	}
+	if pending {
+		emit(slot, blob)
+	}
+	bw.WriteString("\n" + fileTrailer)
+	return bw.Flush()
+}
+
+// decodeBlob decodes a base64 sealed record.
+func decodeBlob(b64 string) ([]byte, error) {
+	b, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil {
+		return nil, errAuth
+	}
+	return b, nil
+}
+
+func encodeBlob(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
