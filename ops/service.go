@@ -35,6 +35,8 @@ type Options struct {
 	Audit  *audit.Writer
 	Now    func() time.Time // stamps records; time.Now when nil
 	Env    string           // the process context: --env, else $ARCA_ENV
+	// OpenStore opens the vault named name; nil opens by kind (openStore).
+	OpenStore func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
 }
 
 // Service runs operations. It is safe for concurrent use and keeps the
@@ -44,9 +46,11 @@ type Service struct {
 	audit  *audit.Writer
 	now    func() time.Time
 	ctxEnv string
+	open   func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
 
 	mu     sync.Mutex
 	stores map[string]vault.Store // by vault name
+	byEnv  map[string]vault.Store // the same stores, by env
 }
 
 // New returns a Service.
@@ -54,7 +58,10 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, stores: map[string]vault.Store{}}
+	if o.OpenStore == nil {
+		o.OpenStore = openStore
+	}
+	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, open: o.OpenStore, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 }
 
 // Close closes every vault the service opened.
@@ -66,6 +73,7 @@ func (s *Service) Close() error {
 		errs = append(errs, st.Close())
 		delete(s.stores, name)
 	}
+	clear(s.byEnv)
 	return errors.Join(errs...)
 }
 
