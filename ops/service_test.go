@@ -137,8 +137,11 @@ func TestChangeNotCommittedWhenAuditFails(t *testing.T) {
 	}
 	f.sink.fail = true
 	for name, op := range map[string]func() error{
-		"put":    func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret("v2")}); return err },
-		"rotate": func() error { _, err := f.svc.Rotate(ctx, Request{Ref: "arca://app/db", Value: secret("v2")}); return err },
+		"put": func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret("v2")}); return err },
+		"rotate": func() error {
+			_, err := f.svc.Rotate(ctx, Request{Ref: "arca://app/db", Value: secret("v2")})
+			return err
+		},
 		"rm":     func() error { _, err := f.svc.Rm(ctx, Request{Ref: "arca://app/db"}); return err },
 		"create": func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://app/new", Value: secret("v")}); return err },
 	} {
@@ -185,15 +188,24 @@ reason = "no billing reads"
 	ctx := context.Background()
 	att := "attestation-" + canary
 	reqs := []func() error{
-		func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary), Attestation: att}); return err },
+		func() error {
+			_, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary), Attestation: att})
+			return err
+		},
 		func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://app/db", Actor: "agent:x"}); return err },
-		func() error { _, err := f.svc.Rotate(ctx, Request{Ref: "arca://app/db", Value: secret(canary + "2")}); return err },
+		func() error {
+			_, err := f.svc.Rotate(ctx, Request{Ref: "arca://app/db", Value: secret(canary + "2")})
+			return err
+		},
 		func() error { _, err := f.svc.List(ctx, Request{}); return err },
 		func() error { _, err := f.svc.Check(ctx, Request{}); return err },
 		func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://app/missing"}); return err },
 		func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://billing/stripe"}); return err },
 		func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://../x"}); return err },
-		func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary), Actor: "bad\x00actor"}); return err },
+		func() error {
+			_, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary), Actor: "bad\x00actor"})
+			return err
+		},
 		func() error { _, err := f.svc.Rm(ctx, Request{Ref: "arca://app/db"}); return err },
 	}
 	for _, r := range reqs {
@@ -245,14 +257,20 @@ reason = "billing is off limits"
 		{"unknown pinned env", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://prod/a/b"}); return err }, manifest.BadRequest, `unknown env "prod"`},
 		{"value over cap", func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://a/b", Value: secret(big)}); return err }, manifest.BadRequest, "65536"},
 		{"value not utf-8", func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://a/b", Value: secret("\xff")}); return err }, manifest.BadRequest, "UTF-8"},
-		{"actor over cap", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Actor: strings.Repeat("a", 257)}); return err }, manifest.BadRequest, "256"},
+		{"actor over cap", func() error {
+			_, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Actor: strings.Repeat("a", 257)})
+			return err
+		}, manifest.BadRequest, "256"},
 		{"actor control", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Actor: "a\nb"}); return err }, manifest.BadRequest, "control"},
 		{"attestation over cap", func() error {
 			_, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Attestation: strings.Repeat("a", manifest.MaxAttestation+1)})
 			return err
 		}, manifest.BadRequest, "65536"},
 		{"guardrail", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://billing/stripe"}); return err }, manifest.Denied, "denied by guardrail: billing is off limits"},
-		{"guardrail on put", func() error { _, err := f.svc.Put(ctx, Request{Ref: "arca://billing/x", Value: secret("v")}); return err }, manifest.Denied, "denied by guardrail"},
+		{"guardrail on put", func() error {
+			_, err := f.svc.Put(ctx, Request{Ref: "arca://billing/x", Value: secret("v")})
+			return err
+		}, manifest.Denied, "denied by guardrail"},
 		{"ref on list", func() error { _, err := f.svc.List(ctx, Request{Ref: "arca://a/b"}); return err }, manifest.BadRequest, "takes no ref"},
 		{"value on get", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Value: secret("v")}); return err }, manifest.BadRequest, "takes no value"},
 	}
