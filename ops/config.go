@@ -329,13 +329,19 @@ func (c *Config) checkEnv(env string) error {
 		}
 		return Errorf(manifest.BadRequest, "invalid env %q: %s", env, p)
 	}
-	if len(c.Envs) == 0 && env == defaultEnv {
-		return nil
-	}
-	if _, ok := c.Envs[env]; ok {
+	if c.hasEnv(env) {
 		return nil
 	}
 	return Errorf(manifest.BadRequest, "unknown env %q (%s)", env, configured(c.EnvNames()))
+}
+
+// hasEnv reports whether env is configured; with no [envs], only "default" is.
+func (c *Config) hasEnv(env string) bool {
+	if len(c.Envs) == 0 {
+		return env == defaultEnv
+	}
+	_, ok := c.Envs[env]
+	return ok
 }
 
 // VaultFor returns the name and config of env's vault, paths expanded and
@@ -517,9 +523,7 @@ func (c *Config) defaultEnvProblem() string {
 		return ""
 	case segmentProblem(d) != "":
 		return "default_env " + strconv.Quote(d) + ": " + segmentProblem(d)
-	case len(c.Envs) == 0 && d == defaultEnv:
-		return ""
-	case !hasKey(c.Envs, d):
+	case !c.hasEnv(d):
 		return "default_env " + strconv.Quote(d) + " is not a configured env (" + configured(c.sortedEnvNames()) + ")"
 	}
 	return ""

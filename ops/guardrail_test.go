@@ -1,0 +1,102 @@
+package ops
+
+import "testing"
+
+func TestGuardrail(t *testing.T) {
+	const doc = `
+[[guardrails.rule]]
+env = "prod"
+ops = ["get"]
+ref = "billing/*"
+actor = "agent:*"
+reason = "no agent reads of prod billing"
+
+[[guardrails.rule]]
+env = "prod"
+ops = ["rm", "rotate"]
+reason = "no prod deletes"
+
+[[guardrails.rule]]
+ref = "billing/*"
+ops = ["put", "rm"]
+reason = "billing is read-only"
+
+[[guardrails.rule]]
+env = "stag?"
+ops = ["list"]
+reason = "no staging lists"
+
+[[guardrails.rule]]
+actor = "ci:*"
+ops = ["check"]
+reason = "ci does not check"
+
+[[guardrails.rule]]
+env = "prod*"
+reason = "prod catch-all"
+`
+	tests := []struct {
+		name                string
+		env, op, ref, actor string
+		reason              string // "" when allowed
+	}{
+		{"all fields match", "prod", "get", "billing/stripe", "agent:claude", "no agent reads of prod billing"},
+		{"actor rule vs no actor falls through", "prod", "get", "billing/stripe", "", "prod catch-all"},
+		{"actor glob mismatch falls through", "prod", "get", "billing/stripe", "human:ann", "prod catch-all"},
+		{"ref glob mismatch falls through", "prod", "get", "web/stripe", "agent:claude", "prod catch-all"},
+		{"ref glob does not cross slash", "dev", "put", "billing/a/b", "", ""},
+		{"first match wins over later match", "prod", "rm", "billing/stripe", "", "no prod deletes"},
+		{"ops list", "prod", "rotate", "web/tls", "", "no prod deletes"},
+		{"rule without env", "dev", "put", "billing/stripe", "", "billing is read-only"},
+		{"ops not listed", "dev", "get", "billing/stripe", "", ""},
+		{"ref rule never matches list", "dev", "list", "", "", ""},
+		{"env glob with ?", "stage", "list", "", "", "no staging lists"},
+		{"env glob mismatch", "stages", "list", "", "", ""},
+		{"actor rule matches claimed actor", "dev", "check", "", "ci:build-7", "ci does not check"},
+		{"actor rule vs no actor", "dev", "check", "", "", ""},
+		{"omitted ops mean every vault op", "prod-eu", "list", "", "", "prod catch-all"},
+		{"meta-ops are never denied", "prod", "manifest", "", "", ""},
+		{"shutdown is never denied", "prod", "shutdown", "", "", ""},
+		{"unknown op is never denied", "prod", "run", "", "", ""},
+		{"no rule matches", "dev", "get", "web/tls", "agent:x", ""},
+	}
+	c, err := ParseConfig([]byte(doc), "arca.toml", envOf(nil))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reason, denied := c.Guardrail(tc.env, tc.op, tc.ref, tc.actor)
+			if denied != (tc.reason != "") || reason != tc.reason {
+				t.Fatalf("Guardrail = %q, %v; want %q, %v", reason, denied, tc.reason, tc.reason != "")
+			}
+		})
+	}
+}
+
+func TestGuardrailEdges(t *testing.T) {
+	tests := []struct {
+		name                string
+		rules               []Rule
+		env, op, ref, actor string
+		reason              string
+	}{
+		{"no rules", nil, "prod", "get", "a/b", "", ""},
+		{"empty rule denies every vault op", []Rule{{Reason: "frozen"}}, "dev", "list", "", "", "frozen"},
+		{"star ref does not match a missing ref", []Rule{{Ref: "*", Reason: "r"}}, "dev", "check", "", "", ""},
+		{"star actor does not match a missing actor", []Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "", ""},
+		{"star actor matches any claimed actor", []Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "x", "r"},
+		{"malformed glob fails closed", []Rule{{Ref: "a/[", Reason: "bad glob"}}, "dev", "get", "a/b", "", "bad glob"},
+		{"exact names", []Rule{{Env: "dev", Ref: "a/b", Actor: "me", Ops: []string{"get"}, Reason: "r"}},
+			"dev", "get", "a/b", "me", "r"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Config{Guardrails: Guardrails{Rules: tc.rules}}
+			reason, denied := c.Guardrail(tc.env, tc.op, tc.ref, tc.actor)
+			if denied != (tc.reason != "") || reason != tc.reason {
+				t.Fatalf("Guardrail = %q, %v; want %q, %v", reason, denied, tc.reason, tc.reason != "")
+			}
+		})
+	}
+}
