@@ -100,15 +100,32 @@ func (a *Writer) Write(e Event) error {
 	e.Seq = a.seq + 1
 	e.TS = a.now().UTC().Format(TimeFormat)
 	e.Source = a.source
-	b, err := json.Marshal(e)
-	if err != nil {
-		return fmt.Errorf("audit: encode event: %w", err)
-	}
-	a.buf = append(append(a.buf[:0], b...), '\n')
+	a.buf = append(appendEvent(a.buf[:0], &e), '\n')
 	if _, err := a.w.Write(a.buf); err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}
 	a.seq++
+	return nil
+}
+
+// Flusher is a sink that buffers events and can push them out.
+type Flusher interface {
+	Flush() error
+}
+
+// WriteFlush writes e and, when the sink buffers, flushes it: use it for an
+// event that must be out before what it describes happens (a commit).
+func (a *Writer) WriteFlush(e Event) error {
+	if err := a.Write(e); err != nil {
+		return err
+	}
+	if f, ok := a.w.(Flusher); ok {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("audit: write event: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -122,6 +122,17 @@ func (s *Service) record(c *call, version uint64) error {
 	return s.write(ev)
 }
 
+// recordCommit writes c's success event and flushes it out of any buffer:
+// the change it describes is committed only after this returns nil.
+func (s *Service) recordCommit(c *call, version uint64) error {
+	ev := c.ev
+	ev.Event, ev.Outcome, ev.Version = c.op, audit.OK, version
+	if err := s.audit.WriteFlush(ev); err != nil {
+		return &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+	}
+	return nil
+}
+
 // fail audits err as c's outcome and returns it.
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)

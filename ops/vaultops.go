@@ -78,7 +78,7 @@ func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta
 	var approved bool
 	var auditErr error
 	m, err := st.Apply(ctx, w, func(m vault.Meta) error {
-		if auditErr = s.record(c, m.Version); auditErr != nil {
+		if auditErr = s.recordCommit(c, m.Version); auditErr != nil {
 			return auditErr
 		}
 		approved = true

@@ -1,0 +1,124 @@
+package audit
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendEvent appends e as one JSON object, fields in declaration order,
+// empty optional fields omitted: what encoding/json would write, without
+// reflection on the hot path.
+func appendEvent(b []byte, e *Event) []byte {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(e.V), 10)
+	b = appendField(b, "ts", e.TS, true)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = appendField(b, "event", e.Event, true)
+	b = appendField(b, "op", e.Op, false)
+	b = appendField(b, "outcome", e.Outcome, false)
+	if len(e.ID) > 0 {
+		b = append(append(b, `,"id":`...), e.ID...)
+	}
+	b = appendField(b, "actor", e.Actor, false)
+	b = appendField(b, "attestation_sha256", e.AttestationSHA256, false)
+	b = appendField(b, "env", e.Env, false)
+	b = appendField(b, "ref", e.Ref, false)
+	if e.Version != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendUint(b, e.Version, 10)
+	}
+	b = appendField(b, "code", e.Code, false)
+	b = appendField(b, "message", e.Message, false)
+	if e.Policy != nil {
+		b = append(b, `,"policy":`...)
+		b = appendPolicy(b, e.Policy)
+	}
+	b = appendField(b, "source", e.Source, true)
+	return append(b, '}')
+}
+
+// appendPolicy appends a verdict as a JSON object.
+func appendPolicy(b []byte, p *Policy) []byte {
+	b = append(b, `{"allow":`...)
+	b = strconv.AppendBool(b, p.Allow)
+	b = appendField(b, "reason", p.Reason, false)
+	if len(p.Obligations) > 0 {
+		b = append(b, `,"obligations":[`...)
+		for i, o := range p.Obligations {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = AppendString(b, o)
+		}
+		b = append(b, ']')
+	}
+	if p.Degraded {
+		b = append(b, `,"degraded":true`...)
+	}
+	return append(b, '}')
+}
+
+func appendField(b []byte, name, v string, always bool) []byte {
+	if v == "" && !always {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return AppendString(b, v)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Control characters, quotes and
+// backslashes are escaped, U+2028 and U+2029 too (they end lines in some
+// readers), and invalid UTF-8 becomes U+FFFD. Nothing else is changed, so a
+// valid UTF-8 value decodes to exactly its bytes.
+func AppendString[S ~string | ~[]byte](b []byte, s S) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+			i++
+			continue
+		}
+		if c < 0x80 {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += n
+			start = i
+			continue
+		}
+		i += n
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
