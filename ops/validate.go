@@ -16,7 +16,7 @@ func validate(req Request) error {
 		needsRef = true
 	case "put", "rotate":
 		needsRef, needsValue = true, true
-	case "list", "check":
+	case "list", "check", "manifest", "shutdown":
 	default:
 		return Errorf(manifest.UnknownOp, "unknown op %q", req.Op)
 	}

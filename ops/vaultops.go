@@ -163,3 +163,17 @@ func (s *Service) vaultErr(c *call, err error) error {
 		return &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
 }
+
+// Meta validates and audits a protocol meta-op (manifest, shutdown): its
+// env must resolve, its actor be well-formed. Meta-ops skip guardrails and
+// never touch a vault. It returns the resolved env.
+func (s *Service) Meta(op string, req Request) (string, error) {
+	if op != "manifest" && op != "shutdown" {
+		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op)
+	}
+	c, err := s.begin(op, req)
+	if err != nil {
+		return "", err
+	}
+	return c.env, s.record(c, 0)
+}

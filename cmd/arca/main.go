@@ -45,6 +45,8 @@ func verbs() map[string]verb {
 		"rm":      {runRm, "delete a secret"},
 		"list":    {runList, "list secrets and their metadata, never values"},
 		"check":   {runCheck, "probe the vault: key, records, permissions"},
+		"serve":   {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
+		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
 		"version": {runVersion, "print arca's version"},
 	}
 }

@@ -1,0 +1,3 @@
+// Package serve will hold arca serve's request loop and wire types. It is
+// empty until the serve protocol lands.
+package serve

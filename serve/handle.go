@@ -1,0 +1,158 @@
+package serve
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// handle answers one request line with exactly one response and one event.
+// The checks run in the order of the protocol, each able to end the request:
+// shape and fields, the op, the fields that op takes, then ops (ref and env,
+// guardrails, the vault).
+func (s *session) handle(line []byte) {
+	req, problem := decodeRequest(line)
+	id := req.id
+	defer s.recoverPanic(id, req.op)
+	if problem != "" {
+		s.refuse(id, "", manifest.BadRequest, problem)
+		return
+	}
+	op, ok := manifest.LookupOp(req.op)
+	if !ok {
+		s.refuse(id, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
+		return
+	}
+	if problem := fieldsProblem(op.Name, req.has); problem != "" {
+		s.refuse(id, op.Name, manifest.BadRequest, problem)
+		return
+	}
+	s.dispatch(op.Name, id, ops.Request{
+		ID: idOrNull(id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
+		Actor: req.actor, Attestation: req.attestation,
+	})
+}
+
+func unknownOpMessage(op string) string {
+	if cliOnly(op) {
+		return fmt.Sprintf("%q is not served — use the single-shot CLI", op)
+	}
+	return fmt.Sprintf("unknown op %q", truncate(op, 64))
+}
+
+// truncate cuts s to at most n bytes, on a UTF-8 boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// fieldsProblem checks which fields op requires and refuses.
+func fieldsProblem(op string, has fields) string {
+	needRef, needValue := false, false
+	switch op {
+	case "get", "rm":
+		needRef = true
+	case "put", "rotate":
+		needRef, needValue = true, true
+	}
+	switch {
+	case needRef && has&fRef == 0:
+		return fmt.Sprintf(`%s needs field "ref"`, op)
+	case needValue && has&fValue == 0:
+		return fmt.Sprintf(`%s needs field "value"`, op)
+	case !needRef && has&fRef != 0:
+		return fmt.Sprintf(`%s takes no field "ref"`, op)
+	case !needValue && has&fValue != 0:
+		return fmt.Sprintf(`%s takes no field "value"`, op)
+	}
+	return ""
+}
+
+// dispatch runs op through ops and queues its response.
+func (s *session) dispatch(op string, id []byte, r ops.Request) {
+	var (
+		result []byte
+		err    error
+	)
+	switch op {
+	case "get":
+		var res ops.GetResult
+		if res, err = s.svc.Get(s.ctx, r); err == nil {
+			result = appendGet(s.out[:0], &res)
+		}
+	case "put":
+		result, err = encode(s.svc.Put(s.ctx, r))
+	case "rotate":
+		result, err = encode(s.svc.Rotate(s.ctx, r))
+	case "rm":
+		result, err = encode(s.svc.Rm(s.ctx, r))
+	case "list":
+		result, err = encode(s.svc.List(s.ctx, r))
+	case "check":
+		result, err = encode(s.svc.Check(s.ctx, r))
+	case "manifest":
+		if _, err = s.svc.Meta(op, r); err == nil {
+			result, err = s.manifest()
+		}
+	case "shutdown":
+		if _, err = s.svc.Meta(op, r); err == nil {
+			result, s.stop, s.stopReason = []byte(`{}`), true, "shutdown"
+		}
+	}
+	if err != nil {
+		s.answerError(id, err)
+		return
+	}
+	s.w.respond(id, appendOK(make([]byte, 0, len(result)+len(id)+32), id, result))
+}
+
+func encode[T any](v T, err error) ([]byte, error) {
+	if err != nil {
+		return nil, err
+	}
+	return marshalResult(v)
+}
+
+// answerError queues the error response for a failed op; ops wrote its
+// event. A failed audit write means the wire is broken: serve stops.
+func (s *session) answerError(id []byte, err error) {
+	if errors.Is(err, ops.ErrAudit) {
+		s.w.broken = true
+	}
+	s.w.respond(id, appendError(s.out[:0], id, string(ops.CodeOf(err)), err.Error()))
+}
+
+// recoverPanic turns a panic in one request into op_error, audited, and
+// keeps the loop alive. The panic value is never printed: it might hold
+// anything.
+func (s *session) recoverPanic(id []byte, op string) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	const msg = "internal error while handling the request"
+	ev := audit.Event{Event: "error", Op: op, Outcome: audit.Error, ID: idOrNull(id), Code: string(manifest.OpError), Message: msg}
+	if err := s.audit.Write(ev); err != nil {
+		return
+	}
+	s.w.respond(id, appendError(s.out[:0], id, string(manifest.OpError), msg))
+}
+
+// manifest answers the manifest op for this session's config.
+func (s *session) manifest() ([]byte, error) {
+	def, err := s.cfg.ResolveEnv("", "", s.ctxEnv)
+	if err != nil {
+		return nil, err
+	}
+	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil})
+}

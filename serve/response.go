@@ -1,0 +1,64 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/ops"
+)
+
+var errBroken = errors.New("the audit wire (stderr) failed")
+
+func appendID(b, id []byte) []byte {
+	if len(id) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, id...)
+}
+
+// appendError appends an error response.
+func appendError(b, id []byte, code, msg string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"ok":false,"error":{"code":`...)
+	b = audit.AppendString(b, code)
+	b = append(b, `,"message":`...)
+	b = audit.AppendString(b, msg)
+	return append(b, "}}"...)
+}
+
+// appendOK appends a success response around an encoded result.
+func appendOK(b, id, result []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendID(b, id)
+	b = append(b, `,"ok":true,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// appendGet encodes a get result. This is the one place serve puts a value
+// on the wire.
+func appendGet(b []byte, r *ops.GetResult) []byte {
+	b = append(b, `{"ref":`...)
+	b = audit.AppendString(b, r.Ref)
+	b = append(b, `,"env":`...)
+	b = audit.AppendString(b, r.Env)
+	b = append(b, `,"value":`...)
+	b = audit.AppendString(b, r.Value.Reveal())
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, r.Version, 10)
+	b = append(b, `,"created_at":`...)
+	b = audit.AppendString(b, r.CreatedAt)
+	b = append(b, `,"updated_at":`...)
+	b = audit.AppendString(b, r.UpdatedAt)
+	if r.RotatedAt != "" {
+		b = append(b, `,"rotated_at":`...)
+		b = audit.AppendString(b, r.RotatedAt)
+	}
+	return append(b, '}')
+}
+
+// marshalResult encodes any other result; they hold no value.
+func marshalResult(v any) ([]byte, error) { return json.Marshal(v) }

@@ -1,0 +1,148 @@
+// Package serve runs arca serve: newline-delimited JSON requests on stdin,
+// one response line per request on stdout, in request order, and the audit
+// wire on stderr. Every vault op goes through package ops, exactly as the
+// CLI's do.
+//
+// Limits (see package manifest): a request line is at most 4 MiB; a longer
+// one is answered bad_request (id null) and skipped without ever being held
+// whole. Every field has its own cap, checked while decoding.
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Options configure a session.
+type Options struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Config *ops.Config
+	Env    string           // the process context: --env, else $ARCA_ENV
+	Now    func() time.Time // time.Now when nil
+	// OpenStore overrides how vaults are opened (tests).
+	OpenStore func(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error)
+}
+
+// Exit statuses of a session.
+const (
+	exitOK     = 0
+	exitBroken = 1 // stderr or stdout failed
+)
+
+type session struct {
+	ctx        context.Context
+	in         *lineReader
+	w          *wire
+	audit      *audit.Writer
+	svc        *ops.Service
+	cfg        *ops.Config
+	ctxEnv     string
+	stop       bool
+	stopReason string
+	out        []byte // scratch for one response
+}
+
+// Run serves until EOF or shutdown and returns the exit status.
+func Run(ctx context.Context, o Options) int {
+	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
+	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
+	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore})
+	defer svc.Close()
+	s := &session{ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
+	return s.run()
+}
+
+func (s *session) run() int {
+	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
+	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
+		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
+	}
+	if err := s.w.flush(); err != nil {
+		return exitBroken
+	}
+	s.stopReason = "eof"
+	for !s.stop {
+		if !s.inputReady() {
+			if err := s.w.flush(); err != nil {
+				return exitBroken
+			}
+		}
+		line, err := s.in.next()
+		switch {
+		case errors.Is(err, io.EOF):
+			s.stop = true
+			continue
+		case errors.Is(err, errTooLong):
+			s.refuse(nil, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
+		case err != nil:
+			s.stopReason = "stdin failed: " + err.Error()
+			s.stop = true
+			continue
+		case blank(line):
+			continue
+		default:
+			s.handle(line)
+		}
+		if s.w.broken {
+			s.w.flush()
+			return exitBroken
+		}
+		if s.w.pending() {
+			if err := s.w.flush(); err != nil {
+				return exitBroken
+			}
+		}
+	}
+	s.lifecycle("stop", s.stopReason)
+	if err := s.w.flush(); err != nil {
+		return exitBroken
+	}
+	return exitOK
+}
+
+// inputReady reports whether a whole line is already buffered, so reading
+// it will not block.
+func (s *session) inputReady() bool {
+	n := s.in.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := s.in.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
+
+func (s *session) lifecycle(event, msg string) {
+	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
+}
+
+// refuse answers a request that never reached ops, with its one event.
+func (s *session) refuse(id []byte, op string, code manifest.Code, msg string) {
+	outcome := audit.BadRequest
+	ev := audit.Event{Event: "error", Op: op, Outcome: outcome, ID: idOrNull(id), Code: string(code), Message: msg}
+	if err := s.audit.Write(ev); err != nil {
+		return // the wire is broken; flush answers op_error
+	}
+	s.w.respond(id, appendError(s.out[:0], id, string(code), msg))
+}
+
+func idOrNull(id []byte) []byte {
+	if len(id) == 0 {
+		return []byte("null")
+	}
+	return id
+}
+
+// cliOnly reports whether op is a verb served only by the CLI.
+func cliOnly(op string) bool { return slices.Contains(manifest.CLIOnly(), op) }

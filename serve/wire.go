@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"io"
+)
+
+// flushAt is how much pending output forces a flush even while input is
+// still buffered, so a long pipelined burst stays bounded in memory.
+const flushAt = 256 << 10
+
+// wire holds serve's two outputs. Events (stderr) and responses (stdout) are
+// buffered and written only by flush, events first: a response never reaches
+// stdout before its request's event reached stderr.
+//
+// Where every byte goes: stdout gets one response line per request line;
+// stderr gets audit event lines and nothing else.
+type wire struct {
+	stdout, stderr io.Writer
+
+	ev  []byte // pending event lines
+	out []byte // pending response lines
+	// out[:safe] are responses whose events are already on stderr; the ids of
+	// the rest are kept so they can be answered op_error if stderr breaks.
+	safe      int
+	unsafeIDs [][]byte
+	broken    bool // stderr failed: serve must stop
+}
+
+// Write buffers an audit event line (wire is the audit.Writer's sink).
+func (w *wire) Write(p []byte) (int, error) {
+	if w.broken {
+		return 0, errBroken
+	}
+	w.ev = append(w.ev, p...)
+	return len(p), nil
+}
+
+// Flush pushes pending events to stderr (audit.Flusher): the changes and
+// responses they describe may then go ahead.
+func (w *wire) Flush() error {
+	if w.broken {
+		return errBroken
+	}
+	if len(w.ev) > 0 {
+		if _, err := w.stderr.Write(w.ev); err != nil {
+			w.broken = true
+			return err
+		}
+		w.ev = w.ev[:0]
+	}
+	w.safe, w.unsafeIDs = len(w.out), w.unsafeIDs[:0]
+	return nil
+}
+
+// respond queues one response line for the request whose id is id.
+func (w *wire) respond(id, line []byte) {
+	w.out = append(w.out, line...)
+	w.out = append(w.out, '\n')
+	w.unsafeIDs = append(w.unsafeIDs, append([]byte(nil), id...))
+}
+
+// pending reports whether enough output is pending to flush now.
+func (w *wire) pending() bool { return len(w.out)+len(w.ev) >= flushAt }
+
+// flush writes pending events, then pending responses. If stderr fails, the
+// responses whose events may not have landed are replaced by op_error and
+// errBroken is returned: serve stops rather than run unaudited.
+func (w *wire) flush() error {
+	if err := w.Flush(); err != nil {
+		out := w.out[:w.safe:w.safe]
+		for _, id := range w.unsafeIDs {
+			out = append(appendError(out, id, "op_error", "the audit wire (stderr) failed; serve stops"), '\n')
+		}
+		w.out, w.unsafeIDs = out, nil
+		if _, werr := w.stdout.Write(w.out); werr != nil {
+			return werr
+		}
+		return errBroken
+	}
+	if len(w.out) > 0 {
+		if _, err := w.stdout.Write(w.out); err != nil {
+			return err
+		}
+	}
+	w.out, w.safe = w.out[:0], 0
+	if cap(w.out) > 4*flushAt {
+		w.out = nil // let a burst of huge responses go
+	}
+	return nil
+}
