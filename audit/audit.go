@@ -98,7 +98,7 @@ func (a *Writer) Write(e Event) error {
 	defer a.mu.Unlock()
 	e.V = 1
 	e.Seq = a.seq + 1
-	e.TS = a.now().UTC().Format(TimeFormat)
+	e.TS = FormatTime(a.now())
 	e.Source = a.source
 	a.buf = append(appendEvent(a.buf[:0], &e), '\n')
 	if _, err := a.w.Write(a.buf); err != nil {

@@ -115,3 +115,17 @@ func TestWriteFailureLeavesNoGap(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestFormatTimeMatchesLayout(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC),
+		time.Date(1999, 12, 31, 23, 59, 59, 999999999, time.FixedZone("x", -7*3600)),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(12345, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Unix(0, 0),
+	} {
+		if got, want := FormatTime(tm), tm.UTC().Format(TimeFormat); got != want {
+			t.Errorf("FormatTime(%v) = %s, want %s", tm, got, want)
+		}
+	}
+}

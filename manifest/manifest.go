@@ -85,19 +85,19 @@ type Op struct {
 	Meta       bool     // protocol meta-op: skips guardrails and the PDP
 }
 
+// opNames lists the served ops in table order.
+func opNames() []string {
+	return []string{"get", "put", "rm", "rotate", "list", "check", "manifest", "shutdown"}
+}
+
 // Ops returns the table of served operations.
 func Ops() []Op {
-	common := []string{"id", "env", "actor", "attestation"}
-	return []Op{
-		{Name: "get", Required: []string{"ref"}, Optional: common, ConsultPDP: true},
-		{Name: "put", Required: []string{"ref", "value"}, Optional: common, ConsultPDP: true},
-		{Name: "rm", Required: []string{"ref"}, Optional: common, ConsultPDP: true},
-		{Name: "rotate", Required: []string{"ref", "value"}, Optional: common, ConsultPDP: true},
-		{Name: "list", Optional: common, ConsultPDP: true},
-		{Name: "check", Optional: common, ConsultPDP: true},
-		{Name: "manifest", Optional: common, Meta: true},
-		{Name: "shutdown", Optional: common, Meta: true},
+	ops := make([]Op, 0, 8)
+	for _, n := range opNames() {
+		op, _ := LookupOp(n)
+		ops = append(ops, op)
 	}
+	return ops
 }
 
 // CLIOnly lists the verbs that exist only as single-shot CLI commands.
@@ -105,12 +105,19 @@ func CLIOnly() []string {
 	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema"}
 }
 
-// LookupOp returns the op named name.
+// LookupOp returns the op named name. It allocates nothing: it runs once
+// per request.
 func LookupOp(name string) (Op, bool) {
-	for _, op := range Ops() {
-		if op.Name == name {
-			return op, true
-		}
+	common := []string{"id", "env", "actor", "attestation"}
+	switch name {
+	case "get", "rm":
+		return Op{Name: name, Required: []string{"ref"}, Optional: common, ConsultPDP: true}, true
+	case "put", "rotate":
+		return Op{Name: name, Required: []string{"ref", "value"}, Optional: common, ConsultPDP: true}, true
+	case "list", "check":
+		return Op{Name: name, Optional: common, ConsultPDP: true}, true
+	case "manifest", "shutdown":
+		return Op{Name: name, Optional: common, Meta: true}, true
 	}
 	return Op{}, false
 }

@@ -22,7 +22,7 @@ func stampOf(m vault.Meta) Stamp {
 	return s
 }
 
-func fmtTime(t time.Time) string { return t.UTC().Format(audit.TimeFormat) }
+func fmtTime(t time.Time) string { return audit.FormatTime(t) }
 
 // GetResult is the result of get. Value is never marshalled: whoever sends
 // it takes it from Value.Reveal on purpose.

@@ -88,7 +88,8 @@ func (s *session) dispatch(op string, id []byte, r ops.Request) {
 	case "get":
 		var res ops.GetResult
 		if res, err = s.svc.Get(s.ctx, r); err == nil {
-			result = appendGet(s.out[:0], &res)
+			s.res = appendGet(s.res[:0], &res)
+			result = s.res
 		}
 	case "put":
 		result, err = encode(s.svc.Put(s.ctx, r))
@@ -113,7 +114,8 @@ func (s *session) dispatch(op string, id []byte, r ops.Request) {
 		s.answerError(id, err)
 		return
 	}
-	s.w.respond(id, appendOK(make([]byte, 0, len(result)+len(id)+32), id, result))
+	s.out = appendOK(s.out[:0], id, result)
+	s.w.respond(id, s.out)
 }
 
 func encode[T any](v T, err error) ([]byte, error) {
@@ -129,7 +131,8 @@ func (s *session) answerError(id []byte, err error) {
 	if errors.Is(err, ops.ErrAudit) {
 		s.w.broken = true
 	}
-	s.w.respond(id, appendError(s.out[:0], id, string(ops.CodeOf(err)), err.Error()))
+	s.out = appendError(s.out[:0], id, string(ops.CodeOf(err)), err.Error())
+	s.w.respond(id, s.out)
 }
 
 // recoverPanic turns a panic in one request into op_error, audited, and
@@ -145,7 +148,8 @@ func (s *session) recoverPanic(id []byte, op string) {
 	if err := s.audit.Write(ev); err != nil {
 		return
 	}
-	s.w.respond(id, appendError(s.out[:0], id, string(manifest.OpError), msg))
+	s.out = appendError(s.out[:0], id, string(manifest.OpError), msg)
+	s.w.respond(id, s.out)
 }
 
 // manifest answers the manifest op for this session's config.

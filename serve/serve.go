@@ -51,7 +51,8 @@ type session struct {
 	ctxEnv     string
 	stop       bool
 	stopReason string
-	out        []byte // scratch for one response
+	out        []byte // scratch for one response line
+	res        []byte // scratch for one encoded result
 }
 
 // Run serves until EOF or shutdown and returns the exit status.
@@ -134,7 +135,8 @@ func (s *session) refuse(id []byte, op string, code manifest.Code, msg string) {
 	if err := s.audit.Write(ev); err != nil {
 		return // the wire is broken; flush answers op_error
 	}
-	s.w.respond(id, appendError(s.out[:0], id, string(code), msg))
+	s.out = appendError(s.out[:0], id, string(code), msg)
+	s.w.respond(id, s.out)
 }
 
 func idOrNull(id []byte) []byte {

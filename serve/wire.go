@@ -2,6 +2,7 @@ package serve
 
 import (
 	"io"
+	"slices"
 )
 
 // flushAt is how much pending output forces a flush even while input is
@@ -19,11 +20,12 @@ type wire struct {
 
 	ev  []byte // pending event lines
 	out []byte // pending response lines
-	// out[:safe] are responses whose events are already on stderr; the ids of
-	// the rest are kept so they can be answered op_error if stderr breaks.
-	safe      int
-	unsafeIDs [][]byte
-	broken    bool // stderr failed: serve must stop
+	// out[:safe] are responses whose events are already on stderr; where the
+	// ids of the rest sit in out is kept, so they can be answered op_error if
+	// stderr breaks.
+	safe    int
+	unsafed []span
+	broken  bool // stderr failed: serve must stop
 }
 
 // Write buffers an audit event line (wire is the audit.Writer's sink).
@@ -48,15 +50,19 @@ func (w *wire) Flush() error {
 		}
 		w.ev = w.ev[:0]
 	}
-	w.safe, w.unsafeIDs = len(w.out), w.unsafeIDs[:0]
+	w.safe, w.unsafed = len(w.out), w.unsafed[:0]
 	return nil
 }
 
-// respond queues one response line for the request whose id is id.
+// span is where a response's id sits in out.
+type span struct{ start, end int }
+
+// respond queues one response line, which starts `{"id":<id>`.
 func (w *wire) respond(id, line []byte) {
+	at := len(w.out) + len(`{"id":`)
+	w.unsafed = append(w.unsafed, span{at, at + len(idOrNull(id))})
 	w.out = append(w.out, line...)
 	w.out = append(w.out, '\n')
-	w.unsafeIDs = append(w.unsafeIDs, append([]byte(nil), id...))
 }
 
 // pending reports whether enough output is pending to flush now.
@@ -67,11 +73,11 @@ func (w *wire) pending() bool { return len(w.out)+len(w.ev) >= flushAt }
 // errBroken is returned: serve stops rather than run unaudited.
 func (w *wire) flush() error {
 	if err := w.Flush(); err != nil {
-		out := w.out[:w.safe:w.safe]
-		for _, id := range w.unsafeIDs {
-			out = append(appendError(out, id, "op_error", "the audit wire (stderr) failed; serve stops"), '\n')
+		out := slices.Clone(w.out[:w.safe])
+		for _, sp := range w.unsafed {
+			out = append(appendError(out, w.out[sp.start:sp.end], "op_error", "the audit wire (stderr) failed; serve stops"), '\n')
 		}
-		w.out, w.unsafeIDs = out, nil
+		w.out, w.unsafed = out, nil
 		if _, werr := w.stdout.Write(w.out); werr != nil {
 			return werr
 		}

@@ -1,0 +1,45 @@
+package bench
+
+import (
+	"context"
+	"io"
+
+	"strings"
+	"testing"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/serve"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// BenchmarkServeInProcess runs the serve loop without pipes or processes:
+// the cost of one get through decode, ops, the vault and both encoders.
+func BenchmarkServeInProcess(b *testing.B) {
+	home := b.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	cfg, err := ops.ParseConfig(nil, "arca.toml", getenv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	svc := ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
+	if _, err := svc.Init(""); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := svc.Put(context.Background(), ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte("s3cret-value-of-some-length-0123456789"))}); err != nil {
+		b.Fatal(err)
+	}
+	svc.Close()
+
+	in := strings.Repeat(getLine, b.N)
+	b.ResetTimer()
+	st := serve.Run(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg})
+	if st != 0 {
+		b.Fatalf("exit %d", st)
+	}
+}

@@ -1,0 +1,91 @@
+package bench
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const getLine = `{"id":1,"op":"get","ref":"arca://app/db","actor":"agent:bench"}` + "\n"
+
+// BenchmarkServe measures arca serve beside the echo baseline, in one run:
+// pipelined get throughput (audit on, events to a pipe) and lockstep round
+// trips. Compare arca's figures with echo's from the same run.
+func BenchmarkServe(b *testing.B) {
+	bins := build(b)
+	bins.arcaCmd(b, "", "init")
+	bins.arcaCmd(b, "s3cret-value-of-some-length-0123456789", "put", "arca://app/db")
+	loops := []struct {
+		name string
+		path string
+		args []string
+	}{
+		{"echo", bins.echo, nil},
+		{"arca", bins.arca, []string{"serve"}},
+	}
+	for _, l := range loops {
+		b.Run("pipelined/"+l.name, func(b *testing.B) {
+			p := start(b, bins.env(), l.path, l.args...)
+			p.roundTrip(b, getLine)
+			burst := strings.Repeat(getLine, 1000)
+			b.ResetTimer()
+			go func() {
+				for n := b.N; n > 0; n -= 1000 {
+					io.WriteString(p.in, burst[:min(n, 1000)*len(getLine)])
+				}
+			}()
+			for range b.N {
+				if _, err := p.out.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+		b.Run("lockstep/"+l.name, func(b *testing.B) {
+			p := start(b, bins.env(), l.path, l.args...)
+			p.roundTrip(b, getLine)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				t0 := time.Now()
+				p.roundTrip(b, getLine)
+				lat = append(lat, time.Since(t0))
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+		})
+	}
+}
+
+// BenchmarkServeMemory reports serve's resident memory: idle after one
+// request, and the high-water mark after a 64 MiB line.
+func BenchmarkServeMemory(b *testing.B) {
+	bins := build(b)
+	bins.arcaCmd(b, "", "init")
+	for range b.N {
+		p := start(b, bins.env(), bins.arca, "serve")
+		p.roundTrip(b, `{"op":"manifest"}`+"\n")
+		idle := rss(b, p.cmd.Process.Pid, "VmRSS")
+		go func() {
+			chunk := strings.Repeat("x", 1<<20)
+			io.WriteString(p.in, `{"op":"get","ref":"`)
+			for range 64 {
+				io.WriteString(p.in, chunk)
+			}
+			io.WriteString(p.in, "\"}\n")
+		}()
+		if resp, err := p.out.ReadString('\n'); err != nil || !strings.Contains(resp, "bad_request") {
+			b.Fatalf("64 MiB line: %q, %v", resp, err)
+		}
+		p.roundTrip(b, `{"op":"list"}`+"\n")
+		peak := rss(b, p.cmd.Process.Pid, "VmHWM")
+		p.stop()
+		b.ReportMetric(float64(idle)/1024, "idle-MB")
+		b.ReportMetric(float64(peak)/1024, "peak-MB")
+	}
+}
