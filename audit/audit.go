@@ -129,10 +129,14 @@ func (a *Writer) WriteFlush(e Event) error {
 	return nil
 }
 
+// File is an append-only audit file. Flush fsyncs it, so an event written
+// with WriteFlush is on disk before the change it describes is committed.
+type File struct{ f *os.File }
+
 // OpenFile opens the audit file at path for appending, creating it (mode
 // 0600) and its directory (0700) if needed. Each event is one write, so
 // processes appending at once never interleave their lines.
-func OpenFile(path string) (*os.File, error) {
+func OpenFile(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit file directory: %w", err)
 	}
@@ -140,5 +144,14 @@ func OpenFile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit file: %w", err)
 	}
-	return f, nil
+	return &File{f: f}, nil
 }
+
+// Write appends p.
+func (a *File) Write(p []byte) (int, error) { return a.f.Write(p) }
+
+// Flush makes what was written durable.
+func (a *File) Flush() error { return a.f.Sync() }
+
+// Close closes the file.
+func (a *File) Close() error { return a.f.Close() }

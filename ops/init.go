@@ -1,6 +1,10 @@
 package ops
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+
 	"filippo.io/age"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -32,6 +36,9 @@ func (s *Service) Init(env string) (InitResult, error) {
 		return InitResult{}, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
 	}
 	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
+	if missing(vc.Identity) && !missing(vc.Path) {
+		return res, Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
+	}
 	res.Recipient, res.IdentityCreated, err = vault.EnsureIdentity(vc.Identity, s.now())
 	if err != nil {
 		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
@@ -44,6 +51,12 @@ func (s *Service) Init(env string) (InitResult, error) {
 		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
 	return res, nil
+}
+
+// missing reports whether nothing is at path.
+func missing(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 func parseRecipients(rs []string) ([]age.Recipient, error) {

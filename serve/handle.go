@@ -28,7 +28,7 @@ func (s *session) handle(line []byte) {
 		s.refuse(id, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
 		return
 	}
-	if problem := fieldsProblem(op.Name, req.has); problem != "" {
+	if problem := fieldsProblem(op.Name, &req); problem != "" {
 		s.refuse(id, op.Name, manifest.BadRequest, problem)
 		return
 	}
@@ -57,7 +57,8 @@ func truncate(s string, n int) string {
 }
 
 // fieldsProblem checks which fields op requires and refuses.
-func fieldsProblem(op string, has fields) string {
+func fieldsProblem(op string, req *request) string {
+	has := req.has
 	needRef, needValue := false, false
 	switch op {
 	case "get", "rm":
@@ -74,6 +75,8 @@ func fieldsProblem(op string, has fields) string {
 		return fmt.Sprintf(`%s takes no field "ref"`, op)
 	case !needValue && has&fValue != 0:
 		return fmt.Sprintf(`%s takes no field "value"`, op)
+	case needValue && len(req.value) == 0:
+		return `field "value" is empty (a secret needs at least one byte)`
 	}
 	return ""
 }
