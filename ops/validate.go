@@ -27,6 +27,8 @@ func validate(req Request) error {
 		return Errorf(manifest.BadRequest, "%s takes no ref", req.Op)
 	case !needsValue && req.Value.Len() > 0:
 		return Errorf(manifest.BadRequest, "%s takes no value", req.Op)
+	case needsValue && req.Value.Len() == 0:
+		return Errorf(manifest.BadRequest, "value is empty (a secret needs at least one byte)")
 	case req.Value.Len() > manifest.MaxValue:
 		return Errorf(manifest.BadRequest, "value is larger than %d bytes", manifest.MaxValue)
 	case !utf8.Valid(req.Value.Reveal()):

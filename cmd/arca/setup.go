@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -16,30 +18,54 @@ type common struct {
 	config string
 }
 
-// flags returns a FlagSet for verb with the common flags bound to co.
-func (c *cli) flags(verb, args string, co *common) *flag.FlagSet {
-	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	fs.StringVar(&co.env, "env", "", "the env to use (default: $ARCA_ENV, else the config's default_env)")
-	fs.StringVar(&co.config, "config", "", "the config file (default: $ARCA_CONFIG, ./arca.toml, ~/.config/arca/arca.toml)")
-	fs.Usage = func() {
-		c.failf(manifest.ExitUsage, "usage: arca %s [--env ENV] [--config FILE] %s", verb, args)
-		fs.PrintDefaults()
-	}
-	return fs
+// verbFlags is a verb's FlagSet and the positional arguments it takes.
+type verbFlags struct {
+	*flag.FlagSet
+	args string
 }
 
-// parse parses args and checks the number of positional arguments.
-func (c *cli) parse(fs *flag.FlagSet, args []string, want int) ([]string, int) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, manifest.ExitOK
+// flags returns a FlagSet for verb with the common flags bound to co. The
+// flag package prints nothing itself: parse reports in one line.
+func (c *cli) flags(verb, args string, co *common) *verbFlags {
+	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.StringVar(&co.env, "env", "", "the `ENV` to use (default: $ARCA_ENV, else the config's default_env)")
+	fs.StringVar(&co.config, "config", "", "the config `FILE` (default: $ARCA_CONFIG, ./arca.toml, ~/.config/arca/arca.toml)")
+	return &verbFlags{FlagSet: fs, args: args}
+}
+
+// usage is the verb's one-line synopsis.
+func (fs *verbFlags) usage() string {
+	var b strings.Builder
+	b.WriteString("usage: arca " + fs.Name())
+	fs.VisitAll(func(f *flag.Flag) {
+		if name, _ := flag.UnquoteUsage(f); name != "" {
+			fmt.Fprintf(&b, " [--%s %s]", f.Name, name)
+		} else {
+			fmt.Fprintf(&b, " [--%s]", f.Name)
 		}
-		return nil, manifest.ExitUsage
+	})
+	if fs.args != "" {
+		b.WriteString(" " + fs.args)
 	}
-	if fs.NArg() != want {
-		fs.Usage()
-		return nil, manifest.ExitUsage
+	return b.String()
+}
+
+// parse parses args and checks the number of positional arguments. It
+// returns -1 to go on, or the exit status to stop with.
+func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintln(c.stdout, fs.usage())
+		fs.SetOutput(c.stdout)
+		fs.PrintDefaults()
+		return nil, manifest.ExitOK
+	case err != nil:
+		return nil, c.failf(manifest.ExitUsage, "%v (%s)", err, fs.usage())
+	case fs.NArg() != want:
+		return nil, c.failf(manifest.ExitUsage, "%s", fs.usage())
 	}
 	return fs.Args(), -1
 }
