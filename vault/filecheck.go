@@ -18,20 +18,16 @@ func (f *File) Check(_ context.Context) (Report, error) {
 		rep.Problems = append(rep.Problems, err.Error())
 		return rep, nil
 	}
-	rep.Records = len(f.cur.slots)
-	for _, slot := range f.cur.slots {
-		blob, err := decodeBlob(f.cur.blobs[slot])
-		var r Record
-		if err == nil {
-			r, err = f.k.open(slot, blob)
-		}
+	rep.Records = len(f.cur.entries)
+	f.eachMeta(func(slot string, m Meta, err error) error {
 		switch {
 		case err != nil:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("record %s: %v", slot, err))
-		case f.k.slot(r.Name) != slot:
+		case f.k.slot(m.Name) != slot:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("record %s: stored in the wrong slot", slot))
 		}
-	}
+		return nil
+	})
 	return rep, nil
 }
 

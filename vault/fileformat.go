@@ -42,12 +42,18 @@ type header struct {
 	MAC        string   `json:"mac"`
 }
 
-// contents is a parsed vault file: sorted slots and their sealed records.
+// contents is a parsed vault file: its records in file order, and an index
+// of them by slot. Both hold the same strings.
 type contents struct {
-	hdr   header
-	slots []string          // strictly increasing
-	blobs map[string]string // slot -> base64 sealed record
+	hdr     header
+	entries []entry           // strictly increasing slots
+	blobs   map[string]string // slot -> base64 sealed record
 }
+
+// entry is one record line: a slot and its base64 sealed record.
+type entry struct{ slot, blob string }
+
+func compareSlot(e entry, slot string) int { return strings.Compare(e.slot, slot) }
 
 func parseVault(data string) (contents, error) {
 	nl := strings.IndexByte(data, '\n')
@@ -58,8 +64,9 @@ func parseVault(data string) (contents, error) {
 	if err != nil {
 		return contents{}, fmt.Errorf("line 1: %w", err)
 	}
-	c := contents{hdr: hdr, blobs: make(map[string]string)}
 	body := data[nl+1 : len(data)-len(fileTrailer)]
+	records := strings.Count(body, "\n")
+	c := contents{hdr: hdr, entries: make([]entry, 0, records), blobs: make(map[string]string, records)}
 	for lineNo := 2; body != ""; lineNo++ {
 		i := strings.IndexByte(body, '\n')
 		if i < 0 {
@@ -71,10 +78,10 @@ func parseVault(data string) (contents, error) {
 		if !ok {
 			return contents{}, fmt.Errorf("line %d: malformed record line", lineNo)
 		}
-		if n := len(c.slots); n > 0 && c.slots[n-1] >= slot {
+		if n := len(c.entries); n > 0 && c.entries[n-1].slot >= slot {
 			return contents{}, fmt.Errorf("line %d: record out of order or duplicated", lineNo)
 		}
-		c.slots = append(c.slots, slot)
+		c.entries = append(c.entries, entry{slot, blob})
 		c.blobs[slot] = blob
 	}
 	return c, nil
@@ -99,7 +106,7 @@ func parseHeader(line string) (header, error) {
 	if h.Format != fileFormat {
 		return h, fmt.Errorf("unsupported vault format")
 	}
-	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != vaultIDSize {
+	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != vaultIDSize || hex.EncodeToString(id) != h.VaultID {
 		return h, fmt.Errorf("malformed vault id")
 	}
 	if len(h.DataKey) == 0 || len(h.DataKey) > maxWrapped {
@@ -126,21 +133,27 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 			return "", "", false
 		}
 	}
-	return slot, blob, blob != ""
+	// A quote or backslash would make the line mean something else to a
+	// JSON reader than to arca: another key, an escape.
+	if blob == "" || strings.IndexByte(blob, '"') >= 0 || strings.IndexByte(blob, '\\') >= 0 {
+		return "", "", false
+	}
+	return slot, blob, true
 }
 
 // set gives slot the sealed record blob, or drops it when blob is "".
 func (c *contents) set(slot, blob string) {
-	i, found := slices.BinarySearch(c.slots, slot)
+	i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot)
 	switch {
 	case blob == "" && found:
-		c.slots = slices.Delete(c.slots, i, i+1)
+		c.entries = slices.Delete(c.entries, i, i+1)
 		delete(c.blobs, slot)
 	case blob == "":
 	case !found:
-		c.slots = slices.Insert(c.slots, i, slot)
+		c.entries = slices.Insert(c.entries, i, entry{slot, blob})
 		c.blobs[slot] = blob
 	default:
+		c.entries[i].blob = blob
 		c.blobs[slot] = blob
 	}
 }
@@ -169,18 +182,18 @@ func writeVault(w io.Writer, c *contents, slot, blob string) error {
 		bw.WriteString(`"`)
 	}
 	pending := slot != "" && blob != ""
-	for _, s := range c.slots {
-		if pending && slot < s {
+	for _, e := range c.entries {
+		if pending && slot < e.slot {
 			emit(slot, blob)
 			pending = false
 		}
 		switch {
-		case s == slot && blob != "":
-			emit(s, blob)
+		case e.slot == slot && blob != "":
+			emit(slot, blob)
 			pending = false
-		case s == slot:
+		case e.slot == slot:
 		default:
-			emit(s, c.blobs[s])
+			emit(e.slot, e.blob)
 		}
 	}
 	if pending {
@@ -190,13 +203,19 @@ func writeVault(w io.Writer, c *contents, slot, blob string) error {
 	return bw.Flush()
 }
 
-// decodeBlob decodes a base64 sealed record.
-func decodeBlob(b64 string) ([]byte, error) {
-	b, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil {
+// decodeBlob decodes a base64 sealed record, accepting only the canonical
+// encoding: a lax decoder ignores the padding bits of the last character,
+// and even a strict one skips CR and LF, so a changed file would decode to
+// the same record and the change would go unnoticed.
+func decodeBlob(b64 string) ([]byte, error) { return appendBlob(nil, b64) }
+
+// appendBlob is decodeBlob appending to dst, for callers that reuse a buffer.
+func appendBlob(dst []byte, b64 string) ([]byte, error) {
+	out, err := base64.StdEncoding.Strict().AppendDecode(dst, []byte(b64))
+	if err != nil || base64.StdEncoding.EncodedLen(len(out)-len(dst)) != len(b64) {
 		return nil, errAuth
 	}
-	return b, nil
+	return out, nil
 }
 
 func encodeBlob(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

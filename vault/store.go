@@ -9,9 +9,10 @@
 //
 // Threat model: whoever can read the vault's storage learns how many records
 // there are and their sizes, nothing else. Whoever can write it can delete
-// records or roll the whole vault back, but cannot forge a record, move one to
-// another slot or vault, or change one undetected: a record that fails to
-// authenticate is an error, never a wrong value.
+// records or roll the whole vault, or any one record, back to an earlier
+// state (nothing binds a record to its version), but cannot forge a record,
+// move one to another slot or vault, or change one undetected: a record that
+// fails to authenticate is an error, never a wrong value.
 package vault
 
 import (

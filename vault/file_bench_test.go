@@ -1,0 +1,142 @@
+package vault
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchSizes are the vault sizes the file benchmarks run at.
+func benchSizes() []int { return []int{10, 1_000, 10_000, 100_000} }
+
+// benchVault builds a vault of n records, "bench/record-<i>" with 32-byte
+// values, sealing them in memory and writing the file with one replaceFile
+// rather than n Applies. It returns the vault opened afresh and the names.
+func benchVault(b *testing.B, n int) (*File, []string) {
+	b.Helper()
+	start := time.Now()
+	dir := b.TempDir()
+	path, idPath := filepath.Join(dir, "v", "bench.vault"), filepath.Join(dir, "id", "identity.txt")
+	if _, _, err := EnsureIdentity(idPath, start); err != nil {
+		b.Fatal(err)
+	}
+	ids, err := LoadIdentity(idPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := CreateFile(path, RecipientsOf(ids)); err != nil {
+		b.Fatal(err)
+	}
+	f, err := OpenFile(path, idPath, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := contents{hdr: f.cur.hdr, entries: make([]entry, 0, n), blobs: make(map[string]string, n)}
+	names := make([]string, n)
+	now := start.UTC()
+	for i := range names {
+		names[i] = fmt.Sprintf("bench/record-%06d", i)
+		value := make([]byte, 32)
+		rand.Read(value)
+		r := Record{Meta: Meta{Name: names[i], Version: 1, CreatedAt: now, UpdatedAt: now}, Value: NewSecret(value)}
+		slot := f.k.slot(names[i])
+		sealed, err := f.k.seal(slot, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.entries = append(c.entries, entry{slot, encodeBlob(sealed)})
+		c.blobs[slot] = c.entries[i].blob
+	}
+	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
+	f.Close()
+	if err := replaceFile(path, &c, "", ""); err != nil {
+		b.Fatal(err)
+	}
+	if f, err = OpenFile(path, idPath, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	b.Logf("fixture of %d records built and opened in %v", n, time.Since(start).Round(time.Millisecond))
+	return f, names
+}
+
+// reportFileSize reports the size of f's vault file.
+func reportFileSize(b *testing.B, f *File) {
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size()), "file-bytes")
+}
+
+// benchEachSize runs op at every size with a fresh fixture, built before
+// the timed loop. rng picks names.
+func benchEachSize(b *testing.B, op func(b *testing.B, f *File, names []string, rng *mrand.Rand)) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			f, names := benchVault(b, n)
+			rng := mrand.New(mrand.NewPCG(uint64(n), 1))
+			b.ReportAllocs()
+			op(b, f, names, rng)
+			reportFileSize(b, f)
+		})
+	}
+}
+
+func BenchmarkFileGet(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *File, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			if _, err := f.Get(ctx, names[rng.IntN(len(names))]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkFilePut(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *File, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		value := NewSecret([]byte(rand.Text()))
+		approve := func(Meta) error { return nil }
+		for b.Loop() {
+			w := Write{Kind: Put, Name: names[rng.IntN(len(names))], Value: value}
+			if _, err := f.Apply(ctx, w, approve); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkFileList(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *File, names []string, _ *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			ms, err := f.List(ctx)
+			if err != nil || len(ms) != len(names) {
+				b.Fatalf("List: %d records, %v", len(ms), err)
+			}
+		}
+	})
+}
+
+// BenchmarkFileOpen is what a handle pays to notice another process's write:
+// a full read, parse and unwrap of the vault.
+func BenchmarkFileOpen(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *File, _ []string, _ *mrand.Rand) {
+		for b.Loop() {
+			g, err := OpenFile(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}

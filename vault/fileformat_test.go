@@ -1,0 +1,132 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleVault returns the text of a valid vault with three records.
+func sampleVault(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	path, idPath := filepath.Join(dir, "v", "test.vault"), filepath.Join(dir, "id", "identity.txt")
+	if _, _, err := EnsureIdentity(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := LoadIdentity(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := CreateFile(path, RecipientsOf(ids)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFile(path, idPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, name := range []string{"a/1", "a/2", "a/3"} {
+		w := Write{Kind: Put, Name: name, Value: NewSecret([]byte("v"))}
+		if _, err := f.Apply(context.Background(), w, func(Meta) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestParseVaultRejects lists the ways a file can differ from the canonical
+// layout, equivalent JSON included; each is a corrupt vault.
+func TestParseVaultRejects(t *testing.T) {
+	good := sampleVault(t)
+	if _, err := parseVault(good); err != nil {
+		t.Fatalf("the sample vault does not parse: %v", err)
+	}
+	lines := strings.Split(good, "\n") // header, 3 records, "}}", ""
+	rec := func(i int) string { return strings.TrimSuffix(lines[i], ",") }
+	vaultID := between(lines[0], `"vault_id":"`, `"`)
+	for _, tc := range []struct{ name, text string }{
+		{"empty", ""},
+		{"header only", lines[0] + "\n"},
+		{"no trailer", strings.TrimSuffix(good, "}}\n")},
+		{"no final newline", strings.TrimSuffix(good, "\n")},
+		{"trailing data", good + "x"},
+		{"crlf", strings.ReplaceAll(good, "\n", "\r\n")},
+		{"spaces", strings.Replace(good, `{"arca_vault":{`, `{"arca_vault": {`, 1)},
+		{"header key case", strings.Replace(good, `"format"`, `"Format"`, 1)},
+		{"header unknown key", strings.Replace(good, `"format"`, `"extra":1,"format"`, 1)},
+		{"header duplicate key", strings.Replace(good, `"format":"arca-vault/1"`, `"format":"arca-vault/1","format":"arca-vault/1"`, 1)},
+		{"header escaped char", strings.Replace(good, `"format":"arca-vault/1"`, `"format":"arca-vault\/1"`, 1)},
+		{"other format", strings.Replace(good, `arca-vault/1`, `arca-vault/2`, 1)},
+		{"uppercase vault id", strings.Replace(good, vaultID, strings.ToUpper(vaultID), 1)},
+		{"short vault id", strings.Replace(good, vaultID, vaultID[2:], 1)},
+		{"uppercase slot", strings.Replace(good, lines[1][:9], strings.ToUpper(lines[1][:9]), 1)},
+		{"duplicate record", join(lines[0], lines[1], lines[1], lines[2], lines[3], lines[4])},
+		{"records out of order", join(lines[0], lines[2], lines[1], lines[3], lines[4])},
+		{"comma after last record", join(lines[0], lines[1], lines[2], lines[3]+",", lines[4])},
+		{"no comma between records", join(lines[0], rec(1), lines[2], lines[3], lines[4])},
+		{"two records on a line", join(lines[0], lines[1]+rec(2)+",", lines[3], lines[4])},
+		{"empty blob", join(lines[0], lines[1], lines[2][:36]+`",`, lines[3], lines[4])},
+		{"escape in blob", join(lines[0], strings.Replace(lines[1], `":"`, `":"\u0041`, 1), lines[2], lines[3], lines[4])},
+		{"blank line", join(lines[0], "", lines[1], lines[2], lines[3], lines[4])},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.text == good {
+				t.Fatal("the mutation changed nothing")
+			}
+			if _, err := parseVault(tc.text); err == nil {
+				t.Error("parseVault accepted it")
+			}
+		})
+	}
+}
+
+func between(s, start, end string) string {
+	i := strings.Index(s, start) + len(start)
+	return s[i : i+strings.Index(s[i:], end)]
+}
+
+func join(lines ...string) string { return strings.Join(lines, "\n") + "\n" }
+
+func TestDecodeBlobIsStrict(t *testing.T) {
+	// "QUI=" and "QUJ=" differ only in padding bits: both are [0x41 0x42]
+	// to a lax decoder.
+	if _, err := decodeBlob("QUI="); err != nil {
+		t.Fatalf("canonical base64: %v", err)
+	}
+	for _, b64 := range []string{"QUJ=", "QUI", "QU\nI=", "QU\rI=", "QUI=\r", "QUI==", ""} {
+		if b, err := decodeBlob(b64); err == nil && len(b) > 0 {
+			t.Errorf("decodeBlob(%q) accepted non-canonical base64", b64)
+		}
+	}
+}
+
+// FuzzParseVault: parsing never panics, and whatever parses is canonical:
+// writing it back gives the same bytes.
+func FuzzParseVault(f *testing.F) {
+	good := sampleVault(f)
+	f.Add(good)
+	f.Add(strings.SplitAfter(good, "\n")[0] + "}}\n")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := parseVault(text)
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if err := writeVault(&out, &c, "", ""); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != text {
+			t.Errorf("parsed vault is not canonical:\n in: %q\nout: %q", text, out.String())
+		}
+	})
+}

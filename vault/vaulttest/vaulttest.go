@@ -1,0 +1,89 @@
+// Package vaulttest is the conformance suite every vault.Store backend
+// passes, in the spirit of testing/fstest: a backend that differs from
+// another in any observable way fails it.
+//
+// A backend's test calls Run with a function that makes a fresh, empty vault
+// and returns a Harness for it:
+//
+//	vaulttest.Run(t, func(t *testing.T, now func() time.Time) vaulttest.Harness {
+//		… create an empty vault whose records are stamped with now …
+//		return vaulttest.Harness{Open: …, Corrupt: …}
+//	})
+//
+// Every subtest gets its own vault and its own clock. The clock only moves
+// when the suite moves it, and it hands out times in a non-UTC zone with
+// nanoseconds, so a backend must store times to the nanosecond and return
+// them in UTC.
+//
+// Where the vault.Store contract leaves room, the suite pins what the file
+// backend does, so that backends agree:
+//
+//   - a put after a rotate keeps the earlier rotated_at;
+//   - Meta.Created is set only on the result of the put that created the
+//     record (and on what approve sees for it), never by Get or List;
+//   - approve is not called when Apply fails before there is a change to
+//     approve: ErrNotFound, an unknown Kind, a record that fails to
+//     authenticate;
+//   - a record that fails to authenticate makes Get, List, and a put or
+//     rotate of it fail with an error other than ErrNotFound that quotes
+//     neither its name nor its value; rm removes it; Check counts it in
+//     Records and reports a problem;
+//   - a refused approve's error comes back from Apply (errors.Is).
+package vaulttest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Harness is one vault under test.
+type Harness struct {
+	// Open returns a new handle on the SAME underlying vault. The suite
+	// calls it several times and closes every handle it opens.
+	Open func() (vault.Store, error)
+	// Corrupt flips one byte of the sealed ciphertext of some stored record.
+	// The suite stores exactly one record before calling it.
+	Corrupt func() error
+}
+
+// Run runs the suite; newVault makes a fresh empty vault whose records are
+// stamped with now.
+func Run(t *testing.T, newVault func(t *testing.T, now func() time.Time) Harness) {
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			clk := newClock()
+			c.run(&fixture{t: t, h: newVault(t, clk.now), clock: clk})
+		})
+	}
+}
+
+type testCase struct {
+	name string
+	run  func(*fixture)
+}
+
+func cases() []testCase {
+	return []testCase{
+		{"PutCreatesVersion1", testPutCreates},
+		{"PutAgainIncrementsVersion", testPutAgain},
+		{"GetReturnsExactBytes", testGetExact},
+		{"GetMissingIsNotFound", testGetMissing},
+		{"RotateMissingIsNotFound", testRotateMissing},
+		{"RotateExisting", testRotate},
+		{"Remove", testRemove},
+		{"UnknownKindIsRefused", testUnknownKind},
+		{"ListEmpty", testListEmpty},
+		{"ListSortedWithMetadata", testListSorted},
+		{"ApproveErrorAbortsPut", testApproveAbortsPutNew},
+		{"ApproveErrorAbortsOverwrite", testApproveAbortsPutExisting},
+		{"ApproveErrorAbortsRotate", testApproveAbortsRotate},
+		{"ApproveErrorAbortsRemove", testApproveAbortsRemove},
+		{"SecondHandleSeesWrites", testSecondHandle},
+		{"ConcurrentWritersOwnHandles", testConcurrentOwnHandles},
+		{"ConcurrentWritersSharedHandle", testConcurrentSharedHandle},
+		{"TamperedRecordIsAnError", testTamper},
+		{"CheckHealthy", testCheckHealthy},
+	}
+}
