@@ -141,6 +141,9 @@ func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
 		rep, err = st.Check(ctx)
 	}
 	if err != nil {
+		if vc.Kind == "file" {
+			rep.Problems = append(rep.Problems, vault.PermissionProblems(vc.Path, vc.Identity)...)
+		}
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 	res.Records, res.Problems = rep.Records, append(res.Problems, rep.Problems...)

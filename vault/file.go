@@ -27,26 +27,40 @@ type File struct {
 	ids    []age.Identity
 	now    func() time.Time
 
-	mu   sync.Mutex
-	held *os.File // the file cur was read from, kept open so its inode is never reused
-	seen fileID   // held's identity
-	cur  contents
-	k    *keys
+	mu       sync.Mutex
+	held     *os.File    // the file cur was read from, kept open
+	heldInfo fs.FileInfo // its stat when read
+	seen     fileID      // what fstat said of it then
+	stale    bool        // reread by path at the next refresh
+	cur      contents
+	k        *keys
 }
 
-// fileID tells two versions of the vault file apart without reading them.
+// fileID is what fstat says about the held file. Writers replace the vault
+// by rename, which unlinks the file that was there: its link count drops.
+// An edit in place changes its size or mtime.
 type fileID struct {
-	dev, ino uint64
-	size     int64
-	mtime    int64
+	nlink uint64
+	size  int64
+	mtime int64
 }
 
 func fileIDOf(fi fs.FileInfo) fileID {
 	id := fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), st.Ino
+		id.nlink = uint64(st.Nlink)
 	}
 	return id
+}
+
+// unchanged reports whether the held file is still the vault as read: an
+// fstat, which costs a fraction of a stat by path.
+func (f *File) unchanged() bool {
+	var st syscall.Stat_t
+	if syscall.Fstat(int(f.held.Fd()), &st) != nil {
+		return false
+	}
+	return fileID{nlink: uint64(st.Nlink), size: st.Size, mtime: st.Mtim.Nano()} == f.seen
 }
 
 // CreateFile makes an empty file vault at path (mode 0600, parent
@@ -103,16 +117,15 @@ func OpenFile(path, identityPath string, now func() time.Time) (*File, error) {
 	return f, nil
 }
 
-// refresh rereads the vault if another process replaced it since the last
-// read; a stat is all it costs otherwise. Writers only ever replace the file
-// by rename and f holds the file it read open, so an unchanged device and
-// inode mean unchanged contents. Callers hold f.mu.
+// refresh rereads the vault if it changed since the last read; an fstat of
+// the held file is all it costs otherwise. Callers hold f.mu.
+//
+// Every arca write replaces the vault by rename, so the held file is
+// unlinked and its link count drops. Not noticed: moving the vault away by
+// hand and putting another file in its place, which shows at the next write
+// (it rereads under the lock) or a restart.
 func (f *File) refresh() error {
-	fi, err := os.Stat(f.path)
-	if err != nil {
-		return f.fail(err)
-	}
-	if f.k != nil && f.held != nil && fileIDOf(fi) == f.seen {
+	if !f.stale && f.k != nil && f.held != nil && f.unchanged() {
 		return nil
 	}
 	fh, err := os.Open(f.path)
@@ -124,6 +137,18 @@ func (f *File) refresh() error {
 		return err
 	}
 	return nil
+}
+
+// refreshByPath is refresh that also notices a vault replaced by hand: a
+// stat by path, for the rarer ops (writes, check) where it costs nothing.
+func (f *File) refreshByPath() error {
+	if f.held != nil {
+		fi, err := os.Stat(f.path)
+		if err != nil || !os.SameFile(fi, f.heldInfo) {
+			f.stale = true
+		}
+	}
+	return f.refresh()
 }
 
 // load reads and parses fh and, on success, makes it the held file.
@@ -168,23 +193,23 @@ func (f *File) hold(fh *os.File, fi fs.FileInfo) {
 	if f.held != nil {
 		f.held.Close()
 	}
-	f.held, f.seen = fh, fileIDOf(fi)
+	f.held, f.heldInfo, f.seen, f.stale = fh, fi, fileIDOf(fi), false
 }
 
 // adopt holds the file just written by this process under the writer lock,
 // whose contents f.cur already mirrors.
 func (f *File) adopt() error {
 	fh, err := os.Open(f.path)
-	if err == nil {
-		var fi fs.FileInfo
-		if fi, err = fh.Stat(); err == nil {
-			f.hold(fh, fi)
-			return nil
-		}
-		fh.Close()
+	if err != nil {
+		return err
 	}
-	f.k = nil // unsure what is on disk: reread before the next op
-	return f.fail(err)
+	fi, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return err
+	}
+	f.hold(fh, fi)
+	return nil
 }
 
 func (f *File) unwrap(h header) (*keys, error) {
@@ -306,7 +331,7 @@ func (f *File) Apply(_ context.Context, w Write, approve Approve) (Meta, error) 
 		return Meta{}, err
 	}
 	defer unlock()
-	if err := f.refresh(); err != nil {
+	if err := f.refreshByPath(); err != nil {
 		return Meta{}, err
 	}
 	slot := f.k.slot(w.Name)
@@ -332,8 +357,13 @@ func (f *File) Apply(_ context.Context, w Write, approve Approve) (Meta, error) 
 	if err := replaceFile(f.path, &f.cur, slot, blob); err != nil {
 		return Meta{}, err
 	}
+	// Renamed into place: the change is visible and the event stands. Any
+	// doubt about what this handle now holds is settled by rereading.
 	f.cur.set(slot, blob)
-	return next.Meta, f.adopt()
+	if f.adopt() != nil {
+		f.stale = true
+	}
+	return next.Meta, nil
 }
 
 // nextRecord computes what a write makes of the current record.
@@ -386,7 +416,11 @@ func replaceFile(path string, c *contents, slot, blob string) error {
 		os.Remove(tmp)
 		return fmt.Errorf("write vault %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	// The rename is the commit. A failed directory sync cannot undo it, and
+	// reporting the change as failed would contradict the vault; the next
+	// write syncs the directory again.
+	_ = syncDir(filepath.Dir(path))
+	return nil
 }
 
 // Close implements Store.

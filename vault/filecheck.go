@@ -13,8 +13,8 @@ import (
 func (f *File) Check(_ context.Context) (Report, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	rep := Report{Problems: permissionProblems(f.path, f.idPath)}
-	if err := f.refresh(); err != nil {
+	rep := Report{Problems: PermissionProblems(f.path, f.idPath)}
+	if err := f.refreshByPath(); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 		return rep, nil
 	}
@@ -31,8 +31,9 @@ func (f *File) Check(_ context.Context) (Report, error) {
 	return rep, nil
 }
 
-// permissionProblems reports files and directories other users can read.
-func permissionProblems(vaultPath, idPath string) []string {
+// PermissionProblems reports a file vault, its directory or its identity
+// that other users can read; a missing file is not reported.
+func PermissionProblems(vaultPath, idPath string) []string {
 	var out []string
 	for _, p := range []struct{ what, path string }{
 		{"vault", vaultPath},

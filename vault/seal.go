@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"time"
 
@@ -39,6 +40,7 @@ type keys struct {
 		NonceSize() int
 	}
 	slotKey []byte
+	slotMAC hash.Hash // HMAC(slotKey), built on first use
 	macKey  []byte
 }
 
@@ -66,10 +68,17 @@ func deriveKeys(dataKey, vaultID []byte) (*keys, error) {
 }
 
 // slot returns the slot id of name: a keyed hash, so ids reveal no names.
+// The HMAC state is reused; callers hold the File's lock.
 func (k *keys) slot(name string) string {
-	m := hmac.New(sha256.New, k.slotKey)
-	m.Write([]byte(name))
-	return hex.EncodeToString(m.Sum(nil)[:slotSize])
+	if k.slotMAC == nil {
+		k.slotMAC = hmac.New(sha256.New, k.slotKey)
+	}
+	k.slotMAC.Reset()
+	k.slotMAC.Write([]byte(name))
+	var sum [sha256.Size]byte
+	var out [2 * slotSize]byte
+	hex.Encode(out[:], k.slotMAC.Sum(sum[:0])[:slotSize])
+	return string(out[:])
 }
 
 // headerMAC authenticates the vault's header fields.
