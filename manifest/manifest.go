@@ -105,8 +105,16 @@ func CLIOnly() []string {
 	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema"}
 }
 
-// LookupOp returns the op named name. It allocates nothing: it runs once
-// per request.
+// IsOp reports whether name is a served op.
+func IsOp(name string) bool {
+	switch name {
+	case "get", "put", "rm", "rotate", "list", "check", "manifest", "shutdown":
+		return true
+	}
+	return false
+}
+
+// LookupOp returns the op named name.
 func LookupOp(name string) (Op, bool) {
 	common := []string{"id", "env", "actor", "attestation"}
 	switch name {

@@ -9,7 +9,11 @@ import (
 
 // Ref is a parsed arca:// reference. Env is the pin ("" when the ref has two
 // segments).
-type Ref struct{ Env, NS, Name string }
+type Ref struct {
+	Env, NS, Name string
+	path          string // "ns/name", a substring of the parsed ref
+	canonical     string // "arca://ns/name"
+}
 
 const scheme = "arca://"
 
@@ -52,14 +56,29 @@ func ParseRef(s string) (Ref, error) {
 			return Ref{}, Errorf(manifest.BadRequest, "invalid ref: segment %d (%s) %s", i-(3-n)+1, roles[i], p)
 		}
 	}
-	return Ref{Env: segs[0], NS: segs[1], Name: segs[2]}, nil
+	r := Ref{Env: segs[0], NS: segs[1], Name: segs[2], path: s[len(s)-len(segs[1])-1-len(segs[2]):]}
+	r.canonical = s
+	if r.Env != "" {
+		r.canonical = scheme + r.path
+	}
+	return r, nil
 }
 
 // Path is the bare "ns/name" that audit events and PDP requests carry.
-func (r Ref) Path() string { return r.NS + "/" + r.Name }
+func (r Ref) Path() string {
+	if r.path == "" && r.NS != "" {
+		return r.NS + "/" + r.Name
+	}
+	return r.path
+}
 
 // Canonical is the unpinned "arca://ns/name" used in results.
-func (r Ref) Canonical() string { return scheme + r.NS + "/" + r.Name }
+func (r Ref) Canonical() string {
+	if r.canonical == "" && r.NS != "" {
+		return scheme + r.NS + "/" + r.Name
+	}
+	return r.canonical
+}
 
 // ValidSegment reports whether s is a valid ref segment (env, ns or name).
 func ValidSegment(s string) bool { return segmentProblem(s) == "" }

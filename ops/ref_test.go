@@ -29,7 +29,7 @@ func TestParseRefGood(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseRef: %v", err)
 			}
-			if got != tc.want {
+			if got.Env != tc.want.Env || got.NS != tc.want.NS || got.Name != tc.want.Name {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 			if got.Path() != tc.path {

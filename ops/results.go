@@ -7,22 +7,28 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// Stamp is a record's times, UTC RFC 3339 with nanoseconds.
+// Time is a record time. It prints and marshals as UTC RFC 3339 with
+// nanoseconds; the zero Time is "never".
+type Time struct{ time.Time }
+
+// String formats t as audit.TimeFormat.
+func (t Time) String() string { return audit.FormatTime(t.Time) }
+
+// MarshalJSON formats t as a JSON string.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return append(audit.AppendTime([]byte{'"'}, t.Time), '"'), nil
+}
+
+// Stamp is a record's times.
 type Stamp struct {
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
-	RotatedAt string `json:"rotated_at,omitempty"`
+	CreatedAt Time `json:"created_at"`
+	UpdatedAt Time `json:"updated_at"`
+	RotatedAt Time `json:"rotated_at,omitzero"` // zero until a rotate
 }
 
 func stampOf(m vault.Meta) Stamp {
-	s := Stamp{CreatedAt: fmtTime(m.CreatedAt), UpdatedAt: fmtTime(m.UpdatedAt)}
-	if !m.RotatedAt.IsZero() {
-		s.RotatedAt = fmtTime(m.RotatedAt)
-	}
-	return s
+	return Stamp{CreatedAt: Time{m.CreatedAt}, UpdatedAt: Time{m.UpdatedAt}, RotatedAt: Time{m.RotatedAt}}
 }
-
-func fmtTime(t time.Time) string { return audit.FormatTime(t) }
 
 // GetResult is the result of get. Value is never marshalled: whoever sends
 // it takes it from Value.Reveal on purpose.
@@ -40,8 +46,8 @@ type PutResult struct {
 	Env       string `json:"env"`
 	Version   uint64 `json:"version"`
 	Created   bool   `json:"created"`
-	CreatedAt string `json:"created_at"`
-	UpdatedAt string `json:"updated_at"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
 }
 
 // RotateResult is the result of rotate.

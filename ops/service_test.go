@@ -306,11 +306,11 @@ kind = "file"
 		t.Fatalf("value written to prod is visible in dev: %v", err)
 	}
 	got, err := f.svc.Get(ctx, Request{Ref: "arca://app/db", Env: "prod"})
-	if err != nil || string(got.Value.Reveal()) != "p1" || got.CreatedAt != "2026-01-02T03:04:05.000000006Z" || got.RotatedAt != "" {
+	if err != nil || string(got.Value.Reveal()) != "p1" || got.CreatedAt.String() != "2026-01-02T03:04:05.000000006Z" || !got.RotatedAt.IsZero() {
 		t.Fatalf("get prod = %+v, %v", got, err)
 	}
 	rot, err := f.svc.Rotate(ctx, Request{Ref: "arca://prod/app/db", Value: secret("p2")})
-	if err != nil || rot.Version != 2 || rot.RotatedAt == "" {
+	if err != nil || rot.Version != 2 || rot.RotatedAt.IsZero() {
 		t.Fatalf("rotate = %+v, %v", rot, err)
 	}
 	rm, err := f.svc.Rm(ctx, Request{Ref: "arca://prod/app/db"})

@@ -23,16 +23,15 @@ func (s *session) handle(line []byte) {
 		s.refuse(id, "", manifest.BadRequest, problem)
 		return
 	}
-	op, ok := manifest.LookupOp(req.op)
-	if !ok {
+	if !manifest.IsOp(req.op) {
 		s.refuse(id, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
 		return
 	}
-	if problem := fieldsProblem(op.Name, &req); problem != "" {
-		s.refuse(id, op.Name, manifest.BadRequest, problem)
+	if problem := fieldsProblem(req.op, &req); problem != "" {
+		s.refuse(id, req.op, manifest.BadRequest, problem)
 		return
 	}
-	s.dispatch(op.Name, id, ops.Request{
+	s.dispatch(req.op, id, ops.Request{
 		ID: idOrNull(id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
 		Actor: req.actor, Attestation: req.attestation,
 	})

@@ -49,13 +49,15 @@ func appendGet(b []byte, r *ops.GetResult) []byte {
 	b = audit.AppendString(b, r.Value.Reveal())
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, r.Version, 10)
-	b = append(b, `,"created_at":`...)
-	b = audit.AppendString(b, r.CreatedAt)
-	b = append(b, `,"updated_at":`...)
-	b = audit.AppendString(b, r.UpdatedAt)
-	if r.RotatedAt != "" {
-		b = append(b, `,"rotated_at":`...)
-		b = audit.AppendString(b, r.RotatedAt)
+	b = append(b, `,"created_at":"`...)
+	b = audit.AppendTime(b, r.CreatedAt.Time)
+	b = append(b, `","updated_at":"`...)
+	b = audit.AppendTime(b, r.UpdatedAt.Time)
+	b = append(b, '"')
+	if !r.RotatedAt.IsZero() {
+		b = append(b, `,"rotated_at":"`...)
+		b = audit.AppendTime(b, r.RotatedAt.Time)
+		b = append(b, '"')
 	}
 	return append(b, '}')
 }

@@ -42,6 +42,8 @@ type keys struct {
 	slotKey []byte
 	slotMAC hash.Hash // HMAC(slotKey), built on first use
 	macKey  []byte
+	scratch []byte // reused input buffers, under the File's lock
+	adBuf   []byte
 }
 
 func deriveKeys(dataKey, vaultID []byte) (*keys, error) {
@@ -74,7 +76,8 @@ func (k *keys) slot(name string) string {
 		k.slotMAC = hmac.New(sha256.New, k.slotKey)
 	}
 	k.slotMAC.Reset()
-	k.slotMAC.Write([]byte(name))
+	k.scratch = append(k.scratch[:0], name...)
+	k.slotMAC.Write(k.scratch)
 	var sum [sha256.Size]byte
 	var out [2 * slotSize]byte
 	hex.Encode(out[:], k.slotMAC.Sum(sum[:0])[:slotSize])
@@ -91,11 +94,13 @@ func (k *keys) headerMAC(format string, recipients []string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// ad is a record's associated data; the buffer is reused (callers hold the
+// File's lock).
 func (k *keys) ad(slot string) []byte {
-	ad := make([]byte, 0, 16+len(k.vaultID)+len(slot))
-	ad = append(ad, "arca-record-v1\x00"...)
-	ad = append(ad, k.vaultID...)
-	return append(ad, slot...)
+	k.adBuf = append(k.adBuf[:0], "arca-record-v1\x00"...)
+	k.adBuf = append(k.adBuf, k.vaultID...)
+	k.adBuf = append(k.adBuf, slot...)
+	return k.adBuf
 }
 
 // seal encrypts r for slot: nonce || ciphertext.

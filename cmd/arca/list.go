@@ -29,8 +29,8 @@ func runList(c *cli, args []string) int {
 	}
 	for _, r := range res.Records {
 		rot := ""
-		if r.RotatedAt != "" {
-			rot = "  rotated " + r.RotatedAt
+		if !r.RotatedAt.IsZero() {
+			rot = "  rotated " + r.RotatedAt.String()
 		}
 		fmt.Fprintf(c.stdout, "%s  version %d  updated %s%s\n", r.Ref, r.Version, r.UpdatedAt, rot)
 	}
