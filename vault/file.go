@@ -32,6 +32,7 @@ type File struct {
 	heldInfo fs.FileInfo // its stat when read
 	seen     fileID      // what fstat said of it then
 	stale    bool        // reread by path at the next refresh
+	lookups  int         // gets since the last read of the file
 	cur      contents
 	k        *keys
 }
@@ -193,7 +194,7 @@ func (f *File) hold(fh *os.File, fi fs.FileInfo) {
 	if f.held != nil {
 		f.held.Close()
 	}
-	f.held, f.heldInfo, f.seen, f.stale = fh, fi, fileIDOf(fi), false
+	f.held, f.heldInfo, f.seen, f.stale, f.lookups = fh, fi, fileIDOf(fi), false, 0
 }
 
 // adopt holds the file just written by this process under the writer lock,
@@ -228,9 +229,20 @@ func (f *File) fail(err error) error {
 	return fmt.Errorf("vault %s: %w", f.path, err)
 }
 
+// index indexes the record lines read, reporting a malformed one.
+func (f *File) index() error {
+	if err := f.cur.index(); err != nil {
+		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
+	return nil
+}
+
 // lookup decrypts the record in slot. ok is false when there is none.
 func (f *File) lookup(slot, name string) (r Record, ok bool, err error) {
-	b64, ok := f.cur.blobs[slot]
+	b64, ok, err := f.cur.find(slot)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
 	if !ok {
 		return Record{}, false, nil
 	}
@@ -254,6 +266,13 @@ func (f *File) Get(_ context.Context, name string) (Record, error) {
 	if err := f.refresh(); err != nil {
 		return Record{}, err
 	}
+	// The first lookup after a read searches the lines as they are; a handle
+	// that looks up again is long-lived and indexes them all once.
+	if f.lookups++; f.lookups > 1 {
+		if err := f.index(); err != nil {
+			return Record{}, err
+		}
+	}
 	r, ok, err := f.lookup(f.k.slot(name), name)
 	if err == nil && !ok {
 		err = ErrNotFound
@@ -266,6 +285,9 @@ func (f *File) List(_ context.Context) ([]Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.refresh(); err != nil {
+		return nil, err
+	}
+	if err := f.index(); err != nil {
 		return nil, err
 	}
 	metas := make([]Meta, 0, len(f.cur.entries))
@@ -332,6 +354,9 @@ func (f *File) Apply(_ context.Context, w Write, approve Approve) (Meta, error) 
 	}
 	defer unlock()
 	if err := f.refreshByPath(); err != nil {
+		return Meta{}, err
+	}
+	if err := f.index(); err != nil {
 		return Meta{}, err
 	}
 	slot := f.k.slot(w.Name)

@@ -38,7 +38,7 @@ func benchVault(b *testing.B, n int) (*File, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := contents{hdr: f.cur.hdr, entries: make([]entry, 0, n), blobs: make(map[string]string, n)}
+	c := contents{hdr: f.cur.hdr, entries: make([]entry, 0, n)}
 	names := make([]string, n)
 	now := start.UTC()
 	for i := range names {
@@ -52,7 +52,6 @@ func benchVault(b *testing.B, n int) (*File, []string) {
 			b.Fatal(err)
 		}
 		c.entries = append(c.entries, entry{slot, encodeBlob(sealed)})
-		c.blobs[slot] = c.entries[i].blob
 	}
 	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
 	f.Close()

@@ -18,6 +18,10 @@ func (f *File) Check(_ context.Context) (Report, error) {
 		rep.Problems = append(rep.Problems, err.Error())
 		return rep, nil
 	}
+	if err := f.index(); err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+		return rep, nil
+	}
 	rep.Records = len(f.cur.entries)
 	f.eachMeta(func(slot string, m Meta, err error) error {
 		switch {

@@ -3,6 +3,7 @@ package vault
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -42,12 +43,16 @@ type header struct {
 	MAC        string   `json:"mac"`
 }
 
-// contents is a parsed vault file: its records in file order, and an index
-// of them by slot. Both hold the same strings.
+// contents is a vault file: its header, its record lines as read (raw),
+// and, once indexed, its records in file order with an index by slot.
+// A handle that only ever looks up one record (a one-shot get) never
+// indexes: it binary-searches the sorted lines instead.
 type contents struct {
-	hdr     header
-	entries []entry           // strictly increasing slots
-	blobs   map[string]string // slot -> base64 sealed record
+	hdr      header
+	raw      string           // the record lines, each ending in "\n"
+	indexed  bool             // entries and byPrefix are built
+	entries  []entry          // strictly increasing slots
+	byPrefix map[uint64]entry // an entry for every slot prefix present
 }
 
 // entry is one record line: a slot and its base64 sealed record.
@@ -55,6 +60,8 @@ type entry struct{ slot, blob string }
 
 func compareSlot(e entry, slot string) int { return strings.Compare(e.slot, slot) }
 
+// parseVault checks the frame of a vault file (header, trailer) and keeps
+// the record lines unindexed.
 func parseVault(data string) (contents, error) {
 	nl := strings.IndexByte(data, '\n')
 	if nl < 0 || !strings.HasSuffix(data, fileTrailer) {
@@ -64,27 +71,91 @@ func parseVault(data string) (contents, error) {
 	if err != nil {
 		return contents{}, fmt.Errorf("line 1: %w", err)
 	}
-	body := data[nl+1 : len(data)-len(fileTrailer)]
+	raw := data[nl+1 : len(data)-len(fileTrailer)]
+	if raw != "" && raw[len(raw)-1] != '\n' {
+		return contents{}, fmt.Errorf("malformed last record line")
+	}
+	return contents{hdr: hdr, raw: raw}, nil
+}
+
+// index parses every record line strictly: layout, slots in strictly
+// increasing order.
+func (c *contents) index() error {
+	if c.indexed {
+		return nil
+	}
+	body := c.raw
 	records := strings.Count(body, "\n")
-	c := contents{hdr: hdr, entries: make([]entry, 0, records), blobs: make(map[string]string, records)}
+	entries, byPrefix := make([]entry, 0, records), make(map[uint64]entry, records)
 	for lineNo := 2; body != ""; lineNo++ {
 		i := strings.IndexByte(body, '\n')
-		if i < 0 {
-			return contents{}, fmt.Errorf("line %d: malformed record line", lineNo)
-		}
 		line, last := body[:i], i == len(body)-1
 		body = body[i+1:]
 		slot, blob, ok := parseRecordLine(line, last)
 		if !ok {
-			return contents{}, fmt.Errorf("line %d: malformed record line", lineNo)
+			return fmt.Errorf("line %d: malformed record line", lineNo)
 		}
-		if n := len(c.entries); n > 0 && c.entries[n-1].slot >= slot {
-			return contents{}, fmt.Errorf("line %d: record out of order or duplicated", lineNo)
+		if n := len(entries); n > 0 && entries[n-1].slot >= slot {
+			return fmt.Errorf("line %d: record out of order or duplicated", lineNo)
 		}
-		c.entries = append(c.entries, entry{slot, blob})
-		c.blobs[slot] = blob
+		entries = append(entries, entry{slot, blob})
+		byPrefix[slotPrefix(slot)] = entry{slot, blob}
 	}
-	return c, nil
+	c.entries, c.byPrefix, c.indexed = entries, byPrefix, true
+	return nil
+}
+
+// slotPrefix is the first 64 bits of a slot id. Slots are keyed hashes, so
+// prefixes are as good as unique; the index keys on them because a map of
+// integers costs a get fewer cache misses than a map of strings.
+func slotPrefix(slot string) uint64 {
+	var b [8]byte
+	hex.Decode(b[:], []byte(slot[:16]))
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// indexed looks slot up in the index. Slots sharing a prefix (which a keyed
+// hash makes all but impossible) sit next to each other in entries and are
+// found by binary search.
+func (c *contents) lookupIndexed(slot string) (string, bool) {
+	e, ok := c.byPrefix[slotPrefix(slot)]
+	switch {
+	case !ok:
+		return "", false
+	case e.slot == slot:
+		return e.blob, true
+	}
+	if i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot); found {
+		return c.entries[i].blob, true
+	}
+	return "", false
+}
+
+// find returns slot's sealed record. Unindexed, it binary-searches the
+// sorted record lines, checking only the lines it reads.
+func (c *contents) find(slot string) (blob string, ok bool, err error) {
+	if c.indexed {
+		blob, ok = c.lookupIndexed(slot)
+		return blob, ok, nil
+	}
+	lo, hi := 0, len(c.raw) // a run of whole lines
+	for lo < hi {
+		start := lo + strings.LastIndexByte(c.raw[lo:lo+(hi-lo)/2], '\n') + 1
+		end := start + strings.IndexByte(c.raw[start:hi], '\n')
+		s, b, ok := parseRecordLine(c.raw[start:end], end+1 == len(c.raw))
+		if !ok {
+			return "", false, fmt.Errorf("malformed record line")
+		}
+		switch strings.Compare(slot, s) {
+		case 0:
+			return b, true, nil
+		case -1:
+			hi = start
+		default:
+			lo = end + 1
+		}
+	}
+	return "", false, nil
 }
 
 func parseHeader(line string) (header, error) {
@@ -144,17 +215,30 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 // set gives slot the sealed record blob, or drops it when blob is "".
 func (c *contents) set(slot, blob string) {
 	i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot)
+	p := slotPrefix(slot)
 	switch {
 	case blob == "" && found:
 		c.entries = slices.Delete(c.entries, i, i+1)
-		delete(c.blobs, slot)
+		if c.byPrefix[p].slot == slot {
+			delete(c.byPrefix, p)
+			// Keep an entry for the prefix while a neighbour shares it.
+			for _, j := range []int{i - 1, i} {
+				if j >= 0 && j < len(c.entries) && slotPrefix(c.entries[j].slot) == p {
+					c.byPrefix[p] = c.entries[j]
+				}
+			}
+		}
 	case blob == "":
 	case !found:
 		c.entries = slices.Insert(c.entries, i, entry{slot, blob})
-		c.blobs[slot] = blob
+		if e, ok := c.byPrefix[p]; !ok || e.slot == slot {
+			c.byPrefix[p] = entry{slot, blob}
+		}
 	default:
 		c.entries[i].blob = blob
-		c.blobs[slot] = blob
+		if c.byPrefix[p].slot == slot {
+			c.byPrefix[p] = entry{slot, blob}
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func sampleVault(t testing.TB) string {
 // layout, equivalent JSON included; each is a corrupt vault.
 func TestParseVaultRejects(t *testing.T) {
 	good := sampleVault(t)
-	if _, err := parseVault(good); err != nil {
+	if _, err := parseIndexed(good); err != nil {
 		t.Fatalf("the sample vault does not parse: %v", err)
 	}
 	lines := strings.Split(good, "\n") // header, 3 records, "}}", ""
@@ -82,8 +83,8 @@ func TestParseVaultRejects(t *testing.T) {
 			if tc.text == good {
 				t.Fatal("the mutation changed nothing")
 			}
-			if _, err := parseVault(tc.text); err == nil {
-				t.Error("parseVault accepted it")
+			if _, err := parseIndexed(tc.text); err == nil {
+				t.Error("parseIndexed accepted it")
 			}
 		})
 	}
@@ -117,7 +118,7 @@ func FuzzParseVault(f *testing.F) {
 	f.Add(strings.SplitAfter(good, "\n")[0] + "}}\n")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, text string) {
-		c, err := parseVault(text)
+		c, err := parseIndexed(text)
 		if err != nil {
 			return
 		}
@@ -129,4 +130,68 @@ func FuzzParseVault(f *testing.F) {
 			t.Errorf("parsed vault is not canonical:\n in: %q\nout: %q", text, out.String())
 		}
 	})
+}
+
+// parseIndexed reads a vault file the way a long-lived handle does: the
+// frame, then every record line.
+func parseIndexed(data string) (contents, error) {
+	c, err := parseVault(data)
+	if err == nil {
+		err = c.index()
+	}
+	return c, err
+}
+
+func TestFindSearchesUnindexedLines(t *testing.T) {
+	var lines strings.Builder
+	var slots []string
+	for i := range 50 {
+		slot := fmt.Sprintf("%032x", i*7919)
+		slots = append(slots, slot)
+		fmt.Fprintf(&lines, "%q:%q", slot, fmt.Sprintf("blob%d", i))
+		if i < 49 {
+			lines.WriteString(",")
+		}
+		lines.WriteString("\n")
+	}
+	c := contents{raw: lines.String()}
+	for i, slot := range slots {
+		blob, ok, err := c.find(slot)
+		if err != nil || !ok || blob != fmt.Sprintf("blob%d", i) {
+			t.Fatalf("find(%s) = %q, %v, %v", slot, blob, ok, err)
+		}
+	}
+	for _, missing := range []string{strings.Repeat("0", 31) + "1", strings.Repeat("f", 32), fmt.Sprintf("%032x", 7919*3+1)} {
+		if _, ok, err := c.find(missing); ok || err != nil {
+			t.Fatalf("find(%s) found it or failed: %v", missing, err)
+		}
+	}
+	bad := contents{raw: "\"zz\":\"x\"\n"}
+	if _, _, err := bad.find(slots[0]); err == nil {
+		t.Fatal("a malformed line read while searching was not reported")
+	}
+}
+
+func TestIndexHandlesSharedSlotPrefixes(t *testing.T) {
+	prefix := strings.Repeat("ab", 8) // 64 bits shared by every slot below
+	a, b, c := prefix+strings.Repeat("0", 16), prefix+strings.Repeat("1", 16), prefix+strings.Repeat("2", 16)
+	other := strings.Repeat("cd", 16)
+	ct := contents{indexed: true, byPrefix: map[uint64]entry{}}
+	want := map[string]string{}
+	check := func(step string) {
+		t.Helper()
+		for _, s := range []string{a, b, c, other} {
+			blob, ok, err := ct.find(s)
+			if err != nil || ok != (want[s] != "") || blob != want[s] {
+				t.Fatalf("%s: find(%s) = %q, %v, %v; want %q", step, s[len(s)-4:], blob, ok, err, want[s])
+			}
+		}
+	}
+	for _, step := range []struct{ slot, blob string }{
+		{b, "B"}, {a, "A"}, {c, "C"}, {other, "O"}, {a, "A2"}, {b, ""}, {a, ""}, {c, "C2"}, {c, ""}, {a, "A3"},
+	} {
+		ct.set(step.slot, step.blob)
+		want[step.slot] = step.blob
+		check("set " + step.slot[len(step.slot)-4:] + "=" + step.blob)
+	}
 }
