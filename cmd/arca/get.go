@@ -6,26 +6,18 @@ import (
 )
 
 func runGet(c *cli, args []string) int {
-	var co common
-	pos, st := c.parse(c.flags("get", "REF", &co), args, 1)
-	if st >= 0 {
-		return st
-	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
-	}
-	defer done()
-	res, err := svc.Get(c.ctx, ops.Request{Ref: pos[0]})
-	if err != nil {
-		return c.fail(err)
-	}
-	out := res.Value.Reveal()
-	if c.stdoutTTY {
-		out = append(out[:len(out):len(out)], '\n')
-	}
-	if _, err := c.stdout.Write(out); err != nil {
-		return c.failf(manifest.ExitOpError, "write value to stdout: %v", err)
-	}
-	return manifest.ExitOK
+	return c.vaultVerb(args, "get", "REF", 1, nil, func(svc *ops.Service, pos []string) int {
+		res, err := svc.Get(c.ctx, ops.Request{Ref: pos[0]})
+		if err != nil {
+			return c.fail(err)
+		}
+		out := res.Value.Reveal()
+		if c.stdoutTTY {
+			out = append(out[:len(out):len(out)], '\n')
+		}
+		if _, err := c.stdout.Write(out); err != nil {
+			return c.failf(manifest.ExitOpError, "write value to stdout: %v", err)
+		}
+		return manifest.ExitOK
+	})
 }

@@ -16,11 +16,7 @@ func runInit(c *cli, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	env := co.env
-	if env == "" {
-		env = c.getenv("ARCA_ENV")
-	}
-	svc := ops.New(ops.Options{Config: cfg, Now: c.now, Env: env})
+	svc := ops.New(ops.Options{Config: cfg, Now: c.now, Env: c.contextEnv(co)})
 	defer svc.Close()
 	res, err := svc.Init("")
 	if err != nil {

@@ -9,72 +9,57 @@ import (
 )
 
 func runList(c *cli, args []string) int {
-	var co common
-	fs := c.flags("list", "", &co)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if _, st := c.parse(fs, args, 0); st >= 0 {
-		return st
-	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
-	}
-	defer done()
-	res, err := svc.List(c.ctx, ops.Request{})
-	if err != nil {
-		return c.fail(err)
-	}
-	if *asJSON {
-		return c.printJSON(res)
-	}
-	for _, r := range res.Records {
-		rot := ""
-		if !r.RotatedAt.IsZero() {
-			rot = "  rotated " + r.RotatedAt.String()
+	var asJSON *bool
+	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
+	return c.vaultVerb(args, "list", "", 0, jsonFlag, func(svc *ops.Service, _ []string) int {
+		res, err := svc.List(c.ctx, ops.Request{})
+		if err != nil {
+			return c.fail(err)
 		}
-		fmt.Fprintf(c.stdout, "%s  version %d  updated %s%s\n", r.Ref, r.Version, r.UpdatedAt, rot)
-	}
-	if res.Truncated {
-		c.failf(0, "%d more records not listed (at most %d are)", res.Omitted, manifest.MaxListRows)
-	}
-	return 0
+		if *asJSON {
+			return c.printJSON(res)
+		}
+		for _, r := range res.Records {
+			rot := ""
+			if !r.RotatedAt.IsZero() {
+				rot = "  rotated " + r.RotatedAt.String()
+			}
+			fmt.Fprintf(c.stdout, "%s  version %d  updated %s%s\n", r.Ref, r.Version, r.UpdatedAt, rot)
+		}
+		if res.Truncated {
+			c.failf(0, "%d more records not listed (at most %d are)", res.Omitted, manifest.MaxListRows)
+		}
+		return manifest.ExitOK
+	})
 }
 
+// runCheck probes the vault. A problem found exits 1, so scripts can gate
+// on it; the op itself succeeded and is audited so.
 func runCheck(c *cli, args []string) int {
-	var co common
-	fs := c.flags("check", "", &co)
-	asJSON := fs.Bool("json", false, "print the result as JSON")
-	if _, st := c.parse(fs, args, 0); st >= 0 {
-		return st
-	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
-	}
-	defer done()
-	res, err := svc.Check(c.ctx, ops.Request{})
-	if err != nil {
-		return c.fail(err)
-	}
-	status := manifest.ExitOK
-	if !res.Healthy {
-		status = manifest.ExitOpError
-	}
-	if *asJSON {
-		if st := c.printJSON(res); st != 0 {
-			return st
+	var asJSON *bool
+	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
+	return c.vaultVerb(args, "check", "", 0, jsonFlag, func(svc *ops.Service, _ []string) int {
+		res, err := svc.Check(c.ctx, ops.Request{})
+		if err != nil {
+			return c.fail(err)
+		}
+		status := manifest.ExitOK
+		if !res.Healthy {
+			status = manifest.ExitOpError
+		}
+		if *asJSON {
+			if st := c.printJSON(res); st != 0 {
+				return st
+			}
+			return status
+		}
+		health := map[bool]string{true: "healthy", false: "UNHEALTHY"}[res.Healthy]
+		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", res.Env, res.Vault, res.Kind, health, res.Records)
+		for _, p := range res.Problems {
+			fmt.Fprintf(c.stdout, "  problem: %s\n", p)
 		}
 		return status
-	}
-	health := "healthy"
-	if !res.Healthy {
-		health = "UNHEALTHY"
-	}
-	fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", res.Env, res.Vault, res.Kind, health, res.Records)
-	for _, p := range res.Problems {
-		fmt.Fprintf(c.stdout, "  problem: %s\n", p)
-	}
-	return status
+	})
 }
 
 func (c *cli) printJSON(v any) int {

@@ -20,13 +20,9 @@ func runServe(c *cli, args []string) int {
 		_ = w.Write(audit.Event{Event: "stop", Message: "cannot start: " + err.Error()})
 		return manifest.ExitStatus(ops.CodeOf(err))
 	}
-	env := co.env
-	if env == "" {
-		env = c.getenv("ARCA_ENV")
-	}
 	return serve.Run(c.ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
-		Config: cfg, Env: env, Now: c.now,
+		Config: cfg, Env: c.contextEnv(co), Now: c.now,
 	})
 }
 

@@ -70,6 +70,34 @@ func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
 	return fs.Args(), -1
 }
 
+// vaultVerb runs a verb that uses the vault: flags (the common ones plus
+// what more adds), want positional arguments, then fn with the service.
+func (c *cli) vaultVerb(args []string, verb, synopsis string, want int, more func(*verbFlags), fn func(svc *ops.Service, pos []string) int) int {
+	var co common
+	fs := c.flags(verb, synopsis, &co)
+	if more != nil {
+		more(fs)
+	}
+	pos, st := c.parse(fs, args, want)
+	if st >= 0 {
+		return st
+	}
+	svc, done, st := c.service(co)
+	if st >= 0 {
+		return st
+	}
+	defer done()
+	return fn(svc, pos)
+}
+
+// contextEnv is the env of the process context: --env, else $ARCA_ENV.
+func (c *cli) contextEnv(co common) string {
+	if co.env != "" {
+		return co.env
+	}
+	return c.getenv("ARCA_ENV")
+}
+
 // service loads the config and opens the audit file. The caller runs done.
 func (c *cli) service(co common) (svc *ops.Service, done func(), status int) {
 	cfg, err := ops.LoadConfig(co.config, c.getenv)
@@ -84,11 +112,7 @@ func (c *cli) service(co common) (svc *ops.Service, done func(), status int) {
 	if err != nil {
 		return nil, nil, c.fail(ops.Errorf(manifest.OpError, "%v (nothing is done unaudited)", err))
 	}
-	env := co.env
-	if env == "" {
-		env = c.getenv("ARCA_ENV")
-	}
-	svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: env})
+	svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
 	return svc, func() { svc.Close(); f.Close() }, -1
 }
 
