@@ -65,6 +65,7 @@ type document struct {
 func Limits() map[string]int {
 	return map[string]int{
 		"line_bytes":        MaxLine,
+		"op_bytes":          MaxOp,
 		"id_bytes":          MaxID,
 		"ref_bytes":         MaxRef,
 		"env_bytes":         MaxSegment,

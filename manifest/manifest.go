@@ -5,6 +5,7 @@
 //
 // Limits (bytes unless noted):
 //
+//	MaxOp           64       the op field
 //	MaxRef          1 KiB    a ref, checked before it is parsed
 //	MaxSegment      128      one ref segment (env, ns or name), characters
 //	MaxValue        64 KiB   a secret value
@@ -24,6 +25,7 @@ const Protocol = "arca-serve/1"
 
 // Limits, see the package doc.
 const (
+	MaxOp          = 64
 	MaxRef         = 1 << 10
 	MaxSegment     = 128
 	MaxValue       = 64 << 10

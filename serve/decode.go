@@ -46,7 +46,7 @@ func lookupField(key string) (field, bool) {
 	case "id":
 		return field{bit: fID, max: manifest.MaxID}, true
 	case "op":
-		return field{fOp, 64, func(r *request, s string) { r.op = s }}, true
+		return field{fOp, manifest.MaxOp, func(r *request, s string) { r.op = s }}, true
 	case "ref":
 		return field{fRef, manifest.MaxRef, func(r *request, s string) { r.ref = s }}, true
 	case "env":
@@ -67,6 +67,9 @@ func lookupField(key string) (field, bool) {
 // the field and the cap; req.id is still set when the line was well-formed
 // JSON with a valid id, so the error can echo it.
 func decodeRequest(line []byte) (req request, problem string) {
+	if !utf8.Valid(line) {
+		return request{}, "request is not valid UTF-8"
+	}
 	s := scanner{b: line}
 	s.ws()
 	if !s.eat('{') {
@@ -110,9 +113,6 @@ func finish(s *scanner, req request, problem string) (request, string) {
 	s.ws()
 	if s.i != len(s.b) {
 		return request{}, "request has data after the JSON object"
-	}
-	if problem == "" && !utf8.Valid(s.b) {
-		problem = "request is not valid UTF-8"
 	}
 	if problem == "" && req.has&fOp == 0 {
 		problem = `field "op" is required`

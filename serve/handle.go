@@ -158,7 +158,7 @@ func (s *session) recoverPanic(id []byte, op string) {
 func (s *session) manifest() ([]byte, error) {
 	def, err := s.cfg.ResolveEnv("", "", s.ctxEnv)
 	if err != nil {
-		return nil, err
+		def = "" // no default env: every request must name one
 	}
 	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil})
 }

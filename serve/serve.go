@@ -66,6 +66,11 @@ func Run(ctx context.Context, o Options) int {
 }
 
 func (s *session) run() int {
+	if err := s.preflight(); err != nil {
+		s.lifecycle("stop", "cannot start: "+err.Error())
+		s.w.flush()
+		return exitBroken
+	}
 	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
 	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
 		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
@@ -88,9 +93,9 @@ func (s *session) run() int {
 		case errors.Is(err, errTooLong):
 			s.refuse(nil, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
 		case err != nil:
-			s.stopReason = "stdin failed: " + err.Error()
-			s.stop = true
-			continue
+			s.lifecycle("stop", "stdin failed: "+err.Error())
+			s.w.flush()
+			return exitBroken
 		case blank(line):
 			continue
 		default:
@@ -111,6 +116,19 @@ func (s *session) run() int {
 		return exitBroken
 	}
 	return exitOK
+}
+
+// preflight refuses to start a session that could only fail or mislead:
+// a process env that does not resolve, or a policy decision point this
+// build cannot consult (failing closed rather than serving unconsulted).
+func (s *session) preflight() error {
+	if _, err := s.cfg.ResolveEnv("", "", s.ctxEnv); err != nil && s.ctxEnv != "" {
+		return err
+	}
+	if s.cfg.Serve.PDP != nil {
+		return errors.New("[serve.pdp] is configured, but this build cannot consult a policy decision point; remove it or upgrade arca")
+	}
+	return nil
 }
 
 // inputReady reports whether a whole line is already buffered, so reading

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"os/signal"
+	"strings"
+	"syscall"
+
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -8,22 +13,36 @@ import (
 )
 
 // runServe runs the request loop. From here on stderr is the audit wire:
-// even a failure to start is reported as an event line, never as text.
+// even a usage error or a failure to start is an event line, never text.
 func runServe(c *cli, args []string) int {
 	var co common
-	if _, st := c.parse(c.flags("serve", "", &co), args, 0); st >= 0 {
+	var msg bytes.Buffer
+	quiet := *c
+	quiet.stderr = &msg
+	if _, st := quiet.parse(quiet.flags("serve", "", &co), args, 0); st >= 0 {
+		if st != manifest.ExitOK {
+			c.stopEvent(strings.TrimPrefix(strings.TrimSpace(msg.String()), "arca: "))
+		}
 		return st
 	}
 	cfg, err := ops.LoadConfig(co.config, c.getenv)
 	if err != nil {
-		w := audit.NewWriter(c.stderr, audit.SourceServe, c.now)
-		_ = w.Write(audit.Event{Event: "stop", Message: "cannot start: " + err.Error()})
+		c.stopEvent("cannot start: " + err.Error())
 		return manifest.ExitStatus(ops.CodeOf(err))
 	}
+	// A reader that goes away must not kill serve with SIGPIPE: writes then
+	// fail with EPIPE, which serve answers (op_error, exit 1).
+	signal.Ignore(syscall.SIGPIPE)
 	return serve.Run(c.ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 		Config: cfg, Env: c.contextEnv(co), Now: c.now,
 	})
+}
+
+// stopEvent writes the one event of a serve that never started.
+func (c *cli) stopEvent(msg string) {
+	w := audit.NewWriter(c.stderr, audit.SourceServe, c.now)
+	_ = w.Write(audit.Event{Event: "stop", Message: msg})
 }
 
 // runSchema prints the published JSON Schemas: all of them as one object
