@@ -94,7 +94,9 @@ func (s *Service) begin(op string, req Request) (*call, error) {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
 	if err := validate(req); err != nil {
-		c.ev.Actor = "" // an invalid actor is not recorded
+		if validateActor(req.Actor) != nil {
+			c.ev.Actor = "" // an invalid actor is not recorded
+		}
 		return nil, s.fail(c, err)
 	}
 	if req.Ref != "" {

@@ -41,6 +41,10 @@ func validate(req Request) error {
 	return validateActor(req.Actor)
 }
 
+// ValidActor reports whether a is an actor claim arca records: at most 256
+// bytes of UTF-8 without control characters.
+func ValidActor(a string) bool { return validateActor(a) == nil }
+
 func validateActor(a string) error {
 	if len(a) > manifest.MaxActor {
 		return Errorf(manifest.BadRequest, "actor is longer than %d bytes", manifest.MaxActor)

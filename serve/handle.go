@@ -20,15 +20,15 @@ func (s *session) handle(line []byte) {
 	id := req.id
 	defer s.recoverPanic(id, req.op)
 	if problem != "" {
-		s.refuse(id, "", manifest.BadRequest, problem)
+		s.refuse(&req, "", manifest.BadRequest, problem)
 		return
 	}
 	if !manifest.IsOp(req.op) {
-		s.refuse(id, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
+		s.refuse(&req, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
 		return
 	}
 	if problem := fieldsProblem(req.op, &req); problem != "" {
-		s.refuse(id, req.op, manifest.BadRequest, problem)
+		s.refuse(&req, req.op, manifest.BadRequest, problem)
 		return
 	}
 	s.dispatch(req.op, id, ops.Request{

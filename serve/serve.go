@@ -91,7 +91,7 @@ func (s *session) run() int {
 			s.stop = true
 			continue
 		case errors.Is(err, errTooLong):
-			s.refuse(nil, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
+			s.refuse(&request{}, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
 		case err != nil:
 			s.lifecycle("stop", "stdin failed: "+err.Error())
 			s.w.flush()
@@ -146,15 +146,22 @@ func (s *session) lifecycle(event, msg string) {
 	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
 }
 
-// refuse answers a request that never reached ops, with its one event.
-func (s *session) refuse(id []byte, op string, code manifest.Code, msg string) {
-	outcome := audit.BadRequest
-	ev := audit.Event{Event: "error", Op: op, Outcome: outcome, ID: idOrNull(id), Code: string(code), Message: msg}
+// refuse answers a request that never reached ops, with its one event. The
+// claims it carried are recorded as ops records them: the actor when well
+// formed, the attestation by its hash.
+func (s *session) refuse(req *request, op string, code manifest.Code, msg string) {
+	ev := audit.Event{Event: "error", Op: op, Outcome: audit.BadRequest, ID: idOrNull(req.id), Code: string(code), Message: msg}
+	if ops.ValidActor(req.actor) {
+		ev.Actor = req.actor
+	}
+	if req.has&fAttestation != 0 {
+		ev.AttestationSHA256 = audit.HashAttestation(req.attestation)
+	}
 	if err := s.audit.Write(ev); err != nil {
 		return // the wire is broken; flush answers op_error
 	}
-	s.out = appendError(s.out[:0], id, string(code), msg)
-	s.w.respond(id, s.out)
+	s.out = appendError(s.out[:0], req.id, string(code), msg)
+	s.w.respond(req.id, s.out)
 }
 
 func idOrNull(id []byte) []byte {
