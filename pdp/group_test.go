@@ -1,0 +1,73 @@
+package pdp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// TestChildLeadsItsOwnGroup: the child's process group id is its own pid,
+// not arca's group, so that killing the group reaches only the PDP.
+func TestChildLeadsItsOwnGroup(t *testing.T) {
+	cfg := Config{
+		Exec: `set -- $(cat /proc/$$/stat); if [ "$5" = "$$" ]; then echo '{"allow":true}'; ` +
+			`else echo '{"allow":false,"reason":"pgid '$5' pid '$$'"}'; fi`,
+		Timeout: quick, Environ: testEnviron(),
+	}
+	v, err := Decide(context.Background(), cfg, getReq)
+	if err != nil || !v.Allow {
+		t.Fatalf("verdict %+v, err %v", v, err)
+	}
+}
+
+// TestNoGrandchildSurvives records the pids of background grandchildren and
+// checks each is dead once Decide returns, on a verdict and on a timeout.
+func TestNoGrandchildSurvives(t *testing.T) {
+	tests := []struct{ name, tail, why string }{
+		{"after a verdict", `echo '{"allow":true}'`, ""},
+		{"after a timeout", `sleep 30`, "timed out"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pids := filepath.Join(t.TempDir(), "pids")
+			exec := "sleep 30 >/dev/null 2>&1 & echo $! >> " + sq(pids) + "; " +
+				"(sleep 30 >/dev/null 2>&1 & echo $! >> " + sq(pids) + "; sleep 30) >/dev/null & " +
+				"while [ $(wc -l < " + sq(pids) + ") -lt 2 ]; do sleep 0.01; done; " + tt.tail
+			cfg := Config{Exec: exec, Timeout: short, Environ: testEnviron()}
+			_, pgid, err := decide(context.Background(), cfg, getReq, "sh")
+			if tt.why == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tt.why != "" {
+				wantUnreachable(t, err, tt.why)
+			}
+			wantGroupGone(t, pgid)
+			b, _ := os.ReadFile(pids)
+			fields := strings.Fields(string(b))
+			if len(fields) != 2 {
+				t.Fatalf("recorded pids %q, want 2", b)
+			}
+			for _, f := range fields {
+				pid, _ := strconv.Atoi(f)
+				wantDead(t, pid)
+			}
+		})
+	}
+}
+
+// TestConcurrentDecisions runs every row at once — honest, hanging,
+// flooding and lying PDPs side by side: each decision gets its own outcome
+// within its own deadline, and no group survives.
+func TestConcurrentDecisions(t *testing.T) {
+	var wg sync.WaitGroup
+	for _, r := range rows() {
+		wg.Go(func() {
+			t.Run(r.name, func(t *testing.T) { r.checkOutcome(t) })
+		})
+	}
+	wg.Wait()
+}

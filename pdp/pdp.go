@@ -1,0 +1,213 @@
+// Package pdp runs arca's policy decision point (PDP): an external command
+// that serve consults before every op that can materialize a secret (get,
+// put, rm, rotate, list, check). It uses the standard library only and never
+// sees a secret value.
+//
+// # Contract
+//
+// One decision is one process. Decide runs `sh -c <exec>` and writes the
+// Request to the child's stdin as one JSON object and a newline, then closes
+// stdin:
+//
+//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name"}
+//
+// actor, attestation and ref are omitted when empty; ref is the bare
+// "ns/name" and is absent on list and check. The child answers on stdout with
+// exactly one JSON object (whitespace around it is fine):
+//
+//	{"allow": true, "reason": "…", "obligations": ["…"]}
+//
+// allow is required and must be a JSON boolean; reason, when present, must be
+// a string; obligations, when present, an array of strings. Keys match exactly
+// ("Allow" is not allow), any other key is ignored, and allow, reason or
+// obligations given twice makes the verdict unusable. The verdict counts only
+// once stdout has reached end of file and the child has exited with status 0.
+// Nothing is cached: every call runs the command again.
+//
+// # Where bytes go
+//
+//   - stdin carries the request only, written from its own goroutine, so a
+//     child that never reads cannot block arca.
+//   - stdout carries the verdict, read into one buffer of MaxVerdict+1 bytes.
+//   - stderr is /dev/null: arca never reads it, so a PDP may log there and
+//     none of it reaches arca's own output.
+//   - Unreachable.Why names a cause; it never carries the request, the
+//     verdict text or anything the child wrote.
+//
+// # Environment and working directory
+//
+// The child's environment is Allowlist(cfg.Environ) and nothing else:
+//
+//	PATH HOME USER LOGNAME SHELL LANG LC_* TERM TZ TMPDIR
+//
+// No ARCA_* variable, no cloud or forge token, nothing else of the parent's.
+// An empty allowlist is an empty environment, never the parent's. The shell
+// may add its own variables (dash exports PWD). The working directory is the
+// caller's.
+//
+// # Bounds
+//
+//   - Config.Timeout covers the whole decision, from spawn to verdict. At the
+//     deadline, or when ctx is done, the decision is unreachable.
+//   - The verdict is at most MaxVerdict bytes. arca reads at most one byte
+//     more; a child that writes it is killed and judged unreachable.
+//   - The child leads its own process group. Once the decision is made — by
+//     verdict, by failure or by deadline — the whole group gets SIGKILL, and
+//     only then is the child reaped, so the group id cannot have been reused
+//     by then. No child or grandchild outlives the decision, and a grandchild
+//     that holds stdout open cannot stretch it past the deadline. A process
+//     that leaves the group on purpose (setsid) escapes the kill; arca closes
+//     its own pipe ends, so the decision still ends on time.
+//   - Decide starts three goroutines (request writer, verdict reader, exit
+//     watcher) and waits for all three before it returns.
+//
+// # Failures
+//
+// Every failure is an *Unreachable, and the caller fails closed unless it
+// chose otherwise. Why is one of:
+//
+//	cause                                        Why
+//	Config.Timeout zero or negative              timeout must be positive
+//	ctx done, before or during the decision      cancelled: context canceled
+//	no complete verdict by the deadline          timed out after 5s
+//	  (a hang; a child that exits, even after
+//	  a valid verdict, while a grandchild still
+//	  holds stdout; a child that closes stdout
+//	  but does not exit)
+//	sh cannot be started                         cannot start sh: <error>
+//	pipe or read failure                         cannot create pipe: <error>, cannot read verdict: <error>
+//	more than MaxVerdict bytes on stdout         verdict larger than 65536 bytes
+//	exit status not 0, even after a valid allow  exited with status 3
+//	killed by a signal                           killed by signal 9 (killed)
+//	nothing but whitespace on stdout             verdict is empty
+//	not JSON                                     verdict is not JSON
+//	JSON, but not an object                      verdict is not a JSON object
+//	anything after the object but whitespace     verdict has data after the JSON object
+//	allow missing, null, "true", 1, …            verdict has no boolean allow
+//	reason present but not a string (null too)   verdict reason is not a string
+//	obligations present but not [string, …]      verdict obligations is not an array of strings
+//	allow, reason or obligations given twice     verdict repeats key allow
+//
+// # Trust root
+//
+// Exec is shell code run with arca's own user and privileges. Whoever
+// controls the config chooses it, so being able to write the config means
+// being able to run code as arca; serve warns when the config came from the
+// working directory. The allowlist keeps arca's environment (ARCA_*, tokens)
+// from the PDP, not the files its user can read.
+//
+// The package is Linux-only: it waits for the child's exit with
+// waitid(WNOWAIT) so that the process group is killed before the child is
+// reaped.
+package pdp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// MaxVerdict is the verdict cap in bytes (64 KiB).
+const MaxVerdict = 64 << 10
+
+// Request is what the PDP reads on stdin as one JSON object:
+// {"actor","attestation","op","env","ref"}; actor, attestation and ref are
+// omitted when empty (ref is the bare "ns/name", absent on list/check).
+type Request struct {
+	Actor       string `json:"actor,omitempty"`
+	Attestation string `json:"attestation,omitempty"`
+	Op          string `json:"op"`
+	Env         string `json:"env"`
+	Ref         string `json:"ref,omitempty"`
+}
+
+// Verdict is the PDP's answer. Unknown fields in the child's JSON are
+// ignored. Obligations is nil when the child gave none.
+type Verdict struct {
+	Allow       bool
+	Reason      string
+	Obligations []string
+}
+
+// Config is how to run the PDP.
+type Config struct {
+	Exec    string        // run as: sh -c <Exec>
+	Timeout time.Duration // the whole decision, spawn to verdict
+	Environ []string      // the parent's environment (os.Environ()); only the allowlist reaches the child
+}
+
+// Unreachable is why a PDP gave no usable verdict. Why is one short line
+// naming the cause; it never holds the verdict text, the request or anything
+// the child wrote.
+type Unreachable struct{ Why string }
+
+func (u *Unreachable) Error() string { return "pdp unreachable: " + u.Why }
+
+func unreachable(why string) error { return &Unreachable{Why: why} }
+
+// Decide runs one decision. Every failure is *Unreachable. It never caches.
+func Decide(ctx context.Context, cfg Config, req Request) (Verdict, error) {
+	v, _, err := decide(ctx, cfg, req, "sh")
+	return v, err
+}
+
+// decide is Decide with the shell named, and it reports the child's process
+// group id (0 when no child started) so tests can check that none of the
+// group survives.
+func decide(ctx context.Context, cfg Config, req Request, shell string) (Verdict, int, error) {
+	if cfg.Timeout <= 0 {
+		return Verdict{}, 0, unreachable("timeout must be positive")
+	}
+	if ctx.Err() != nil {
+		return Verdict{}, 0, unreachable(doneWhy(ctx, cfg.Timeout))
+	}
+	body, err := encodeRequest(req)
+	if err != nil {
+		return Verdict{}, 0, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+
+	c, err := start(shell, cfg.Exec, Allowlist(cfg.Environ), body)
+	if err != nil {
+		return Verdict{}, 0, err
+	}
+	why := c.await(dctx)
+	if why == whyDeadline {
+		why = doneWhy(ctx, cfg.Timeout)
+	}
+	status := c.stop() // always: the decision is made
+	if why == "" {
+		why = status
+	}
+	if why != "" {
+		return Verdict{}, c.pgid, unreachable(why)
+	}
+	v, why := parseVerdict(c.out)
+	if why != "" {
+		return Verdict{}, c.pgid, unreachable(why)
+	}
+	return v, c.pgid, nil
+}
+
+// doneWhy says why a decision whose context is done ended: the caller
+// cancelled it, or the PDP's own timeout ran out.
+func doneWhy(ctx context.Context, timeout time.Duration) string {
+	if err := ctx.Err(); err != nil {
+		return "cancelled: " + err.Error()
+	}
+	return "timed out after " + timeout.String()
+}
+
+// encodeRequest is the request as the child reads it: one JSON object and a
+// newline, with <, > and & left as they are so that shell PDPs can grep.
+func encodeRequest(req Request) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(req); err != nil {
+		return nil, unreachable("cannot encode request")
+	}
+	return buf.Bytes(), nil
+}

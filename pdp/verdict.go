@@ -1,0 +1,139 @@
+package pdp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+)
+
+// parseVerdict reads the child's stdout as exactly one JSON object with a
+// boolean allow, an optional string reason and an optional array of string
+// obligations. It reports why the verdict is unusable, or "".
+func parseVerdict(b []byte) (Verdict, string) {
+	obj, why := oneObject(b)
+	if why != "" {
+		return Verdict{}, why
+	}
+	f, why := knownFields(obj)
+	if why != "" {
+		return Verdict{}, why
+	}
+	return f.verdict()
+}
+
+// oneObject returns the single JSON object in b; whitespace around it is
+// allowed, anything else is not.
+func oneObject(b []byte) (json.RawMessage, string) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var obj json.RawMessage
+	if err := dec.Decode(&obj); err == io.EOF {
+		return nil, "verdict is empty"
+	} else if err != nil {
+		return nil, "verdict is not JSON"
+	}
+	if obj[0] != '{' {
+		return nil, "verdict is not a JSON object"
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "verdict has data after the JSON object"
+	}
+	return obj, ""
+}
+
+// fields holds the raw values of the keys a verdict may carry; nil when
+// absent.
+type fields struct {
+	allow, reason, obligations json.RawMessage
+}
+
+// knownFields walks a valid JSON object and keeps the values of allow,
+// reason and obligations. Keys match exactly; a known key given twice is
+// refused rather than letting the last one win.
+func knownFields(obj json.RawMessage) (fields, string) {
+	var f fields
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	dec.Token() // the opening brace; obj is already known to be valid
+	for dec.More() {
+		tok, err := dec.Token()
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err != nil || dec.Decode(&raw) != nil {
+			return fields{}, "verdict is not JSON"
+		}
+		slot := f.slot(key)
+		if slot == nil {
+			continue
+		}
+		if *slot != nil {
+			return fields{}, "verdict repeats key " + key
+		}
+		*slot = raw
+	}
+	return f, ""
+}
+
+func (f *fields) slot(key string) *json.RawMessage {
+	switch key {
+	case "allow":
+		return &f.allow
+	case "reason":
+		return &f.reason
+	case "obligations":
+		return &f.obligations
+	}
+	return nil
+}
+
+func (f fields) verdict() (Verdict, string) {
+	var v Verdict
+	switch string(f.allow) {
+	case "true":
+		v.Allow = true
+	case "false":
+	default:
+		return Verdict{}, "verdict has no boolean allow"
+	}
+	if f.reason != nil {
+		s, ok := jsonString(f.reason)
+		if !ok {
+			return Verdict{}, "verdict reason is not a string"
+		}
+		v.Reason = s
+	}
+	if f.obligations != nil {
+		obs, ok := jsonStrings(f.obligations)
+		if !ok {
+			return Verdict{}, "verdict obligations is not an array of strings"
+		}
+		v.Obligations = obs
+	}
+	return v, ""
+}
+
+// jsonString decodes raw only if it is a JSON string: encoding/json would
+// quietly turn null into "".
+func jsonString(raw json.RawMessage) (string, bool) {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// jsonStrings decodes raw only if it is an array whose every element is a
+// JSON string. An empty array gives nil.
+func jsonStrings(raw json.RawMessage) ([]string, bool) {
+	var elems []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
+		return nil, false
+	}
+	var out []string
+	for _, e := range elems {
+		s, ok := jsonString(e)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
