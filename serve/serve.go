@@ -42,7 +42,9 @@ const (
 )
 
 type session struct {
-	ctx        context.Context
+	base       context.Context
+	ctx        context.Context // base with the current read epoch
+	epoch      uint64
 	in         *lineReader
 	w          *wire
 	audit      *audit.Writer
@@ -61,7 +63,7 @@ func Run(ctx context.Context, o Options) int {
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
 	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore})
 	defer svc.Close()
-	s := &session{ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
+	s := &session{base: ctx, ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
 	return s.run()
 }
 
@@ -84,6 +86,10 @@ func (s *session) run() int {
 			if err := s.w.flush(); err != nil {
 				return exitBroken
 			}
+			// The next lines come from a read not yet made: a new epoch,
+			// so the vault checks again for other processes' writes.
+			s.epoch++
+			s.ctx = vault.WithEpoch(s.base, s.epoch)
 		}
 		line, err := s.in.next()
 		switch {

@@ -33,6 +33,7 @@ type File struct {
 	seen     fileID      // what fstat said of it then
 	stale    bool        // reread by path at the next refresh
 	lookups  int         // gets since the last read of the file
+	epoch    uint64      // the read epoch of the last check (WithEpoch)
 	cur      contents
 	k        *keys
 }
@@ -137,6 +138,18 @@ func (f *File) refresh() error {
 		fh.Close()
 		return err
 	}
+	return nil
+}
+
+// refreshIn is refresh done at most once per read epoch (see WithEpoch).
+func (f *File) refreshIn(epoch uint64) error {
+	if epoch != 0 && epoch == f.epoch && !f.stale && f.k != nil {
+		return nil
+	}
+	if err := f.refresh(); err != nil {
+		return err
+	}
+	f.epoch = epoch
 	return nil
 }
 
@@ -260,10 +273,10 @@ func (f *File) lookup(slot, name string) (r Record, ok bool, err error) {
 }
 
 // Get implements Store.
-func (f *File) Get(_ context.Context, name string) (Record, error) {
+func (f *File) Get(ctx context.Context, name string) (Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.refresh(); err != nil {
+	if err := f.refreshIn(epochOf(ctx)); err != nil {
 		return Record{}, err
 	}
 	// The first lookup after a read searches the lines as they are; a handle
