@@ -98,9 +98,9 @@ func (a *Writer) Write(e Event) error {
 	defer a.mu.Unlock()
 	e.V = 1
 	e.Seq = a.seq + 1
-	e.TS = FormatTime(a.now())
+	e.TS = ""
 	e.Source = a.source
-	a.buf = append(appendEvent(a.buf[:0], &e), '\n')
+	a.buf = append(appendEvent(a.buf[:0], &e, a.now()), '\n')
 	if _, err := a.w.Write(a.buf); err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}

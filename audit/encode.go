@@ -2,16 +2,24 @@ package audit
 
 import (
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
 // appendEvent appends e as one JSON object, fields in declaration order,
 // empty optional fields omitted: what encoding/json would write, without
 // reflection on the hot path.
-func appendEvent(b []byte, e *Event) []byte {
+//
+// A zero TS is written as stamp, formatted straight into b.
+func appendEvent(b []byte, e *Event, stamp time.Time) []byte {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
-	b = appendField(b, "ts", e.TS, true)
+	if e.TS == "" && !stamp.IsZero() {
+		b = append(b, `,"ts":"`...)
+		b = append(AppendTime(b, stamp), '"')
+	} else {
+		b = appendField(b, "ts", e.TS, true)
+	}
 	b = append(b, `,"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = appendField(b, "event", e.Event, true)

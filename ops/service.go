@@ -87,9 +87,9 @@ type call struct {
 
 // begin validates req as op, resolves its ref and env and applies the
 // guardrails. A request that fails here is audited and never reaches a vault.
-func (s *Service) begin(op string, req Request) (*call, error) {
+func (s *Service) begin(op string, req Request) (call, error) {
 	req.Op = op
-	c := &call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
+	c := call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
 	if req.Attestation != "" {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
@@ -97,22 +97,22 @@ func (s *Service) begin(op string, req Request) (*call, error) {
 		if validateActor(req.Actor) != nil {
 			c.ev.Actor = "" // an invalid actor is not recorded
 		}
-		return nil, s.fail(c, err)
+		return call{}, s.fail(&c, err)
 	}
 	if req.Ref != "" {
 		ref, err := ParseRef(req.Ref)
 		if err != nil {
-			return nil, s.fail(c, err)
+			return call{}, s.fail(&c, err)
 		}
 		c.ref, c.ev.Ref = ref, ref.Path()
 	}
 	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
 	if err != nil {
-		return nil, s.fail(c, err)
+		return call{}, s.fail(&c, err)
 	}
 	c.env, c.ev.Env = env, env
 	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
-		return nil, s.fail(c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
 	return c, nil
 }

@@ -10,10 +10,11 @@ import (
 
 // Get returns a secret. The value is returned only once its event is written.
 func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
-	c, err := s.begin("get", req)
+	cv, err := s.begin("get", req)
 	if err != nil {
 		return GetResult{}, err
 	}
+	c := &cv
 	st, err := s.store(c.env)
 	var rec vault.Record
 	if err == nil {
@@ -30,10 +31,11 @@ func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
 
 // Put creates or overwrites a secret.
 func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
-	c, err := s.begin("put", req)
+	cv, err := s.begin("put", req)
 	if err != nil {
 		return PutResult{}, err
 	}
+	c := &cv
 	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Put, Name: c.ref.Path(), Value: req.Value})
 	if err != nil {
 		return PutResult{}, err
@@ -44,10 +46,11 @@ func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
 
 // Rotate replaces the value of an existing secret.
 func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error) {
-	c, err := s.begin("rotate", req)
+	cv, err := s.begin("rotate", req)
 	if err != nil {
 		return RotateResult{}, err
 	}
+	c := &cv
 	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Rotate, Name: c.ref.Path(), Value: req.Value})
 	if err != nil {
 		return RotateResult{}, err
@@ -57,10 +60,11 @@ func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error)
 
 // Rm deletes a secret.
 func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
-	c, err := s.begin("rm", req)
+	cv, err := s.begin("rm", req)
 	if err != nil {
 		return RmResult{}, err
 	}
+	c := &cv
 	m, err := s.apply(ctx, c, vault.Write{Kind: vault.Remove, Name: c.ref.Path()})
 	if err != nil {
 		return RmResult{}, err
@@ -98,10 +102,11 @@ func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta
 
 // List returns every record's ref and metadata, never a value.
 func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
-	c, err := s.begin("list", req)
+	cv, err := s.begin("list", req)
 	if err != nil {
 		return ListResult{}, err
 	}
+	c := &cv
 	st, err := s.store(c.env)
 	var metas []vault.Meta
 	if err == nil {
@@ -126,10 +131,11 @@ func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
 
 // Check probes the env's vault. A problem found is reported, not an error.
 func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
-	c, err := s.begin("check", req)
+	cv, err := s.begin("check", req)
 	if err != nil {
 		return CheckResult{}, err
 	}
+	c := &cv
 	name, vc, err := s.cfg.VaultFor(c.env)
 	if err != nil {
 		return CheckResult{}, s.fail(c, err)
@@ -174,9 +180,10 @@ func (s *Service) Meta(op string, req Request) (string, error) {
 	if op != "manifest" && op != "shutdown" {
 		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op)
 	}
-	c, err := s.begin(op, req)
+	cv, err := s.begin(op, req)
 	if err != nil {
 		return "", err
 	}
+	c := &cv
 	return c.env, s.record(c, 0)
 }
