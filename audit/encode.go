@@ -40,14 +40,14 @@ func appendEvent(b []byte, e *Event, stamp time.Time) []byte {
 	b = appendField(b, "message", e.Message, false)
 	if e.Policy != nil {
 		b = append(b, `,"policy":`...)
-		b = appendPolicy(b, e.Policy)
+		b = AppendPolicy(b, e.Policy)
 	}
 	b = appendField(b, "source", e.Source, true)
 	return append(b, '}')
 }
 
-// appendPolicy appends a verdict as a JSON object.
-func appendPolicy(b []byte, p *Policy) []byte {
+// AppendPolicy appends a verdict as a JSON object.
+func AppendPolicy(b []byte, p *Policy) []byte {
 	b = append(b, `{"allow":`...)
 	b = strconv.AppendBool(b, p.Allow)
 	b = appendField(b, "reason", p.Reason, false)

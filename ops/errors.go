@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 )
 
@@ -13,6 +14,8 @@ type Error struct {
 	Code manifest.Code
 	Msg  string
 	Err  error // the cause, when callers may need to branch on it
+	// Policy is the PDP's verdict when one was consulted for the request.
+	Policy *audit.Policy
 }
 
 func (e *Error) Error() string { return e.Msg }

@@ -38,6 +38,7 @@ type GetResult struct {
 	Value   vault.Secret `json:"-"`
 	Version uint64       `json:"version"`
 	Stamp
+	Decision
 }
 
 // PutResult is the result of put.
@@ -48,6 +49,7 @@ type PutResult struct {
 	Created   bool   `json:"created"`
 	CreatedAt Time   `json:"created_at"`
 	UpdatedAt Time   `json:"updated_at"`
+	Decision
 }
 
 // RotateResult is the result of rotate.
@@ -56,6 +58,7 @@ type RotateResult struct {
 	Env     string `json:"env"`
 	Version uint64 `json:"version"`
 	Stamp
+	Decision
 }
 
 // RmResult is the result of rm: the version the record had.
@@ -64,6 +67,7 @@ type RmResult struct {
 	Env     string `json:"env"`
 	Removed bool   `json:"removed"`
 	Version uint64 `json:"version"`
+	Decision
 }
 
 // ListRecord is one row of a list.
@@ -80,6 +84,7 @@ type ListResult struct {
 	Records   []ListRecord `json:"records"`
 	Truncated bool         `json:"truncated"`
 	Omitted   int          `json:"omitted"`
+	Decision
 }
 
 // CheckResult is the result of check. A problem found is a successful check
@@ -91,4 +96,5 @@ type CheckResult struct {
 	Healthy  bool     `json:"healthy"`
 	Records  int      `json:"records"`
 	Problems []string `json:"problems"`
+	Decision
 }

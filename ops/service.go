@@ -8,6 +8,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"sync"
@@ -35,6 +36,10 @@ type Options struct {
 	Audit  *audit.Writer
 	Now    func() time.Time // stamps records; time.Now when nil
 	Env    string           // the process context: --env, else $ARCA_ENV
+	// ConsultPDP makes vault ops ask [serve.pdp] first (serve does; the CLI
+	// does not). Environ is the environment the PDP's allowlist is taken from.
+	ConsultPDP bool
+	Environ    []string
 	// OpenStore opens the vault named name; nil opens by kind (openStore).
 	OpenStore func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
 }
@@ -42,11 +47,13 @@ type Options struct {
 // Service runs operations. It is safe for concurrent use and keeps the
 // vaults it opened open until Close.
 type Service struct {
-	cfg    *Config
-	audit  *audit.Writer
-	now    func() time.Time
-	ctxEnv string
-	open   func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
+	cfg        *Config
+	audit      *audit.Writer
+	now        func() time.Time
+	ctxEnv     string
+	consultPDP bool
+	environ    []string
+	open       func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
 
 	mu     sync.Mutex
 	stores map[string]vault.Store // by vault name
@@ -61,7 +68,7 @@ func New(o Options) *Service {
 	if o.OpenStore == nil {
 		o.OpenStore = openStore
 	}
-	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, open: o.OpenStore, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, consultPDP: o.ConsultPDP, environ: o.Environ, open: o.OpenStore, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 }
 
 // Close closes every vault the service opened.
@@ -85,9 +92,10 @@ type call struct {
 	ev  audit.Event
 }
 
-// begin validates req as op, resolves its ref and env and applies the
-// guardrails. A request that fails here is audited and never reaches a vault.
-func (s *Service) begin(op string, req Request) (call, error) {
+// begin validates req as op, resolves its ref and env, applies the
+// guardrails and consults the PDP. A request that fails here is audited and
+// never reaches a vault.
+func (s *Service) begin(ctx context.Context, op string, req Request) (call, error) {
 	req.Op = op
 	c := call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
 	if req.Attestation != "" {
@@ -114,8 +122,14 @@ func (s *Service) begin(op string, req Request) (call, error) {
 	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
 		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
+	if err := s.consult(ctx, &c, req); err != nil {
+		return call{}, s.fail(&c, err)
+	}
 	return c, nil
 }
+
+// decision is the verdict to return with c's result.
+func (c *call) decision() Decision { return Decision{Policy: c.ev.Policy} }
 
 // record writes c's success event.
 func (s *Service) record(c *call, version uint64) error {
@@ -135,9 +149,12 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 	return nil
 }
 
-// fail audits err as c's outcome and returns it.
+// fail audits err as c's outcome and returns it, carrying c's verdict.
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)
+	if c.ev.Policy != nil {
+		err = &Error{Code: code, Msg: err.Error(), Err: err, Policy: c.ev.Policy}
+	}
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()
 	if code == manifest.Denied {

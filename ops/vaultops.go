@@ -10,7 +10,7 @@ import (
 
 // Get returns a secret. The value is returned only once its event is written.
 func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
-	cv, err := s.begin("get", req)
+	cv, err := s.begin(ctx, "get", req)
 	if err != nil {
 		return GetResult{}, err
 	}
@@ -26,12 +26,12 @@ func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
 	if err := s.record(c, rec.Version); err != nil {
 		return GetResult{}, err
 	}
-	return GetResult{Ref: c.ref.Canonical(), Env: c.env, Value: rec.Value, Version: rec.Version, Stamp: stampOf(rec.Meta)}, nil
+	return GetResult{Ref: c.ref.Canonical(), Env: c.env, Value: rec.Value, Version: rec.Version, Stamp: stampOf(rec.Meta), Decision: c.decision()}, nil
 }
 
 // Put creates or overwrites a secret.
 func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
-	cv, err := s.begin("put", req)
+	cv, err := s.begin(ctx, "put", req)
 	if err != nil {
 		return PutResult{}, err
 	}
@@ -41,12 +41,12 @@ func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
 		return PutResult{}, err
 	}
 	st := stampOf(m)
-	return PutResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Created: m.Created, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt}, nil
+	return PutResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Created: m.Created, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Decision: c.decision()}, nil
 }
 
 // Rotate replaces the value of an existing secret.
 func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error) {
-	cv, err := s.begin("rotate", req)
+	cv, err := s.begin(ctx, "rotate", req)
 	if err != nil {
 		return RotateResult{}, err
 	}
@@ -55,12 +55,12 @@ func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error)
 	if err != nil {
 		return RotateResult{}, err
 	}
-	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m)}, nil
+	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m), Decision: c.decision()}, nil
 }
 
 // Rm deletes a secret.
 func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
-	cv, err := s.begin("rm", req)
+	cv, err := s.begin(ctx, "rm", req)
 	if err != nil {
 		return RmResult{}, err
 	}
@@ -69,7 +69,7 @@ func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
 	if err != nil {
 		return RmResult{}, err
 	}
-	return RmResult{Ref: c.ref.Canonical(), Env: c.env, Removed: true, Version: m.Version}, nil
+	return RmResult{Ref: c.ref.Canonical(), Env: c.env, Removed: true, Version: m.Version, Decision: c.decision()}, nil
 }
 
 // apply prepares a change, audits it, then commits it. A commit that fails
@@ -102,7 +102,7 @@ func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta
 
 // List returns every record's ref and metadata, never a value.
 func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
-	cv, err := s.begin("list", req)
+	cv, err := s.begin(ctx, "list", req)
 	if err != nil {
 		return ListResult{}, err
 	}
@@ -115,7 +115,7 @@ func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
 	if err != nil {
 		return ListResult{}, s.fail(c, s.vaultErr(c, err))
 	}
-	res := ListResult{Env: c.env, Records: make([]ListRecord, 0, min(len(metas), manifest.MaxListRows))}
+	res := ListResult{Env: c.env, Records: make([]ListRecord, 0, min(len(metas), manifest.MaxListRows)), Decision: c.decision()}
 	if len(metas) > manifest.MaxListRows {
 		res.Truncated, res.Omitted = true, len(metas)-manifest.MaxListRows
 		metas = metas[:manifest.MaxListRows]
@@ -131,7 +131,7 @@ func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
 
 // Check probes the env's vault. A problem found is reported, not an error.
 func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
-	cv, err := s.begin("check", req)
+	cv, err := s.begin(ctx, "check", req)
 	if err != nil {
 		return CheckResult{}, err
 	}
@@ -140,7 +140,7 @@ func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
 	if err != nil {
 		return CheckResult{}, s.fail(c, err)
 	}
-	res := CheckResult{Env: c.env, Vault: name, Kind: vc.Kind, Problems: []string{}}
+	res := CheckResult{Env: c.env, Vault: name, Kind: vc.Kind, Problems: []string{}, Decision: c.decision()}
 	st, err := s.store(c.env)
 	var rep vault.Report
 	if err == nil {
@@ -176,11 +176,11 @@ func (s *Service) vaultErr(c *call, err error) error {
 // Meta validates and audits a protocol meta-op (manifest, shutdown): its
 // env must resolve, its actor be well-formed. Meta-ops skip guardrails and
 // never touch a vault. It returns the resolved env.
-func (s *Service) Meta(op string, req Request) (string, error) {
+func (s *Service) Meta(ctx context.Context, op string, req Request) (string, error) {
 	if op != "manifest" && op != "shutdown" {
 		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op)
 	}
-	cv, err := s.begin(op, req)
+	cv, err := s.begin(ctx, op, req)
 	if err != nil {
 		return "", err
 	}

@@ -342,7 +342,6 @@ exec = "PDP-COMMAND-LINE --token t0ps3cret"
 	}{
 		{"unknown context env", "", "zzz", `cannot start: unknown env "zzz"`},
 		{"invalid context env", "", "../x", "cannot start: invalid env"},
-		{"PDP configured", pdp, "", "cannot start: [serve.pdp] is configured"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -84,6 +84,7 @@ func fieldsProblem(op string, req *request) string {
 func (s *session) dispatch(op string, id []byte, r ops.Request) {
 	var (
 		result []byte
+		policy *audit.Policy
 		err    error
 	)
 	switch op {
@@ -91,24 +92,24 @@ func (s *session) dispatch(op string, id []byte, r ops.Request) {
 		var res ops.GetResult
 		if res, err = s.svc.Get(s.ctx, r); err == nil {
 			s.res = appendGet(s.res[:0], &res)
-			result = s.res
+			result, policy = s.res, res.Policy
 		}
 	case "put":
-		result, err = encode(s.svc.Put(s.ctx, r))
+		result, policy, err = encode(s.svc.Put(s.ctx, r))
 	case "rotate":
-		result, err = encode(s.svc.Rotate(s.ctx, r))
+		result, policy, err = encode(s.svc.Rotate(s.ctx, r))
 	case "rm":
-		result, err = encode(s.svc.Rm(s.ctx, r))
+		result, policy, err = encode(s.svc.Rm(s.ctx, r))
 	case "list":
-		result, err = encode(s.svc.List(s.ctx, r))
+		result, policy, err = encode(s.svc.List(s.ctx, r))
 	case "check":
-		result, err = encode(s.svc.Check(s.ctx, r))
+		result, policy, err = encode(s.svc.Check(s.ctx, r))
 	case "manifest":
-		if _, err = s.svc.Meta(op, r); err == nil {
+		if _, err = s.svc.Meta(s.ctx, op, r); err == nil {
 			result, err = s.manifest()
 		}
 	case "shutdown":
-		if _, err = s.svc.Meta(op, r); err == nil {
+		if _, err = s.svc.Meta(s.ctx, op, r); err == nil {
 			result, s.stop, s.stopReason = []byte(`{}`), true, "shutdown"
 		}
 	}
@@ -116,15 +117,17 @@ func (s *session) dispatch(op string, id []byte, r ops.Request) {
 		s.answerError(id, err)
 		return
 	}
-	s.out = appendOK(s.out[:0], id, result)
+	s.out = appendOK(s.out[:0], id, result, policy)
 	s.w.respond(id, s.out)
 }
 
-func encode[T any](v T, err error) ([]byte, error) {
+// encode marshals a result and returns the verdict it carries.
+func encode[T interface{ Verdict() *audit.Policy }](v T, err error) ([]byte, *audit.Policy, error) {
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return marshalResult(v)
+	b, err := marshalResult(v)
+	return b, v.Verdict(), err
 }
 
 // answerError queues the error response for a failed op; ops wrote its
@@ -133,7 +136,7 @@ func (s *session) answerError(id []byte, err error) {
 	if errors.Is(err, ops.ErrAudit) {
 		s.w.broken = true
 	}
-	s.out = appendError(s.out[:0], id, string(ops.CodeOf(err)), err.Error())
+	s.out = appendErrorPolicy(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), ops.PolicyOf(err))
 	s.w.respond(id, s.out)
 }
 

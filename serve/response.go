@@ -20,22 +20,37 @@ func appendID(b, id []byte) []byte {
 
 // appendError appends an error response.
 func appendError(b, id []byte, code, msg string) []byte {
+	return appendErrorPolicy(b, id, code, msg, nil)
+}
+
+// appendErrorPolicy appends an error response with the verdict, if any, of
+// the policy decision point consulted for it.
+func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":false,"error":{"code":`...)
 	b = audit.AppendString(b, code)
 	b = append(b, `,"message":`...)
 	b = audit.AppendString(b, msg)
-	return append(b, "}}"...)
+	b = append(b, '}')
+	return append(appendPolicy(b, p), '}')
 }
 
 // appendOK appends a success response around an encoded result.
-func appendOK(b, id, result []byte) []byte {
+func appendOK(b, id, result []byte, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":true,"result":`...)
 	b = append(b, result...)
-	return append(b, '}')
+	return append(appendPolicy(b, p), '}')
+}
+
+// appendPolicy appends `,"policy":{…}` when the PDP was consulted.
+func appendPolicy(b []byte, p *audit.Policy) []byte {
+	if p == nil {
+		return b
+	}
+	return audit.AppendPolicy(append(b, `,"policy":`...), p)
 }
 
 // appendGet encodes a get result. This is the one place serve puts a value

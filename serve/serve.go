@@ -31,6 +31,9 @@ type Options struct {
 	Config *ops.Config
 	Env    string           // the process context: --env, else $ARCA_ENV
 	Now    func() time.Time // time.Now when nil
+	// Environ is the environment the PDP child's allowlist is taken from
+	// (os.Environ()); nil gives the child an empty environment.
+	Environ []string
 	// OpenStore overrides how vaults are opened (tests).
 	OpenStore func(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error)
 }
@@ -61,7 +64,8 @@ type session struct {
 func Run(ctx context.Context, o Options) int {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
-	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore})
+	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore,
+		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
 	s := &session{base: ctx, ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
 	return s.run()
@@ -124,15 +128,11 @@ func (s *session) run() int {
 	return exitOK
 }
 
-// preflight refuses to start a session that could only fail or mislead:
-// a process env that does not resolve, or a policy decision point this
-// build cannot consult (failing closed rather than serving unconsulted).
+// preflight refuses to start a session that could only fail: a process env
+// that does not resolve.
 func (s *session) preflight() error {
 	if _, err := s.cfg.ResolveEnv("", "", s.ctxEnv); err != nil && s.ctxEnv != "" {
 		return err
-	}
-	if s.cfg.Serve.PDP != nil {
-		return errors.New("[serve.pdp] is configured, but this build cannot consult a policy decision point; remove it or upgrade arca")
 	}
 	return nil
 }

@@ -170,12 +170,13 @@ type transcript struct {
 // sessionOpts tune one session. The zero value runs with bytes.Buffers for
 // stdout and stderr and the context env "".
 type sessionOpts struct {
-	stdin  io.Reader
-	sent   []byte    // the stdin bytes, when known: pairs replies with requests
-	stdout io.Writer // receives stdout as well as the transcript, when set
-	stderr io.Writer // wraps the transcript's stderr buffer, when set
-	env    string
-	broken bool // the session is expected to break: skip the one-event-per-reply accounting
+	stdin   io.Reader
+	sent    []byte    // the stdin bytes, when known: pairs replies with requests
+	stdout  io.Writer // receives stdout as well as the transcript, when set
+	stderr  io.Writer // wraps the transcript's stderr buffer, when set
+	env     string
+	environ []string // the PDP child's allowlist is taken from it
+	broken  bool     // the session is expected to break: skip the one-event-per-reply accounting
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -199,7 +200,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	}
 	status := Run(context.Background(), Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
-		Config: f.cfg, Env: o.env, Now: fixedClock, OpenStore: f.spy.open,
+		Config: f.cfg, Env: o.env, Now: fixedClock, OpenStore: f.spy.open, Environ: o.environ,
 	})
 	tr := transcript{rawOut: out.Bytes(), status: status}
 	if o.stderr != nil {

@@ -26,6 +26,7 @@ type cli struct {
 	stdout    io.Writer
 	stderr    io.Writer
 	getenv    func(string) string
+	environ   func() []string
 	now       func() time.Time
 	stdinTTY  bool
 	stdoutTTY bool
@@ -58,6 +59,7 @@ func main() {
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		getenv:    os.Getenv,
+		environ:   os.Environ,
 		now:       time.Now,
 		stdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
 		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),

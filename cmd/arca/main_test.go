@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 				stdout:    os.Stdout,
 				stderr:    os.Stderr,
 				getenv:    os.Getenv,
+				environ:   os.Environ,
 				now:       testClock(),
 				stdinTTY:  false,
 				stdoutTTY: false,

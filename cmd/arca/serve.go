@@ -35,7 +35,7 @@ func runServe(c *cli, args []string) int {
 	signal.Ignore(syscall.SIGPIPE)
 	return serve.Run(c.ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
-		Config: cfg, Env: c.contextEnv(co), Now: c.now,
+		Config: cfg, Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
 	})
 }
 

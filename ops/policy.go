@@ -1,0 +1,55 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/pdp"
+)
+
+// Decision carries the verdict of the policy decision point on a result,
+// when one was consulted. Serve puts it on the response as "policy".
+type Decision struct {
+	Policy *audit.Policy `json:"-"`
+}
+
+// Verdict returns the recorded verdict, nil when the PDP was not consulted.
+func (d Decision) Verdict() *audit.Policy { return d.Policy }
+
+// PolicyOf returns the verdict an error carries, nil when none.
+func PolicyOf(err error) *audit.Policy {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Policy
+	}
+	return nil
+}
+
+// consult asks the PDP about c, when this service consults one and the
+// config names one. It runs after validation and guardrails, so a doomed
+// request never spawns it. A deny, or an unreachable PDP without
+// allow_on_error, ends the request; the verdict goes on c's events.
+func (s *Service) consult(ctx context.Context, c *call, req Request) error {
+	p := s.cfg.Serve.PDP
+	if !s.consultPDP || p == nil || !isVaultOp(c.op) {
+		return nil
+	}
+	v, err := pdp.Decide(ctx, pdp.Config{Exec: p.Exec, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: s.environ},
+		pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: c.env, Ref: c.ev.Ref})
+	var u *pdp.Unreachable
+	switch {
+	case errors.As(err, &u) && p.AllowOnError:
+		c.ev.Policy = &audit.Policy{Allow: true, Reason: u.Error(), Degraded: true}
+	case err != nil:
+		return Errorf(manifest.PDPUnreachable, "%v", err)
+	case !v.Allow:
+		c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
+		return Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
+	default:
+		c.ev.Policy = &audit.Policy{Allow: true, Reason: v.Reason, Obligations: v.Obligations}
+	}
+	return nil
+}
