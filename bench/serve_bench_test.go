@@ -2,6 +2,8 @@ package bench
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -88,4 +90,33 @@ func BenchmarkServeMemory(b *testing.B) {
 		b.ReportMetric(float64(idle)/1024, "idle-MB")
 		b.ReportMetric(float64(peak)/1024, "peak-MB")
 	}
+}
+
+// BenchmarkServePDP is pipelined get throughput with an allow-all policy
+// decision point: every request spawns `sh -c` once, which dominates.
+func BenchmarkServePDP(b *testing.B) {
+	bins := build(b)
+	bins.arcaCmd(b, "", "init")
+	bins.arcaCmd(b, "s3cret-value-of-some-length-0123456789", "put", "arca://app/db")
+	cfg := filepath.Join(bins.home, "pdp.toml")
+	if err := os.WriteFile(cfg, []byte("[serve.pdp]\nexec = \"echo '{\\\"allow\\\":true}'\"\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	p := start(b, bins.env(), bins.arca, "serve", "--config", cfg)
+	if resp := p.roundTrip(b, getLine); !strings.Contains(resp, `"policy":{"allow":true}`) {
+		b.Fatalf("no verdict on the response: %s", resp)
+	}
+	b.ResetTimer()
+	go func() {
+		for range b.N {
+			io.WriteString(p.in, getLine)
+		}
+	}()
+	for range b.N {
+		if _, err := p.out.ReadSlice('\n'); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
 }
