@@ -32,11 +32,15 @@ func TestFileSurvivesKill(t *testing.T) {
 	for round := range rounds {
 		p := startWriter(t, ctx, v, "loop", next)
 		p.waitReady(t)
-		time.Sleep(time.Duration(2+rng.IntN(30)) * time.Millisecond)
+		// Kill among writes: after the first acknowledged one, at a random
+		// moment of the ones that follow.
+		first := p.waitAck(t)
+		time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
 		if err := p.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
-		got, err := p.acks()
+		rest, err := p.acks()
+		got := append([]int{first}, rest...)
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.String() != "signal: killed" {
 			t.Fatalf("round %d: writer ended with %v, want killed", round, err)

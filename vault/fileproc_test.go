@@ -109,6 +109,22 @@ func (p *writerProc) waitReady(t *testing.T) {
 
 // acks drains the writer's remaining lines, waits for it to exit and returns
 // the indexes it acknowledged and how it ended.
+// waitAck waits for the writer's next acknowledged write and returns it.
+func (p *writerProc) waitAck(t *testing.T) int {
+	t.Helper()
+	select {
+	case line := <-p.lines:
+		var i int
+		if _, err := fmt.Sscanf(line, "ok %d", &i); err != nil {
+			t.Fatalf("writer said %q, want an acknowledged write", line)
+		}
+		return i
+	case <-time.After(10 * time.Second): // a guard against a hang, not a timing assertion
+		t.Fatal("no write acknowledged after 10s")
+	}
+	return 0
+}
+
 func (p *writerProc) acks() ([]int, error) {
 	var acked []int
 	var bad error
