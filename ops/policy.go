@@ -47,6 +47,9 @@ func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 		return Errorf(manifest.PDPUnreachable, "%v", err)
 	case !v.Allow:
 		c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
+		if v.Reason == "" {
+			return Errorf(manifest.Denied, "denied by policy")
+		}
 		return Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
 	default:
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: v.Reason, Obligations: v.Obligations}
