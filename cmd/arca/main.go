@@ -46,6 +46,8 @@ func verbs() map[string]verb {
 		"rm":      {runRm, "delete a secret"},
 		"list":    {runList, "list secrets and their metadata, never values"},
 		"check":   {runCheck, "probe the vault: key, records, permissions"},
+		"run":     {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
+		"env":     {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
 		"serve":   {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
 		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
 		"version": {runVersion, "print arca's version"},

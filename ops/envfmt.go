@@ -1,0 +1,91 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// EnvFormats are the formats FormatEnv writes, the first the default.
+var EnvFormats = []string{"sh", "dotenv", "json"}
+
+// FormatEnv writes vars to w as assignments in format, in the order given,
+// all in one Write (nothing is written when a name is invalid):
+//
+//   - sh: one `export NAME='value'` per line. Inside single quotes POSIX sh
+//     takes every byte literally, newlines included, so the only byte to
+//     escape is ' itself, written as the four bytes '\” (close the quote,
+//     an escaped quote, reopen). The output is meant for
+//     `eval "$(arca env)"`: export makes the variables reach the commands
+//     that shell runs, as arca run would.
+//   - dotenv: one `NAME="value"` per line, inside the double quotes \ written
+//     \\, " written \", newline \n and carriage return \r; every other byte
+//     (tab, $, ', `, unicode) as is. python-dotenv decodes exactly these
+//     escapes; docs/cli.md says what it and other readers do with $ and
+//     with a trailing backslash.
+//   - json: one object {"NAME":"value",…} on one line, keys in the order
+//     given, encoded by encoding/json without HTML escaping.
+//
+// An unknown format, or a name that is not a valid variable name, is
+// bad_request. Values are taken through Reveal, once, here.
+func FormatEnv(w io.Writer, format string, vars []Materialized) error {
+	for _, v := range vars {
+		if err := validateVarName(v.Name); err != nil {
+			return err
+		}
+	}
+	var b bytes.Buffer
+	switch format {
+	case "sh":
+		for _, v := range vars {
+			b.WriteString("export " + v.Name + "='")
+			b.Write(bytes.ReplaceAll(v.Value.Reveal(), []byte("'"), []byte(`'\''`)))
+			b.WriteString("'\n")
+		}
+	case "dotenv":
+		for _, v := range vars {
+			b.WriteString(v.Name + `="`)
+			for _, c := range v.Value.Reveal() {
+				switch c {
+				case '\\':
+					b.WriteString(`\\`)
+				case '"':
+					b.WriteString(`\"`)
+				case '\n':
+					b.WriteString(`\n`)
+				case '\r':
+					b.WriteString(`\r`)
+				default:
+					b.WriteByte(c)
+				}
+			}
+			b.WriteString("\"\n")
+		}
+	case "json":
+		b.WriteByte('{')
+		for i, v := range vars {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			appendJSONString(&b, v.Name)
+			b.WriteByte(':')
+			appendJSONString(&b, string(v.Value.Reveal()))
+		}
+		b.WriteString("}\n")
+	default:
+		return Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats, ", "))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// appendJSONString appends s as a JSON string, <, > and & left as they are.
+func appendJSONString(b *bytes.Buffer, s string) {
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)       // a string always encodes
+	b.Truncate(b.Len() - 1) // Encode's newline
+}

@@ -1,0 +1,124 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"strings"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Injection asks for the secret at Ref to be handed over as the environment
+// variable Name (arca run, arca env).
+type Injection struct {
+	Name string
+	Ref  string
+}
+
+// Materialized is an injection resolved to its value.
+type Materialized struct {
+	Name  string
+	Value vault.Secret
+}
+
+// reservedPrefix names arca's own settings (ARCA_CONFIG, ARCA_ENV, …). No
+// injection may set one: a child never sees ARCA_*, and an `eval` of arca
+// env must not be able to redirect the next arca's config.
+const reservedPrefix = "ARCA_"
+
+// Materialize resolves every injection through Get, in order, in the
+// service's env context: each is validated, routed, held to the guardrails
+// and audited (one get event per secret) exactly as `arca get` would be.
+//
+// Nothing is read unless every name is valid and distinct, and every ref is
+// well-formed; an invalid ref is passed to Get alone, so that it is audited
+// as a bad request like any other. The first failure ends it and is
+// returned with its code, its message prefixed with the variable's name.
+// Values that an environment variable cannot hold (a NUL byte) are
+// bad_request.
+func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Materialized, error) {
+	seen := make(map[string]bool, len(injections))
+	for _, in := range injections {
+		if err := validateVarName(in.Name); err != nil {
+			return nil, err
+		}
+		if seen[in.Name] {
+			return nil, Errorf(manifest.BadRequest, "secret %s is given twice (one ref per name)", in.Name)
+		}
+		seen[in.Name] = true
+	}
+	for _, in := range injections {
+		if _, perr := ParseRef(in.Ref); perr != nil {
+			_, err := s.Get(ctx, Request{Ref: in.Ref})
+			if err == nil {
+				err = perr
+			}
+			return nil, named(in.Name, err)
+		}
+	}
+	out := make([]Materialized, 0, len(injections))
+	for _, in := range injections {
+		res, err := s.Get(ctx, Request{Ref: in.Ref})
+		if err != nil {
+			return nil, named(in.Name, err)
+		}
+		if bytes.IndexByte(res.Value.Reveal(), 0) >= 0 {
+			return nil, Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
+		}
+		out = append(out, Materialized{Name: in.Name, Value: res.Value})
+	}
+	return out, nil
+}
+
+// named prefixes err's message with the variable it was resolving, keeping
+// its code, its verdict and its chain.
+func named(name string, err error) error {
+	return &Error{Code: CodeOf(err), Msg: "secret " + name + ": " + err.Error(), Err: err, Policy: PolicyOf(err)}
+}
+
+// RefsInEnviron returns, in environ's order, the variables whose value is
+// meant as a ref: it starts with "arca://" (in any case, so that a mistyped
+// ARCA:// fails loudly instead of reaching a child as text). Materialize
+// then refuses any that is not a valid ref as bad_request. Variables named
+// ARCA_* are arca's own settings and are never picked; entries without "="
+// are skipped; of a name given twice, the first counts (as for getenv).
+func RefsInEnviron(environ []string) []Injection {
+	var out []Injection
+	seen := map[string]bool{}
+	for _, kv := range environ {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || seen[name] {
+			continue
+		}
+		seen[name] = true
+		if strings.HasPrefix(name, reservedPrefix) {
+			continue
+		}
+		if len(val) >= len(scheme) && strings.EqualFold(val[:len(scheme)], scheme) {
+			out = append(out, Injection{Name: name, Ref: val})
+		}
+	}
+	return out
+}
+
+// ValidVarName reports whether name can be injected: a POSIX environment
+// variable name, [A-Za-z_][A-Za-z0-9_]*, not one of arca's own ARCA_*.
+func ValidVarName(name string) bool { return validateVarName(name) == nil }
+
+func validateVarName(name string) error {
+	if name == "" {
+		return Errorf(manifest.BadRequest, "secret name is empty (want NAME=REF)")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
+			continue
+		}
+		return Errorf(manifest.BadRequest, "secret name %q is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+	}
+	if strings.HasPrefix(name, reservedPrefix) {
+		return Errorf(manifest.BadRequest, "secret name %s: ARCA_* names are arca's own settings and are never injected", name)
+	}
+	return nil
+}

@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+)
+
+func TestMaterializeResolvesAndAuditsEachSecret(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	for ref, v := range map[string]string{"arca://app/db": canary + "-db", "arca://app/api": canary + "-api"} {
+		if _, err := f.svc.Put(ctx, Request{Ref: ref, Value: secret(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.events.Reset()
+	got, err := f.svc.Materialize(ctx, []Injection{
+		{Name: "DB_PASSWORD", Ref: "arca://app/db"},
+		{Name: "API", Ref: "arca://default/app/api"},
+		{Name: "_again", Ref: "arca://app/db"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ name, value string }{{"DB_PASSWORD", canary + "-db"}, {"API", canary + "-api"}, {"_again", canary + "-db"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %d secrets, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if got[i].Name != w.name || string(got[i].Value.Reveal()) != w.value {
+			t.Errorf("secret %d = %s=%q, want %s=%q", i, got[i].Name, got[i].Value.Reveal(), w.name, w.value)
+		}
+	}
+	ev := f.lines(t)
+	if len(ev) != 3 {
+		t.Fatalf("%d audit events, want one per secret (3)", len(ev))
+	}
+	for i, ref := range []string{"app/db", "app/api", "app/db"} {
+		e := ev[i]
+		if e.Event != "get" || e.Outcome != audit.OK || e.Ref != ref || e.Env != "default" || e.Source != audit.SourceCLI {
+			t.Errorf("event %d = %+v, want a cli get of %s", i, e, ref)
+		}
+	}
+	if strings.Contains(f.events.String(), canary) {
+		t.Fatal("an audit event carries a value")
+	}
+}
+
+func TestMaterializeNothing(t *testing.T) {
+	f := newFixture(t, "")
+	got, err := f.svc.Materialize(context.Background(), nil)
+	if err != nil || len(got) != 0 || f.events.Len() != 0 {
+		t.Fatalf("Materialize(nil) = %v, %v with %d bytes of events", got, err, f.events.Len())
+	}
+}
+
+// Names are checked before anything is read or audited: a typo in one
+// name reads no secret at all.
+func TestMaterializeRefusesBadNames(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	f.events.Reset()
+	f.store.calls = 0
+	for _, c := range []struct {
+		name string
+		ins  []Injection
+		msg  string
+	}{
+		{"empty", []Injection{{"", "arca://app/db"}}, "secret name is empty"},
+		{"leading digit", []Injection{{"1DB", "arca://app/db"}}, `"1DB" is not an environment variable name`},
+		{"dash", []Injection{{"DB-PASS", "arca://app/db"}}, "not an environment variable name"},
+		{"dot", []Injection{{"db.pass", "arca://app/db"}}, "not an environment variable name"},
+		{"space", []Injection{{"DB PASS", "arca://app/db"}}, "not an environment variable name"},
+		{"equals", []Injection{{"A=B", "arca://app/db"}}, "not an environment variable name"},
+		{"semicolon", []Injection{{"A;rm", "arca://app/db"}}, "not an environment variable name"},
+		{"newline", []Injection{{"A\nB", "arca://app/db"}}, "not an environment variable name"},
+		{"non-ascii", []Injection{{"ÄB", "arca://app/db"}}, "not an environment variable name"},
+		{"reserved", []Injection{{"ARCA_CONFIG", "arca://app/db"}}, "ARCA_* names are arca's own"},
+		{"reserved other", []Injection{{"ARCA_SOMETHING", "arca://app/db"}}, "ARCA_* names are arca's own"},
+		{"duplicate", []Injection{{"DB", "arca://app/db"}, {"X", "arca://app/db"}, {"DB", "arca://app/other"}}, "secret DB is given twice"},
+		{"bad name after good ones", []Injection{{"OK", "arca://app/db"}, {"NOT-OK", "arca://app/db"}}, "not an environment variable name"},
+	} {
+		got, err := f.svc.Materialize(ctx, c.ins)
+		if CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), c.msg) || got != nil {
+			t.Errorf("%s: %v, %v; want bad_request containing %q", c.name, got, err, c.msg)
+		}
+	}
+	if f.events.Len() != 0 || f.store.calls != 0 {
+		t.Fatalf("a refused name was audited (%q) or reached the vault (%d calls)", f.events.String(), f.store.calls)
+	}
+	for _, ok := range []string{"A", "_", "_1", "a_b_C9", "PATH", "arca_lower", "ARCA"} {
+		if !ValidVarName(ok) {
+			t.Errorf("ValidVarName(%q) = false", ok)
+		}
+	}
+}
+
+// A malformed ref fails before any secret is read, audited as the bad
+// request it is; the message names the variable and never the value.
+func TestMaterializeBadRefReadsNothing(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{canary, "arca://", "arca://app", "arca://a/b/c/d", "ARCA://app/db", "arca://app/../db", "arca://app/db?x=1", " arca://app/db"} {
+		f.events.Reset()
+		f.store.calls = 0
+		got, err := f.svc.Materialize(ctx, []Injection{{"GOOD", "arca://app/db"}, {"BAD", bad}, {"LATER", "arca://app/db"}})
+		if CodeOf(err) != manifest.BadRequest || !strings.HasPrefix(err.Error(), "secret BAD: invalid ref") || got != nil {
+			t.Errorf("ref %q: %v, %v; want bad_request starting %q", bad, got, err, "secret BAD: invalid ref")
+			continue
+		}
+		if strings.Contains(err.Error(), canary) {
+			t.Errorf("ref %q: the message echoes it: %v", bad, err)
+		}
+		ev := f.lines(t)
+		if f.store.calls != 0 || len(ev) != 1 || ev[0].Outcome != audit.BadRequest || ev[0].Op != "get" {
+			t.Errorf("ref %q: %d vault calls, events %+v; want none and one bad_request get", bad, f.store.calls, ev)
+		}
+	}
+}
+
+func TestMaterializeFailuresKeepTheirCode(t *testing.T) {
+	f := newFixture(t, `
+[[guardrails.rule]]
+ref = "billing/*"
+ops = ["get"]
+reason = "no billing reads"
+`)
+	ctx := context.Background()
+	for _, ref := range []string{"arca://app/db", "arca://billing/card"} {
+		if _, err := f.svc.Put(ctx, Request{Ref: ref, Value: secret(canary)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ref  string
+		code manifest.Code
+		msg  string
+	}{
+		{"arca://app/missing", manifest.NotFound, `secret X: arca://app/missing not found in env "default"`},
+		{"arca://billing/card", manifest.Denied, "secret X: denied by guardrail: no billing reads"},
+		{"arca://staging/app/db", manifest.BadRequest, `secret X: unknown env "staging"`},
+		{"arca://app/nul", manifest.BadRequest, "secret X: the value has a NUL byte"},
+	} {
+		got, err := f.svc.Materialize(ctx, []Injection{{"OK", "arca://app/db"}, {"X", c.ref}})
+		if CodeOf(err) != c.code || !strings.HasPrefix(err.Error(), c.msg) || got != nil {
+			t.Errorf("%s: %v, %v; want %s starting %q", c.ref, got, err, c.code, c.msg)
+		}
+		if strings.Contains(err.Error(), canary) {
+			t.Errorf("%s: the message carries the value", c.ref)
+		}
+	}
+}
+
+func TestRefsInEnviron(t *testing.T) {
+	environ := []string{
+		"PATH=/usr/bin",
+		"DB_PASSWORD=arca://app/db",
+		"PINNED=arca://prod/app/db",
+		"URL=https://example.com/arca://x/y",
+		"EMBEDDED=x arca://app/db",
+		"SPACED= arca://app/db",
+		"UPPER=ARCA://app/db",
+		"HALF=arca://",
+		"BROKEN=arca://a/b/c/d",
+		"ARCA_ENV=arca://app/db",
+		"ARCA_SOMETHING_CANARY=arca://app/db",
+		"NOEQUALS",
+		"DB_PASSWORD=arca://app/second",
+		"EMPTY=",
+		"lower.case=arca://app/db",
+	}
+	got := RefsInEnviron(environ)
+	want := []Injection{
+		{"DB_PASSWORD", "arca://app/db"},
+		{"PINNED", "arca://prod/app/db"},
+		{"UPPER", "ARCA://app/db"},
+		{"HALF", "arca://"},
+		{"BROKEN", "arca://a/b/c/d"},
+		{"lower.case", "arca://app/db"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RefsInEnviron =\n%q\nwant\n%q", got, want)
+	}
+	if got := RefsInEnviron(nil); len(got) != 0 {
+		t.Fatalf("RefsInEnviron(nil) = %q", got)
+	}
+}
+
+// A variable that looks like a ref but is not one stops the run: it is
+// never handed to a child as a half-ref.
+func TestRefsInEnvironInvalidAreBadRequests(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	for _, kv := range []string{"HALF=arca://", "UPPER=ARCA://app/db", "BROKEN=arca://a/b/c/d", "lower.case=arca://app/db"} {
+		_, err := f.svc.Materialize(ctx, RefsInEnviron([]string{kv}))
+		if CodeOf(err) != manifest.BadRequest {
+			t.Errorf("%s: %v, want bad_request", kv, err)
+		}
+	}
+}
