@@ -108,6 +108,13 @@ func (a *Writer) Write(e Event) error {
 	return nil
 }
 
+// Seq returns the seq of the last event written (0 before the first).
+func (a *Writer) Seq() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.seq
+}
+
 // Flusher is a sink that buffers events and can push them out.
 type Flusher interface {
 	Flush() error

@@ -35,12 +35,30 @@ func (s *Service) store(env string) (vault.Store, error) {
 	return st, nil
 }
 
+// canOpen reports why env's vault could never be opened by this build (no
+// such vault, a kind it lacks), before anything is asked of a PDP. Whether
+// the vault opens is only known by opening it.
+func (s *Service) canOpen(env string) error {
+	s.mu.Lock()
+	_, open := s.byEnv[env]
+	s.mu.Unlock()
+	if open {
+		return nil
+	}
+	name, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return err
+	}
+	if vc.Kind != "file" {
+		return Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
+	}
+	return nil
+}
+
 // openStore opens a vault by its kind.
 func openStore(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
-	switch vc.Kind {
-	case "file":
-		return vault.OpenFile(vc.Path, vc.Identity, now)
-	default:
+	if vc.Kind != "file" {
 		return nil, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
 	}
+	return vault.OpenFile(vc.Path, vc.Identity, now)
 }

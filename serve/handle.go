@@ -18,7 +18,7 @@ import (
 func (s *session) handle(line []byte) {
 	req, problem := decodeRequest(line)
 	id := req.id
-	defer s.recoverPanic(id, req.op)
+	defer s.recoverPanic(id, req.op, s.audit.Seq())
 	if problem != "" {
 		s.refuse(&req, "", manifest.BadRequest, problem)
 		return
@@ -140,18 +140,22 @@ func (s *session) answerError(id []byte, err error) {
 	s.w.respond(id, s.out)
 }
 
-// recoverPanic turns a panic in one request into op_error, audited, and
-// keeps the loop alive. The panic value is never printed: it might hold
+// recoverPanic turns a panic in one request into op_error, audited once,
+// and keeps the loop alive. The panic value is never printed: it might hold
 // anything.
-func (s *session) recoverPanic(id []byte, op string) {
+func (s *session) recoverPanic(id []byte, op string, seqBefore uint64) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	const msg = "internal error while handling the request"
-	ev := audit.Event{Event: "error", Op: op, Outcome: audit.Error, ID: idOrNull(id), Code: string(manifest.OpError), Message: msg}
-	if err := s.audit.Write(ev); err != nil {
-		return
+	// The request's one event: written now, unless it already was (the
+	// panic came after ops recorded the op).
+	if s.audit.Seq() == seqBefore {
+		ev := audit.Event{Event: "error", Op: op, Outcome: audit.Error, ID: idOrNull(id), Code: string(manifest.OpError), Message: msg}
+		if err := s.audit.Write(ev); err != nil {
+			return
+		}
 	}
 	s.out = appendError(s.out[:0], id, string(manifest.OpError), msg)
 	s.w.respond(id, s.out)

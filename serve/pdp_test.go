@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arca-secrets/arca/ops"
 )
 
 // pdpFixture is a fixture whose [serve.pdp] runs script; the PDP child
@@ -141,5 +143,37 @@ reason = "billing is off limits"
 		if len(r.Policy) != 0 {
 			t.Errorf("reply %d carries policy %s though no PDP was consulted", i+1, r.Policy)
 		}
+	}
+}
+
+// TestPDPNotAskedForAVaultThatCannotOpen: an env whose vault this build
+// cannot open is doomed before the PDP is asked.
+func TestPDPNotAskedForAVaultThatCannotOpen(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "requests")
+	cfg, err := ops.ParseConfig([]byte(`
+[envs.team]
+vault = "team"
+[vaults.team]
+kind = "etcd"
+endpoints = ["127.0.0.1:1"]
+prefix = "/arca/"
+[serve.pdp]
+exec = `+quoteTOML("cat >> "+log+"; echo '{\"allow\":true}'")+`
+`), "arca.toml", func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{home: home, cfg: cfg, spy: &spy{}}
+	in := lines(`{"op":"get","ref":"arca://app/db","env":"team","id":1}`)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: "not available in this build"}})
+	if reqs := consulted(t, log); len(reqs) != 0 {
+		t.Errorf("the PDP was asked about a doomed request: %v", reqs)
 	}
 }

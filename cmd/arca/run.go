@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -125,12 +126,19 @@ func childEnv(environ []string, vars []ops.Materialized) []string {
 	return env
 }
 
+// maskWaitDelay is how long arca keeps copying a masked child's output after
+// the child exited, for output still in flight.
+const maskWaitDelay = 5 * time.Second
+
 // runChild starts cmd, forwards SIGINT, SIGTERM and SIGHUP to it until it
 // exits, flushes the redactors and returns the child's status.
 func (c *cli) runChild(cmd *exec.Cmd, name string, redactors []io.Closer) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// With --mask, a grandchild that keeps the child's output open must not
+	// hold arca after the child exits: the pipes close after this delay.
+	cmd.WaitDelay = maskWaitDelay
 	if err := cmd.Start(); err != nil {
 		return c.failf(manifest.ExitOpError, "cannot run %s: %v", name, startErr(err))
 	}
