@@ -9,8 +9,8 @@ import (
 	"github.com/arca-secrets/arca/manifest"
 )
 
-// EnvFormats are the formats FormatEnv writes, the first the default.
-var EnvFormats = []string{"sh", "dotenv", "json"}
+// EnvFormats returns the formats FormatEnv writes, the first the default.
+func EnvFormats() []string { return []string{"sh", "dotenv", "json"} }
 
 // FormatEnv writes vars to w as assignments in format, in the order given,
 // all in one Write (nothing is written when a name is invalid):
@@ -76,7 +76,7 @@ func FormatEnv(w io.Writer, format string, vars []Materialized) error {
 		}
 		b.WriteString("}\n")
 	default:
-		return Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats, ", "))
+		return Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats(), ", "))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

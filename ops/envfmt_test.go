@@ -108,7 +108,7 @@ func TestFormatEnvRefuses(t *testing.T) {
 	// A name is code in sh: one that is not a plain variable name is
 	// refused whatever the caller checked before.
 	for _, name := range []string{"", "A;touch x", "A B", "1A", "A=B", "$(x)", "ARCA_ENV"} {
-		for _, f := range EnvFormats {
+		for _, f := range EnvFormats() {
 			b.Reset()
 			err := FormatEnv(&b, f, []Materialized{{Name: "OK", Value: secret("v")}, {Name: name, Value: secret(canary)}})
 			if CodeOf(err) != manifest.BadRequest || b.Len() != 0 || strings.Contains(err.Error(), canary) {

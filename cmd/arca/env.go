@@ -16,8 +16,8 @@ type formatFlag string
 func (f *formatFlag) String() string { return string(*f) }
 
 func (f *formatFlag) Set(v string) error {
-	if !slices.Contains(ops.EnvFormats, v) {
-		return fmt.Errorf("want one of %s", strings.Join(ops.EnvFormats, ", "))
+	if !slices.Contains(ops.EnvFormats(), v) {
+		return fmt.Errorf("want one of %s", strings.Join(ops.EnvFormats(), ", "))
 	}
 	*f = formatFlag(v)
 	return nil
@@ -28,7 +28,7 @@ func (f *formatFlag) Set(v string) error {
 // printed unless every secret resolved and was audited.
 func runEnv(c *cli, args []string) int {
 	var secrets secretFlags
-	format := formatFlag(ops.EnvFormats[0])
+	format := formatFlag(ops.EnvFormats()[0])
 	more := func(fs *verbFlags) {
 		fs.Var(&secrets, "secret", "print the variable NAME set to the secret at REF, once per `NAME=REF`")
 		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")

@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -198,15 +196,10 @@ func startErr(err error) error {
 // at least one argument, taken as is (a "--" ends the flags). It returns -1
 // to go on, or the exit status to stop with.
 func (c *cli) parseCommand(fs *verbFlags, args []string, secrets *secretFlags) ([]string, int) {
-	err := fs.Parse(args)
+	if st := c.parseFlags(fs, args); st >= 0 {
+		return nil, st
+	}
 	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(c.stdout, fs.usage())
-		fs.SetOutput(c.stdout)
-		fs.PrintDefaults()
-		return nil, manifest.ExitOK
-	case err != nil:
-		return nil, c.failf(manifest.ExitUsage, "%v (%s)", err, fs.usage())
 	case secrets.malformed:
 		return nil, c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
 	case fs.NArg() == 0:

@@ -55,19 +55,30 @@ func (fs *verbFlags) usage() string {
 // parse parses args and checks the number of positional arguments. It
 // returns -1 to go on, or the exit status to stop with.
 func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
+	if st := c.parseFlags(fs, args); st >= 0 {
+		return nil, st
+	}
+	if fs.NArg() != want {
+		return nil, c.failf(manifest.ExitUsage, "%s", fs.usage())
+	}
+	return fs.Args(), -1
+}
+
+// parseFlags parses the flags in args: -h prints the verb's usage, a bad
+// flag is a one-line usage error. It returns -1 to go on, or the exit
+// status to stop with.
+func (c *cli) parseFlags(fs *verbFlags, args []string) int {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(c.stdout, fs.usage())
 		fs.SetOutput(c.stdout)
 		fs.PrintDefaults()
-		return nil, manifest.ExitOK
+		return manifest.ExitOK
 	case err != nil:
-		return nil, c.failf(manifest.ExitUsage, "%v (%s)", err, fs.usage())
-	case fs.NArg() != want:
-		return nil, c.failf(manifest.ExitUsage, "%s", fs.usage())
+		return c.failf(manifest.ExitUsage, "%v (%s)", err, fs.usage())
 	}
-	return fs.Args(), -1
+	return -1
 }
 
 // vaultVerb runs a verb that uses the vault: flags (the common ones plus
