@@ -196,4 +196,3 @@ func TestFormatEnvJSONRoundTrip(t *testing.T) {
 		}
 	}
 }
-
