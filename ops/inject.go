@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -64,7 +65,14 @@ func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Ma
 			return nil, named(in.Name, err)
 		}
 		if bytes.IndexByte(res.Value.Reveal(), 0) >= 0 {
-			return nil, Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
+			err := Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
+			// The get was audited ok; the trail says the value went no further.
+			ev := audit.Event{Event: "error", Op: "get", Outcome: audit.BadRequest, Env: res.Env,
+				Ref: strings.TrimPrefix(res.Ref, "arca://"), Code: string(err.Code), Message: err.Msg}
+			if werr := s.write(ev); werr != nil {
+				return nil, werr
+			}
+			return nil, err
 		}
 		out = append(out, Materialized{Name: in.Name, Value: res.Value})
 	}

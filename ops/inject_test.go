@@ -212,3 +212,23 @@ func TestRefsInEnvironInvalidAreBadRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestMaterializeAuditsAValueItCannotPass: a value with a NUL byte was read
+// (its get event says ok), so a second event records that it went no
+// further.
+func TestMaterializeAuditsAValueItCannotPass(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Materialize(ctx, []Injection{{"X", "arca://app/nul"}}); CodeOf(err) != manifest.BadRequest {
+		t.Fatalf("err = %v, want bad_request", err)
+	}
+	ev := f.lines(t)
+	last := ev[len(ev)-2:]
+	if last[0].Event != "get" || last[0].Outcome != audit.OK ||
+		last[1].Event != "error" || last[1].Op != "get" || last[1].Outcome != audit.BadRequest || last[1].Ref != "app/nul" || last[1].Env != "default" {
+		t.Fatalf("last events = %+v; want the get, then an error event for the same ref", last)
+	}
+}
