@@ -55,18 +55,23 @@ func verbs() map[string]verb {
 }
 
 func main() {
-	c := &cli{
-		ctx:       context.Background(),
-		stdin:     os.Stdin,
-		stdout:    os.Stdout,
-		stderr:    os.Stderr,
-		getenv:    os.Getenv,
-		environ:   os.Environ,
-		now:       time.Now,
-		stdinTTY:  term.IsTerminal(int(os.Stdin.Fd())),
-		stdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
-	}
+	c := processCLI(time.Now)
+	c.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
+	c.stdoutTTY = term.IsTerminal(int(os.Stdout.Fd()))
 	os.Exit(c.main(os.Args[1:]))
+}
+
+// processCLI is the process's own outside world, with the clock now.
+func processCLI(now func() time.Time) *cli {
+	return &cli{
+		ctx:     context.Background(),
+		stdin:   os.Stdin,
+		stdout:  os.Stdout,
+		stderr:  os.Stderr,
+		getenv:  os.Getenv,
+		environ: os.Environ,
+		now:     now,
+	}
 }
 
 // main runs one verb and returns the exit status.

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,18 +37,7 @@ const testNowVar = "ARCATEST_NOW"
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca": func() {
-			c := &cli{
-				ctx:       context.Background(),
-				stdin:     os.Stdin,
-				stdout:    os.Stdout,
-				stderr:    os.Stderr,
-				getenv:    os.Getenv,
-				environ:   os.Environ,
-				now:       testClock(),
-				stdinTTY:  false,
-				stdoutTTY: false,
-			}
-			os.Exit(c.main(os.Args[1:]))
+			os.Exit(processCLI(testClock()).main(os.Args[1:]))
 		},
 	})
 }
