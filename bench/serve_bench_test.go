@@ -14,7 +14,8 @@ const getLine = `{"id":1,"op":"get","ref":"arca://app/db","actor":"agent:bench"}
 
 // BenchmarkServe measures arca serve beside the echo baseline, in one run:
 // pipelined get throughput (audit on, events to a pipe) and lockstep round
-// trips. Compare arca's figures with echo's from the same run.
+// trips, each loop measured after the other. BenchmarkServeLockstep
+// interleaves the two for a drift-free lockstep ratio.
 func BenchmarkServe(b *testing.B) {
 	bins := build(b)
 	bins.arcaCmd(b, "", "init")
@@ -62,6 +63,42 @@ func BenchmarkServe(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
+}
+
+// BenchmarkServeLockstep measures one request at a time: write a line, wait
+// for its answer. Echo and arca run side by side and take turns, one round
+// trip each per iteration, so whatever the machine is doing meanwhile falls
+// on both alike; p50-ratio is arca's median over echo's.
+func BenchmarkServeLockstep(b *testing.B) {
+	bins := build(b)
+	bins.arcaCmd(b, "", "init")
+	bins.arcaCmd(b, "s3cret-value-of-some-length-0123456789", "put", "arca://app/db")
+	echo := start(b, bins.env(), bins.echo)
+	arca := start(b, bins.env(), bins.arca, "serve")
+	echo.roundTrip(b, getLine)
+	arca.roundTrip(b, getLine)
+	latEcho := make([]time.Duration, 0, b.N)
+	latArca := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		echo.roundTrip(b, getLine)
+		t1 := time.Now()
+		arca.roundTrip(b, getLine)
+		latEcho = append(latEcho, t1.Sub(t0))
+		latArca = append(latArca, time.Since(t1))
+	}
+	b.StopTimer()
+	pct := func(lat []time.Duration, p int) float64 {
+		slices.Sort(lat)
+		return float64(lat[len(lat)*p/100].Nanoseconds())
+	}
+	e50, a50 := pct(latEcho, 50), pct(latArca, 50)
+	b.ReportMetric(e50, "echo-p50-ns")
+	b.ReportMetric(pct(latEcho, 99), "echo-p99-ns")
+	b.ReportMetric(a50, "arca-p50-ns")
+	b.ReportMetric(pct(latArca, 99), "arca-p99-ns")
+	b.ReportMetric(a50/e50, "p50-ratio")
 }
 
 // BenchmarkServeMemory reports serve's resident memory: idle after one

@@ -41,6 +41,7 @@ type keys struct {
 	}
 	slotKey []byte
 	slotMAC hash.Hash // HMAC(slotKey), built on first use
+	slots   map[string]string // name → slot id, at most slotCacheSize
 	macKey  []byte
 	scratch []byte // reused input buffers, under the File's lock
 	adBuf   []byte
@@ -72,6 +73,23 @@ func deriveKeys(dataKey, vaultID []byte) (*keys, error) {
 // slot returns the slot id of name: a keyed hash, so ids reveal no names.
 // The HMAC state is reused; callers hold the File's lock.
 func (k *keys) slot(name string) string {
+	if id, ok := k.slots[name]; ok {
+		return id
+	}
+	id := k.computeSlot(name)
+	if len(k.slots) >= slotCacheSize || k.slots == nil {
+		k.slots = make(map[string]string, 64) // start over rather than grow without bound
+	}
+	k.slots[name] = id
+	return id
+}
+
+// slotCacheSize bounds the names whose slot ids a vault remembers. Slot ids
+// are derived from names, never from values, so remembering them keeps
+// nothing secret in memory that the encrypted vault does not already hold.
+const slotCacheSize = 1024
+
+func (k *keys) computeSlot(name string) string {
 	if k.slotMAC == nil {
 		k.slotMAC = hmac.New(sha256.New, k.slotKey)
 	}
