@@ -71,8 +71,16 @@ type VaultConfig struct {
 	Path       string   `toml:"path"`       // file: the vault file
 	Identity   string   `toml:"identity"`   // age identity file
 	Recipients []string `toml:"recipients"` // age recipients the data key is wrapped to
-	Endpoints  []string `toml:"endpoints"`  // etcd
-	Prefix     string   `toml:"prefix"`     // etcd
+	// kind etcd only:
+	Endpoints    []string `toml:"endpoints"`     // host:port or URL of each member
+	Prefix       string   `toml:"prefix"`        // key prefix, "/…/"
+	Username     string   `toml:"username"`      // etcd auth
+	Password     string   `toml:"password"`      // etcd auth; password_file keeps it out of the config
+	PasswordFile string   `toml:"password_file"` // a file holding the password
+	TLSCA        string   `toml:"tls_ca"`        // CA certificate (PEM) of the members
+	TLSCert      string   `toml:"tls_cert"`      // client certificate (PEM), with tls_key
+	TLSKey       string   `toml:"tls_key"`
+	TimeoutMS    int      `toml:"timeout_ms"` // bound on one op, retries included; default 5000
 }
 
 // Guardrails is the [guardrails] table.
@@ -370,6 +378,16 @@ func (c *Config) VaultFor(env string) (name string, v VaultConfig, err error) {
 			return "", VaultConfig{}, err
 		}
 	}
+	for _, f := range []struct {
+		p    *string
+		what string
+	}{{&v.PasswordFile, "password_file"}, {&v.TLSCA, "tls_ca"}, {&v.TLSCert, "tls_cert"}, {&v.TLSKey, "tls_key"}} {
+		if *f.p != "" {
+			if *f.p, err = c.expand(*f.p, key+"."+f.what); err != nil {
+				return "", VaultConfig{}, err
+			}
+		}
+	}
 	if v.Identity == "" && c.identityEnv != "" {
 		v.Identity, err = c.expandHome(c.identityEnv, "ARCA_IDENTITY")
 	} else {
@@ -463,43 +481,6 @@ func (c *Config) validate(name string) error {
 		return Errorf(manifest.OpError, "%s: %s", name, msg)
 	}
 	return nil
-}
-
-func vaultProblem(name string, v VaultConfig) string {
-	if p := segmentProblem(name); p != "" {
-		return "vaults." + strconv.Quote(name) + ": invalid vault name: " + p
-	}
-	key := "vaults." + name
-	switch v.Kind {
-	case "":
-		return key + ".kind is required (file or etcd)"
-	case "file":
-		if v.Endpoints != nil {
-			return key + ".endpoints is only for kind etcd"
-		}
-		if v.Prefix != "" {
-			return key + ".prefix is only for kind etcd"
-		}
-	case "etcd":
-		if v.Path != "" {
-			return key + ".path is only for kind file"
-		}
-		if len(v.Endpoints) == 0 {
-			return key + ".endpoints is required for kind etcd"
-		}
-		if v.Prefix == "" {
-			return key + ".prefix is required for kind etcd"
-		}
-	default:
-		return key + ".kind " + strconv.Quote(v.Kind) + " is not file or etcd"
-	}
-	if slices.Contains(v.Endpoints, "") {
-		return key + ".endpoints has an empty entry"
-	}
-	if slices.Contains(v.Recipients, "") {
-		return key + ".recipients has an empty entry"
-	}
-	return ""
 }
 
 func (c *Config) envProblem(name string) string {

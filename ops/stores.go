@@ -2,6 +2,10 @@ package ops
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -35,9 +39,9 @@ func (s *Service) store(env string) (vault.Store, error) {
 	return st, nil
 }
 
-// canOpen reports why env's vault could never be opened by this build (no
-// such vault, a kind it lacks), before anything is asked of a PDP. Whether
-// the vault opens is only known by opening it.
+// canOpen reports why env's vault could never be opened (its config does
+// not resolve), before anything is asked of a PDP and before the vault is
+// touched. Whether the vault opens is only known by opening it.
 func (s *Service) canOpen(env string) error {
 	s.mu.Lock()
 	_, open := s.byEnv[env]
@@ -45,20 +49,56 @@ func (s *Service) canOpen(env string) error {
 	if open {
 		return nil
 	}
-	name, vc, err := s.cfg.VaultFor(env)
-	if err != nil {
-		return err
-	}
-	if vc.Kind != "file" {
-		return Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
-	}
-	return nil
+	_, _, err := s.cfg.VaultFor(env)
+	return err
 }
 
 // openStore opens a vault by its kind.
 func openStore(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
-	if vc.Kind != "file" {
-		return nil, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
+	switch vc.Kind {
+	case "file":
+		return vault.OpenFile(vc.Path, vc.Identity, now)
+	case "etcd":
+		o, err := etcdOptions(vc, now)
+		if err != nil {
+			return nil, err
+		}
+		return vault.OpenEtcd(o)
 	}
-	return vault.OpenFile(vc.Path, vc.Identity, now)
+	return nil, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
+}
+
+// maxPasswordFile bounds a password file read.
+const maxPasswordFile = 4096
+
+// etcdOptions turns an etcd vault's config into how to reach it.
+func etcdOptions(vc VaultConfig, now func() time.Time) (vault.EtcdOptions, error) {
+	o := vault.EtcdOptions{
+		Endpoints: vc.Endpoints, Prefix: vc.Prefix, Identity: vc.Identity,
+		Username: vc.Username, Password: vc.Password,
+		CAFile: vc.TLSCA, CertFile: vc.TLSCert, KeyFile: vc.TLSKey,
+		Timeout: vc.EtcdTimeout(), Now: now,
+	}
+	if vc.PasswordFile != "" {
+		b, err := readSmall(vc.PasswordFile, maxPasswordFile)
+		if err != nil {
+			return o, Errorf(manifest.OpError, "etcd password file: %v", err)
+		}
+		o.Password = strings.TrimRight(string(b), "\r\n")
+	}
+	return o, nil
+}
+
+// readSmall reads a file of at most max bytes.
+func readSmall(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(b)) > max {
+		err = fmt.Errorf("%s is larger than %d bytes", path, max)
+	}
+	return b, err
 }

@@ -146,8 +146,9 @@ reason = "billing is off limits"
 	}
 }
 
-// TestPDPNotAskedForAVaultThatCannotOpen: an env whose vault this build
-// cannot open is doomed before the PDP is asked.
+// TestPDPNotAskedForAVaultThatCannotOpen: an env whose vault's location
+// cannot be resolved (no HOME for the default path) is doomed before the
+// PDP is asked.
 func TestPDPNotAskedForAVaultThatCannotOpen(t *testing.T) {
 	home := t.TempDir()
 	log := filepath.Join(home, "requests")
@@ -155,24 +156,17 @@ func TestPDPNotAskedForAVaultThatCannotOpen(t *testing.T) {
 [envs.team]
 vault = "team"
 [vaults.team]
-kind = "etcd"
-endpoints = ["127.0.0.1:1"]
-prefix = "/arca/"
+kind = "file"
 [serve.pdp]
 exec = `+quoteTOML("cat >> "+log+"; echo '{\"allow\":true}'")+`
-`), "arca.toml", func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	})
+`), "arca.toml", func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{home: home, cfg: cfg, spy: &spy{}}
 	in := lines(`{"op":"get","ref":"arca://app/db","env":"team","id":1}`)
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
-	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: "not available in this build"}})
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: "HOME is not set"}})
 	if reqs := consulted(t, log); len(reqs) != 0 {
 		t.Errorf("the PDP was asked about a doomed request: %v", reqs)
 	}

@@ -63,11 +63,13 @@ type Write struct {
 // ops layer writes the audit event here: nothing changes unaudited.
 type Approve func(Meta) error
 
-// Report is the result of a Check. Problems are one line each and name no
-// secret and no record name.
+// Report is the result of a Check. Problems and Info are one line each and
+// name no secret and no record name. Info says what was found healthy
+// (for a shared vault: the members that answered).
 type Report struct {
 	Records  int
 	Problems []string
+	Info     []string
 }
 
 // Store is a vault backend. Implementations are safe for concurrent use, by

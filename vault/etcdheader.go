@@ -1,0 +1,176 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"filippo.io/age"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// sealHeader makes the header of a vault with this data key: the key
+// wrapped to recipients and a MAC over format, vault id and recipients.
+func sealHeader(dataKey, vaultID []byte, recipients []age.Recipient) ([]byte, error) {
+	if len(recipients) == 0 {
+		return nil, errors.New("a vault needs at least one recipient")
+	}
+	wrapped, err := wrapKey(dataKey, recipients)
+	if err != nil {
+		return nil, fmt.Errorf("wrap data key: %w", err)
+	}
+	k, err := deriveKeys(dataKey, vaultID)
+	if err != nil {
+		return nil, err
+	}
+	h := header{Format: etcdFormat, VaultID: hex.EncodeToString(vaultID), DataKey: wrapped}
+	for _, r := range recipients {
+		h.Recipients = append(h.Recipients, fmt.Sprint(r))
+	}
+	h.MAC = k.headerMAC(h.Format, h.Recipients)
+	return json.Marshal(h)
+}
+
+// loadHeader reads the header. Callers hold e.mu.
+func (e *Etcd) loadHeader(ctx context.Context) error {
+	var resp *clientv3.GetResponse
+	err := e.do(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = e.cli.Get(ctx, e.headerKey())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return e.adoptHeader(resp.Kvs)
+}
+
+// adoptHeader makes kvs (the header key's range) the header in use: the
+// data key is unwrapped again only when it changed, and the MAC is checked
+// every time.
+func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
+	if len(kvs) == 0 {
+		return fmt.Errorf("%s does not exist (run arca init for its env)", e.where())
+	}
+	kv := kvs[0]
+	if len(kv.Value) > maxEtcdHeader {
+		return fmt.Errorf("%s is corrupt: header is larger than %d bytes", e.where(), maxEtcdHeader)
+	}
+	var h header
+	dec := json.NewDecoder(bytes.NewReader(kv.Value))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil || dec.More() {
+		return fmt.Errorf("%s is corrupt: header is not valid JSON", e.where())
+	}
+	vaultID, err := hex.DecodeString(h.VaultID)
+	if h.Format != etcdFormat || err != nil || len(vaultID) != vaultIDSize {
+		return fmt.Errorf("%s is corrupt: unknown header format or vault id", e.where())
+	}
+	dataKey, k := e.dataKey, e.k
+	if k == nil || h.VaultID != e.hdr.VaultID || !bytes.Equal(h.DataKey, e.hdr.DataKey) {
+		if dataKey, err = unwrapKey(h.DataKey, e.ids); err != nil {
+			return fmt.Errorf("%s: %w", e.where(), err)
+		}
+		if k, err = deriveKeys(dataKey, vaultID); err != nil {
+			return err
+		}
+	}
+	if k.headerMAC(h.Format, h.Recipients) != h.MAC {
+		return fmt.Errorf("%s is corrupt: header fails to authenticate", e.where())
+	}
+	e.hdr, e.hdrRev, e.dataKey, e.k = h, kv.ModRevision, dataKey, k
+	return nil
+}
+
+// read runs ops (built from the header in use) in one transaction guarded
+// by the header's mod revision: when the header moved, the transaction
+// returns it instead, it is adopted, and ops run again. Callers hold e.mu.
+func (e *Etcd) read(ctx context.Context, ops func() []clientv3.Op) (*clientv3.TxnResponse, error) {
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return nil, err
+		}
+	}
+	for range 3 {
+		var resp *clientv3.TxnResponse
+		err := e.do(ctx, func(ctx context.Context) error {
+			var err error
+			resp, err = e.cli.Txn(ctx).If(e.headerUnchanged()).Then(ops()...).Else(clientv3.OpGet(e.headerKey())).Commit()
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Succeeded {
+			return resp, nil
+		}
+		if err := e.adoptHeader(resp.Responses[0].GetResponseRange().Kvs); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("%s: the header keeps changing; try again", e.where())
+}
+
+func (e *Etcd) headerUnchanged() clientv3.Cmp {
+	return clientv3.Compare(clientv3.ModRevision(e.headerKey()), "=", e.hdrRev)
+}
+
+// deadline bounds one op, retries included.
+func (e *Etcd) deadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, e.timeout)
+}
+
+// attemptTimeout bounds one round trip, so a member that hangs is left for
+// another before the op's deadline.
+const attemptTimeout = time.Second
+
+// do runs one etcd call, trying again with backoff while the cluster cannot
+// answer (no leader, a member down) until ctx's deadline. An error that
+// retrying cannot help comes back at once.
+func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
+	backoff := 20 * time.Millisecond
+	for {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		err := call(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !retryable(ctx, err) {
+			return fmt.Errorf("%s: %w", e.where(), err)
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: the cluster did not answer in time: %w", e.where(), err)
+		case <-t.C:
+		}
+		backoff = min(2*backoff, 400*time.Millisecond)
+	}
+}
+
+// retryable reports whether err is the cluster being unable to answer for
+// now, with time left on ctx to try again.
+func retryable(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true // this attempt's deadline, not the op's
+	}
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	return code == codes.Unavailable || code == codes.DeadlineExceeded
+}

@@ -1,0 +1,211 @@
+package vault
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"time"
+
+	"filippo.io/age"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Keyed is a Store whose data key can be wrapped to other recipients and
+// replaced: how a team adds and removes people.
+type Keyed interface {
+	// Recipients lists the age recipients the data key is wrapped to.
+	Recipients(ctx context.Context) ([]string, error)
+	// SetRecipients wraps the same data key to rs instead. Whoever could
+	// unwrap it before and kept it can still read the records: removing a
+	// recipient is finished by Rekey.
+	SetRecipients(ctx context.Context, rs []age.Recipient) error
+	// Rekey replaces the data key and vault id and re-seals every record,
+	// in one consistent pass. It returns how many records it re-sealed.
+	Rekey(ctx context.Context) (int, error)
+}
+
+// Recipients implements Keyed.
+func (e *Etcd) Recipients(ctx context.Context) ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if err := e.loadHeader(ctx); err != nil {
+		return nil, err
+	}
+	return slices.Clone(e.hdr.Recipients), nil
+}
+
+// SetRecipients implements Keyed: the header is replaced only if it did not
+// change since it was read.
+func (e *Etcd) SetRecipients(ctx context.Context, rs []age.Recipient) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if err := e.loadHeader(ctx); err != nil {
+		return err
+	}
+	vaultID, _ := hex.DecodeString(e.hdr.VaultID)
+	h, err := sealHeader(e.dataKey, vaultID, rs)
+	if err != nil {
+		return err
+	}
+	return e.swapHeader(ctx, h, nil)
+}
+
+// swapHeader puts the header h in one transaction with extra, if the header
+// and (when extra is given) the written marker are unchanged since read.
+func (e *Etcd) swapHeader(ctx context.Context, h []byte, extra []clientv3.Op, cmps ...clientv3.Cmp) error {
+	var resp *clientv3.TxnResponse
+	var tries int
+	then := append([]clientv3.Op{clientv3.OpPut(e.headerKey(), string(h))}, extra...)
+	err := e.do(ctx, func(ctx context.Context) error {
+		tries++
+		var err error
+		resp, err = e.cli.Txn(ctx).If(append(cmps, e.headerUnchanged())...).Then(then...).
+			Else(clientv3.OpGet(e.headerKey())).Commit()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if !resp.Succeeded {
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		if tries == 1 || len(kvs) == 0 || string(kvs[0].Value) != string(h) {
+			return fmt.Errorf("%s changed while this ran; nothing was changed: run it again", e.where())
+		}
+	}
+	e.hdrRev = -1 // what landed is read back by the next op
+	return e.loadHeader(ctx)
+}
+
+// rekeyBatch bounds one transaction of re-sealed records: etcd refuses
+// requests over 1.5 MiB and transactions over 128 operations by default.
+const (
+	rekeyBatchOps   = 64
+	rekeyBatchBytes = 512 << 10
+	rekeyTimeout    = time.Minute
+)
+
+// Rekey implements Keyed. Every record is read in one snapshot and
+// re-sealed under a new data key and vault id, written beside the old
+// records, and the header switched over in one transaction that also
+// deletes the old records. That transaction holds only if no record was
+// written since the snapshot; otherwise the new records are deleted and
+// the vault is as it was.
+func (e *Etcd) Rekey(ctx context.Context) (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, max(e.timeout, rekeyTimeout))
+	defer cancel()
+	if err := e.loadHeader(ctx); err != nil {
+		return 0, err
+	}
+	resp, err := e.read(ctx, func() []clientv3.Op {
+		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpGet(e.writtenKey())}
+	})
+	if err != nil {
+		return 0, err
+	}
+	var recs []Record
+	for _, kv := range resp.Responses[0].GetResponseRange().Kvs {
+		r, err := e.open(e.slotOf(kv), "", kv)
+		if err != nil {
+			return 0, fmt.Errorf("%w (rm the record or restore it before a rekey)", err)
+		}
+		recs = append(recs, r)
+	}
+	var writtenRev int64
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		writtenRev = kvs[0].ModRevision
+	}
+	return len(recs), e.rekeyTo(ctx, recs, writtenRev)
+}
+
+// rekeyTo writes recs under a fresh data key and switches to it.
+func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) error {
+	rs, err := parseRecipients(e.hdr.Recipients)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.where(), err)
+	}
+	dataKey, vaultID, err := newDataKey()
+	if err != nil {
+		return err
+	}
+	h, err := sealHeader(dataKey, vaultID, rs)
+	if err != nil {
+		return err
+	}
+	nk, err := deriveKeys(dataKey, vaultID)
+	if err != nil {
+		return err
+	}
+	newPrefix := e.prefix + "r/" + hex.EncodeToString(vaultID) + "/"
+	if err := e.putSealed(ctx, nk, newPrefix, recs); err != nil {
+		e.dropPrefix(newPrefix)
+		return err
+	}
+	err = e.swapHeader(ctx, h,
+		[]clientv3.Op{clientv3.OpDelete(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpPut(e.writtenKey(), "")},
+		clientv3.Compare(clientv3.ModRevision(e.writtenKey()), "=", writtenRev))
+	if err != nil {
+		e.dropPrefix(newPrefix)
+	}
+	return err
+}
+
+// putSealed seals recs with k and writes them under prefix, in batches.
+func (e *Etcd) putSealed(ctx context.Context, k *keys, prefix string, recs []Record) error {
+	var batch []clientv3.Op
+	size := 0
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := e.do(ctx, func(ctx context.Context) error {
+			_, err := e.cli.Txn(ctx).Then(batch...).Commit()
+			return err
+		})
+		batch, size = batch[:0], 0
+		return err
+	}
+	for _, r := range recs {
+		slot := k.slot(r.Name)
+		sealed, err := k.seal(slot, r)
+		if err != nil {
+			return err
+		}
+		batch = append(batch, clientv3.OpPut(prefix+slot, string(sealed)))
+		if size += len(sealed); len(batch) >= rekeyBatchOps || size >= rekeyBatchBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// dropPrefix deletes what a failed rekey wrote, best effort: records under
+// a vault id no header names are never read.
+func (e *Etcd) dropPrefix(prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	defer cancel()
+	_ = e.do(ctx, func(ctx context.Context) error {
+		_, err := e.cli.Delete(ctx, prefix, clientv3.WithPrefix())
+		return err
+	})
+}
+
+func parseRecipients(rs []string) ([]age.Recipient, error) {
+	out := make([]age.Recipient, 0, len(rs))
+	for _, s := range rs {
+		r, err := age.ParseX25519Recipient(s)
+		if err != nil {
+			return nil, fmt.Errorf("recipient %q is not an age X25519 public key", s)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

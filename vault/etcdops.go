@@ -1,0 +1,178 @@
+package vault
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// open decrypts one stored record of slot; name, when not "", is the name
+// it must carry.
+func (e *Etcd) open(slot, name string, kv *mvccpb.KeyValue) (Record, error) {
+	var err error
+	var r Record
+	if len(kv.Value) > maxEtcdRecord {
+		err = fmt.Errorf("larger than %d bytes", maxEtcdRecord)
+	} else {
+		r, err = e.k.open(slot, bytes.Clone(kv.Value))
+	}
+	if err == nil && name != "" && r.Name != name {
+		err = errAuth
+	}
+	if err != nil {
+		return Record{}, fmt.Errorf("%s: record %s: %w", e.where(), slot, err)
+	}
+	return r, nil
+}
+
+// Get implements Store: one round trip.
+func (e *Etcd) Get(ctx context.Context, name string) (Record, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	var slot string
+	resp, err := e.read(ctx, func() []clientv3.Op {
+		slot = e.k.slot(name)
+		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return Record{}, ErrNotFound
+	}
+	return e.open(slot, name, kvs[0])
+}
+
+// List implements Store.
+func (e *Etcd) List(ctx context.Context) ([]Meta, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	kvs, err := e.records(ctx)
+	if err != nil {
+		return nil, err
+	}
+	metas := make([]Meta, 0, len(kvs))
+	for _, kv := range kvs {
+		r, err := e.open(e.slotOf(kv), "", kv)
+		if err != nil {
+			return nil, err
+		}
+		metas = append(metas, r.Meta)
+	}
+	return sortByName(metas), nil
+}
+
+// records reads every record under the header in use. Callers hold e.mu.
+func (e *Etcd) records(ctx context.Context) ([]*mvccpb.KeyValue, error) {
+	resp, err := e.read(ctx, func() []clientv3.Op {
+		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix())}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Responses[0].GetResponseRange().Kvs, nil
+}
+
+func (e *Etcd) slotOf(kv *mvccpb.KeyValue) string {
+	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
+}
+
+// Apply implements Store: read the record, prepare the change, approve it,
+// then commit it in one transaction that holds only if neither the header
+// nor the record moved since the read. A racing writer that got there first
+// makes this one fail, never vanish.
+func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	var slot string
+	resp, err := e.read(ctx, func() []clientv3.Op {
+		slot = e.k.slot(w.Name)
+		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
+	})
+	if err != nil {
+		return Meta{}, err
+	}
+	var cur Record
+	var rev int64
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	exists := len(kvs) > 0
+	if exists {
+		rev = kvs[0].ModRevision
+		cur, err = e.open(slot, w.Name, kvs[0])
+		if err != nil && w.Kind != Remove {
+			return Meta{}, err
+		}
+	}
+	next, err := nextRecord(w, cur, exists, e.now().UTC())
+	if err != nil {
+		return Meta{}, err
+	}
+	var sealed []byte
+	if w.Kind != Remove {
+		if sealed, err = e.k.seal(slot, next); err != nil {
+			return Meta{}, err
+		}
+	}
+	if err := approve(next.Meta); err != nil {
+		return Meta{}, err
+	}
+	if err := e.commit(ctx, e.recordKey(slot), rev, sealed); err != nil {
+		return Meta{}, err
+	}
+	return next.Meta, nil
+}
+
+// errConflict is a write that lost a race with another writer.
+var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
+
+// commit writes sealed to key (deletes key when sealed is nil) if the
+// header and the record are as read (the record at mod revision rev, 0:
+// absent). When an attempt fails in a way that leaves it unknown whether
+// it landed, the retry's failed comparison is resolved by what the key now
+// holds: our own sealed bytes (or, for a delete, nothing) mean it landed.
+func (e *Etcd) commit(ctx context.Context, key string, rev int64, sealed []byte) error {
+	change := clientv3.OpDelete(key)
+	if sealed != nil {
+		change = clientv3.OpPut(key, string(sealed))
+	}
+	var resp *clientv3.TxnResponse
+	var tries int
+	err := e.do(ctx, func(ctx context.Context) error {
+		tries++
+		var err error
+		resp, err = e.cli.Txn(ctx).
+			If(e.headerUnchanged(), clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+			Then(change, clientv3.OpPut(e.writtenKey(), "")).
+			Else(clientv3.OpGet(key)).Commit()
+		return err
+	})
+	switch {
+	case err != nil:
+		return err
+	case resp.Succeeded:
+		return nil
+	case tries > 1 && landed(resp.Responses[0].GetResponseRange().Kvs, sealed):
+		return nil
+	}
+	return fmt.Errorf("%s: %w", e.where(), errConflict)
+}
+
+// landed reports whether kvs (the record's range) shows our change made.
+func landed(kvs []*mvccpb.KeyValue, sealed []byte) bool {
+	if sealed == nil {
+		return len(kvs) == 0
+	}
+	return len(kvs) == 1 && bytes.Equal(kvs[0].Value, sealed)
+}
