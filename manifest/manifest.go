@@ -104,7 +104,7 @@ func Ops() []Op {
 
 // CLIOnly lists the verbs that exist only as single-shot CLI commands.
 func CLIOnly() []string {
-	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema"}
+	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema", "vault"}
 }
 
 // IsOp reports whether name is a served op.

@@ -1,9 +1,13 @@
 package ops
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"strings"
+	"time"
 
 	"filippo.io/age"
 
@@ -32,11 +36,10 @@ func (s *Service) Init(env string) (InitResult, error) {
 	if err != nil {
 		return InitResult{}, err
 	}
-	if vc.Kind != "file" {
-		return InitResult{}, Errorf(manifest.OpError, "vault %q: kind %q is not available in this build", name, vc.Kind)
-	}
 	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
-	if missing(vc.Identity) && !missing(vc.Path) {
+	if vc.Kind == "etcd" {
+		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
+	} else if missing(vc.Identity) && !missing(vc.Path) {
 		return res, Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}
 	res.Recipient, res.IdentityCreated, err = vault.EnsureIdentity(vc.Identity, s.now())
@@ -47,10 +50,25 @@ func (s *Service) Init(env string) (InitResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if res.VaultCreated, err = vault.CreateFile(vc.Path, recipients); err != nil {
+	if res.VaultCreated, err = createVault(name, vc, recipients, s.now); err != nil {
 		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
 	return res, nil
+}
+
+// createVault makes an empty vault of vc's kind, keeping one already there.
+func createVault(name string, vc VaultConfig, recipients []age.Recipient, now func() time.Time) (bool, error) {
+	switch vc.Kind {
+	case "file":
+		return vault.CreateFile(vc.Path, recipients)
+	case "etcd":
+		o, err := etcdOptions(vc, now)
+		if err != nil {
+			return false, err
+		}
+		return vault.CreateEtcd(context.Background(), o, recipients)
+	}
+	return false, fmt.Errorf("vault %q: kind %q is not available in this build", name, vc.Kind)
 }
 
 // missing reports whether nothing is at path.

@@ -96,5 +96,6 @@ type CheckResult struct {
 	Healthy  bool     `json:"healthy"`
 	Records  int      `json:"records"`
 	Problems []string `json:"problems"`
+	Info     []string `json:"info,omitempty"` // what was found healthy (a shared vault's members)
 	Decision
 }

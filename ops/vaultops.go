@@ -152,7 +152,7 @@ func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
 		}
 		rep.Problems = append(rep.Problems, err.Error())
 	}
-	res.Records, res.Problems = rep.Records, append(res.Problems, rep.Problems...)
+	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
 	res.Healthy = len(res.Problems) == 0
 	if err := s.record(c, 0); err != nil {
 		return CheckResult{}, err

@@ -55,6 +55,9 @@ func runCheck(c *cli, args []string) int {
 		}
 		health := map[bool]string{true: "healthy", false: "UNHEALTHY"}[res.Healthy]
 		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", res.Env, res.Vault, res.Kind, health, res.Records)
+		for _, i := range res.Info {
+			fmt.Fprintf(c.stdout, "  %s\n", i)
+		}
 		for _, p := range res.Problems {
 			fmt.Fprintf(c.stdout, "  problem: %s\n", p)
 		}

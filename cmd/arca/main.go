@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"golang.org/x/term"
+	"google.golang.org/grpc/grpclog"
 
 	"github.com/arca-secrets/arca/manifest"
 )
@@ -50,11 +51,15 @@ func verbs() map[string]verb {
 		"env":     {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
 		"serve":   {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
 		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
+		"vault":   {runVault, "shared vaults: recipients list|add|rm, rekey"},
 		"version": {runVersion, "print arca's version"},
 	}
 }
 
 func main() {
+	// stderr is for people and, under serve, the audit wire: the gRPC
+	// library under the etcd client logs nowhere.
+	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
 	c := processCLI(time.Now)
 	c.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	c.stdoutTTY = term.IsTerminal(int(os.Stdout.Fd()))

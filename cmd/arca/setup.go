@@ -55,6 +55,9 @@ func (fs *verbFlags) usage() string {
 // parse parses args and checks the number of positional arguments. It
 // returns -1 to go on, or the exit status to stop with.
 func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
+	if want < 0 {
+		return c.parseAny(fs, args)
+	}
 	if st := c.parseFlags(fs, args); st >= 0 {
 		return nil, st
 	}
@@ -62,6 +65,21 @@ func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
 		return nil, c.failf(manifest.ExitUsage, "%s", fs.usage())
 	}
 	return fs.Args(), -1
+}
+
+// parseAny is parse for a verb that takes any number of positional
+// arguments, with flags before, between or after them.
+func (c *cli) parseAny(fs *verbFlags, args []string) ([]string, int) {
+	var pos []string
+	for {
+		if st := c.parseFlags(fs, args); st >= 0 {
+			return nil, st
+		}
+		if fs.NArg() == 0 {
+			return pos, -1
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
 }
 
 // parseFlags parses the flags in args: -h prints the verb's usage, a bad

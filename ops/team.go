@@ -1,0 +1,170 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// TeamResult says who can unwrap an env's data key after a team op.
+type TeamResult struct {
+	Env        string
+	Vault      string
+	Recipients []string
+	Resealed   int // Rekey: records re-sealed under the new key
+}
+
+// keyed resolves env (the process context's when "") to a vault whose data
+// key can be rewrapped and replaced.
+func (s *Service) keyed(env string) (TeamResult, vault.Keyed, error) {
+	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+	if err != nil {
+		return TeamResult{}, nil, err
+	}
+	name, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return TeamResult{}, nil, err
+	}
+	res := TeamResult{Env: env, Vault: name}
+	st, err := s.store(env)
+	if err != nil {
+		return res, nil, err
+	}
+	k, ok := st.(vault.Keyed)
+	if !ok {
+		return res, nil, Errorf(manifest.OpError, "vault %q is kind %s: recipients and rekey are for shared vaults (kind etcd)", name, vc.Kind)
+	}
+	return res, k, nil
+}
+
+// Recipients lists the age recipients env's data key is wrapped to.
+func (s *Service) Recipients(ctx context.Context, env string) (TeamResult, error) {
+	res, k, err := s.keyed(env)
+	if err == nil {
+		res.Recipients, err = k.Recipients(ctx)
+	}
+	return res, s.vaultTeamErr(err)
+}
+
+// ChangeRecipients wraps env's data key to its recipients plus add minus
+// remove. It refuses to leave no recipient, or to drop the identity this
+// process opens the vault with (it could not undo that).
+func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove []string) (TeamResult, error) {
+	res, k, err := s.keyed(env)
+	if err != nil {
+		return res, err
+	}
+	cur, err := k.Recipients(ctx)
+	if err != nil {
+		return res, s.vaultTeamErr(err)
+	}
+	next, err := s.nextRecipients(res.Env, cur, add, remove)
+	if err != nil {
+		return res, err
+	}
+	msg := recipientsMessage(add, remove)
+	c := &call{op: "recipients", env: res.Env, ev: audit.Event{Op: "recipients", Env: res.Env, Message: msg}}
+	if err := s.recordCommit(c, 0); err != nil {
+		return res, err
+	}
+	rs, err := parseRecipients(next)
+	if err == nil {
+		err = k.SetRecipients(ctx, rs)
+	}
+	if err != nil {
+		return res, s.fail(c, Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))
+	}
+	res.Recipients, err = k.Recipients(ctx)
+	return res, s.vaultTeamErr(err)
+}
+
+// nextRecipients computes and checks the new recipient list.
+func (s *Service) nextRecipients(env string, cur, add, remove []string) ([]string, error) {
+	for _, r := range append(slices.Clone(add), remove...) {
+		if _, err := age.ParseX25519Recipient(r); err != nil {
+			return nil, Errorf(manifest.BadRequest, "recipient %q is not an age X25519 public key (age1…)", r)
+		}
+	}
+	next := slices.Clone(cur)
+	for _, r := range add {
+		if !slices.Contains(next, r) {
+			next = append(next, r)
+		}
+	}
+	for _, r := range remove {
+		if !slices.Contains(cur, r) {
+			return nil, Errorf(manifest.NotFound, "recipient %s is not one of env %q's recipients", r, env)
+		}
+		next = slices.DeleteFunc(next, func(x string) bool { return x == r })
+	}
+	own, err := s.ownRecipient(env)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(next, own) {
+		return nil, Errorf(manifest.BadRequest, "removing %s would lock out this identity; another recipient must remove it", own)
+	}
+	return next, nil
+}
+
+// ownRecipient is the public key of the identity env's vault is opened with.
+func (s *Service) ownRecipient(env string) (string, error) {
+	_, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return "", err
+	}
+	ids, err := vault.LoadIdentity(vc.Identity)
+	if err != nil {
+		return "", &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	rs := vault.RecipientsOf(ids)
+	if len(rs) == 0 {
+		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity", vc.Identity)
+	}
+	return fmt.Sprint(rs[0]), nil
+}
+
+func recipientsMessage(add, remove []string) string {
+	var parts []string
+	for _, r := range add {
+		parts = append(parts, "add "+r)
+	}
+	for _, r := range remove {
+		parts = append(parts, "remove "+r)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Rekey replaces env's data key and re-seals every record under it.
+func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
+	res, k, err := s.keyed(env)
+	if err != nil {
+		return res, err
+	}
+	c := &call{op: "rekey", env: res.Env, ev: audit.Event{Op: "rekey", Env: res.Env, Message: "replace the data key and re-seal every record"}}
+	if err := s.recordCommit(c, 0); err != nil {
+		return res, err
+	}
+	if res.Resealed, err = k.Rekey(ctx); err != nil {
+		return res, s.fail(c, Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
+	}
+	res.Recipients, err = k.Recipients(ctx)
+	return res, s.vaultTeamErr(err)
+}
+
+func (s *Service) vaultTeamErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*Error); ok {
+		return err
+	}
+	return &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+}
