@@ -13,6 +13,7 @@ import (
 
 	"filippo.io/age"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 )
 
@@ -31,9 +32,10 @@ import (
 // to them in one transaction.
 //
 // Every op reads the header's mod revision in the same transaction as what
-// it reads, so a handle never uses a data key that was replaced, and every
-// write is conditioned on the header and on the record's mod revision, so a
-// concurrent write is never lost: one of two racing writers fails.
+// it reads, so a handle never uses a data key that was replaced. Writers of
+// one record take turns under a cluster-wide lock (a lease-bound key), and
+// every write is still conditioned on the header and on the record's mod
+// revision, so a concurrent write is never lost, even if a lock lapsed.
 //
 // A handle's methods hold its lock across their round trips: one handle
 // runs one op at a time.
@@ -50,6 +52,7 @@ type Etcd struct {
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
 	dataKey []byte
 	k       *keys
+	sess    *concurrency.Session // the lease write locks hang on; nil until a write
 }
 
 // EtcdOptions say how to reach a shared vault.
@@ -211,6 +214,7 @@ func CreateEtcd(ctx context.Context, o EtcdOptions, recipients []age.Recipient) 
 func (e *Etcd) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.endSession()
 	e.k, e.dataKey, e.hdrRev = nil, nil, 0
 	return e.cli.Close()
 }

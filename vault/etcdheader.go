@@ -144,14 +144,17 @@ func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
 		if err == nil {
 			return nil
 		}
-		if !retryable(ctx, err) {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, err)
+		}
+		if !retryable(err) {
 			return fmt.Errorf("%s: %w", e.where(), err)
 		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%s: the cluster did not answer in time: %w", e.where(), err)
+			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, err)
 		case <-t.C:
 		}
 		backoff = min(2*backoff, 400*time.Millisecond)
@@ -159,11 +162,8 @@ func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
 }
 
 // retryable reports whether err is the cluster being unable to answer for
-// now, with time left on ctx to try again.
-func retryable(ctx context.Context, err error) bool {
-	if ctx.Err() != nil {
-		return false
-	}
+// now.
+func retryable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true // this attempt's deadline, not the op's
 	}

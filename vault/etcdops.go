@@ -87,15 +87,24 @@ func (e *Etcd) slotOf(kv *mvccpb.KeyValue) string {
 	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
 }
 
-// Apply implements Store: read the record, prepare the change, approve it,
-// then commit it in one transaction that holds only if neither the header
-// nor the record moved since the read. A racing writer that got there first
-// makes this one fail, never vanish.
+// Apply implements Store: lock the record, read it, prepare the change,
+// approve it, then commit it in one transaction that holds only if neither
+// the header nor the record moved since the read.
 func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return Meta{}, err
+		}
+	}
+	unlock, err := e.lock(ctx, e.k.slot(w.Name))
+	if err != nil {
+		return Meta{}, err
+	}
+	defer unlock()
 	var slot string
 	resp, err := e.read(ctx, func() []clientv3.Op {
 		slot = e.k.slot(w.Name)

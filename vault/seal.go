@@ -40,7 +40,7 @@ type keys struct {
 		NonceSize() int
 	}
 	slotKey []byte
-	slotMAC hash.Hash // HMAC(slotKey), built on first use
+	slotMAC hash.Hash         // HMAC(slotKey), built on first use
 	slots   map[string]string // name → slot id, at most slotCacheSize
 	macKey  []byte
 	scratch []byte // reused input buffers, under the File's lock

@@ -1,0 +1,251 @@
+package vault_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/etcdtest"
+	"github.com/arca-secrets/arca/vault/vaulttest"
+)
+
+// etcdVault is an empty shared vault under its own prefix of a cluster.
+type etcdVault struct {
+	c    *etcdtest.Cluster
+	opts vault.EtcdOptions
+}
+
+// newEtcdVault makes an identity and an empty vault under prefix.
+func newEtcdVault(t testing.TB, c *etcdtest.Cluster, prefix string) etcdVault {
+	t.Helper()
+	idPath := filepath.Join(t.TempDir(), "identity.txt")
+	if _, _, err := vault.EnsureIdentity(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := vault.LoadIdentity(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := vault.EtcdOptions{Endpoints: c.AllEndpoints(), Prefix: prefix, Identity: idPath}
+	created, err := vault.CreateEtcd(context.Background(), o, vault.RecipientsOf(ids))
+	if err != nil || !created {
+		t.Fatalf("CreateEtcd: created %t, %v", created, err)
+	}
+	return etcdVault{c: c, opts: o}
+}
+
+func (v etcdVault) open(t testing.TB) *vault.Etcd {
+	t.Helper()
+	e, err := vault.OpenEtcd(v.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// raw returns every key and value under the vault's prefix, as stored.
+func (v etcdVault) raw(t testing.TB, cli *clientv3.Client) map[string][]byte {
+	t.Helper()
+	resp, err := cli.Get(context.Background(), v.opts.Prefix, clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]byte{}
+	for _, kv := range resp.Kvs {
+		out[string(kv.Key)] = kv.Value
+	}
+	return out
+}
+
+func TestEtcdConformance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli := c.Client(t)
+	n := 0
+	vaulttest.Run(t, func(t *testing.T, now func() time.Time) vaulttest.Harness {
+		n++
+		v := newEtcdVault(t, c, fmt.Sprintf("/arca/conformance-%d/", n))
+		v.opts.Now = now
+		return vaulttest.Harness{
+			Open:    func() (vault.Store, error) { return vault.OpenEtcd(v.opts) },
+			Corrupt: func() error { return corruptEtcdRecord(cli, v.opts.Prefix) },
+		}
+	})
+}
+
+// corruptEtcdRecord flips a ciphertext byte of the one record under prefix.
+func corruptEtcdRecord(cli *clientv3.Client, prefix string) error {
+	ctx := context.Background()
+	resp, err := cli.Get(ctx, prefix+"r/", clientv3.WithPrefix())
+	if err != nil {
+		return err
+	}
+	if len(resp.Kvs) != 1 {
+		return fmt.Errorf("%d records under %s, want 1", len(resp.Kvs), prefix)
+	}
+	kv := resp.Kvs[0]
+	kv.Value[len(kv.Value)/2] ^= 0x01
+	_, err = cli.Put(ctx, string(kv.Key), string(kv.Value))
+	return err
+}
+
+// TestEtcdHoldsNoNameNorValue reads every raw key and value the vault put
+// in etcd: no record name, namespace or value appears in any of them.
+func TestEtcdHoldsNoNameNorValue(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/canary/")
+	e := v.open(t)
+	const name, value = "canaryns/CANARY-NAME-71c3", "CANARY-VALUE-e5d0f9"
+	for _, w := range []vault.Write{{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(value))},
+		{Kind: vault.Rotate, Name: name, Value: vault.NewSecret([]byte(value + "-2"))},
+		{Kind: vault.Put, Name: "other/x", Value: vault.NewSecret([]byte(value + "-3"))}} {
+		if _, err := e.Apply(context.Background(), w, func(vault.Meta) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Rekey(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw := v.raw(t, c.Client(t))
+	if len(raw) < 4 {
+		t.Fatalf("expected header, marker and 2 records, got %d keys", len(raw))
+	}
+	for k, val := range raw {
+		for _, secret := range []string{"CANARY-NAME", "canaryns", "CANARY-VALUE", "other/x"} {
+			if strings.Contains(k, secret) || strings.Contains(string(val), secret) {
+				t.Errorf("etcd key %q (or its value) holds %q in clear", k, secret)
+			}
+		}
+	}
+	if got, err := e.Get(context.Background(), name); err != nil || string(got.Value.Reveal()) != value+"-2" || got.Version != 2 {
+		t.Fatalf("after rekey: %v version %d, %v", got.Value, got.Version, err)
+	}
+}
+
+// TestEtcdRacingWritersLoseNothing: writers on separate handles (separate
+// clients, as on separate machines) put the same record at once. Every put
+// succeeds with a distinct version, the versions run 1..n with no gap, and
+// the record ends at the highest one.
+func TestEtcdRacingWritersLoseNothing(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/race/")
+	const writers, each = 4, 15
+	type result struct{ versions []uint64 }
+	results := make(chan result, writers)
+	for w := range writers {
+		e := v.open(t)
+		go func() {
+			var r result
+			for i := range each {
+				m, err := e.Apply(context.Background(), vault.Write{Kind: vault.Put, Name: "app/db", Value: vault.NewSecret(fmt.Appendf(nil, "w%d-%d", w, i))},
+					func(vault.Meta) error { return nil })
+				if err != nil {
+					t.Errorf("writer %d: %v", w, err) // writers take turns: none fails
+					continue
+				}
+				r.versions = append(r.versions, m.Version)
+			}
+			results <- r
+		}()
+	}
+	seen := map[uint64]bool{}
+	var top uint64
+	for range writers {
+		r := <-results
+		for _, ver := range r.versions {
+			if seen[ver] {
+				t.Errorf("version %d acknowledged twice: an update was lost", ver)
+			}
+			seen[ver], top = true, max(top, ver)
+		}
+	}
+	if top != uint64(len(seen)) || top != writers*each {
+		t.Errorf("%d writes acknowledged but the top version is %d", len(seen), top)
+	}
+	got, err := v.open(t).Get(context.Background(), "app/db")
+	if err != nil || got.Version != top {
+		t.Fatalf("final record: version %d, %v; want %d", got.Version, err, top)
+	}
+}
+
+// TestEtcdNoClusterIsBoundedError: with no member answering, an op ends
+// with an error naming the vault once its deadline passes.
+func TestEtcdNoClusterIsBoundedError(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/down/")
+	v.opts.Timeout = 1500 * time.Millisecond
+	e := v.open(t)
+	c.Members[0].Kill(t)
+	start := time.Now()
+	_, err := e.Get(context.Background(), "app/db")
+	if err == nil || errors.Is(err, vault.ErrNotFound) || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("Get with the cluster down: %v", err)
+	}
+	// Not a timing assertion on speed: the op must not run unbounded.
+	if waited := time.Since(start); waited > v.opts.Timeout+5*time.Second {
+		t.Errorf("Get waited %v past its %v deadline", waited, v.opts.Timeout)
+	}
+}
+
+// TestEtcdRecipients: a teammate added can open the vault and read what
+// was written before; once removed and rekeyed, their identity cannot.
+func TestEtcdRecipients(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/team/")
+	e := v.open(t)
+	put := func(name, value string) {
+		t.Helper()
+		if _, err := e.Apply(context.Background(), vault.Write{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(value))}, func(vault.Meta) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("app/db", "before")
+	mate := filepath.Join(t.TempDir(), "mate.txt")
+	mateKey, _, err := vault.EnsureIdentity(mate, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := e.Recipients(context.Background())
+	if err := e.SetRecipients(context.Background(), parseAll(t, append(own, mateKey))); err != nil {
+		t.Fatal(err)
+	}
+	mateOpts := v.opts
+	mateOpts.Identity = mate
+	mv := etcdVault{c: c, opts: mateOpts}.open(t)
+	if got, err := mv.Get(context.Background(), "app/db"); err != nil || string(got.Value.Reveal()) != "before" {
+		t.Fatalf("teammate reads %v, %v", got.Value, err)
+	}
+	if err := e.SetRecipients(context.Background(), parseAll(t, own)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.Rekey(context.Background()); err != nil || n != 1 {
+		t.Fatalf("Rekey: %d records, %v", n, err)
+	}
+	if _, err := mv.Get(context.Background(), "app/db"); err == nil || !strings.Contains(err.Error(), "cannot unwrap") {
+		t.Fatalf("removed teammate after rekey: %v", err)
+	}
+	if got, err := e.Get(context.Background(), "app/db"); err != nil || string(got.Value.Reveal()) != "before" {
+		t.Fatalf("owner after rekey reads %v, %v", got.Value, err)
+	}
+}
+
+func parseAll(t *testing.T, rs []string) []age.Recipient {
+	t.Helper()
+	var out []age.Recipient
+	for _, s := range rs {
+		r, err := age.ParseX25519Recipient(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -1,0 +1,10 @@
+//go:build !linux
+
+package etcdtest
+
+import "syscall"
+
+// sysProcAttr is the zero value where there is no parent-death signal.
+func sysProcAttr() *syscall.SysProcAttr {
+	return nil
+}
