@@ -93,7 +93,7 @@ func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
 // read runs ops (built from the header in use) in one transaction guarded
 // by the header's mod revision: when the header moved, the transaction
 // returns it instead, it is adopted, and ops run again. Callers hold e.mu.
-func (e *Etcd) read(ctx context.Context, ops func() []clientv3.Op) (*clientv3.TxnResponse, error) {
+func (e *Etcd) read(ctx context.Context, bulk bool, ops func() []clientv3.Op) (*clientv3.TxnResponse, error) {
 	if e.k == nil {
 		if err := e.loadHeader(ctx); err != nil {
 			return nil, err
@@ -101,7 +101,11 @@ func (e *Etcd) read(ctx context.Context, ops func() []clientv3.Op) (*clientv3.Tx
 	}
 	for range 3 {
 		var resp *clientv3.TxnResponse
-		err := e.do(ctx, func(ctx context.Context) error {
+		try := e.do
+		if bulk {
+			try = e.doBulk
+		}
+		err := try(ctx, func(ctx context.Context) error {
 			var err error
 			resp, err = e.cli.Txn(ctx).If(e.headerUnchanged()).Then(ops()...).Else(clientv3.OpGet(e.headerKey())).Commit()
 			return err
@@ -128,17 +132,33 @@ func (e *Etcd) deadline(ctx context.Context) (context.Context, context.CancelFun
 	return context.WithTimeout(ctx, e.timeout)
 }
 
-// attemptTimeout bounds one round trip, so a member that hangs is left for
-// another before the op's deadline.
-const attemptTimeout = time.Second
+// attemptTimeout bounds one round trip of a point op (one record, the
+// header, a lock), so a request stuck on a member that lost its leader is
+// sent again, perhaps to another, well before the op's deadline.
+const attemptTimeout = 500 * time.Millisecond
 
 // do runs one etcd call, trying again with backoff while the cluster cannot
 // answer (no leader, a member down) until ctx's deadline. An error that
-// retrying cannot help comes back at once.
+// retrying cannot help comes back at once. Each try gets attemptTimeout.
 func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
+	return e.retry(ctx, attemptTimeout, call)
+}
+
+// doBulk is do for calls that move many records (list, check, rekey): a try
+// may take the op's whole deadline.
+func (e *Etcd) doBulk(ctx context.Context, call func(context.Context) error) error {
+	return e.retry(ctx, 0, call)
+}
+
+// retry runs call until it succeeds, fails for good or ctx ends; each try
+// gets per (0: no bound of its own).
+func (e *Etcd) retry(ctx context.Context, per time.Duration, call func(context.Context) error) error {
 	backoff := 20 * time.Millisecond
 	for {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if per > 0 {
+			actx, cancel = context.WithTimeout(ctx, per)
+		}
 		err := call(actx)
 		cancel()
 		if err == nil {
@@ -150,12 +170,8 @@ func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
 		if !retryable(err) {
 			return fmt.Errorf("%s: %w", e.where(), err)
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if sleep(ctx, backoff) != nil {
 			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, err)
-		case <-t.C:
 		}
 		backoff = min(2*backoff, 400*time.Millisecond)
 	}

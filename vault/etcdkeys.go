@@ -103,7 +103,7 @@ func (e *Etcd) Rekey(ctx context.Context) (int, error) {
 	if err := e.loadHeader(ctx); err != nil {
 		return 0, err
 	}
-	resp, err := e.read(ctx, func() []clientv3.Op {
+	resp, err := e.read(ctx, true, func() []clientv3.Op {
 		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpGet(e.writtenKey())}
 	})
 	if err != nil {
@@ -164,7 +164,7 @@ func (e *Etcd) putSealed(ctx context.Context, k *keys, prefix string, recs []Rec
 		if len(batch) == 0 {
 			return nil
 		}
-		err := e.do(ctx, func(ctx context.Context) error {
+		err := e.doBulk(ctx, func(ctx context.Context) error {
 			_, err := e.cli.Txn(ctx).Then(batch...).Commit()
 			return err
 		})

@@ -2,6 +2,9 @@ package vault
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -20,8 +23,19 @@ func (e *Etcd) lock(ctx context.Context, slot string) (unlock func(), err error)
 		return nil, err
 	}
 	m := concurrency.NewMutex(e.sess, e.prefix+"lock/"+slot+"/")
-	if err := e.do(ctx, m.Lock); err != nil {
-		return nil, err
+	// Each try is one bounded round trip; a lock another writer holds is
+	// tried again after a pause, until the op's deadline.
+	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		err := e.do(ctx, m.TryLock)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, concurrency.ErrLocked) {
+			return nil, err
+		}
+		if err := sleep(ctx, pause); err != nil {
+			return nil, fmt.Errorf("%s: another writer held the record's lock past the deadline (%v)", e.where(), e.timeout)
+		}
 	}
 	return func() {
 		uctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
@@ -69,4 +83,16 @@ func (e *Etcd) endSession() {
 	defer cancel()
 	_, _ = e.cli.Revoke(ctx, e.sess.Lease())
 	e.sess = nil
+}
+
+// sleep waits d, or until ctx is done (its error).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }

@@ -37,7 +37,7 @@ func (e *Etcd) Get(ctx context.Context, name string) (Record, error) {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	var slot string
-	resp, err := e.read(ctx, func() []clientv3.Op {
+	resp, err := e.read(ctx, false, func() []clientv3.Op {
 		slot = e.k.slot(name)
 		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
 	})
@@ -74,7 +74,7 @@ func (e *Etcd) List(ctx context.Context) ([]Meta, error) {
 
 // records reads every record under the header in use. Callers hold e.mu.
 func (e *Etcd) records(ctx context.Context) ([]*mvccpb.KeyValue, error) {
-	resp, err := e.read(ctx, func() []clientv3.Op {
+	resp, err := e.read(ctx, true, func() []clientv3.Op {
 		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix())}
 	})
 	if err != nil {
@@ -106,7 +106,7 @@ func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error
 	}
 	defer unlock()
 	var slot string
-	resp, err := e.read(ctx, func() []clientv3.Op {
+	resp, err := e.read(ctx, false, func() []clientv3.Op {
 		slot = e.k.slot(w.Name)
 		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
 	})

@@ -217,9 +217,10 @@ func newClient(endpoints ...string) (*clientv3.Client, error) {
 	})
 }
 
-// Leader returns the member that is leader now: a running member that
-// reports itself leader and that a majority of the cluster's members report
-// as leader too. It calls t.Fatal if there is none within 10 s.
+// Leader returns the member that is leader now: it asks each running
+// member's Status and returns the running member whose ID a majority of all
+// the cluster's members report as leader. It calls t.Fatal if there is none
+// within 10 s.
 func (c *Cluster) Leader(t testing.TB) *Member {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), leaderTimeout)
