@@ -37,6 +37,7 @@ const testNowVar = "ARCATEST_NOW"
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca": func() {
+			quietLibraries()
 			os.Exit(processCLI(testClock()).main(os.Args[1:]))
 		},
 	})
@@ -57,8 +58,13 @@ func testClock() func() time.Time {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
+	testscript.Run(t, scriptParams("testdata/script", nil))
+}
+
+// scriptParams runs the scripts in dir; more adds to each one's setup.
+func scriptParams(dir string, more func(*testscript.Env) error) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
@@ -68,8 +74,12 @@ func TestScripts(t *testing.T) {
 			for _, v := range []string{
 				"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
 				"ARCA_CONFIG", "ARCA_ENV", "ARCA_IDENTITY", testNowVar,
+				"GRPC_GO_LOG_SEVERITY_LEVEL", "ETCD_CLIENT_DEBUG",
 			} {
 				env.Setenv(v, "")
+			}
+			if more != nil {
+				return more(env)
 			}
 			return nil
 		},
@@ -83,7 +93,7 @@ func TestScripts(t *testing.T) {
 			"linecount": cmdLinecount,
 			"chomp":     cmdChomp,
 		},
-	})
+	}
 }
 
 // TestScriptConventions keeps the exit-status convention: a script never
