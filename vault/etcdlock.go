@@ -2,10 +2,10 @@ package vault
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -14,34 +14,83 @@ import (
 // locked: its lease lapses after this and the lock with it.
 const lockTTL = 10
 
-// lock takes the cluster-wide lock of slot, so that writers on other
-// machines wait their turn instead of failing the commit's comparison. The
-// lock key names the slot id and a lease, nothing else. The returned
-// function releases it. Callers hold e.mu.
-func (e *Etcd) lock(ctx context.Context, slot string) (unlock func(), err error) {
+// recordLock is this handle's hold on one record's write lock: a key
+// P/lock/<slot>/<lease> bound to the handle's lease. The oldest such key
+// of a slot holds the lock. The key names the slot id and a lease, nothing
+// else.
+type recordLock struct {
+	key  string
+	slot string
+	kv   *mvccpb.KeyValue // the record as read under the lock; nil: absent
+}
+
+// lockRecord takes the lock of name's record and reads the record, in one
+// round trip when nobody else holds it: the same transaction puts the lock
+// key and returns the header, the lock's holder and the record. A lock
+// another writer holds is let go and tried again after a pause, until the
+// op's deadline. Callers hold e.mu.
+func (e *Etcd) lockRecord(ctx context.Context, name string) (*recordLock, error) {
 	if err := e.ensureSession(ctx); err != nil {
 		return nil, err
 	}
-	m := concurrency.NewMutex(e.sess, e.prefix+"lock/"+slot+"/")
-	// Each try is one bounded round trip; a lock another writer holds is
-	// tried again after a pause, until the op's deadline.
 	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		err := e.do(ctx, m.TryLock)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, concurrency.ErrLocked) {
-			return nil, err
+		l, held, err := e.tryLock(ctx, name)
+		if err != nil || held {
+			return l, err
 		}
 		if err := sleep(ctx, pause); err != nil {
 			return nil, fmt.Errorf("%s: another writer held the record's lock past the deadline (%v)", e.where(), e.timeout)
 		}
 	}
-	return func() {
-		uctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
-		defer cancel()
-		_ = m.Unlock(uctx) // if this fails, the lease lapses and frees it
-	}, nil
+}
+
+// tryLock makes one attempt; held is false when another writer holds the
+// lock (this handle's key is then removed again).
+func (e *Etcd) tryLock(ctx context.Context, name string) (l *recordLock, held bool, err error) {
+	slot := e.k.slot(name)
+	l = &recordLock{slot: slot, key: fmt.Sprintf("%slock/%s/%x", e.prefix, slot, e.sess.Lease())}
+	pfx := e.prefix + "lock/" + slot + "/"
+	reads := []clientv3.Op{clientv3.OpGet(pfx, clientv3.WithFirstCreate()...), clientv3.OpGet(e.headerKey()), clientv3.OpGet(e.recordKey(slot))}
+	var resp *clientv3.TxnResponse
+	err = e.do(ctx, func(ctx context.Context) error {
+		resp, err = e.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
+			Then(append([]clientv3.Op{clientv3.OpPut(l.key, "", clientv3.WithLease(e.sess.Lease()))}, reads...)...).
+			Else(reads...).Commit()
+		return err
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	rs := resp.Responses
+	if resp.Succeeded {
+		rs = rs[1:]
+	}
+	owner, hdr, rec := rs[0].GetResponseRange().Kvs, rs[1].GetResponseRange().Kvs, rs[2].GetResponseRange().Kvs
+	if len(hdr) == 0 || hdr[0].ModRevision != e.hdrRev {
+		// The header moved (a rekey, new recipients): adopt it and start
+		// over, since the slot may have changed with the key.
+		e.unlock(l)
+		if err := e.adoptHeader(hdr); err != nil {
+			return nil, false, err
+		}
+		return nil, false, nil
+	}
+	if len(owner) == 0 || string(owner[0].Key) != l.key {
+		e.unlock(l)
+		return nil, false, nil
+	}
+	if len(rec) > 0 {
+		l.kv = rec[0]
+	}
+	return l, true, nil
+}
+
+// unlock lets go of l, briefly: if the cluster does not answer, the lease
+// lapses and frees it.
+func (e *Etcd) unlock(l *recordLock) {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	_, _ = e.cli.Delete(ctx, l.key)
 }
 
 // ensureSession grants the lease this handle's locks hang on, or a new one

@@ -87,9 +87,10 @@ func (e *Etcd) slotOf(kv *mvccpb.KeyValue) string {
 	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
 }
 
-// Apply implements Store: lock the record, read it, prepare the change,
-// approve it, then commit it in one transaction that holds only if neither
-// the header nor the record moved since the read.
+// Apply implements Store: lock the record and read it (one round trip),
+// prepare the change, approve it, then commit it and let go of the lock in
+// one transaction that holds only if neither the header nor the record
+// moved since the read (which matters only if the lock lapsed).
 func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -100,58 +101,56 @@ func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error
 			return Meta{}, err
 		}
 	}
-	unlock, err := e.lock(ctx, e.k.slot(w.Name))
+	l, err := e.lockRecord(ctx, w.Name)
 	if err != nil {
 		return Meta{}, err
 	}
-	defer unlock()
-	var slot string
-	resp, err := e.read(ctx, false, func() []clientv3.Op {
-		slot = e.k.slot(w.Name)
-		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
-	})
-	if err != nil {
-		return Meta{}, err
-	}
+	committed := false
+	defer func() {
+		if !committed {
+			e.unlock(l)
+		}
+	}()
 	var cur Record
 	var rev int64
-	kvs := resp.Responses[0].GetResponseRange().Kvs
-	exists := len(kvs) > 0
-	if exists {
-		rev = kvs[0].ModRevision
-		cur, err = e.open(slot, w.Name, kvs[0])
+	if l.kv != nil {
+		rev = l.kv.ModRevision
+		cur, err = e.open(l.slot, w.Name, l.kv)
 		if err != nil && w.Kind != Remove {
 			return Meta{}, err
 		}
 	}
-	next, err := nextRecord(w, cur, exists, e.now().UTC())
+	next, err := nextRecord(w, cur, l.kv != nil, e.now().UTC())
 	if err != nil {
 		return Meta{}, err
 	}
 	var sealed []byte
 	if w.Kind != Remove {
-		if sealed, err = e.k.seal(slot, next); err != nil {
+		if sealed, err = e.k.seal(l.slot, next); err != nil {
 			return Meta{}, err
 		}
 	}
 	if err := approve(next.Meta); err != nil {
 		return Meta{}, err
 	}
-	if err := e.commit(ctx, e.recordKey(slot), rev, sealed); err != nil {
+	if err := e.commit(ctx, l, rev, sealed); err != nil {
 		return Meta{}, err
 	}
+	committed = true
 	return next.Meta, nil
 }
 
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
-// commit writes sealed to key (deletes key when sealed is nil) if the
-// header and the record are as read (the record at mod revision rev, 0:
-// absent). When an attempt fails in a way that leaves it unknown whether
-// it landed, the retry's failed comparison is resolved by what the key now
-// holds: our own sealed bytes (or, for a delete, nothing) mean it landed.
-func (e *Etcd) commit(ctx context.Context, key string, rev int64, sealed []byte) error {
+// commit writes sealed to l's record (deletes it when sealed is nil) and
+// deletes l's lock key, if the header and the record are as read (the
+// record at mod revision rev, 0: absent). When an attempt fails in a way
+// that leaves it unknown whether it landed, the retry's failed comparison
+// is resolved by what the key now holds: our own sealed bytes (or, for a
+// delete, nothing) mean it landed.
+func (e *Etcd) commit(ctx context.Context, l *recordLock, rev int64, sealed []byte) error {
+	key := e.recordKey(l.slot)
 	change := clientv3.OpDelete(key)
 	if sealed != nil {
 		change = clientv3.OpPut(key, string(sealed))
@@ -163,7 +162,7 @@ func (e *Etcd) commit(ctx context.Context, key string, rev int64, sealed []byte)
 		var err error
 		resp, err = e.cli.Txn(ctx).
 			If(e.headerUnchanged(), clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-			Then(change, clientv3.OpPut(e.writtenKey(), "")).
+			Then(change, clientv3.OpPut(e.writtenKey(), ""), clientv3.OpDelete(l.key)).
 			Else(clientv3.OpGet(key)).Commit()
 		return err
 	})
@@ -173,6 +172,7 @@ func (e *Etcd) commit(ctx context.Context, key string, rev int64, sealed []byte)
 	case resp.Succeeded:
 		return nil
 	case tries > 1 && landed(resp.Responses[0].GetResponseRange().Kvs, sealed):
+		e.unlock(l)
 		return nil
 	}
 	return fmt.Errorf("%s: %w", e.where(), errConflict)
