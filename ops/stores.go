@@ -74,7 +74,7 @@ const maxPasswordFile = 4096
 // etcdOptions turns an etcd vault's config into how to reach it.
 func etcdOptions(vc VaultConfig, now func() time.Time) (vault.EtcdOptions, error) {
 	o := vault.EtcdOptions{
-		Endpoints: vc.Endpoints, Prefix: vc.Prefix, Identity: vc.Identity,
+		Endpoints: vc.Endpoints, Prefix: vc.Prefix, Identity: vc.Identity, Recipients: vc.Recipients,
 		Username: vc.Username, Password: vc.Password,
 		CAFile: vc.TLSCA, CertFile: vc.TLSCert, KeyFile: vc.TLSKey,
 		Timeout: vc.EtcdTimeout(), Now: now,

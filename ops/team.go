@@ -76,7 +76,7 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 	}
 	rs, err := parseRecipients(next)
 	if err == nil {
-		err = k.SetRecipients(ctx, rs)
+		err = k.SetRecipients(ctx, cur, rs)
 	}
 	if err != nil {
 		return res, s.fail(c, Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))

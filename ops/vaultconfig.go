@@ -79,7 +79,7 @@ func etcdProblem(v VaultConfig) string {
 		strings.ContainsFunc(v.Prefix, func(r rune) bool { return r < 0x21 || r == 0x7f }):
 		return fmt.Sprintf("prefix %q must start and end with / and be at most %d printable bytes", v.Prefix, maxPrefixLen)
 	case v.TimeoutMS < 0 || v.TimeoutMS > maxEtcdTimeout:
-		return fmt.Sprintf("timeout_ms is %d, must be 1..%d", v.TimeoutMS, maxEtcdTimeout)
+		return fmt.Sprintf("timeout_ms is %d, must be 1..%d (unset: %d)", v.TimeoutMS, maxEtcdTimeout, defaultEtcdWait)
 	case v.Password != "" && v.PasswordFile != "":
 		return "password and password_file are both set; give one"
 	case (v.Password != "" || v.PasswordFile != "") != (v.Username != ""):
@@ -102,4 +102,3 @@ func (v VaultConfig) EtcdTimeout() time.Duration {
 	}
 	return time.Duration(v.TimeoutMS) * time.Millisecond
 }
-

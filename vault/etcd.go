@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +45,7 @@ type Etcd struct {
 	prefix  string
 	eps     string // the endpoints, for messages
 	ids     []age.Identity
+	extra   []string // recipients beside the identity, for a vault a write creates
 	now     func() time.Time
 	timeout time.Duration
 
@@ -60,11 +62,14 @@ type EtcdOptions struct {
 	Endpoints []string // host:port or URL
 	Prefix    string   // starts and ends with "/"
 	Identity  string   // age identity file
-	Username  string   // etcd auth, with Password
-	Password  string
-	CAFile    string // TLS: the CA that signed the members' certificates
-	CertFile  string // TLS client certificate, with KeyFile
-	KeyFile   string
+	// Recipients the data key is wrapped to beside the identity's own,
+	// when a first write creates the vault.
+	Recipients []string
+	Username   string // etcd auth, with Password
+	Password   string
+	CAFile     string // TLS: the CA that signed the members' certificates
+	CertFile   string // TLS client certificate, with KeyFile
+	KeyFile    string
 	// Timeout bounds one op, retries included (DefaultEtcdTimeout when 0).
 	Timeout time.Duration
 	Now     func() time.Time // stamps record times; time.Now when nil
@@ -84,8 +89,8 @@ const (
 )
 
 // OpenEtcd connects to the shared vault. Nothing is read until the first op:
-// a vault that is not there, or a cluster that does not answer, is reported
-// by the op.
+// a cluster that does not answer is reported by the op. A vault that is not
+// there yet reads as empty and is created by the first write.
 func OpenEtcd(o EtcdOptions) (*Etcd, error) {
 	ids, err := LoadIdentity(o.Identity)
 	if err != nil {
@@ -95,7 +100,7 @@ func OpenEtcd(o EtcdOptions) (*Etcd, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Etcd{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, now: o.Now, timeout: o.Timeout}
+	e := &Etcd{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, now: o.Now, timeout: o.Timeout}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -188,6 +193,14 @@ func CreateEtcd(ctx context.Context, o EtcdOptions, recipients []age.Recipient) 
 	if e.timeout <= 0 {
 		e.timeout = DefaultEtcdTimeout
 	}
+	ctx, cancel := context.WithTimeout(ctx, e.timeout)
+	defer cancel()
+	return e.createHeader(ctx, recipients)
+}
+
+// createHeader puts a fresh header wrapped to recipients unless there is
+// one already; created reports which happened.
+func (e *Etcd) createHeader(ctx context.Context, recipients []age.Recipient) (created bool, err error) {
 	dataKey, vaultID, err := newDataKey()
 	if err != nil {
 		return false, err
@@ -196,11 +209,9 @@ func CreateEtcd(ctx context.Context, o EtcdOptions, recipients []age.Recipient) 
 	if err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, e.timeout)
-	defer cancel()
 	hk := e.headerKey()
 	err = e.do(ctx, func(ctx context.Context) error {
-		resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(hk), "=", 0)).
+		resp, err := e.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(hk), "=", 0)).
 			Then(clientv3.OpPut(hk, string(h))).Commit()
 		if err == nil {
 			created = resp.Succeeded
@@ -208,6 +219,25 @@ func CreateEtcd(ctx context.Context, o EtcdOptions, recipients []age.Recipient) 
 		return err
 	})
 	return created, err
+}
+
+// createOnWrite makes the vault a first write finds missing, wrapped to the
+// identity and the configured recipients, and loads it. Callers hold e.mu.
+func (e *Etcd) createOnWrite(ctx context.Context) error {
+	rs := RecipientsOf(e.ids)
+	for _, s := range e.extra {
+		r, err := age.ParseX25519Recipient(s)
+		if err != nil {
+			return fmt.Errorf("%s: recipient %q is not an age X25519 public key", e.where(), s)
+		}
+		if !slices.ContainsFunc(rs, func(x age.Recipient) bool { return fmt.Sprint(x) == s }) {
+			rs = append(rs, r)
+		}
+	}
+	if _, err := e.createHeader(ctx, rs); err != nil {
+		return err
+	}
+	return e.loadHeader(ctx)
 }
 
 // Close implements Store.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -214,7 +215,11 @@ func TestEtcdRecipients(t *testing.T) {
 		t.Fatal(err)
 	}
 	own, _ := e.Recipients(context.Background())
-	if err := e.SetRecipients(context.Background(), parseAll(t, append(own, mateKey))); err != nil {
+	both := append(slices.Clone(own), mateKey)
+	if err := e.SetRecipients(context.Background(), both, parseAll(t, own)); err == nil {
+		t.Fatal("SetRecipients from a list that is not the current one succeeded")
+	}
+	if err := e.SetRecipients(context.Background(), own, parseAll(t, both)); err != nil {
 		t.Fatal(err)
 	}
 	mateOpts := v.opts
@@ -223,7 +228,7 @@ func TestEtcdRecipients(t *testing.T) {
 	if got, err := mv.Get(context.Background(), "app/db"); err != nil || string(got.Value.Reveal()) != "before" {
 		t.Fatalf("teammate reads %v, %v", got.Value, err)
 	}
-	if err := e.SetRecipients(context.Background(), parseAll(t, own)); err != nil {
+	if err := e.SetRecipients(context.Background(), both, parseAll(t, own)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.Rekey(context.Background()); err != nil || n != 1 {
@@ -248,4 +253,42 @@ func parseAll(t *testing.T, rs []string) []age.Recipient {
 		out = append(out, r)
 	}
 	return out
+}
+
+// TestEtcdFirstWriteCreates: a prefix nobody initialized reads as an empty
+// vault, and the first put creates it, wrapped to the identity and the
+// configured recipients.
+func TestEtcdFirstWriteCreates(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	idPath := filepath.Join(t.TempDir(), "identity.txt")
+	if _, _, err := vault.EnsureIdentity(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	const mate = "age142788gg49p6s6lcmeq93s3rgep97r43g6vw6cd3jx0tjujns5adsue040q"
+	v := etcdVault{c: c, opts: vault.EtcdOptions{Endpoints: c.Endpoints(), Prefix: "/arca/fresh/", Identity: idPath, Recipients: []string{mate}}}
+	e := v.open(t)
+	ctx := context.Background()
+	ok := func(vault.Meta) error { return nil }
+	if _, err := e.Get(ctx, "app/db"); !errors.Is(err, vault.ErrNotFound) {
+		t.Fatalf("Get before any write: %v", err)
+	}
+	if metas, err := e.List(ctx); err != nil || len(metas) != 0 {
+		t.Fatalf("List before any write: %v, %v", metas, err)
+	}
+	for _, k := range []vault.Kind{vault.Rotate, vault.Remove} {
+		if _, err := e.Apply(ctx, vault.Write{Kind: k, Name: "app/db", Value: vault.NewSecret([]byte("x"))}, ok); !errors.Is(err, vault.ErrNotFound) {
+			t.Fatalf("kind %d before any write: %v", k, err)
+		}
+	}
+	if len(v.raw(t, c.Client(t))) != 0 {
+		t.Fatal("a read or a refused write created something")
+	}
+	m, err := e.Apply(ctx, vault.Write{Kind: vault.Put, Name: "app/db", Value: vault.NewSecret([]byte("first"))}, ok)
+	if err != nil || m.Version != 1 || !m.Created {
+		t.Fatalf("first put: %+v, %v", m, err)
+	}
+	rs, err := e.Recipients(ctx)
+	if err != nil || len(rs) != 2 || rs[1] != mate {
+		t.Fatalf("recipients of the created vault: %v, %v", rs, err)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"filippo.io/age"
@@ -39,6 +40,10 @@ func sealHeader(dataKey, vaultID []byte, recipients []age.Recipient) ([]byte, er
 	return json.Marshal(h)
 }
 
+// errNoVault is a prefix that holds no vault yet: reads find it empty, the
+// first write creates it.
+var errNoVault = errors.New("no vault here yet (arca init, or a first put, creates it)")
+
 // loadHeader reads the header. Callers hold e.mu.
 func (e *Etcd) loadHeader(ctx context.Context) error {
 	var resp *clientv3.GetResponse
@@ -58,7 +63,7 @@ func (e *Etcd) loadHeader(ctx context.Context) error {
 // every time.
 func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
 	if len(kvs) == 0 {
-		return fmt.Errorf("%s does not exist (run arca init for its env)", e.where())
+		return fmt.Errorf("%s: %w", e.where(), errNoVault)
 	}
 	kv := kvs[0]
 	if len(kv.Value) > maxEtcdHeader {
@@ -183,10 +188,18 @@ func retryable(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true // this attempt's deadline, not the op's
 	}
-	code := status.Code(err)
+	code, msg := status.Code(err), err.Error()
 	var ee rpctypes.EtcdError
 	if errors.As(err, &ee) {
 		code = ee.Code()
 	}
-	return code == codes.Unavailable || code == codes.DeadlineExceeded
+	switch code {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+		return true
+	case codes.Unknown:
+		// A member without a leader may give up on its own deadline and
+		// say so only in words.
+		return strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "leader")
+	}
+	return false
 }

@@ -16,10 +16,12 @@ import (
 type Keyed interface {
 	// Recipients lists the age recipients the data key is wrapped to.
 	Recipients(ctx context.Context) ([]string, error)
-	// SetRecipients wraps the same data key to rs instead. Whoever could
-	// unwrap it before and kept it can still read the records: removing a
-	// recipient is finished by Rekey.
-	SetRecipients(ctx context.Context, rs []age.Recipient) error
+	// SetRecipients wraps the same data key to rs instead, if the
+	// recipients are still from (what the caller read): a change made in
+	// between is never overwritten. Whoever could unwrap the key before and
+	// kept it can still read the records: removing a recipient is finished
+	// by Rekey.
+	SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error
 	// Rekey replaces the data key and vault id and re-seals every record,
 	// in one consistent pass. It returns how many records it re-sealed.
 	Rekey(ctx context.Context) (int, error)
@@ -39,13 +41,16 @@ func (e *Etcd) Recipients(ctx context.Context) ([]string, error) {
 
 // SetRecipients implements Keyed: the header is replaced only if it did not
 // change since it was read.
-func (e *Etcd) SetRecipients(ctx context.Context, rs []age.Recipient) error {
+func (e *Etcd) SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	if err := e.loadHeader(ctx); err != nil {
 		return err
+	}
+	if !slices.Equal(e.hdr.Recipients, from) {
+		return fmt.Errorf("%s: its recipients changed since they were read; nothing was changed: run it again", e.where())
 	}
 	vaultID, _ := hex.DecodeString(e.hdr.VaultID)
 	h, err := sealHeader(e.dataKey, vaultID, rs)

@@ -41,6 +41,9 @@ func (e *Etcd) Get(ctx context.Context, name string) (Record, error) {
 		slot = e.k.slot(name)
 		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
 	})
+	if errors.Is(err, errNoVault) {
+		return Record{}, ErrNotFound
+	}
 	if err != nil {
 		return Record{}, err
 	}
@@ -58,6 +61,9 @@ func (e *Etcd) List(ctx context.Context) ([]Meta, error) {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	kvs, err := e.records(ctx)
+	if errors.Is(err, errNoVault) {
+		return []Meta{}, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +103,14 @@ func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	if e.k == nil {
-		if err := e.loadHeader(ctx); err != nil {
+		err := e.loadHeader(ctx)
+		switch {
+		case errors.Is(err, errNoVault) && w.Kind == Put:
+			err = e.createOnWrite(ctx)
+		case errors.Is(err, errNoVault):
+			err = ErrNotFound // rotate, rm: no vault holds no record
+		}
+		if err != nil {
 			return Meta{}, err
 		}
 	}
