@@ -3,6 +3,7 @@ package vault_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,44 @@ func TestEtcdLeaderKilledMidStream(t *testing.T) {
 	metas, err := fresh.List(ctx)
 	if err != nil || len(metas) != len(acked) {
 		t.Fatalf("List after failover: %d records, %v; want %d", len(metas), err, len(acked))
+	}
+}
+
+// TestEtcdNoQuorum: with two members of three down the cluster has no
+// leader. A write then retries until its deadline and fails, changing
+// nothing; once the members are back, writes and reads go on.
+func TestEtcdNoQuorum(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	v := newEtcdVault(t, c, "/arca/quorum/")
+	v.opts.Timeout = 2 * time.Second
+	e := v.open(t)
+	ctx := context.Background()
+	ok := func(vault.Meta) error { return nil }
+	put := func(value string) (vault.Meta, error) {
+		return e.Apply(ctx, vault.Write{Kind: vault.Put, Name: "app/db", Value: vault.NewSecret([]byte(value))}, ok)
+	}
+	if _, err := put("one"); err != nil {
+		t.Fatal(err)
+	}
+	down := []*etcdtest.Member{}
+	for _, m := range c.Members {
+		if len(down) < 2 {
+			m.Kill(t)
+			down = append(down, m)
+		}
+	}
+	if _, err := put("two"); err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Fatalf("put without quorum: %v", err)
+	}
+	for _, m := range down {
+		m.Restart(t)
+	}
+	c.Leader(t)
+	got, err := e.Get(ctx, "app/db")
+	if err != nil || string(got.Value.Reveal()) != "one" || got.Version != 1 {
+		t.Fatalf("after quorum is back: %v version %d, %v (the failed put must not have landed)", got.Value, got.Version, err)
+	}
+	if m, err := put("three"); err != nil || m.Version != 2 {
+		t.Fatalf("put after quorum is back: %+v, %v", m, err)
 	}
 }
