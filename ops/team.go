@@ -22,7 +22,7 @@ type TeamResult struct {
 }
 
 // keyed resolves env (the process context's when "") to a vault whose data
-// key can be rewrapped and replaced.
+// key can be rewrapped and replaced (both kinds can).
 func (s *Service) keyed(env string) (TeamResult, vault.Keyed, error) {
 	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
 	if err != nil {
@@ -39,7 +39,7 @@ func (s *Service) keyed(env string) (TeamResult, vault.Keyed, error) {
 	}
 	k, ok := st.(vault.Keyed)
 	if !ok {
-		return res, nil, Errorf(manifest.OpError, "vault %q is kind %s: recipients and rekey are for shared vaults (kind etcd)", name, vc.Kind)
+		return res, nil, Errorf(manifest.OpError, "vault %q (kind %s) cannot change its recipients or data key", name, vc.Kind)
 	}
 	return res, k, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,50 +195,15 @@ func TestEtcdNoClusterIsBoundedError(t *testing.T) {
 	}
 }
 
-// TestEtcdRecipients: a teammate added can open the vault and read what
-// was written before; once removed and rekeyed, their identity cannot.
+// TestEtcdRecipients runs the team scenario on the shared vault.
 func TestEtcdRecipients(t *testing.T) {
 	c := etcdtest.Start(t, 1)
 	v := newEtcdVault(t, c, "/arca/team/")
-	e := v.open(t)
-	put := func(name, value string) {
-		t.Helper()
-		if _, err := e.Apply(context.Background(), vault.Write{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(value))}, func(vault.Meta) error { return nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("app/db", "before")
-	mate := filepath.Join(t.TempDir(), "mate.txt")
-	mateKey, _, err := vault.EnsureIdentity(mate, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	own, _ := e.Recipients(context.Background())
-	both := append(slices.Clone(own), mateKey)
-	if err := e.SetRecipients(context.Background(), both, parseAll(t, own)); err == nil {
-		t.Fatal("SetRecipients from a list that is not the current one succeeded")
-	}
-	if err := e.SetRecipients(context.Background(), own, parseAll(t, both)); err != nil {
-		t.Fatal(err)
-	}
-	mateOpts := v.opts
-	mateOpts.Identity = mate
-	mv := etcdVault{c: c, opts: mateOpts}.open(t)
-	if got, err := mv.Get(context.Background(), "app/db"); err != nil || string(got.Value.Reveal()) != "before" {
-		t.Fatalf("teammate reads %v, %v", got.Value, err)
-	}
-	if err := e.SetRecipients(context.Background(), both, parseAll(t, own)); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := e.Rekey(context.Background()); err != nil || n != 1 {
-		t.Fatalf("Rekey: %d records, %v", n, err)
-	}
-	if _, err := mv.Get(context.Background(), "app/db"); err == nil || !strings.Contains(err.Error(), "cannot unwrap") {
-		t.Fatalf("removed teammate after rekey: %v", err)
-	}
-	if got, err := e.Get(context.Background(), "app/db"); err != nil || string(got.Value.Reveal()) != "before" {
-		t.Fatalf("owner after rekey reads %v, %v", got.Value, err)
-	}
+	testTeam(t, v.opts.Identity, func(t *testing.T, identity string) keyedStore {
+		o := v.opts
+		o.Identity = identity
+		return etcdVault{c: c, opts: o}.open(t)
+	})
 }
 
 func parseAll(t *testing.T, rs []string) []age.Recipient {

@@ -18,25 +18,17 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// sealHeader makes the header of a vault with this data key: the key
-// wrapped to recipients and a MAC over format, vault id and recipients.
+// sealHeader makes the header of a shared vault with this data key, as
+// stored: JSON.
 func sealHeader(dataKey, vaultID []byte, recipients []age.Recipient) ([]byte, error) {
-	if len(recipients) == 0 {
-		return nil, errors.New("a vault needs at least one recipient")
-	}
-	wrapped, err := wrapKey(dataKey, recipients)
-	if err != nil {
-		return nil, fmt.Errorf("wrap data key: %w", err)
-	}
 	k, err := deriveKeys(dataKey, vaultID)
 	if err != nil {
 		return nil, err
 	}
-	h := header{Format: etcdFormat, VaultID: hex.EncodeToString(vaultID), DataKey: wrapped}
-	for _, r := range recipients {
-		h.Recipients = append(h.Recipients, fmt.Sprint(r))
+	h, err := newHeader(etcdFormat, k, recipients)
+	if err != nil {
+		return nil, err
 	}
-	h.MAC = k.headerMAC(h.Format, h.Recipients)
 	return json.Marshal(h)
 }
 

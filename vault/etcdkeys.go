@@ -11,22 +11,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// Keyed is a Store whose data key can be wrapped to other recipients and
-// replaced: how a team adds and removes people.
-type Keyed interface {
-	// Recipients lists the age recipients the data key is wrapped to.
-	Recipients(ctx context.Context) ([]string, error)
-	// SetRecipients wraps the same data key to rs instead, if the
-	// recipients are still from (what the caller read): a change made in
-	// between is never overwritten. Whoever could unwrap the key before and
-	// kept it can still read the records: removing a recipient is finished
-	// by Rekey.
-	SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error
-	// Rekey replaces the data key and vault id and re-seals every record,
-	// in one consistent pass. It returns how many records it re-sealed.
-	Rekey(ctx context.Context) (int, error)
-}
-
 // Recipients implements Keyed.
 func (e *Etcd) Recipients(ctx context.Context) ([]string, error) {
 	e.mu.Lock()
@@ -201,16 +185,4 @@ func (e *Etcd) dropPrefix(prefix string) {
 		_, err := e.cli.Delete(ctx, prefix, clientv3.WithPrefix())
 		return err
 	})
-}
-
-func parseRecipients(rs []string) ([]age.Recipient, error) {
-	out := make([]age.Recipient, 0, len(rs))
-	for _, s := range rs {
-		r, err := age.ParseX25519Recipient(s)
-		if err != nil {
-			return nil, fmt.Errorf("recipient %q is not an age X25519 public key", s)
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }

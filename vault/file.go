@@ -86,19 +86,14 @@ func CreateFile(path string, recipients []age.Recipient) (created bool, err erro
 	if err != nil {
 		return false, err
 	}
-	wrapped, err := wrapKey(dataKey, recipients)
-	if err != nil {
-		return false, fmt.Errorf("wrap data key: %w", err)
-	}
 	k, err := deriveKeys(dataKey, vaultID)
 	if err != nil {
 		return false, err
 	}
-	c := contents{hdr: header{Format: fileFormat, VaultID: hex.EncodeToString(vaultID), DataKey: wrapped}}
-	for _, r := range recipients {
-		c.hdr.Recipients = append(c.hdr.Recipients, fmt.Sprint(r))
+	var c contents
+	if c.hdr, err = fileHeader(k, recipients); err != nil {
+		return false, err
 	}
-	c.hdr.MAC = k.headerMAC(c.hdr.Format, c.hdr.Recipients)
 	return true, replaceFile(path, &c, "", "")
 }
 

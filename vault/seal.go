@@ -33,6 +33,7 @@ var errAuth = errors.New("failed to authenticate")
 
 // keys are the working keys HKDF derives from a vault's data key.
 type keys struct {
+	dataKey []byte // what the rest derive from, kept to wrap it to other recipients
 	vaultID []byte
 	aead    interface {
 		Seal(dst, nonce, plaintext, ad []byte) []byte
@@ -67,7 +68,7 @@ func deriveKeys(dataKey, vaultID []byte) (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &keys{vaultID: vaultID, aead: aead, slotKey: sk, macKey: mk}, nil
+	return &keys{dataKey: dataKey, vaultID: vaultID, aead: aead, slotKey: sk, macKey: mk}, nil
 }
 
 // slot returns the slot id of name: a keyed hash, so ids reveal no names.
