@@ -124,7 +124,7 @@ func dialEtcd(o EtcdOptions) (*clientv3.Client, error) {
 	}
 	cli, err := clientv3.New(clientv3.Config{
 		Endpoints:          o.Endpoints,
-		DialTimeout:        2 * time.Second,
+		DialTimeout:        max(o.Timeout, time.Second), // also bounds the login with username/password
 		DialKeepAliveTime:  10 * time.Second,
 		Username:           o.Username,
 		Password:           o.Password,

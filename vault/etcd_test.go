@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -254,5 +255,42 @@ func TestEtcdFirstWriteCreates(t *testing.T) {
 	rs, err := e.Recipients(ctx)
 	if err != nil || len(rs) != 2 || rs[1] != mate {
 		t.Fatalf("recipients of the created vault: %v, %v", rs, err)
+	}
+}
+
+// OpenEtcd refuses settings it cannot use, naming the problem, before any
+// round trip.
+func TestOpenEtcdRefusals(t *testing.T) {
+	dir := t.TempDir()
+	idPath := filepath.Join(dir, "identity.txt")
+	if _, _, err := vault.EnsureIdentity(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := vault.EtcdOptions{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/arca/x/", Identity: idPath}
+	for _, c := range []struct {
+		name string
+		edit func(*vault.EtcdOptions)
+		want string
+	}{
+		{"no endpoints", func(o *vault.EtcdOptions) { o.Endpoints = nil }, "no endpoints"},
+		{"prefix without slash", func(o *vault.EtcdOptions) { o.Prefix = "arca" }, `prefix "arca" must start and end with /`},
+		{"CA file not PEM", func(o *vault.EtcdOptions) { o.CAFile = notPEM }, "holds no PEM certificate"},
+		{"CA file missing", func(o *vault.EtcdOptions) { o.CAFile = filepath.Join(dir, "nope.pem") }, "CA file"},
+		{"cert without key", func(o *vault.EtcdOptions) { o.CertFile = notPEM }, "needs both a cert and a key file"},
+		{"bad client cert", func(o *vault.EtcdOptions) { o.CertFile, o.KeyFile = notPEM, notPEM }, "TLS client certificate"},
+		{"no identity", func(o *vault.EtcdOptions) { o.Identity = filepath.Join(dir, "none.txt") }, "none.txt"},
+	} {
+		o := base
+		c.edit(&o)
+		if e, err := vault.OpenEtcd(o); err == nil || !strings.Contains(err.Error(), c.want) {
+			if e != nil {
+				e.Close()
+			}
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
 	}
 }

@@ -1,0 +1,74 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// An etcd vault's settings reach the backend: relative file paths are
+// taken from the config's directory, the password comes from its file
+// without the line end, and a password file over the cap is refused.
+func TestEtcdOptions(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(dir, "arca.toml")
+	if err := os.WriteFile(conf, []byte(`
+[envs.prod]
+vault = "team"
+[vaults.team]
+kind = "etcd"
+endpoints = ["10.0.0.1:2379", "10.0.0.2:2379"]
+prefix = "/arca/prod/"
+username = "arca"
+password_file = "pw"
+tls_ca = "ca.pem"
+tls_cert = "~/c.pem"
+tls_key = "/abs/k.pem"
+timeout_ms = 1500
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(conf, func(k string) string {
+		if k == "HOME" {
+			return "/home/u"
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, vc, err := cfg.VaultFor("prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := etcdOptions(vc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case o.Password != "s3cret" || o.Username != "arca":
+		t.Errorf("auth = %q / %q", o.Username, o.Password)
+	case o.CAFile != filepath.Join(dir, "ca.pem") || o.CertFile != "/home/u/c.pem" || o.KeyFile != "/abs/k.pem":
+		t.Errorf("TLS files = %q %q %q", o.CAFile, o.CertFile, o.KeyFile)
+	case o.Timeout != 1500*time.Millisecond || o.Prefix != "/arca/prod/" || len(o.Endpoints) != 2:
+		t.Errorf("options = %+v", o)
+	case o.Identity != "/home/u/.config/arca/identity.txt":
+		t.Errorf("identity = %q", o.Identity)
+	}
+	if err := os.WriteFile(pw, []byte(strings.Repeat("p", maxPasswordFile+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := etcdOptions(vc, nil); err == nil || !strings.Contains(err.Error(), "larger than 4096 bytes") {
+		t.Errorf("oversized password file: %v", err)
+	}
+	vc.PasswordFile = filepath.Join(dir, "missing")
+	if _, err := etcdOptions(vc, nil); err == nil || !strings.Contains(err.Error(), "etcd password file") {
+		t.Errorf("missing password file: %v", err)
+	}
+}
