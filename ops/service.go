@@ -40,7 +40,7 @@ type Options struct {
 	// does not). Environ is the environment the PDP's allowlist is taken from.
 	ConsultPDP bool
 	Environ    []string
-	// OpenStore opens the vault named name; nil opens by kind (openStore).
+	// OpenStore opens the vault named name; nil opens by kind (OpenStore).
 	OpenStore func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
 }
 
@@ -66,7 +66,7 @@ func New(o Options) *Service {
 		o.Now = time.Now
 	}
 	if o.OpenStore == nil {
-		o.OpenStore = openStore
+		o.OpenStore = OpenStore
 	}
 	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, consultPDP: o.ConsultPDP, environ: o.Environ, open: o.OpenStore, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 }

@@ -79,7 +79,7 @@ func newFixture(t *testing.T, toml string) *fixture {
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
 	f.svc = New(Options{Config: cfg, Audit: audit.NewWriter(f.sink, audit.SourceCLI, clock), Now: clock,
 		OpenStore: func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
-			st, err := openStore(name, vc, now)
+			st, err := OpenStore(name, vc, now)
 			if err != nil {
 				return nil, err
 			}

@@ -53,8 +53,9 @@ func (s *Service) canOpen(env string) error {
 	return err
 }
 
-// openStore opens a vault by its kind.
-func openStore(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
+// OpenStore opens a vault by its kind: what a Service uses unless
+// Options.OpenStore says otherwise.
+func OpenStore(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
 	switch vc.Kind {
 	case "file":
 		return vault.OpenFile(vc.Path, vc.Identity, now)

@@ -84,7 +84,7 @@ func newFixtureConfig(t testing.TB, toml string) *fixture {
 	return &fixture{home: home, cfg: cfg, spy: &spy{}}
 }
 
-// spy opens the real file vault and counts every call that reaches it.
+// spy opens the real vault and counts every call that reaches it.
 type spy struct {
 	mu         sync.Mutex
 	opens      int
@@ -96,7 +96,7 @@ func (s *spy) open(name string, vc ops.VaultConfig, now func() time.Time) (vault
 	s.mu.Lock()
 	s.opens++
 	s.mu.Unlock()
-	st, err := vault.OpenFile(vc.Path, vc.Identity, now)
+	st, err := ops.OpenStore(name, vc, now)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,50 @@
+package serve
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/arca-secrets/arca/vault/etcdtest"
+)
+
+// TestServeOnEtcd runs a whole session on a shared vault: every op on a
+// real etcd member, every response and event valid against the published
+// schemas (checkWire), the value never on stderr, and check reporting the
+// member that answered.
+func TestServeOnEtcd(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	f := newFixtureConfig(t, fmt.Sprintf(`default_env = "team"
+[envs.team]
+vault = "shared"
+[vaults.shared]
+kind = "etcd"
+endpoints = [%q]
+prefix = "/arca/serve/"
+`, c.Endpoints()[0]))
+	const value = "ETCD-CANARY-VALUE-77e1"
+	in := lines(
+		`{"id":1,"op":"put","ref":"arca://app/db","value":"`+value+`"}`,
+		`{"id":2,"op":"get","ref":"arca://app/db"}`,
+		`{"id":3,"op":"rotate","ref":"arca://app/db","value":"`+value+`-2"}`,
+		`{"id":4,"op":"list"}`,
+		`{"id":5,"op":"check"}`,
+		`{"id":6,"op":"rm","ref":"arca://app/db"}`,
+		`{"id":7,"op":"get","ref":"arca://app/db"}`,
+		`{"id":8,"op":"vault"}`,
+	)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in)})
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"), ok("5"), ok("6"),
+		{id: "7", code: "not_found", msg: "arca://app/db not found in env \"team\""},
+		unknownOp("8", `"vault" is not served — use the single-shot CLI`)})
+	rs := tr.responses(t)
+	if got := string(rs[1].Result); !strings.Contains(got, `"value":"`+value+`","version":1`) {
+		t.Errorf("get: %s", got)
+	}
+	if got := string(rs[4].Result); !strings.Contains(got, `"kind":"etcd","healthy":true,"records":1,"problems":[],"info":["etcd member `+c.Endpoints()[0]) {
+		t.Errorf("check: %s", got)
+	}
+	if strings.Contains(string(tr.rawErr), value) {
+		t.Error("the value reached the audit wire")
+	}
+}
