@@ -93,6 +93,8 @@ func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta
 		return m, nil
 	case auditErr != nil:
 		return vault.Meta{}, auditErr
+	case approved && errors.Is(err, vault.ErrUnknownOutcome):
+		return vault.Meta{}, s.fail(c, Errorf(manifest.OpError, "%s of %s was audited, but whether it was committed is unknown: %v", c.op, c.ref.Canonical(), err))
 	case approved:
 		return vault.Meta{}, s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
 	default:

@@ -86,6 +86,9 @@ const etcdFormat = "arca-etcd-vault/1"
 const (
 	maxEtcdHeader = 1 << 20
 	maxEtcdRecord = 256 << 10 // a sealed 64 KiB value with its name fits 4 times
+	// maxEtcdResponse bounds one answer from etcd, the listing of every
+	// record included: about 400,000 records of small values.
+	maxEtcdResponse = 64 << 20
 )
 
 // OpenEtcd connects to the shared vault. Nothing is read until the first op:
@@ -118,6 +121,12 @@ func dialEtcd(o EtcdOptions) (*clientv3.Client, error) {
 	if !strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("etcd vault: prefix %q must start and end with /", o.Prefix)
 	}
+	for _, ep := range o.Endpoints {
+		tlsSet := o.CAFile != "" || o.CertFile != "" || o.KeyFile != ""
+		if tlsSet && !strings.HasPrefix(ep, "https://") && strings.Contains(ep, "://") {
+			return nil, fmt.Errorf("etcd vault: endpoint %q names a scheme without TLS, but TLS files are set (write host:port or https://)", ep)
+		}
+	}
 	tc, err := etcdTLS(o)
 	if err != nil {
 		return nil, err
@@ -131,7 +140,7 @@ func dialEtcd(o EtcdOptions) (*clientv3.Client, error) {
 		TLS:                tc,
 		Logger:             zap.NewNop(),
 		MaxCallSendMsgSize: 2 << 20,
-		MaxCallRecvMsgSize: 1 << 30,
+		MaxCallRecvMsgSize: maxEtcdResponse,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd vault at %s: %w", strings.Join(o.Endpoints, ","), err)

@@ -283,6 +283,8 @@ func TestOpenEtcdRefusals(t *testing.T) {
 		{"cert without key", func(o *vault.EtcdOptions) { o.CertFile = notPEM }, "needs both a cert and a key file"},
 		{"bad client cert", func(o *vault.EtcdOptions) { o.CertFile, o.KeyFile = notPEM, notPEM }, "TLS client certificate"},
 		{"no identity", func(o *vault.EtcdOptions) { o.Identity = filepath.Join(dir, "none.txt") }, "none.txt"},
+		{"plain http with TLS files", func(o *vault.EtcdOptions) { o.Endpoints, o.CAFile = []string{"http://127.0.0.1:1"}, notPEM },
+			`endpoint "http://127.0.0.1:1" names a scheme without TLS, but TLS files are set`},
 	} {
 		o := base
 		c.edit(&o)

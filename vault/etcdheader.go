@@ -142,9 +142,10 @@ func (e *Etcd) do(ctx context.Context, call func(context.Context) error) error {
 }
 
 // doBulk is do for calls that move many records (list, check, rekey): a try
-// may take the op's whole deadline.
+// may take half the op's deadline (at least 2 s), so a member that hangs
+// still leaves time to ask another.
 func (e *Etcd) doBulk(ctx context.Context, call func(context.Context) error) error {
-	return e.retry(ctx, 0, call)
+	return e.retry(ctx, max(2*time.Second, e.timeout/2), call)
 }
 
 // retry runs call until it succeeds, fails for good or ctx ends; each try
@@ -186,8 +187,10 @@ func retryable(err error) bool {
 		code = ee.Code()
 	}
 	switch code {
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted:
+	case codes.Unavailable, codes.DeadlineExceeded:
 		return true
+	case codes.ResourceExhausted:
+		return strings.Contains(msg, "too many requests") // not "database space exceeded"
 	case codes.Unknown:
 		// A member without a leader may give up on its own deadline and
 		// say so only in words.

@@ -3,6 +3,8 @@ package vault
 import (
 	"context"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -66,8 +68,10 @@ func (e *Etcd) swapHeader(ctx context.Context, h []byte, extra []clientv3.Op, cm
 			return fmt.Errorf("%s changed while this ran; nothing was changed: run it again", e.where())
 		}
 	}
-	e.hdrRev = -1 // what landed is read back by the next op
-	return e.loadHeader(ctx)
+	// It landed. What landed is read back by the next op, whose failure
+	// to read it is that op's, not this one's.
+	e.k, e.hdrRev = nil, 0
+	return nil
 }
 
 // rekeyBatch bounds one transaction of re-sealed records: etcd refuses
@@ -131,18 +135,54 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	if err != nil {
 		return err
 	}
-	newPrefix := e.prefix + "r/" + hex.EncodeToString(vaultID) + "/"
+	newID := hex.EncodeToString(vaultID)
+	newPrefix := e.prefix + "r/" + newID + "/"
 	if err := e.putSealed(ctx, nk, newPrefix, recs); err != nil {
-		e.dropPrefix(newPrefix)
+		e.dropUnused(newPrefix, newID)
 		return err
 	}
 	err = e.swapHeader(ctx, h,
 		[]clientv3.Op{clientv3.OpDelete(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpPut(e.writtenKey(), "")},
 		clientv3.Compare(clientv3.ModRevision(e.writtenKey()), "=", writtenRev))
-	if err != nil {
-		e.dropPrefix(newPrefix)
+	if err != nil && e.dropUnused(newPrefix, newID) == errInUse {
+		// The switch landed after all (its reply was lost, or a teammate
+		// has built on it since): the new records are the vault now.
+		e.k, e.hdrRev = nil, 0
+		return nil
 	}
 	return err
+}
+
+// errInUse is a rekey's new records that the header names after all.
+var errInUse = errors.New("the header names these records")
+
+// dropUnused deletes what a failed rekey wrote under prefix, unless the
+// header names vault id id after all: the delete is one transaction
+// conditioned on the header being the one read, which names another vault
+// id. When the header cannot be read, nothing is deleted: records under a
+// vault id no header names are never read.
+func (e *Etcd) dropUnused(prefix, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	defer cancel()
+	var resp *clientv3.GetResponse
+	err := e.do(ctx, func(ctx context.Context) error {
+		var err error
+		resp, err = e.cli.Get(ctx, e.headerKey())
+		return err
+	})
+	if err != nil || len(resp.Kvs) == 0 {
+		return errInUse // unknown: keep them
+	}
+	var h header
+	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil || h.VaultID == id {
+		return errInUse
+	}
+	cur := string(resp.Kvs[0].Value)
+	return e.do(ctx, func(ctx context.Context) error {
+		_, err := e.cli.Txn(ctx).If(clientv3.Compare(clientv3.Value(e.headerKey()), "=", cur)).
+			Then(clientv3.OpDelete(prefix, clientv3.WithPrefix())).Commit()
+		return err
+	})
 }
 
 // putSealed seals recs with k and writes them under prefix, in batches.
@@ -174,15 +214,4 @@ func (e *Etcd) putSealed(ctx context.Context, k *keys, prefix string, recs []Rec
 		}
 	}
 	return flush()
-}
-
-// dropPrefix deletes what a failed rekey wrote, best effort: records under
-// a vault id no header names are never read.
-func (e *Etcd) dropPrefix(prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
-	defer cancel()
-	_ = e.do(ctx, func(ctx context.Context) error {
-		_, err := e.cli.Delete(ctx, prefix, clientv3.WithPrefix())
-		return err
-	})
 }

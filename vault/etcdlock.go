@@ -59,6 +59,9 @@ func (e *Etcd) tryLock(ctx context.Context, name string) (l *recordLock, held bo
 		return err
 	})
 	if err != nil {
+		// The lock key may have landed: let the lease lapse, and the key
+		// with it, rather than hold the record from every other writer.
+		e.endSession()
 		return nil, false, err
 	}
 	rs := resp.Responses
@@ -85,12 +88,15 @@ func (e *Etcd) tryLock(ctx context.Context, name string) (l *recordLock, held bo
 	return l, true, nil
 }
 
-// unlock lets go of l, briefly: if the cluster does not answer, the lease
-// lapses and frees it.
+// unlock lets go of l, briefly. If the cluster does not confirm it, the
+// handle's lease is let go instead, so that the lock key lapses with it
+// (within lockTTL) rather than stay while this handle lives.
 func (e *Etcd) unlock(l *recordLock) {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	_, _ = e.cli.Delete(ctx, l.key)
+	if _, err := e.cli.Delete(ctx, l.key); err != nil {
+		e.endSession()
+	}
 }
 
 // ensureSession grants the lease this handle's locks hang on, or a new one

@@ -3,6 +3,8 @@ package vault
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -156,18 +158,23 @@ func (e *Etcd) Apply(ctx context.Context, w Write, approve Approve) (Meta, error
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
+// ErrUnknownOutcome is a change whose commit was sent but whose answer
+// never came: it may or may not have landed.
+var ErrUnknownOutcome = errors.New("the cluster did not confirm the change; it may have landed (read it back)")
+
 // commit writes sealed to l's record (deletes it when sealed is nil) and
 // deletes l's lock key, if the header and the record are as read (the
-// record at mod revision rev, 0: absent). When an attempt fails in a way
-// that leaves it unknown whether it landed, the retry's failed comparison
-// is resolved by what the key now holds: our own sealed bytes (or, for a
-// delete, nothing) mean it landed.
+// record at mod revision rev, 0: absent). The same transaction puts a
+// fresh random token in this handle's token key: when an attempt's answer
+// is lost, the token tells whether it landed, whatever others wrote since.
 func (e *Etcd) commit(ctx context.Context, l *recordLock, rev int64, sealed []byte) error {
 	key := e.recordKey(l.slot)
 	change := clientv3.OpDelete(key)
 	if sealed != nil {
 		change = clientv3.OpPut(key, string(sealed))
 	}
+	token := newToken()
+	tokKey := fmt.Sprintf("%stoken/%x", e.prefix, e.sess.Lease())
 	var resp *clientv3.TxnResponse
 	var tries int
 	err := e.do(ctx, func(ctx context.Context) error {
@@ -175,26 +182,42 @@ func (e *Etcd) commit(ctx context.Context, l *recordLock, rev int64, sealed []by
 		var err error
 		resp, err = e.cli.Txn(ctx).
 			If(e.headerUnchanged(), clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-			Then(change, clientv3.OpPut(e.writtenKey(), ""), clientv3.OpDelete(l.key)).
-			Else(clientv3.OpGet(key)).Commit()
+			Then(change, clientv3.OpPut(e.writtenKey(), ""), clientv3.OpDelete(l.key), clientv3.OpPut(tokKey, token, clientv3.WithLease(e.sess.Lease()))).
+			Else(clientv3.OpGet(tokKey)).Commit()
 		return err
 	})
 	switch {
-	case err != nil:
-		return err
-	case resp.Succeeded:
+	case err == nil && resp.Succeeded:
 		return nil
-	case tries > 1 && landed(resp.Responses[0].GetResponseRange().Kvs, sealed):
+	case err == nil && tries > 1 && tokenIs(resp.Responses[0].GetResponseRange().Kvs, token):
 		e.unlock(l)
 		return nil
+	case err == nil:
+		return fmt.Errorf("%s: %w", e.where(), errConflict)
 	}
-	return fmt.Errorf("%s: %w", e.where(), errConflict)
+	// No answer: ask the token, briefly, on a context of its own.
+	if e.tokenLanded(tokKey, token) {
+		return nil
+	}
+	e.endSession() // let the lease, and any lock key it holds, lapse
+	return fmt.Errorf("%s: %w: %v", e.where(), ErrUnknownOutcome, err)
 }
 
-// landed reports whether kvs (the record's range) shows our change made.
-func landed(kvs []*mvccpb.KeyValue, sealed []byte) bool {
-	if sealed == nil {
-		return len(kvs) == 0
-	}
-	return len(kvs) == 1 && bytes.Equal(kvs[0].Value, sealed)
+// tokenLanded reports whether tokKey holds token; false when unknown.
+func (e *Etcd) tokenLanded(tokKey, token string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	resp, err := e.cli.Get(ctx, tokKey)
+	return err == nil && tokenIs(resp.Kvs, token)
+}
+
+func tokenIs(kvs []*mvccpb.KeyValue, token string) bool {
+	return len(kvs) == 1 && string(kvs[0].Value) == token
+}
+
+// newToken is 16 random bytes in hex.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
