@@ -55,6 +55,7 @@ type Etcd struct {
 	dataKey []byte
 	k       *keys
 	sess    *concurrency.Session // the lease write locks hang on; nil until a write
+	orphans []clientv3.LeaseID   // leases of ended sessions not yet confirmed revoked
 }
 
 // EtcdOptions say how to reach a shared vault.

@@ -2,10 +2,12 @@ package vault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -110,6 +112,7 @@ func (e *Etcd) ensureSession(ctx context.Context) error {
 			return nil
 		}
 	}
+	e.revokeOrphans()
 	var lease *clientv3.LeaseGrantResponse
 	err := e.do(ctx, func(ctx context.Context) error {
 		var err error
@@ -127,17 +130,47 @@ func (e *Etcd) ensureSession(ctx context.Context) error {
 	return nil
 }
 
-// endSession stops the keep-alives and revokes the lease, briefly: a
-// cluster that does not answer lets it lapse instead.
+// endSession stops the keep-alives and revokes the lease, briefly. A
+// lease the cluster did not confirm revoked is kept, to be revoked before
+// the next session starts: etcd restarts a lease's countdown when it elects
+// a leader, so waiting for it to lapse could hold a record long after the
+// cluster is back.
 func (e *Etcd) endSession() {
 	if e.sess == nil {
 		return
 	}
 	e.sess.Orphan()
+	if !e.revoke(e.sess.Lease()) {
+		if len(e.orphans) == maxOrphans {
+			e.orphans = e.orphans[1:] // the oldest lapses on its own
+		}
+		e.orphans = append(e.orphans, e.sess.Lease())
+	}
+	e.sess = nil
+}
+
+// maxOrphans bounds the leases a handle remembers to revoke.
+const maxOrphans = 16
+
+// revokeOrphans revokes the leases earlier sessions left, keeping those
+// the cluster still does not confirm.
+func (e *Etcd) revokeOrphans() {
+	kept := e.orphans[:0]
+	for _, id := range e.orphans {
+		if !e.revoke(id) {
+			kept = append(kept, id)
+		}
+	}
+	e.orphans = kept
+}
+
+// revoke revokes lease id, and with it the keys bound to it; true when the
+// cluster confirmed it (or no longer knows the lease).
+func (e *Etcd) revoke(id clientv3.LeaseID) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	_, _ = e.cli.Revoke(ctx, e.sess.Lease())
-	e.sess = nil
+	_, err := e.cli.Revoke(ctx, id)
+	return err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound)
 }
 
 // sleep waits d, or until ctx is done (its error).
