@@ -32,10 +32,11 @@ type recordLock struct {
 // another writer holds is let go and tried again after a pause, until the
 // op's deadline. Callers hold e.mu.
 func (e *Etcd) lockRecord(ctx context.Context, name string) (*recordLock, error) {
-	if err := e.ensureSession(ctx); err != nil {
-		return nil, err
-	}
 	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		// Every try may need a new session: a failed unlock ends one.
+		if err := e.ensureSession(ctx); err != nil {
+			return nil, err
+		}
 		l, held, err := e.tryLock(ctx, name)
 		if err != nil || held {
 			return l, err
