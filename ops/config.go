@@ -2,6 +2,8 @@ package ops
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"io/fs"
@@ -81,6 +83,7 @@ type VaultConfig struct {
 	TLSCert      string   `toml:"tls_cert"`      // client certificate (PEM), with tls_key
 	TLSKey       string   `toml:"tls_key"`
 	TimeoutMS    int      `toml:"timeout_ms"` // bound on one op, retries included; default 5000
+	PinFile      string   `toml:"-"`          // where this machine pins the vault's key (derived)
 }
 
 // Guardrails is the [guardrails] table.
@@ -378,6 +381,9 @@ func (c *Config) VaultFor(env string) (name string, v VaultConfig, err error) {
 			return "", VaultConfig{}, err
 		}
 	}
+	if v.Kind == "etcd" {
+		v.PinFile = c.pinFile(name, v.Prefix)
+	}
 	for _, f := range []struct {
 		p    *string
 		what string
@@ -443,6 +449,18 @@ func (c *Config) expandHome(p, what string) (string, error) {
 func (c *Config) configDir() string { return xdgDir(c.xdgConfig, c.home, ".config") }
 func (c *Config) dataDir() string   { return xdgDir(c.xdgData, c.home, ".local/share") }
 func (c *Config) stateDir() string  { return xdgDir(c.xdgState, c.home, ".local/state") }
+
+// pinFile is where this machine pins the key of the shared vault name at
+// prefix: $XDG_STATE_HOME/arca/pins/ (default ~/.local/state/arca/pins/),
+// "" when HOME is unset.
+func (c *Config) pinFile(name, prefix string) string {
+	dir := c.stateDir()
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(prefix))
+	return filepath.Join(dir, "arca", "pins", name+"-"+hex.EncodeToString(sum[:8])+".pin")
+}
 
 // xdgDir returns xdg, else home/def, else "" when HOME is unset.
 func xdgDir(xdg, home, def string) string {

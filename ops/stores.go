@@ -78,7 +78,7 @@ func etcdOptions(vc VaultConfig, now func() time.Time) (vault.EtcdOptions, error
 		Endpoints: vc.Endpoints, Prefix: vc.Prefix, Identity: vc.Identity, Recipients: vc.Recipients,
 		Username: vc.Username, Password: vc.Password,
 		CAFile: vc.TLSCA, CertFile: vc.TLSCert, KeyFile: vc.TLSKey,
-		Timeout: vc.EtcdTimeout(), Now: now,
+		Timeout: vc.EtcdTimeout(), Now: now, PinFile: vc.PinFile,
 	}
 	if vc.PasswordFile != "" {
 		b, err := readSmall(vc.PasswordFile, maxPasswordFile)

@@ -60,6 +60,8 @@ timeout_ms = 1500
 		t.Errorf("options = %+v", o)
 	case o.Identity != "/home/u/.config/arca/identity.txt":
 		t.Errorf("identity = %q", o.Identity)
+	case !strings.HasPrefix(o.PinFile, "/home/u/.local/state/arca/pins/team-") || !strings.HasSuffix(o.PinFile, ".pin"):
+		t.Errorf("pin file = %q", o.PinFile)
 	}
 	if err := os.WriteFile(pw, []byte(strings.Repeat("p", maxPasswordFile+1)), 0o600); err != nil {
 		t.Fatal(err)

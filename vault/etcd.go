@@ -46,13 +46,13 @@ type Etcd struct {
 	eps     string // the endpoints, for messages
 	ids     []age.Identity
 	extra   []string // recipients beside the identity, for a vault a write creates
+	pinFile string   // where this machine pins the vault's continuity key; "": no pin
 	now     func() time.Time
 	timeout time.Duration
 
 	mu      sync.Mutex
 	hdr     header
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
-	dataKey []byte
 	k       *keys
 	sess    *concurrency.Session // the lease write locks hang on; nil until a write
 	orphans []clientv3.LeaseID   // leases of ended sessions not yet confirmed revoked
@@ -71,6 +71,9 @@ type EtcdOptions struct {
 	CAFile     string // TLS: the CA that signed the members' certificates
 	CertFile   string // TLS client certificate, with KeyFile
 	KeyFile    string
+	// PinFile is where this machine keeps the continuity key of the data
+	// key it last used (see etcdpin.go); "" pins nothing.
+	PinFile string
 	// Timeout bounds one op, retries included (DefaultEtcdTimeout when 0).
 	Timeout time.Duration
 	Now     func() time.Time // stamps record times; time.Now when nil
@@ -104,7 +107,7 @@ func OpenEtcd(o EtcdOptions) (*Etcd, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Etcd{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, now: o.Now, timeout: o.Timeout}
+	e := &Etcd{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -215,7 +218,15 @@ func (e *Etcd) createHeader(ctx context.Context, recipients []age.Recipient) (cr
 	if err != nil {
 		return false, err
 	}
-	h, err := sealHeader(dataKey, vaultID, recipients)
+	k, err := deriveKeys(dataKey, vaultID)
+	if err != nil {
+		return false, err
+	}
+	chain, err := extendChain(nil, nil, k)
+	if err != nil {
+		return false, err
+	}
+	h, err := sealHeader(k, recipients, chain)
 	if err != nil {
 		return false, err
 	}
@@ -255,7 +266,7 @@ func (e *Etcd) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.endSession()
-	e.k, e.dataKey, e.hdrRev = nil, nil, 0
+	e.k, e.hdrRev = nil, 0
 	return e.cli.Close()
 }
 

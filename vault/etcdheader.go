@@ -18,17 +18,14 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// sealHeader makes the header of a shared vault with this data key, as
-// stored: JSON.
-func sealHeader(dataKey, vaultID []byte, recipients []age.Recipient) ([]byte, error) {
-	k, err := deriveKeys(dataKey, vaultID)
-	if err != nil {
-		return nil, err
-	}
+// sealHeader makes the header of a shared vault with keys k, wrapped to
+// recipients, with its key history, as stored: JSON.
+func sealHeader(k *keys, recipients []age.Recipient, chain []link) ([]byte, error) {
 	h, err := newHeader(etcdFormat, k, recipients)
 	if err != nil {
 		return nil, err
 	}
+	h.Chain = chain
 	return json.Marshal(h)
 }
 
@@ -71,9 +68,10 @@ func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
 	if h.Format != etcdFormat || err != nil || len(vaultID) != vaultIDSize {
 		return fmt.Errorf("%s is corrupt: unknown header format or vault id", e.where())
 	}
-	dataKey, k := e.dataKey, e.k
+	k := e.k
 	if k == nil || h.VaultID != e.hdr.VaultID || !bytes.Equal(h.DataKey, e.hdr.DataKey) {
-		if dataKey, err = unwrapKey(h.DataKey, e.ids); err != nil {
+		dataKey, err := unwrapKey(h.DataKey, e.ids)
+		if err != nil {
 			return fmt.Errorf("%s: %w", e.where(), err)
 		}
 		if k, err = deriveKeys(dataKey, vaultID); err != nil {
@@ -83,7 +81,12 @@ func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
 	if k.headerMAC(h.Format, h.Recipients) != h.MAC {
 		return fmt.Errorf("%s is corrupt: header fails to authenticate", e.where())
 	}
-	e.hdr, e.hdrRev, e.dataKey, e.k = h, kv.ModRevision, dataKey, k
+	if k != e.k {
+		if err := e.checkPin(h, k); err != nil {
+			return err
+		}
+	}
+	e.hdr, e.hdrRev, e.k = h, kv.ModRevision, k
 	return nil
 }
 

@@ -38,8 +38,7 @@ func (e *Etcd) SetRecipients(ctx context.Context, from []string, rs []age.Recipi
 	if !slices.Equal(e.hdr.Recipients, from) {
 		return fmt.Errorf("%s: its recipients changed since they were read; nothing was changed: run it again", e.where())
 	}
-	vaultID, _ := hex.DecodeString(e.hdr.VaultID)
-	h, err := sealHeader(e.dataKey, vaultID, rs)
+	h, err := sealHeader(e.k, rs, e.hdr.Chain)
 	if err != nil {
 		return err
 	}
@@ -127,11 +126,15 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	if err != nil {
 		return err
 	}
-	h, err := sealHeader(dataKey, vaultID, rs)
+	nk, err := deriveKeys(dataKey, vaultID)
 	if err != nil {
 		return err
 	}
-	nk, err := deriveKeys(dataKey, vaultID)
+	chain, err := extendChain(e.hdr.Chain, e.k, nk)
+	if err != nil {
+		return err
+	}
+	h, err := sealHeader(nk, rs, chain)
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,7 @@ type header struct {
 	Recipients []string `json:"recipients"`
 	DataKey    []byte   `json:"data_key"`
 	MAC        string   `json:"mac"`
+	Chain      []link   `json:"chain,omitempty"` // shared vault only: its key history (etcdpin.go)
 }
 
 // contents is a vault file: its header, its record lines as read (raw),
@@ -174,7 +175,7 @@ func parseHeader(line string) (header, error) {
 	if again, err := json.Marshal(h); err != nil || string(again) != raw {
 		return h, fmt.Errorf("vault header is not in canonical form")
 	}
-	if h.Format != fileFormat {
+	if h.Format != fileFormat || h.Chain != nil {
 		return h, fmt.Errorf("unsupported vault format")
 	}
 	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != vaultIDSize || hex.EncodeToString(id) != h.VaultID {

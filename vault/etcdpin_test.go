@@ -1,0 +1,81 @@
+package vault_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/etcdtest"
+)
+
+// TestEtcdPinCatchesASubstitutedHeader: whoever can write the cluster
+// replaces the header with one of their own making, wrapped to the team's
+// own public key. A machine that used the vault before refuses it, both a
+// handle already open and a new one; a teammate's real rekeys, even two
+// while this machine was away, are followed.
+func TestEtcdPinCatchesASubstitutedHeader(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/pin/")
+	ctx := context.Background()
+	pinA := filepath.Join(t.TempDir(), "state", "a.pin")
+	openWith := func(pin string) *vault.Etcd {
+		o := v.opts
+		o.PinFile = pin
+		return etcdVault{c: c, opts: o}.open(t)
+	}
+	a := openWith(pinA)
+	if _, err := putValue(a, "app/db", "one"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(pinA); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("pin file after first use: %v, %v", fi, err)
+	}
+
+	// A teammate rekeys twice while this machine is away; it follows.
+	b := openWith(filepath.Join(t.TempDir(), "b.pin"))
+	for range 2 {
+		if _, err := b.Rekey(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := openWith(pinA).Get(ctx, "app/db"); err != nil || string(got.Value.Reveal()) != "one" {
+		t.Fatalf("after two rekeys by a teammate: %v, %v", got.Value, err)
+	}
+
+	// The substitution: a fresh header for the same recipients.
+	rs, err := a.Recipients(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := c.Client(t)
+	if _, err := raw.Delete(ctx, v.opts.Prefix+"vault"); err != nil {
+		t.Fatal(err)
+	}
+	if created, err := vault.CreateEtcd(ctx, v.opts, parseAll(t, rs)); err != nil || !created {
+		t.Fatalf("substitute header: %t, %v", created, err)
+	}
+	for name, h := range map[string]*vault.Etcd{"the open handle": a, "a new handle": openWith(pinA)} {
+		_, err := putValue(h, "app/new", "would leak")
+		if err == nil || !strings.Contains(err.Error(), "may have been substituted") || !strings.Contains(err.Error(), pinA) {
+			t.Errorf("%s, writing after the substitution: %v", name, err)
+		}
+	}
+	// Without a pin the same header is trusted on first use.
+	if _, err := putValue(openWith(filepath.Join(t.TempDir(), "fresh.pin")), "app/x", "y"); err != nil {
+		t.Fatalf("a machine that pinned nothing: %v", err)
+	}
+	if err := os.WriteFile(pinA, []byte("garbage\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openWith(pinA).Get(ctx, "app/db"); err == nil || !strings.Contains(err.Error(), "is malformed") {
+		t.Errorf("a malformed pin file: %v", err)
+	}
+}
+
+func putValue(e *vault.Etcd, name, value string) (vault.Meta, error) {
+	return e.Apply(context.Background(), vault.Write{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(value))},
+		func(vault.Meta) error { return nil })
+}
