@@ -147,17 +147,32 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	err = e.swapHeader(ctx, h,
 		[]clientv3.Op{clientv3.OpDelete(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpPut(e.writtenKey(), "")},
 		clientv3.Compare(clientv3.ModRevision(e.writtenKey()), "=", writtenRev))
-	if err != nil && e.dropUnused(newPrefix, newID) == errInUse {
+	if err != nil {
+		switch derr := e.dropUnused(newPrefix, newID); {
+		case errors.Is(derr, errHeaderUnread):
+			return fmt.Errorf("%s: %w: %v", e.where(), ErrUnknownOutcome, err)
+		case !errors.Is(derr, errInUse):
+			return err
+		}
 		// The switch landed after all (its reply was lost, or a teammate
 		// has built on it since): the new records are the vault now.
-		e.k, e.hdrRev = nil, 0
-		return nil
 	}
-	return err
+	e.k, e.hdrRev = nil, 0
+	// This machine moves its pin at once, so that the header from before
+	// the rekey cannot be put back on it. Best effort: the next load pins
+	// the new key anyway.
+	if e.pinFile != "" {
+		_ = writePin(e.pinFile, chain[len(chain)-1].Pub)
+	}
+	return nil
 }
 
-// errInUse is a rekey's new records that the header names after all.
-var errInUse = errors.New("the header names these records")
+// errInUse is a rekey's new records that the header names after all;
+// errHeaderUnread is not knowing, the header being unreadable.
+var (
+	errInUse        = errors.New("the header names these records")
+	errHeaderUnread = errors.New("the header could not be read")
+)
 
 // dropUnused deletes what a failed rekey wrote under prefix, unless the
 // header names vault id id after all: the delete is one transaction
@@ -174,10 +189,13 @@ func (e *Etcd) dropUnused(prefix, id string) error {
 		return err
 	})
 	if err != nil || len(resp.Kvs) == 0 {
-		return errInUse // unknown: keep them
+		return errHeaderUnread // keep them
 	}
 	var h header
-	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil || h.VaultID == id {
+	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil {
+		return errHeaderUnread
+	}
+	if h.VaultID == id {
 		return errInUse
 	}
 	cur := string(resp.Kvs[0].Value)

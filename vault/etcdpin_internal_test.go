@@ -28,7 +28,9 @@ func TestCheckChain(t *testing.T) {
 	c2, _ := extendChain(c1, k1, k2)
 	c3, _ := extendChain(c2, k2, k3)
 	pin1 := c1[0].Pub
-	hdr := func(k *keys, chain []link) header { return header{VaultID: hex.EncodeToString(k.vaultID), Chain: chain} }
+	hdr := func(k *keys, chain []link) header {
+		return header{VaultID: hex.EncodeToString(k.vaultID), Chain: chain}
+	}
 	if err := checkChain(hdr(k3, c3), k3, pin1); err != nil {
 		t.Fatalf("two real rekeys from the pin: %v", err)
 	}

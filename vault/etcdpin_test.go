@@ -79,3 +79,32 @@ func putValue(e *vault.Etcd, name, value string) (vault.Meta, error) {
 	return e.Apply(context.Background(), vault.Write{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(value))},
 		func(vault.Meta) error { return nil })
 }
+
+// TestEtcdPinRefusesAHeaderFromBeforeARekey: putting back the header (and
+// records) from before a rekey — the one a removed teammate can still
+// unwrap — is refused by a machine that used the vault since.
+func TestEtcdPinRefusesAHeaderFromBeforeARekey(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/rollback/")
+	ctx := context.Background()
+	o := v.opts
+	o.PinFile = filepath.Join(t.TempDir(), "a.pin")
+	a := etcdVault{c: c, opts: o}.open(t)
+	if _, err := putValue(a, "app/db", "one"); err != nil {
+		t.Fatal(err)
+	}
+	raw := c.Client(t)
+	old, err := raw.Get(ctx, v.opts.Prefix+"vault")
+	if err != nil || len(old.Kvs) != 1 {
+		t.Fatalf("header before the rekey: %v", err)
+	}
+	if _, err := a.Rekey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Put(ctx, v.opts.Prefix+"vault", string(old.Kvs[0].Value)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Get(ctx, "app/db"); err == nil || !strings.Contains(err.Error(), "may have been substituted") {
+		t.Fatalf("the header from before the rekey, put back: %v", err)
+	}
+}
