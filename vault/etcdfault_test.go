@@ -2,6 +2,7 @@ package vault
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -259,4 +260,49 @@ func TestEtcdCommitNeverAnswered(t *testing.T) {
 		t.Fatalf("a put that landed without an answer: %+v, %v", m, err)
 	}
 	wantRecord(t, v.open(t), "app/db", "two", 2)
+}
+
+// A header that merely names a rekey's new vault id (anyone watching the
+// cluster sees it as the new records land) does not make a failed rekey a
+// success: it must authenticate under the new key.
+func TestEtcdRekeyNotFooledByASpoofedHeader(t *testing.T) {
+	v := newFaultVault(t, "/arca/spoof/")
+	e := v.open(t)
+	if _, err := putValue(e, "app/db", "one", nil); err != nil {
+		t.Fatal(err)
+	}
+	raw := v.c.Client(t)
+	newRecords := func(then []clientv3.Op) bool {
+		return len(then) > 0 && then[0].IsPut() && strings.Contains(string(then[0].KeyBytes()), "/r/")
+	}
+	e.cli.KV = &lossyKV{KV: e.cli.KV, match: newRecords, answer: true, hook: func() {
+		ctx := context.Background()
+		resp, err := raw.Get(ctx, v.prefix+"r/", clientv3.WithPrefix())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var newID string
+		for _, kv := range resp.Kvs {
+			id := strings.Split(strings.TrimPrefix(string(kv.Key), v.prefix+"r/"), "/")[0]
+			if id != e.hdr.VaultID {
+				newID = id
+			}
+		}
+		hdr, err := raw.Get(ctx, v.prefix+"vault")
+		if err != nil || newID == "" {
+			t.Fatalf("header %v, new vault id %q", err, newID)
+		}
+		var h header
+		if err := json.Unmarshal(hdr.Kvs[0].Value, &h); err != nil {
+			t.Fatal(err)
+		}
+		h.VaultID = newID
+		spoof, _ := json.Marshal(h)
+		if _, err := raw.Put(ctx, v.prefix+"vault", string(spoof)); err != nil {
+			t.Fatal(err)
+		}
+	}}
+	if n, err := e.Rekey(context.Background()); err == nil {
+		t.Fatalf("rekey with a spoofed header in the middle reported success (%d records)", n)
+	}
 }

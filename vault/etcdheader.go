@@ -3,6 +3,7 @@ package vault
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -26,7 +27,17 @@ func sealHeader(k *keys, recipients []age.Recipient, chain []link) ([]byte, erro
 		return nil, err
 	}
 	h.Chain = chain
+	h.MAC = etcdMAC(k, h)
 	return json.Marshal(h)
+}
+
+// etcdMAC authenticates a shared vault's header: format, vault id,
+// recipients and the key history, so that whoever cannot unwrap the data
+// key cannot cut or change the history either.
+func etcdMAC(k *keys, h header) string {
+	chain, _ := json.Marshal(h.Chain)
+	sum := sha256.Sum256(chain)
+	return k.headerMAC(h.Format+"\x00chain:"+hex.EncodeToString(sum[:]), h.Recipients)
 }
 
 // errNoVault is a prefix that holds no vault yet: reads find it empty, the
@@ -78,10 +89,13 @@ func (e *Etcd) adoptHeader(kvs []*mvccpb.KeyValue) error {
 			return err
 		}
 	}
-	if k.headerMAC(h.Format, h.Recipients) != h.MAC {
+	if etcdMAC(k, h) != h.MAC {
 		return fmt.Errorf("%s is corrupt: header fails to authenticate", e.where())
 	}
-	if k != e.k {
+	// Whenever the header is not the one this handle holds, it must trace
+	// to this machine's pin, which another process may have moved on
+	// (a rollback can bring back this handle's own, older key).
+	if k != e.k || kv.ModRevision != e.hdrRev {
 		if err := e.checkPin(h, k); err != nil {
 			return err
 		}

@@ -141,14 +141,14 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	newID := hex.EncodeToString(vaultID)
 	newPrefix := e.prefix + "r/" + newID + "/"
 	if err := e.putSealed(ctx, nk, newPrefix, recs); err != nil {
-		e.dropUnused(newPrefix, newID)
+		e.dropUnused(newPrefix, nk)
 		return err
 	}
 	err = e.swapHeader(ctx, h,
 		[]clientv3.Op{clientv3.OpDelete(e.recordsKey(), clientv3.WithPrefix()), clientv3.OpPut(e.writtenKey(), "")},
 		clientv3.Compare(clientv3.ModRevision(e.writtenKey()), "=", writtenRev))
 	if err != nil {
-		switch derr := e.dropUnused(newPrefix, newID); {
+		switch derr := e.dropUnused(newPrefix, nk); {
 		case errors.Is(derr, errHeaderUnread):
 			return fmt.Errorf("%s: %w: %v", e.where(), ErrUnknownOutcome, err)
 		case !errors.Is(derr, errInUse):
@@ -159,10 +159,11 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	}
 	e.k, e.hdrRev = nil, 0
 	// This machine moves its pin at once, so that the header from before
-	// the rekey cannot be put back on it. Best effort: the next load pins
-	// the new key anyway.
-	if e.pinFile != "" {
-		_ = writePin(e.pinFile, chain[len(chain)-1].Pub)
+	// the rekey cannot be put back on it; only along the chain, as any
+	// load would. Best effort: the next load pins the new key anyway.
+	var nh header
+	if json.Unmarshal(h, &nh) == nil {
+		_ = e.checkPin(nh, nk)
 	}
 	return nil
 }
@@ -175,11 +176,13 @@ var (
 )
 
 // dropUnused deletes what a failed rekey wrote under prefix, unless the
-// header names vault id id after all: the delete is one transaction
-// conditioned on the header being the one read, which names another vault
-// id. When the header cannot be read, nothing is deleted: records under a
+// header is one of the new key's after all: its vault id is the new one and
+// it authenticates under the new key (a header merely naming the new vault
+// id, which anyone watching the cluster could write, does not count). The
+// delete is one transaction conditioned on the header being the one read.
+// When the header cannot be read, nothing is deleted: records under a
 // vault id no header names are never read.
-func (e *Etcd) dropUnused(prefix, id string) error {
+func (e *Etcd) dropUnused(prefix string, nk *keys) error {
 	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
 	defer cancel()
 	var resp *clientv3.GetResponse
@@ -195,7 +198,7 @@ func (e *Etcd) dropUnused(prefix, id string) error {
 	if json.Unmarshal(resp.Kvs[0].Value, &h) != nil {
 		return errHeaderUnread
 	}
-	if h.VaultID == id {
+	if h.VaultID == hex.EncodeToString(nk.vaultID) && etcdMAC(nk, h) == h.MAC {
 		return errInUse
 	}
 	cur := string(resp.Kvs[0].Value)

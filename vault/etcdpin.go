@@ -121,10 +121,17 @@ const (
 
 // readPin returns the pinned continuity key; "" when there is no pin.
 func readPin(path string) (string, error) {
-	f, err := os.Open(path)
+	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("pin file %s is not a regular file", path)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -137,7 +144,7 @@ func readPin(path string) (string, error) {
 	if !ok || len(b) > maxPinFile || len(pub) != 2*ed25519.PublicKeySize {
 		return "", fmt.Errorf("pin file %s is malformed", path)
 	}
-	return pub, nil
+	return strings.ToLower(pub), nil
 }
 
 // writePin pins pub: a 0600 file in a 0700 directory, by temp file and
@@ -162,8 +169,9 @@ func writePin(path, pub string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
+		return err
 	}
-	return err
+	return syncDir(filepath.Dir(path))
 }
 
 // checkPin checks h (whose data key k was just unwrapped) against this
@@ -171,7 +179,16 @@ func writePin(path, pub string) error {
 func (e *Etcd) checkPin(h header, k *keys) error {
 	pinned := ""
 	if e.pinFile != "" {
-		var err error
+		// One process at a time reads, checks and moves the pin, so a
+		// pin never moves back to a key that does not lead to it.
+		if err := os.MkdirAll(filepath.Dir(e.pinFile), 0o700); err != nil {
+			return fmt.Errorf("%s: pin: %w", e.where(), err)
+		}
+		unlock, err := lockFile(e.pinFile + ".lock")
+		if err != nil {
+			return fmt.Errorf("%s: pin: %w", e.where(), err)
+		}
+		defer unlock()
 		if pinned, err = readPin(e.pinFile); err != nil {
 			return fmt.Errorf("%s: %w", e.where(), err)
 		}

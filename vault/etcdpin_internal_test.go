@@ -3,6 +3,7 @@ package vault
 import (
 	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -54,5 +55,17 @@ func TestCheckChain(t *testing.T) {
 	}
 	if err := checkChain(hdr(k3, nil), k3, ""); err == nil {
 		t.Error("a header without a chain was accepted")
+	}
+	// A pin the history does not hold at all.
+	if err := checkChain(hdr(k3, c3), k3, strings.Repeat("ab", 32)); !errors.Is(err, errSubstituted) {
+		t.Errorf("a pin not in the history: %v", err)
+	}
+	// A last link naming another vault id than the header's.
+	if err := checkChain(hdr(k1, c3), k3, ""); err == nil {
+		t.Error("a last link of another vault id was accepted")
+	}
+	// The file format carries no history.
+	if _, err := parseHeader(`{"arca_vault":{"format":"arca-vault/1","vault_id":"00000000000000000000000000000000","recipients":[],"data_key":"AA==","mac":"","chain":[{"vault_id":"x","pub":"y"}]},"records":{`); err == nil {
+		t.Error("a file vault header with a chain was accepted")
 	}
 }

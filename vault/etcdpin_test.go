@@ -2,6 +2,7 @@ package vault_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,5 +107,91 @@ func TestEtcdPinRefusesAHeaderFromBeforeARekey(t *testing.T) {
 	}
 	if _, err := a.Get(ctx, "app/db"); err == nil || !strings.Contains(err.Error(), "may have been substituted") {
 		t.Fatalf("the header from before the rekey, put back: %v", err)
+	}
+}
+
+// TestEtcdPinHoldsForAnOpenHandle: a long-lived handle (a serve) still on
+// the old key refuses the old header put back after another process on
+// this machine rekeyed (and moved the pin); the pin follows a teammate's
+// rekey; a history cut short under the current key fails to authenticate.
+func TestEtcdPinHoldsForAnOpenHandle(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/longlived/")
+	ctx := context.Background()
+	pin := filepath.Join(t.TempDir(), "m.pin")
+	open := func() *vault.Etcd {
+		o := v.opts
+		o.PinFile = pin
+		return etcdVault{c: c, opts: o}.open(t)
+	}
+	serve, cli := open(), open()
+	if _, err := putValue(serve, "app/db", "one"); err != nil {
+		t.Fatal(err)
+	}
+	pinned := func() string {
+		b, err := os.ReadFile(pin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	before := pinned()
+	raw := c.Client(t)
+	old, err := raw.Get(ctx, v.opts.Prefix+"vault")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Rekey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if pinned() == before {
+		t.Fatal("the rekeying process did not move the pin")
+	}
+	if _, err := raw.Put(ctx, v.opts.Prefix+"vault", string(old.Kvs[0].Value)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := putValue(serve, "app/db", "sealed to the old key"); err == nil || !strings.Contains(err.Error(), "may have been substituted") {
+		t.Fatalf("the open handle, after the old header was put back: %v", err)
+	}
+
+	// A teammate's rekey, with a pin of its own: this machine follows it
+	// and moves its pin along.
+	w := newEtcdVault(t, c, "/arca/follow/")
+	o := w.opts
+	o.PinFile = pin + "2"
+	mine := etcdVault{c: c, opts: o}.open(t)
+	if _, err := putValue(mine, "app/db", "x"); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(o.PinFile)
+	o2 := w.opts
+	o2.PinFile = filepath.Join(t.TempDir(), "teammate.pin")
+	if _, err := (etcdVault{c: c, opts: o2}.open(t)).Rekey(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.Get(ctx, "app/db"); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.ReadFile(o.PinFile); string(again) == string(first) {
+		t.Error("following a teammate's rekey did not move the pin")
+	}
+
+	// The history cut to its last link, under the same key.
+	hdr, err := raw.Get(ctx, w.opts.Prefix+"vault")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h map[string]any
+	if err := json.Unmarshal(hdr.Kvs[0].Value, &h); err != nil {
+		t.Fatal(err)
+	}
+	chain := h["chain"].([]any)
+	h["chain"] = chain[len(chain)-1:]
+	cut, _ := json.Marshal(h)
+	if _, err := raw.Put(ctx, w.opts.Prefix+"vault", string(cut)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.Get(ctx, "app/db"); err == nil || !strings.Contains(err.Error(), "header fails to authenticate") {
+		t.Fatalf("a history cut short: %v", err)
 	}
 }
