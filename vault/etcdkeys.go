@@ -64,7 +64,7 @@ func (e *Etcd) swapHeader(ctx context.Context, h []byte, extra []clientv3.Op, cm
 	if !resp.Succeeded {
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if tries == 1 || len(kvs) == 0 || string(kvs[0].Value) != string(h) {
-			return fmt.Errorf("%s changed while this ran; nothing was changed: run it again", e.where())
+			return fmt.Errorf("%s %w", e.where(), errChanged)
 		}
 	}
 	// It landed. What landed is read back by the next op, whose failure
@@ -92,6 +92,26 @@ func (e *Etcd) Rekey(ctx context.Context) (int, error) {
 	defer e.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, max(e.timeout, rekeyTimeout))
 	defer cancel()
+	// A busy vault may see a write land during a pass: try again, a few
+	// times, from a new snapshot.
+	var n int
+	var err error
+	for range rekeyTries {
+		if n, err = e.rekeyOnce(ctx); !errors.Is(err, errChanged) {
+			break
+		}
+	}
+	return n, err
+}
+
+// rekeyTries bounds the passes of one rekey.
+const rekeyTries = 3
+
+// errChanged is a header or a vault that changed under a team op.
+var errChanged = errors.New("changed while this ran; nothing was changed: run it again")
+
+// rekeyOnce is one pass of Rekey. Callers hold e.mu.
+func (e *Etcd) rekeyOnce(ctx context.Context) (int, error) {
 	if err := e.loadHeader(ctx); err != nil {
 		return 0, err
 	}
