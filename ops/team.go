@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -152,7 +153,9 @@ func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
 	if err := s.recordCommit(c, 0); err != nil {
 		return res, err
 	}
-	if res.Resealed, err = k.Rekey(ctx); err != nil {
+	if res.Resealed, err = k.Rekey(ctx); errors.Is(err, vault.ErrUnknownOutcome) {
+		return res, s.fail(c, Errorf(manifest.OpError, "rekey of env %q was audited, but whether it landed is unknown: %v", res.Env, err))
+	} else if err != nil {
 		return res, s.fail(c, Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
 	}
 	if rs, err := k.Recipients(ctx); err == nil {
