@@ -32,6 +32,16 @@ func Errorf(code manifest.Code, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
+// asError returns err as it is when an *Error is in its chain, else as an
+// op_error carrying its text; nil stays nil.
+func asError(err error) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+}
+
 // CodeOf returns err's wire code: that of an *Error in its chain, else op_error.
 func CodeOf(err error) manifest.Code {
 	var e *Error

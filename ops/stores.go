@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,11 +28,7 @@ func (s *Service) store(env string) (vault.Store, error) {
 	}
 	st, err := s.open(name, vc, s.now)
 	if err != nil {
-		var e *Error
-		if errors.As(err, &e) {
-			return nil, err
-		}
-		return nil, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+		return nil, asError(err)
 	}
 	s.stores[name], s.byEnv[env] = st, st
 	return st, nil

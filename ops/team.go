@@ -51,7 +51,7 @@ func (s *Service) Recipients(ctx context.Context, env string) (TeamResult, error
 	if err == nil {
 		res.Recipients, err = k.Recipients(ctx)
 	}
-	return res, s.vaultTeamErr(err)
+	return res, asError(err)
 }
 
 // ChangeRecipients wraps env's data key to its recipients plus add minus
@@ -64,7 +64,7 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 	}
 	cur, err := k.Recipients(ctx)
 	if err != nil {
-		return res, s.vaultTeamErr(err)
+		return res, asError(err)
 	}
 	next, err := s.nextRecipients(res.Env, cur, add, remove)
 	if err != nil {
@@ -162,14 +162,4 @@ func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
 		res.Recipients = rs // the rekey landed; a failed read back does not undo it
 	}
 	return res, nil
-}
-
-func (s *Service) vaultTeamErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := err.(*Error); ok {
-		return err
-	}
-	return &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 }

@@ -214,11 +214,7 @@ func CreateEtcd(ctx context.Context, o EtcdOptions, recipients []age.Recipient) 
 // createHeader puts a fresh header wrapped to recipients unless there is
 // one already; created reports which happened.
 func (e *Etcd) createHeader(ctx context.Context, recipients []age.Recipient) (created bool, err error) {
-	dataKey, vaultID, err := newDataKey()
-	if err != nil {
-		return false, err
-	}
-	k, err := deriveKeys(dataKey, vaultID)
+	k, err := freshKeys()
 	if err != nil {
 		return false, err
 	}

@@ -36,7 +36,7 @@ func (e *Etcd) SetRecipients(ctx context.Context, from []string, rs []age.Recipi
 		return err
 	}
 	if !slices.Equal(e.hdr.Recipients, from) {
-		return fmt.Errorf("%s: its recipients changed since they were read; nothing was changed: run it again", e.where())
+		return fmt.Errorf("%s: %w", e.where(), errRecipientsChanged)
 	}
 	h, err := sealHeader(e.k, rs, e.hdr.Chain)
 	if err != nil {
@@ -142,11 +142,7 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	if err != nil {
 		return fmt.Errorf("%s: %w", e.where(), err)
 	}
-	dataKey, vaultID, err := newDataKey()
-	if err != nil {
-		return err
-	}
-	nk, err := deriveKeys(dataKey, vaultID)
+	nk, err := freshKeys()
 	if err != nil {
 		return err
 	}
@@ -158,7 +154,7 @@ func (e *Etcd) rekeyTo(ctx context.Context, recs []Record, writtenRev int64) err
 	if err != nil {
 		return err
 	}
-	newID := hex.EncodeToString(vaultID)
+	newID := hex.EncodeToString(nk.vaultID)
 	newPrefix := e.prefix + "r/" + newID + "/"
 	if err := e.putSealed(ctx, nk, newPrefix, recs); err != nil {
 		e.dropUnused(newPrefix, nk)

@@ -9,11 +9,7 @@ import (
 
 func testKeys(t *testing.T) *keys {
 	t.Helper()
-	dataKey, vaultID, err := newDataKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := deriveKeys(dataKey, vaultID)
+	k, err := freshKeys()
 	if err != nil {
 		t.Fatal(err)
 	}

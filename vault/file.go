@@ -82,11 +82,7 @@ func CreateFile(path string, recipients []age.Recipient) (created bool, err erro
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return false, fmt.Errorf("vault %s: %w", path, err)
 	}
-	dataKey, vaultID, err := newDataKey()
-	if err != nil {
-		return false, err
-	}
-	k, err := deriveKeys(dataKey, vaultID)
+	k, err := freshKeys()
 	if err != nil {
 		return false, err
 	}

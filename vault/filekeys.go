@@ -25,7 +25,7 @@ func (f *File) Recipients(_ context.Context) ([]string, error) {
 func (f *File) SetRecipients(_ context.Context, from []string, rs []age.Recipient) error {
 	return f.rewrite(func() (contents, error) {
 		if !slices.Equal(f.cur.hdr.Recipients, from) {
-			return contents{}, fmt.Errorf("vault %s: its recipients changed since they were read; nothing was changed: run it again", f.path)
+			return contents{}, fmt.Errorf("vault %s: %w", f.path, errRecipientsChanged)
 		}
 		c := f.cur
 		hdr, err := fileHeader(f.k, rs)
@@ -44,11 +44,7 @@ func (f *File) Rekey(_ context.Context) (int, error) {
 		if err != nil {
 			return contents{}, fmt.Errorf("vault %s: %w", f.path, err)
 		}
-		dataKey, vaultID, err := newDataKey()
-		if err != nil {
-			return contents{}, err
-		}
-		nk, err := deriveKeys(dataKey, vaultID)
+		nk, err := freshKeys()
 		if err != nil {
 			return contents{}, err
 		}

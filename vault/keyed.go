@@ -3,6 +3,7 @@ package vault
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"filippo.io/age"
@@ -23,6 +24,10 @@ type Keyed interface {
 	// in one consistent pass. It returns how many records it re-sealed.
 	Rekey(ctx context.Context) (int, error)
 }
+
+// errRecipientsChanged is a recipients change made from a list that is no
+// longer the vault's.
+var errRecipientsChanged = errors.New("its recipients changed since they were read; nothing was changed: run it again")
 
 // parseRecipients parses the recipients a header lists.
 func parseRecipients(rs []string) ([]age.Recipient, error) {

@@ -189,17 +189,17 @@ func decodeRecord(pt []byte) (Record, error) {
 	return r, nil
 }
 
-// newDataKey returns a fresh data key and vault id.
-func newDataKey() (dataKey, vaultID []byte, err error) {
-	dataKey = make([]byte, dataKeySize)
-	vaultID = make([]byte, vaultIDSize)
+// freshKeys returns the keys of a fresh random data key and vault id.
+func freshKeys() (*keys, error) {
+	dataKey := make([]byte, dataKeySize)
+	vaultID := make([]byte, vaultIDSize)
 	if _, err := rand.Read(dataKey); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := rand.Read(vaultID); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return dataKey, vaultID, nil
+	return deriveKeys(dataKey, vaultID)
 }
 
 // wrapKey encrypts the data key with age to every recipient.
