@@ -65,3 +65,4 @@ func TestCheckChain(t *testing.T) {
 		t.Error("a file vault header with a chain was accepted")
 	}
 }
+

@@ -52,6 +52,11 @@ func newHeader(format string, k *keys, rs []age.Recipient) (header, error) {
 	if err != nil {
 		return header{}, fmt.Errorf("wrap data key: %w", err)
 	}
+	// The bound every read checks, checked before writing: a header over
+	// it would leave a vault no one can open.
+	if len(wrapped) > maxWrapped {
+		return header{}, fmt.Errorf("%d recipients are too many: the wrapped data key would be larger than %d bytes", len(rs), maxWrapped)
+	}
 	h := header{Format: format, VaultID: hex.EncodeToString(k.vaultID), DataKey: wrapped}
 	for _, r := range rs {
 		h.Recipients = append(h.Recipients, fmt.Sprint(r))
