@@ -65,4 +65,3 @@ func TestCheckChain(t *testing.T) {
 		t.Error("a file vault header with a chain was accepted")
 	}
 }
-
