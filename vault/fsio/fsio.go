@@ -1,0 +1,79 @@
+// Package fsio holds the file-system steps that vaults, identities, pins and
+// config files share: a bounded read, the writer lock, a directory sync.
+//
+// Every read of a file arca did not write itself goes through Read or
+// ReadFile, which read at most max+1 bytes: a FIFO, /dev/zero or a file that
+// grows while it is read can never make arca read without end.
+package fsio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+)
+
+// ErrTooLarge is returned by Read and ReadFile for input over their bound.
+var ErrTooLarge = errors.New("too large")
+
+// Read reads r to its end, refusing more than max bytes.
+func Read(r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("larger than %d bytes: %w", max, ErrTooLarge)
+	}
+	return b, nil
+}
+
+// ReadFile reads the file at path, refusing one over max bytes. Its errors
+// name the path, never the contents.
+func ReadFile(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := Read(f, max)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return b, nil
+}
+
+// Lock takes an exclusive flock on the file at path, creating it (mode
+// 0600) when missing. The kernel releases it when the holder exits or dies,
+// so there is never a stale lock to wait out.
+func Lock(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// SyncDir makes a rename or create in dir durable.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
