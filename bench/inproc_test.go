@@ -9,6 +9,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/serve"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -27,7 +28,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc := ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
+	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
 	if _, err := svc.Init(""); err != nil {
 		b.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 
 	in := strings.Repeat(getLine, b.N)
 	b.ResetTimer()
-	st := serve.Run(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg})
+	st := serve.Run(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg, Backends: backend.Kinds{}})
 	if st != 0 {
 		b.Fatalf("exit %d", st)
 	}

@@ -7,12 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"filippo.io/age"
 
 	"github.com/arca-secrets/arca/manifest"
-	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // InitResult says what Init made and what it kept.
@@ -42,33 +41,18 @@ func (s *Service) Init(env string) (InitResult, error) {
 	} else if missing(vc.Identity) && !missing(vc.Path) {
 		return res, Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}
-	res.Recipient, res.IdentityCreated, err = vault.EnsureIdentity(vc.Identity, s.now())
+	res.Recipient, res.IdentityCreated, err = identity.Ensure(vc.Identity, s.now())
 	if err != nil {
 		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
-	recipients, err := parseRecipients(append([]string{res.Recipient}, vc.Recipients...))
+	recipients, err := parseRecipients("vaults."+name+".recipients", append([]string{res.Recipient}, vc.Recipients...))
 	if err != nil {
 		return res, err
 	}
-	if res.VaultCreated, err = createVault(name, vc, recipients, s.now); err != nil {
+	if res.VaultCreated, err = s.backends.Create(context.Background(), name, vc, recipients); err != nil {
 		return res, &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
 	return res, nil
-}
-
-// createVault makes an empty vault of vc's kind, keeping one already there.
-func createVault(name string, vc VaultConfig, recipients []age.Recipient, now func() time.Time) (bool, error) {
-	switch vc.Kind {
-	case "file":
-		return vault.CreateFile(vc.Path, recipients)
-	case "etcd":
-		o, err := etcdOptions(vc, now)
-		if err != nil {
-			return false, err
-		}
-		return vault.CreateEtcd(context.Background(), o, recipients)
-	}
-	return false, fmt.Errorf("vault %q: kind %q is not available in this build", name, vc.Kind)
 }
 
 // missing reports whether nothing is at path.
@@ -77,17 +61,20 @@ func missing(path string) bool {
 	return errors.Is(err, fs.ErrNotExist)
 }
 
-func parseRecipients(rs []string) ([]age.Recipient, error) {
+// parseRecipients parses recipients, dropping repeats. An error names the
+// list (where) and the entry's position, never its text: a secret key
+// pasted there must not be printed.
+func parseRecipients(where string, rs []string) ([]age.Recipient, error) {
 	out := make([]age.Recipient, 0, len(rs))
 	seen := map[string]bool{}
-	for _, r := range rs {
+	for i, r := range rs {
 		if seen[r] {
 			continue
 		}
 		seen[r] = true
-		p, err := age.ParseX25519Recipient(r)
+		p, err := identity.ParseRecipient(r)
 		if err != nil {
-			return nil, Errorf(manifest.OpError, "recipient %q is not an age X25519 public key", r)
+			return nil, Errorf(manifest.OpError, "%s entry %d %v", where, i, err)
 		}
 		out = append(out, p)
 	}

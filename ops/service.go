@@ -40,8 +40,9 @@ type Options struct {
 	// does not). Environ is the environment the PDP's allowlist is taken from.
 	ConsultPDP bool
 	Environ    []string
-	// OpenStore opens the vault named name; nil opens by kind (OpenStore).
-	OpenStore func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
+	// Backends opens and creates vaults by kind (cmd/arca passes
+	// ops/backend's Kinds); with none, every vault is unavailable.
+	Backends Backends
 }
 
 // Service runs operations. It is safe for concurrent use and keeps the
@@ -53,7 +54,7 @@ type Service struct {
 	ctxEnv     string
 	consultPDP bool
 	environ    []string
-	open       func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error)
+	backends   Backends
 
 	mu     sync.Mutex
 	stores map[string]vault.Store // by vault name
@@ -65,10 +66,10 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.OpenStore == nil {
-		o.OpenStore = OpenStore
+	if o.Backends == nil {
+		o.Backends = noBackends{}
 	}
-	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, consultPDP: o.ConsultPDP, environ: o.Environ, open: o.OpenStore, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, consultPDP: o.ConsultPDP, environ: o.Environ, backends: o.Backends, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 }
 
 // Close closes every vault the service opened.

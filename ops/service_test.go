@@ -10,9 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"filippo.io/age"
+
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/file"
 )
 
 const canary = "CANARY-value-5e1d9b"
@@ -78,14 +81,7 @@ func newFixture(t *testing.T, toml string) *fixture {
 	f.sink = &failingWriter{buf: f.events}
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
 	f.svc = New(Options{Config: cfg, Audit: audit.NewWriter(f.sink, audit.SourceCLI, clock), Now: clock,
-		OpenStore: func(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
-			st, err := OpenStore(name, vc, now)
-			if err != nil {
-				return nil, err
-			}
-			f.store = &spyStore{Store: st}
-			return f.store, nil
-		}})
+		Backends: spyBackends{f}})
 	t.Cleanup(func() { f.svc.Close() })
 	for _, env := range cfg.EnvNames() {
 		if _, err := f.svc.Init(env); err != nil {
@@ -351,4 +347,25 @@ func (m manyStore) List(context.Context) ([]vault.Meta, error) {
 		out[i] = vault.Meta{Name: filepath.Join("ns", strings.Repeat("a", 1+i%100)), Version: 1}
 	}
 	return out, nil
+}
+
+// spyBackends opens file vaults only (ops/backend, which has every kind,
+// imports ops) and keeps the store it opened in the fixture.
+type spyBackends struct{ f *fixture }
+
+func (b spyBackends) Open(name string, vc VaultConfig, now func() time.Time) (vault.Store, error) {
+	st, err := file.Open(vc.Path, vc.Identity, now)
+	if err != nil {
+		return nil, err
+	}
+	b.f.store = &spyStore{Store: st}
+	return b.f.store, nil
+}
+
+func (spyBackends) Create(_ context.Context, _ string, vc VaultConfig, rs []age.Recipient) (bool, error) {
+	return file.Create(vc.Path, rs)
+}
+
+func (spyBackends) Problems(vc VaultConfig) []string {
+	return file.PermissionProblems(vc.Path, vc.Identity)
 }

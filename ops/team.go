@@ -7,11 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"filippo.io/age"
-
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // TeamResult says who can unwrap an env's data key after a team op.
@@ -75,7 +74,7 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 	if err := s.recordCommit(c, 0); err != nil {
 		return res, err
 	}
-	rs, err := parseRecipients(next)
+	rs, err := parseRecipients("recipients of env "+res.Env, next)
 	if err == nil {
 		err = k.SetRecipients(ctx, cur, rs)
 	}
@@ -88,9 +87,9 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 
 // nextRecipients computes and checks the new recipient list.
 func (s *Service) nextRecipients(env string, cur, add, remove []string) ([]string, error) {
-	for _, r := range append(slices.Clone(add), remove...) {
-		if _, err := age.ParseX25519Recipient(r); err != nil {
-			return nil, Errorf(manifest.BadRequest, "recipient %q is not an age X25519 public key (age1…)", r)
+	for i, r := range append(slices.Clone(add), remove...) {
+		if _, err := identity.ParseRecipient(r); err != nil {
+			return nil, Errorf(manifest.BadRequest, "recipient argument %d %v", i+1, err)
 		}
 	}
 	next := slices.Clone(cur)
@@ -121,11 +120,11 @@ func (s *Service) ownRecipient(env string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ids, err := vault.LoadIdentity(vc.Identity)
+	ids, err := identity.Load(vc.Identity)
 	if err != nil {
 		return "", &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
-	rs := vault.RecipientsOf(ids)
+	rs := identity.RecipientsOf(ids)
 	if len(rs) == 0 {
 		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity", vc.Identity)
 	}

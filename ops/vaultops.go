@@ -149,9 +149,7 @@ func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
 		rep, err = st.Check(ctx)
 	}
 	if err != nil {
-		if vc.Kind == "file" {
-			rep.Problems = append(rep.Problems, vault.PermissionProblems(vc.Path, vc.Identity)...)
-		}
+		rep.Problems = append(rep.Problems, s.backends.Problems(vc)...)
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arca-secrets/arca/vault/etcdtest"
+	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
 )
 
 // TestServeOnEtcd runs a whole session on a shared vault: every op on a

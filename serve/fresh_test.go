@@ -9,6 +9,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -17,7 +18,7 @@ import (
 // request is seen by that request, never a stale value.
 func TestSeesWritesMadeBetweenRequests(t *testing.T) {
 	f := newFixture(t)
-	other := ops.New(ops.Options{Config: f.cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
+	other := ops.New(ops.Options{Config: f.cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
 	defer other.Close()
 	put := func(v string) {
 		t.Helper()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 )
 
 // The transcripts in testdata/script are whole serve sessions: stdin, and
@@ -47,12 +48,12 @@ func TestMain(m *testing.M) {
 			cfg := scriptConfig()
 			os.Exit(Run(context.Background(), Options{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-				Config: cfg, Now: scriptClock,
+				Config: cfg, Backends: backend.Kinds{}, Now: scriptClock,
 			}))
 		},
 		"arca-init": func() {
 			cfg := scriptConfig()
-			svc := ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, scriptClock), Now: scriptClock})
+			svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, scriptClock), Now: scriptClock})
 			if _, err := svc.Init(""); err != nil {
 				fmt.Fprintln(os.Stderr, "arca-init:", err)
 				os.Exit(1)

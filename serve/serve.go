@@ -34,8 +34,8 @@ type Options struct {
 	// Environ is the environment the PDP child's allowlist is taken from
 	// (os.Environ()); nil gives the child an empty environment.
 	Environ []string
-	// OpenStore overrides how vaults are opened (tests).
-	OpenStore func(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error)
+	// Backends opens and creates vaults by kind (see ops.Backends).
+	Backends ops.Backends
 }
 
 // Exit statuses of a session.
@@ -64,7 +64,7 @@ type session struct {
 func Run(ctx context.Context, o Options) int {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
-	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore,
+	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, Backends: o.Backends,
 		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
 	s := &session{base: ctx, ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}

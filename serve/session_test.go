@@ -33,6 +33,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -76,7 +77,7 @@ func newFixtureConfig(t testing.TB, toml string) *fixture {
 		t.Fatalf("parse config: %v", err)
 	}
 	for _, env := range cfg.EnvNames() {
-		svc := ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
+		svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
 		if _, err := svc.Init(env); err != nil {
 			t.Fatalf("init env %s: %v", env, err)
 		}
@@ -86,17 +87,19 @@ func newFixtureConfig(t testing.TB, toml string) *fixture {
 
 // spy opens the real vault and counts every call that reaches it.
 type spy struct {
+	backend.Kinds
+
 	mu         sync.Mutex
 	opens      int
 	calls      map[string]int
 	panicOnGet bool
 }
 
-func (s *spy) open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
+func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
 	s.mu.Lock()
 	s.opens++
 	s.mu.Unlock()
-	st, err := ops.OpenStore(name, vc, now)
+	st, err := s.Kinds.Open(name, vc, now)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +203,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	}
 	status := Run(context.Background(), Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
-		Config: f.cfg, Env: o.env, Now: fixedClock, OpenStore: f.spy.open, Environ: o.environ,
+		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ,
 	})
 	tr := transcript{rawOut: out.Bytes(), status: status}
 	if o.stderr != nil {

@@ -16,7 +16,8 @@ func WithEpoch(ctx context.Context, epoch uint64) context.Context {
 	return context.WithValue(ctx, epochKey{}, epoch)
 }
 
-func epochOf(ctx context.Context) uint64 {
+// EpochOf is the read epoch ctx carries; 0 when none.
+func EpochOf(ctx context.Context) uint64 {
 	e, _ := ctx.Value(epochKey{}).(uint64)
 	return e
 }

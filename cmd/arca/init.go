@@ -5,6 +5,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 )
 
 func runInit(c *cli, args []string) int {
@@ -16,7 +17,7 @@ func runInit(c *cli, args []string) int {
 	if err != nil {
 		return c.fail(err)
 	}
-	svc := ops.New(ops.Options{Config: cfg, Now: c.now, Env: c.contextEnv(co)})
+	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Now: c.now, Env: c.contextEnv(co)})
 	defer svc.Close()
 	res, err := svc.Init("")
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"golang.org/x/term"
-	"google.golang.org/grpc/grpclog"
 
 	"github.com/arca-secrets/arca/manifest"
 )
@@ -57,19 +56,10 @@ func verbs() map[string]verb {
 }
 
 func main() {
-	quietLibraries()
 	c := processCLI(time.Now)
 	c.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	c.stdoutTTY = term.IsTerminal(int(os.Stdout.Fd()))
 	os.Exit(c.main(os.Args[1:]))
-}
-
-// quietLibraries routes the logs of the gRPC library under the etcd client
-// to nowhere, whatever $GRPC_GO_LOG_SEVERITY_LEVEL or $ETCD_CLIENT_DEBUG
-// say: stderr is for people and, under serve, the audit wire. It must run
-// before any gRPC call.
-func quietLibraries() {
-	grpclog.SetLoggerV2(grpclog.NewLoggerV2(io.Discard, io.Discard, io.Discard))
 }
 
 // processCLI is the process's own outside world, with the clock now.

@@ -37,7 +37,6 @@ const testNowVar = "ARCATEST_NOW"
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca": func() {
-			quietLibraries()
 			os.Exit(processCLI(testClock()).main(os.Args[1:]))
 		},
 	})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -228,7 +229,7 @@ func (h *arcaHome) putAll(t *testing.T, values [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, time.Now)})
+	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, time.Now)})
 	defer svc.Close()
 	for i, v := range values {
 		if _, err := svc.Put(context.Background(), ops.Request{Ref: fmt.Sprintf("arca://t/x%d", i), Value: vault.NewSecret(v)}); err != nil {

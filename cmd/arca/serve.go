@@ -9,6 +9,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/serve"
 )
 
@@ -35,7 +36,7 @@ func runServe(c *cli, args []string) int {
 	signal.Ignore(syscall.SIGPIPE)
 	return serve.Run(c.ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
-		Config: cfg, Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
+		Config: cfg, Backends: backend.Kinds{}, Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
 	})
 }
 

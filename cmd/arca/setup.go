@@ -10,6 +10,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 )
 
 // common are the flags every vault verb takes.
@@ -141,7 +142,7 @@ func (c *cli) service(co common) (svc *ops.Service, done func(), status int) {
 	if err != nil {
 		return nil, nil, c.fail(ops.Errorf(manifest.OpError, "%v (nothing is done unaudited)", err))
 	}
-	svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
+	svc = ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
 	return svc, func() { svc.Close(); f.Close() }, -1
 }
 

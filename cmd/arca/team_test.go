@@ -9,7 +9,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/arca-secrets/arca/vault/etcdtest"
+	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
 )
 
 // TestTeamScripts runs the transcripts in testdata/team against one real

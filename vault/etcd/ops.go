@@ -1,0 +1,222 @@
+package etcd
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/internal/seal"
+)
+
+// open decrypts one stored record of slot; name, when not "", is the name
+// it must carry.
+func (e *Vault) open(slot, name string, kv *mvccpb.KeyValue) (vault.Record, error) {
+	var err error
+	var r vault.Record
+	if len(kv.Value) > maxEtcdRecord {
+		err = fmt.Errorf("larger than %d bytes", maxEtcdRecord)
+	} else {
+		r, err = e.k.Open(slot, bytes.Clone(kv.Value))
+	}
+	if err == nil && name != "" && r.Name != name {
+		err = seal.ErrAuth
+	}
+	if err != nil {
+		return vault.Record{}, fmt.Errorf("%s: record %s: %w", e.where(), slot, err)
+	}
+	return r, nil
+}
+
+// Get implements vault.Store: one round trip.
+func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	var slot string
+	resp, err := e.read(ctx, false, func() []clientv3.Op {
+		slot = e.k.Slot(name)
+		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
+	})
+	if errors.Is(err, errNoVault) {
+		return vault.Record{}, vault.ErrNotFound
+	}
+	if err != nil {
+		return vault.Record{}, err
+	}
+	kvs := resp.Responses[0].GetResponseRange().Kvs
+	if len(kvs) == 0 {
+		return vault.Record{}, vault.ErrNotFound
+	}
+	return e.open(slot, name, kvs[0])
+}
+
+// List implements vault.Store.
+func (e *Vault) List(ctx context.Context) ([]vault.Meta, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	kvs, err := e.records(ctx)
+	if errors.Is(err, errNoVault) {
+		return []vault.Meta{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	metas := make([]vault.Meta, 0, len(kvs))
+	for _, kv := range kvs {
+		r, err := e.open(e.slotOf(kv), "", kv)
+		if err != nil {
+			return nil, err
+		}
+		metas = append(metas, r.Meta)
+	}
+	return vault.SortByName(metas), nil
+}
+
+// records reads every record under the header in use. Callers hold e.mu.
+func (e *Vault) records(ctx context.Context) ([]*mvccpb.KeyValue, error) {
+	resp, err := e.read(ctx, true, func() []clientv3.Op {
+		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix())}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp.Responses[0].GetResponseRange().Kvs, nil
+}
+
+func (e *Vault) slotOf(kv *mvccpb.KeyValue) string {
+	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
+}
+
+// Apply implements vault.Store: lock the record and read it (one round trip),
+// prepare the change, approve it, then commit it and let go of the lock in
+// one transaction that holds only if neither the header nor the record
+// moved since the read (which matters only if the lock lapsed).
+func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if e.k == nil {
+		err := e.loadHeader(ctx)
+		switch {
+		case errors.Is(err, errNoVault) && w.Kind == vault.Put:
+			err = e.createOnWrite(ctx)
+		case errors.Is(err, errNoVault):
+			err = vault.ErrNotFound // rotate, rm: no vault holds no record
+		}
+		if err != nil {
+			return vault.Meta{}, err
+		}
+	}
+	l, err := e.lockRecord(ctx, w.Name)
+	if err != nil {
+		return vault.Meta{}, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			e.unlock(l)
+		}
+	}()
+	var cur vault.Record
+	var rev int64
+	if l.kv != nil {
+		rev = l.kv.ModRevision
+		cur, err = e.open(l.slot, w.Name, l.kv)
+		if err != nil && w.Kind != vault.Remove {
+			return vault.Meta{}, err
+		}
+	}
+	next, err := vault.Next(w, cur, l.kv != nil, e.now().UTC())
+	if err != nil {
+		return vault.Meta{}, err
+	}
+	var sealed []byte
+	if w.Kind != vault.Remove {
+		if sealed, err = e.k.Seal(l.slot, next); err != nil {
+			return vault.Meta{}, err
+		}
+	}
+	if err := approve(next.Meta); err != nil {
+		return vault.Meta{}, err
+	}
+	if err := e.commit(ctx, l, rev, sealed); err != nil {
+		return vault.Meta{}, err
+	}
+	committed = true
+	return next.Meta, nil
+}
+
+// errConflict is a write that lost a race with another writer.
+var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
+
+// commit writes sealed to l's record (deletes it when sealed is nil) and
+// deletes l's lock key, if the header and the record are as read (the
+// record at mod revision rev, 0: absent). The same transaction puts a
+// fresh random token in this handle's token key: when an attempt's answer
+// is lost, the token tells whether it landed, whatever others wrote since.
+func (e *Vault) commit(ctx context.Context, l *recordLock, rev int64, sealed []byte) error {
+	key := e.recordKey(l.slot)
+	change := clientv3.OpDelete(key)
+	if sealed != nil {
+		change = clientv3.OpPut(key, string(sealed))
+	}
+	token := newToken()
+	tokKey := fmt.Sprintf("%stoken/%x", e.prefix, e.sess.Lease())
+	var resp *clientv3.TxnResponse
+	var tries int
+	err := e.do(ctx, func(ctx context.Context) error {
+		tries++
+		var err error
+		resp, err = e.cli.Txn(ctx).
+			If(e.headerUnchanged(), clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
+			Then(change, clientv3.OpPut(e.writtenKey(), ""), clientv3.OpDelete(l.key), clientv3.OpPut(tokKey, token, clientv3.WithLease(e.sess.Lease()))).
+			Else(clientv3.OpGet(tokKey)).Commit()
+		return err
+	})
+	switch {
+	case err == nil && resp.Succeeded:
+		return nil
+	case err == nil && tries > 1 && tokenIs(resp.Responses[0].GetResponseRange().Kvs, token):
+		e.unlock(l)
+		return nil
+	case err == nil:
+		return fmt.Errorf("%s: %w", e.where(), errConflict)
+	}
+	// No answer: ask the token, briefly, on a context of its own.
+	if e.tokenLanded(tokKey, token) {
+		return nil
+	}
+	e.endSession() // let the lease, and any lock key it holds, lapse
+	return fmt.Errorf("%s: %w: %v", e.where(), vault.ErrUnknownOutcome, err)
+}
+
+// tokenLanded reports whether tokKey holds token; false when unknown.
+func (e *Vault) tokenLanded(tokKey, token string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
+	defer cancel()
+	resp, err := e.cli.Get(ctx, tokKey)
+	return err == nil && tokenIs(resp.Kvs, token)
+}
+
+func tokenIs(kvs []*mvccpb.KeyValue, token string) bool {
+	return len(kvs) == 1 && string(kvs[0].Value) == token
+}
+
+// newToken is 16 random bytes in hex.
+func newToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,9 +1,0 @@
-package vault
-
-// SlotOf exposes the slot id of name to the external tests, which need to
-// know which line of the file holds which record.
-func SlotOf(f *File, name string) string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.k.slot(name)
-}

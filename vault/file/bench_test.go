@@ -1,0 +1,167 @@
+package file
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
+)
+
+// benchSizes are the vault sizes the file benchmarks run at.
+func benchSizes() []int { return []int{10, 1_000, 10_000, 100_000} }
+
+// benchVault builds a vault of n records, "bench/record-<i>" with 32-byte
+// values, sealing them in memory and writing the file with one replaceFile
+// rather than n Applies. It returns the vault opened afresh and the names.
+func benchVault(b *testing.B, n int) (*Vault, []string) {
+	b.Helper()
+	start := time.Now()
+	dir := b.TempDir()
+	path, idPath := filepath.Join(dir, "v", "bench.vault"), filepath.Join(dir, "id", "identity.txt")
+	if _, _, err := identity.Ensure(idPath, start); err != nil {
+		b.Fatal(err)
+	}
+	ids, err := identity.Load(idPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := Create(path, identity.RecipientsOf(ids)); err != nil {
+		b.Fatal(err)
+	}
+	f, err := Open(path, idPath, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := contents{hdr: f.cur.hdr, entries: make([]entry, 0, n)}
+	names := make([]string, n)
+	now := start.UTC()
+	for i := range names {
+		names[i] = fmt.Sprintf("bench/record-%06d", i)
+		value := make([]byte, 32)
+		rand.Read(value)
+		r := vault.Record{Meta: vault.Meta{Name: names[i], Version: 1, CreatedAt: now, UpdatedAt: now}, Value: vault.NewSecret(value)}
+		slot := f.k.Slot(names[i])
+		sealed, err := f.k.Seal(slot, r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.entries = append(c.entries, entry{slot, encodeBlob(sealed)})
+	}
+	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
+	f.Close()
+	if err := replaceFile(path, &c, "", ""); err != nil {
+		b.Fatal(err)
+	}
+	if f, err = Open(path, idPath, nil); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	b.Logf("fixture of %d records built and opened in %v", n, time.Since(start).Round(time.Millisecond))
+	return f, names
+}
+
+// reportFileSize reports the size of f's vault file.
+func reportFileSize(b *testing.B, f *Vault) {
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(fi.Size()), "file-bytes")
+}
+
+// benchEachSize runs op at every size with a fresh fixture, built before
+// the timed loop. rng picks names.
+func benchEachSize(b *testing.B, op func(b *testing.B, f *Vault, names []string, rng *mrand.Rand)) {
+	for _, n := range benchSizes() {
+		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
+			f, names := benchVault(b, n)
+			rng := mrand.New(mrand.NewPCG(uint64(n), 1))
+			b.ReportAllocs()
+			op(b, f, names, rng)
+			reportFileSize(b, f)
+		})
+	}
+}
+
+// BenchmarkFileGet gets records picked at random over the whole vault. The
+// names are read in sequence from one buffer, as a server reads them from
+// its request stream, so the figure is the vault's lookup and not the
+// benchmark's own scattered name table.
+func BenchmarkFileGet(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		stream := nameStream(names, rng, 1<<16)
+		i := 0
+		for b.Loop() {
+			if _, err := f.Get(ctx, stream[i%len(stream)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+}
+
+// nameStream returns n names picked at random, laid out one after another
+// in a single buffer.
+func nameStream(names []string, rng *mrand.Rand, n int) []string {
+	var buf strings.Builder
+	ends := make([]int, n)
+	for i := range ends {
+		buf.WriteString(names[rng.IntN(len(names))])
+		ends[i] = buf.Len()
+	}
+	all, out, start := buf.String(), make([]string, n), 0
+	for i, end := range ends {
+		out[i], start = all[start:end], end
+	}
+	return out
+}
+
+func BenchmarkFilePut(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		value := vault.NewSecret([]byte(rand.Text()))
+		approve := func(vault.Meta) error { return nil }
+		for b.Loop() {
+			w := vault.Write{Kind: vault.Put, Name: names[rng.IntN(len(names))], Value: value}
+			if _, err := f.Apply(ctx, w, approve); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkFileList(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, names []string, _ *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			ms, err := f.List(ctx)
+			if err != nil || len(ms) != len(names) {
+				b.Fatalf("List: %d records, %v", len(ms), err)
+			}
+		}
+	})
+}
+
+// BenchmarkFileOpen is what a handle pays to notice another process's write:
+// a full read, parse and unwrap of the vault.
+func BenchmarkFileOpen(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, _ []string, _ *mrand.Rand) {
+		for b.Loop() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}

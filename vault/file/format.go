@@ -1,0 +1,301 @@
+package file
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/arca-secrets/arca/vault/internal/seal"
+)
+
+// The file vault is one JSON document in a canonical layout, one record per
+// line so that a change touches one line:
+//
+//	{"arca_vault":{"format":"arca-vault/1","vault_id":…,"recipients":[…],"data_key":…,"mac":…},"records":{
+//	"<slot>":"<sealed record, base64>",
+//	…
+//	}}
+//
+// Slots are lowercase hex and appear in strictly increasing order. arca reads
+// only this layout: any other, even equivalent JSON, is a corrupt vault. That
+// keeps parsing fast (no general JSON decode of the records) and makes
+// duplicate or reordered slots impossible to smuggle in.
+const (
+	fileFormat   = "arca-vault/1"
+	linePrefix   = `{"arca_vault":`
+	lineSuffix   = `,"records":{`
+	fileTrailer  = "}}\n"
+	slotHexSize  = 2 * seal.SlotSize
+	maxVaultFile = 1 << 30
+)
+
+// header is the vault's first line (seal.Header: the wrapped data key and
+// the MAC that binds format, vault id and recipients to it).
+type header = seal.Header
+
+// contents is a vault file: its header, its record lines as read (raw),
+// and, once indexed, its records in file order with an index by slot.
+// A handle that only ever looks up one record (a one-shot get) never
+// indexes: it binary-searches the sorted lines instead.
+type contents struct {
+	hdr      header
+	raw      string           // the record lines, each ending in "\n"
+	indexed  bool             // entries and byPrefix are built
+	entries  []entry          // strictly increasing slots
+	byPrefix map[uint64]entry // an entry for every slot prefix present
+}
+
+// entry is one record line: a slot and its base64 sealed record.
+type entry struct{ slot, blob string }
+
+func compareSlot(e entry, slot string) int { return strings.Compare(e.slot, slot) }
+
+// parseVault checks the frame of a vault file (header, trailer) and keeps
+// the record lines unindexed.
+func parseVault(data string) (contents, error) {
+	nl := strings.IndexByte(data, '\n')
+	if nl < 0 || !strings.HasSuffix(data, fileTrailer) {
+		return contents{}, fmt.Errorf("not an arca vault file (truncated?)")
+	}
+	hdr, err := parseHeader(data[:nl])
+	if err != nil {
+		return contents{}, fmt.Errorf("line 1: %w", err)
+	}
+	raw := data[nl+1 : len(data)-len(fileTrailer)]
+	if raw != "" && raw[len(raw)-1] != '\n' {
+		return contents{}, fmt.Errorf("malformed last record line")
+	}
+	return contents{hdr: hdr, raw: raw}, nil
+}
+
+// index parses every record line strictly: layout, slots in strictly
+// increasing order.
+func (c *contents) index() error {
+	if c.indexed {
+		return nil
+	}
+	body := c.raw
+	records := strings.Count(body, "\n")
+	entries, byPrefix := make([]entry, 0, records), make(map[uint64]entry, records)
+	for lineNo := 2; body != ""; lineNo++ {
+		i := strings.IndexByte(body, '\n')
+		line, last := body[:i], i == len(body)-1
+		body = body[i+1:]
+		slot, blob, ok := parseRecordLine(line, last)
+		if !ok {
+			return fmt.Errorf("line %d: malformed record line", lineNo)
+		}
+		if n := len(entries); n > 0 && entries[n-1].slot >= slot {
+			return fmt.Errorf("line %d: record out of order or duplicated", lineNo)
+		}
+		entries = append(entries, entry{slot, blob})
+		byPrefix[slotPrefix(slot)] = entry{slot, blob}
+	}
+	c.entries, c.byPrefix, c.indexed = entries, byPrefix, true
+	return nil
+}
+
+// slotPrefix is the first 64 bits of a slot id. Slots are keyed hashes, so
+// prefixes are as good as unique; the index keys on them because a map of
+// integers costs a get fewer cache misses than a map of strings.
+func slotPrefix(slot string) uint64 {
+	var b [8]byte
+	hex.Decode(b[:], []byte(slot[:16]))
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// indexed looks slot up in the index. Slots sharing a prefix (which a keyed
+// hash makes all but impossible) sit next to each other in entries and are
+// found by binary search.
+func (c *contents) lookupIndexed(slot string) (string, bool) {
+	e, ok := c.byPrefix[slotPrefix(slot)]
+	switch {
+	case !ok:
+		return "", false
+	case e.slot == slot:
+		return e.blob, true
+	}
+	if i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot); found {
+		return c.entries[i].blob, true
+	}
+	return "", false
+}
+
+// find returns slot's sealed record. Unindexed, it binary-searches the
+// sorted record lines, checking only the lines it reads.
+func (c *contents) find(slot string) (blob string, ok bool, err error) {
+	if c.indexed {
+		blob, ok = c.lookupIndexed(slot)
+		return blob, ok, nil
+	}
+	lo, hi := 0, len(c.raw) // a run of whole lines
+	for lo < hi {
+		start := lo + strings.LastIndexByte(c.raw[lo:lo+(hi-lo)/2], '\n') + 1
+		end := start + strings.IndexByte(c.raw[start:hi], '\n')
+		s, b, ok := parseRecordLine(c.raw[start:end], end+1 == len(c.raw))
+		if !ok {
+			return "", false, fmt.Errorf("malformed record line")
+		}
+		switch strings.Compare(slot, s) {
+		case 0:
+			return b, true, nil
+		case -1:
+			hi = start
+		default:
+			lo = end + 1
+		}
+	}
+	return "", false, nil
+}
+
+func parseHeader(line string) (header, error) {
+	var h header
+	if !strings.HasPrefix(line, linePrefix) || !strings.HasSuffix(line, lineSuffix) {
+		return h, fmt.Errorf("malformed vault header")
+	}
+	raw := line[len(linePrefix) : len(line)-len(lineSuffix)]
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return h, fmt.Errorf("malformed vault header")
+	}
+	// Canonical form only: re-encoding must give the same bytes, which also
+	// rules out duplicate keys and trailing data.
+	if again, err := json.Marshal(h); err != nil || string(again) != raw {
+		return h, fmt.Errorf("vault header is not in canonical form")
+	}
+	if h.Format != fileFormat {
+		return h, fmt.Errorf("unsupported vault format")
+	}
+	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != seal.VaultIDSize || hex.EncodeToString(id) != h.VaultID {
+		return h, fmt.Errorf("malformed vault id")
+	}
+	if len(h.DataKey) == 0 || len(h.DataKey) > seal.MaxWrapped {
+		return h, fmt.Errorf("malformed wrapped data key")
+	}
+	return h, nil
+}
+
+// parseRecordLine splits `"<slot>":"<blob>"` (plus "," unless last).
+func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
+	if !last {
+		if !strings.HasSuffix(line, ",") {
+			return "", "", false
+		}
+		line = line[:len(line)-1]
+	}
+	const pre = 1 + slotHexSize + 3 // "slot":"
+	if len(line) < pre+1 || line[0] != '"' || line[1+slotHexSize:pre] != `":"` || line[len(line)-1] != '"' {
+		return "", "", false
+	}
+	slot, blob = line[1:1+slotHexSize], line[pre:len(line)-1]
+	for i := 0; i < len(slot); i++ {
+		if c := slot[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return "", "", false
+		}
+	}
+	// A quote or backslash would make the line mean something else to a
+	// JSON reader than to arca: another key, an escape.
+	if blob == "" || strings.IndexByte(blob, '"') >= 0 || strings.IndexByte(blob, '\\') >= 0 {
+		return "", "", false
+	}
+	return slot, blob, true
+}
+
+// set gives slot the sealed record blob, or drops it when blob is "".
+func (c *contents) set(slot, blob string) {
+	i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot)
+	p := slotPrefix(slot)
+	switch {
+	case blob == "" && found:
+		c.entries = slices.Delete(c.entries, i, i+1)
+		if c.byPrefix[p].slot == slot {
+			delete(c.byPrefix, p)
+			// Keep an entry for the prefix while a neighbour shares it.
+			for _, j := range []int{i - 1, i} {
+				if j >= 0 && j < len(c.entries) && slotPrefix(c.entries[j].slot) == p {
+					c.byPrefix[p] = c.entries[j]
+				}
+			}
+		}
+	case blob == "":
+	case !found:
+		c.entries = slices.Insert(c.entries, i, entry{slot, blob})
+		if e, ok := c.byPrefix[p]; !ok || e.slot == slot {
+			c.byPrefix[p] = entry{slot, blob}
+		}
+	default:
+		c.entries[i].blob = blob
+		if c.byPrefix[p].slot == slot {
+			c.byPrefix[p] = entry{slot, blob}
+		}
+	}
+}
+
+// writeVault writes c in the canonical layout, with change applied: slot
+// gets blob, or is dropped when blob is "".
+func writeVault(w io.Writer, c *contents, slot, blob string) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	hb, err := json.Marshal(c.hdr)
+	if err != nil {
+		return err
+	}
+	bw.WriteString(linePrefix)
+	bw.Write(hb)
+	bw.WriteString(lineSuffix)
+	first := true
+	emit := func(s, b string) {
+		if !first {
+			bw.WriteString(",")
+		}
+		first = false
+		bw.WriteString("\n\"")
+		bw.WriteString(s)
+		bw.WriteString(`":"`)
+		bw.WriteString(b)
+		bw.WriteString(`"`)
+	}
+	pending := slot != "" && blob != ""
+	for _, e := range c.entries {
+		if pending && slot < e.slot {
+			emit(slot, blob)
+			pending = false
+		}
+		switch {
+		case e.slot == slot && blob != "":
+			emit(slot, blob)
+			pending = false
+		case e.slot == slot:
+		default:
+			emit(e.slot, e.blob)
+		}
+	}
+	if pending {
+		emit(slot, blob)
+	}
+	bw.WriteString("\n" + fileTrailer)
+	return bw.Flush()
+}
+
+// decodeBlob decodes a base64 sealed record, accepting only the canonical
+// encoding: a lax decoder ignores the padding bits of the last character,
+// and even a strict one skips CR and LF, so a changed file would decode to
+// the same record and the change would go unnoticed.
+func decodeBlob(b64 string) ([]byte, error) { return appendBlob(nil, b64) }
+
+// appendBlob is decodeBlob appending to dst, for callers that reuse a buffer.
+func appendBlob(dst []byte, b64 string) ([]byte, error) {
+	out, err := base64.StdEncoding.Strict().AppendDecode(dst, []byte(b64))
+	if err != nil || base64.StdEncoding.EncodedLen(len(out)-len(dst)) != len(b64) {
+		return nil, seal.ErrAuth
+	}
+	return out, nil
+}
+
+func encodeBlob(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -1,0 +1,6 @@
+package file
+
+import "syscall"
+
+// mtime is a stat's modification time in nanoseconds.
+func mtime(st *syscall.Stat_t) int64 { return st.Mtim.Nano() }

@@ -1,0 +1,116 @@
+// Package identity keeps the age identity a machine opens its vaults with
+// (a file of mode 0600) and parses the recipients a vault is wrapped to.
+// Its errors name files and positions, never key material.
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/vault/fsio"
+)
+
+// maxIdentityFile bounds an identity file read.
+const maxIdentityFile = 64 << 10
+
+// Ensure makes an age X25519 identity at path (mode 0600, parent
+// directories 0700) unless one is there, which is kept and never replaced.
+// It returns the identity's recipient and whether it was created.
+func Ensure(path string, now time.Time) (recipient string, created bool, err error) {
+	if ids, err := Load(path); err == nil {
+		return recipientOf(ids)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", false, err
+	}
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		return "", false, fmt.Errorf("generate identity: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", false, fmt.Errorf("identity directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, fmt.Errorf("create identity file: %w", err)
+	}
+	text := fmt.Sprintf("# created: %s\n# public key: %s\n%s\n",
+		now.UTC().Format(time.RFC3339), id.Recipient(), id)
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
+	}
+	return id.Recipient().String(), true, fsio.SyncDir(filepath.Dir(path))
+}
+
+// Load reads the age identities in path. A missing file is an error
+// that wraps fs.ErrNotExist.
+func Load(path string) ([]age.Identity, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("identity file %s does not exist (run arca init): %w", path, fs.ErrNotExist)
+		}
+		return nil, fmt.Errorf("open identity file: %w", err)
+	}
+	defer f.Close()
+	b, err := fsio.Read(f, maxIdentityFile)
+	if errors.Is(err, fsio.ErrTooLarge) {
+		return nil, fmt.Errorf("identity file %s is larger than %d bytes", path, maxIdentityFile)
+	} else if err != nil {
+		return nil, fmt.Errorf("read identity file %s: %w", path, err)
+	}
+	ids, err := age.ParseIdentities(strings.NewReader(string(b)))
+	if err != nil {
+		// age's parse errors never quote key material, but say it plainly.
+		return nil, fmt.Errorf("identity file %s holds no valid age identity", path)
+	}
+	return ids, nil
+}
+
+func recipientOf(ids []age.Identity) (string, bool, error) {
+	for _, id := range ids {
+		if x, ok := id.(*age.X25519Identity); ok {
+			return x.Recipient().String(), false, nil
+		}
+	}
+	return "", false, errors.New("identity file holds no age X25519 identity")
+}
+
+// RecipientsOf returns the X25519 recipients of ids.
+func RecipientsOf(ids []age.Identity) []age.Recipient {
+	var rs []age.Recipient
+	for _, id := range ids {
+		if x, ok := id.(*age.X25519Identity); ok {
+			rs = append(rs, x.Recipient())
+		}
+	}
+	return rs
+}
+
+// ParseRecipient parses an age X25519 public key. Its error says what kind
+// of thing s was, never s itself: a secret key pasted by mistake must not
+// reach a terminal or a log.
+func ParseRecipient(s string) (age.Recipient, error) {
+	r, err := age.ParseX25519Recipient(s)
+	if err == nil {
+		return r, nil
+	}
+	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s)), "AGE-SECRET-KEY-") {
+		return nil, errors.New("is an age secret key, not a public key (age1…): keep it secret, and give its public key instead")
+	}
+	return nil, errors.New("is not an age X25519 public key (age1…)")
+}
