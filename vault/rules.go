@@ -53,4 +53,3 @@ func SortByName(metas []Meta) []Meta {
 	}
 	return out
 }
-

@@ -9,8 +9,8 @@ package seal
 
 import (
 	"bytes"
-	"crypto/hkdf"
 	"crypto/ed25519"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
