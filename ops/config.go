@@ -16,6 +16,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops/ref"
 )
 
 // Config is arca's configuration (SPEC §3). Build it with LoadConfig or
@@ -334,7 +335,7 @@ func (c *Config) ResolveEnv(pin, reqEnv, ctxEnv string) (string, error) {
 
 // checkEnv returns bad_request unless env is a configured env.
 func (c *Config) checkEnv(env string) error {
-	if p := segmentProblem(env); p != "" {
+	if p := ref.SegmentProblem(env); p != "" {
 		if len(env) > manifest.MaxSegment {
 			return Errorf(manifest.BadRequest, "invalid env: %s", p)
 		}
@@ -502,7 +503,7 @@ func (c *Config) validate(name string) error {
 }
 
 func (c *Config) envProblem(name string) string {
-	if p := segmentProblem(name); p != "" {
+	if p := ref.SegmentProblem(name); p != "" {
 		return "envs." + strconv.Quote(name) + ": invalid env name: " + p
 	}
 	vault := c.Envs[name].Vault
@@ -520,8 +521,8 @@ func (c *Config) defaultEnvProblem() string {
 	switch {
 	case d == "":
 		return ""
-	case segmentProblem(d) != "":
-		return "default_env " + strconv.Quote(d) + ": " + segmentProblem(d)
+	case ref.SegmentProblem(d) != "":
+		return "default_env " + strconv.Quote(d) + ": " + ref.SegmentProblem(d)
 	case !c.hasEnv(d):
 		return "default_env " + strconv.Quote(d) + " is not a configured env (" + configured(c.sortedEnvNames()) + ")"
 	}

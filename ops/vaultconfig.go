@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/arca-secrets/arca/ops/ref"
 )
 
 func vaultProblem(name string, v VaultConfig) string {
-	if p := segmentProblem(name); p != "" {
+	if p := ref.SegmentProblem(name); p != "" {
 		return "vaults." + strconv.Quote(name) + ": invalid vault name: " + p
 	}
 	key := "vaults." + name
