@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault/fsio"
 )
 
 // Load finds and parses the config: flagPath (the --config flag), else
@@ -55,23 +55,17 @@ func Load(flagPath string, getenv func(string) string) (*Config, error) {
 // loadFile reads and parses the config at p. A missing file is an error when
 // pinned (from names the flag or variable) and (nil, nil) otherwise.
 func loadFile(p string, origin Origin, from string, getenv func(string) string) (*Config, error) {
-	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	data, err := fsio.ReadFile(p, manifest.MaxConfig)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		if origin == OriginPinned {
 			return nil, fmt.Errorf("config %s (from %s) does not exist", p, from)
 		}
 		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", p, unwrapPath(err))
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, manifest.MaxConfig+1))
-	if err != nil {
-		return nil, fmt.Errorf("config %s: %w", p, unwrapPath(err))
-	}
-	if len(data) > manifest.MaxConfig {
+	case errors.Is(err, fsio.ErrTooLarge):
 		return nil, fmt.Errorf("config %s is larger than the %d-byte cap", p, manifest.MaxConfig)
+	case err != nil:
+		return nil, fmt.Errorf("config %s: %w", p, unwrapPath(err))
 	}
 	c, err := Parse(data, p, getenv)
 	if err != nil {

@@ -160,6 +160,9 @@ func TestLoadFails(t *testing.T) {
 			writeFile(t, p, "#"+strings.Repeat(" ", manifest.MaxConfig))
 			return p, nil
 		}, []string{"big.toml", "larger than the 1048576-byte cap"}},
+		{"endless config", func(t *testing.T, root string) (string, map[string]string) {
+			return "/dev/zero", nil
+		}, []string{"config /dev/zero is larger than the 1048576-byte cap"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
