@@ -84,15 +84,14 @@ type VaultConfig struct {
 	TLSCA        string   `toml:"tls_ca"`        // CA certificate (PEM) of the members
 	TLSCert      string   `toml:"tls_cert"`      // client certificate (PEM), with tls_key
 	TLSKey       string   `toml:"tls_key"`
-	TimeoutMS    int      `toml:"timeout_ms"` // bound on one op, retries included; default 5000
-	PinFile      string   `toml:"-"`          // where this machine pins the vault's key (derived)
+	// TimeoutMS bounds one op, retries included: timeout_ms, resolved by
+	// the timeout rule (timeout.go) when the table is decoded.
+	TimeoutMS int    `toml:"-"`
+	PinFile   string `toml:"-"` // where this machine pins the vault's key (derived)
 }
 
 // EtcdTimeout is how long one op on v may take, retries included.
 func (v VaultConfig) EtcdTimeout() time.Duration {
-	if v.TimeoutMS == 0 {
-		return defaultEtcdWait * time.Millisecond
-	}
 	return time.Duration(v.TimeoutMS) * time.Millisecond
 }
 
@@ -125,13 +124,10 @@ type ServeConfig struct {
 type PDPConfig struct {
 	Exec         string `toml:"exec"`
 	AllowOnError bool   `toml:"allow_on_error"`
-	TimeoutMS    int    `toml:"timeout_ms"` // 5000 when omitted
+	// TimeoutMS bounds one decision: timeout_ms, resolved by the timeout
+	// rule (timeout.go) when the table is decoded.
+	TimeoutMS int `toml:"-"`
 }
-
-const (
-	defaultTimeoutMS = 5000
-	maxTimeoutMS     = 600_000
-)
 
 // finish precomputes what requests read.
 func (c *Config) finish() { c.envNames = c.sortedEnvNames() }

@@ -84,21 +84,29 @@ func unwrapPath(err error) error {
 	return err
 }
 
-// document is the config as decoded: it tells an omitted timeout_ms from an
-// explicit one.
+// document is the config as decoded. Its tables tell an omitted timeout_ms
+// (nil) from an explicit one, which the timeout rule needs.
 type document struct {
-	DefaultEnv string                 `toml:"default_env"`
-	Envs       map[string]EnvConfig   `toml:"envs"`
-	Vaults     map[string]VaultConfig `toml:"vaults"`
-	Guardrails Guardrails             `toml:"guardrails"`
-	Audit      AuditConfig            `toml:"audit"`
+	DefaultEnv string               `toml:"default_env"`
+	Envs       map[string]EnvConfig `toml:"envs"`
+	Vaults     map[string]vaultDoc  `toml:"vaults"`
+	Guardrails Guardrails           `toml:"guardrails"`
+	Audit      AuditConfig          `toml:"audit"`
 	Serve      struct {
-		PDP *struct {
-			Exec         string `toml:"exec"`
-			AllowOnError bool   `toml:"allow_on_error"`
-			TimeoutMS    *int   `toml:"timeout_ms"`
-		} `toml:"pdp"`
+		PDP *pdpDoc `toml:"pdp"`
 	} `toml:"serve"`
+}
+
+// vaultDoc is a [vaults.NAME] table as decoded.
+type vaultDoc struct {
+	VaultConfig
+	TimeoutMS *int `toml:"timeout_ms"`
+}
+
+// pdpDoc is the [serve.pdp] table as decoded.
+type pdpDoc struct {
+	PDPConfig
+	TimeoutMS *int `toml:"timeout_ms"`
 }
 
 // Parse parses and validates data; name (the file) prefixes messages.
@@ -114,15 +122,21 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 		return nil, decodeError(name, err)
 	}
 	c := newConfig(getenv)
-	c.DefaultEnv, c.Envs, c.Vaults = doc.DefaultEnv, doc.Envs, doc.Vaults
+	c.DefaultEnv, c.Envs = doc.DefaultEnv, doc.Envs
 	c.Guardrails, c.Audit = doc.Guardrails, doc.Audit
-	if p := doc.Serve.PDP; p != nil {
-		c.Serve.PDP = &PDPConfig{Exec: p.Exec, AllowOnError: p.AllowOnError, TimeoutMS: defaultTimeoutMS}
-		if p.TimeoutMS != nil {
-			c.Serve.PDP.TimeoutMS = *p.TimeoutMS
+	if doc.Vaults != nil {
+		c.Vaults = make(map[string]VaultConfig, len(doc.Vaults))
+		for vn, v := range doc.Vaults {
+			v.VaultConfig.TimeoutMS = timeoutMS(v.TimeoutMS)
+			c.Vaults[vn] = v.VaultConfig
 		}
 	}
-	if err := c.validate(name); err != nil {
+	if p := doc.Serve.PDP; p != nil {
+		pdp := p.PDPConfig
+		pdp.TimeoutMS = timeoutMS(p.TimeoutMS)
+		c.Serve.PDP = &pdp
+	}
+	if err := c.validate(name, &doc); err != nil {
 		return nil, err
 	}
 	c.finish()

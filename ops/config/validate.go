@@ -10,12 +10,13 @@ import (
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
-// validate checks what decoding cannot; every message names the file and
-// the offending key. Maps are walked in sorted order so the first problem
-// reported is stable.
-func (c *Config) validate(name string) error {
-	for _, vn := range sortedKeys(c.Vaults) {
-		if msg := vaultProblem(vn, c.Vaults[vn]); msg != "" {
+// validate checks what decoding cannot, in c and in the document it was
+// made from (which tells an omitted key from a zero one); every message names
+// the file and the offending key. Maps are walked in sorted order so the
+// first problem reported is stable.
+func (c *Config) validate(name string, doc *document) error {
+	for _, vn := range sortedKeys(doc.Vaults) {
+		if msg := vaultProblem(vn, doc.Vaults[vn]); msg != "" {
 			return fmt.Errorf("%s: %s", name, msg)
 		}
 	}
@@ -32,7 +33,7 @@ func (c *Config) validate(name string) error {
 			return fmt.Errorf("%s: guardrails.rule #%d: %s", name, i+1, msg)
 		}
 	}
-	if msg := pdpProblem(c.Serve.PDP); msg != "" {
+	if msg := pdpProblem(doc.Serve.PDP); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
 	return nil
@@ -65,19 +66,17 @@ func (c *Config) defaultEnvProblem() string {
 	return ""
 }
 
-func pdpProblem(p *PDPConfig) string {
+func pdpProblem(p *pdpDoc) string {
 	switch {
 	case p == nil:
 		return ""
 	case strings.TrimSpace(p.Exec) == "":
 		return "serve.pdp.exec is required when [serve.pdp] is present"
-	case p.TimeoutMS < 1 || p.TimeoutMS > maxTimeoutMS:
-		return "serve.pdp.timeout_ms " + strconv.Itoa(p.TimeoutMS) + " is out of range (1 to " + strconv.Itoa(maxTimeoutMS) + ")"
 	}
-	return ""
+	return timeoutProblem("serve.pdp.timeout_ms", p.TimeoutMS)
 }
 
-func vaultProblem(name string, v VaultConfig) string {
+func vaultProblem(name string, v vaultDoc) string {
 	if p := ref.SegmentProblem(name); p != "" {
 		return "vaults." + strconv.Quote(name) + ": invalid vault name: " + p
 	}
@@ -109,14 +108,14 @@ func vaultProblem(name string, v VaultConfig) string {
 }
 
 // etcdOnlyKey names a key set in v that only kind etcd takes.
-func etcdOnlyKey(v VaultConfig) string {
+func etcdOnlyKey(v vaultDoc) string {
 	set := []struct {
 		key string
 		on  bool
 	}{
 		{"endpoints", v.Endpoints != nil}, {"prefix", v.Prefix != ""}, {"username", v.Username != ""},
 		{"password", v.Password != ""}, {"password_file", v.PasswordFile != ""}, {"tls_ca", v.TLSCA != ""},
-		{"tls_cert", v.TLSCert != ""}, {"tls_key", v.TLSKey != ""}, {"timeout_ms", v.TimeoutMS != 0},
+		{"tls_cert", v.TLSCert != ""}, {"tls_key", v.TLSKey != ""}, {"timeout_ms", v.TimeoutMS != nil},
 	}
 	for _, s := range set {
 		if s.on {
@@ -128,15 +127,13 @@ func etcdOnlyKey(v VaultConfig) string {
 
 // Bounds on an etcd vault's settings.
 const (
-	maxEndpoints    = 32
-	maxEndpointLen  = 256
-	maxPrefixLen    = 256
-	maxEtcdTimeout  = 600000
-	defaultEtcdWait = 5000
+	maxEndpoints   = 32
+	maxEndpointLen = 256
+	maxPrefixLen   = 256
 )
 
 // etcdProblem checks an etcd vault's keys; the message starts with the key.
-func etcdProblem(v VaultConfig) string {
+func etcdProblem(v vaultDoc) string {
 	switch {
 	case len(v.Endpoints) == 0:
 		return "endpoints is required for kind etcd"
@@ -147,8 +144,8 @@ func etcdProblem(v VaultConfig) string {
 	case len(v.Prefix) > maxPrefixLen || !strings.HasPrefix(v.Prefix, "/") || !strings.HasSuffix(v.Prefix, "/") ||
 		strings.ContainsFunc(v.Prefix, func(r rune) bool { return r < 0x21 || r == 0x7f }):
 		return fmt.Sprintf("prefix %q must start and end with / and be at most %d printable bytes", v.Prefix, maxPrefixLen)
-	case v.TimeoutMS < 0 || v.TimeoutMS > maxEtcdTimeout:
-		return fmt.Sprintf("timeout_ms is %d, must be 1..%d (unset: %d)", v.TimeoutMS, maxEtcdTimeout, defaultEtcdWait)
+	case timeoutProblem("timeout_ms", v.TimeoutMS) != "":
+		return timeoutProblem("timeout_ms", v.TimeoutMS)
 	case v.Password != "" && v.PasswordFile != "":
 		return "password and password_file are both set; give one"
 	case (v.Password != "" || v.PasswordFile != "") != (v.Username != ""):
