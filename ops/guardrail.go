@@ -2,22 +2,13 @@ package ops
 
 import (
 	"path"
-	"strconv"
-	"strings"
+
+	"github.com/arca-secrets/arca/ops/config"
 )
 
-// vaultOps lists, for messages, the ops a guardrail rule can name.
-const vaultOps = "get, put, rm, rotate, list, check"
-
-// isVaultOp reports whether op is one of vaultOps: the ops guardrails and the
-// PDP govern (the meta-ops manifest and shutdown are not).
-func isVaultOp(op string) bool {
-	switch op {
-	case "get", "put", "rm", "rotate", "list", "check":
-		return true
-	}
-	return false
-}
+// isVaultOp reports whether op is one the guardrails and the PDP govern
+// (the meta-ops manifest and shutdown are not).
+func isVaultOp(op string) bool { return config.IsVaultOp(op) }
 
 // Guardrail returns the reason of the first rule that denies op on
 // env/ref/actor, and whether one did. ref is the bare "ns/name" ("" for
@@ -28,19 +19,19 @@ func (c *Config) Guardrail(env, op, ref, actor string) (reason string, denied bo
 		return "", false
 	}
 	for i := range c.Guardrails.Rules {
-		if r := &c.Guardrails.Rules[i]; r.matches(env, op, ref, actor) {
+		if r := &c.Guardrails.Rules[i]; ruleMatches(r, env, op, ref, actor) {
 			return r.Reason, true
 		}
 	}
 	return "", false
 }
 
-func (r *Rule) matches(env, op, ref, actor string) bool {
-	return globMatches(r.Env, env) && r.matchesOp(op) &&
+func ruleMatches(r *config.Rule, env, op, ref, actor string) bool {
+	return globMatches(r.Env, env) && ruleMatchesOp(r, op) &&
 		globMatches(r.Ref, ref) && globMatches(r.Actor, actor)
 }
 
-func (r *Rule) matchesOp(op string) bool {
+func ruleMatchesOp(r *config.Rule, op string) bool {
 	if len(r.Ops) == 0 {
 		return true
 	}
@@ -65,25 +56,4 @@ func globMatches(pattern, s string) bool {
 	}
 	ok, err := path.Match(pattern, s)
 	return ok || err != nil
-}
-
-// problem describes what makes r invalid, or returns "".
-func (r *Rule) problem() string {
-	if strings.TrimSpace(r.Reason) == "" {
-		return "reason is required"
-	}
-	if r.Ops != nil && len(r.Ops) == 0 {
-		return "ops is empty (omit it to mean every op)"
-	}
-	for _, op := range r.Ops {
-		if !isVaultOp(op) {
-			return "ops: unknown op " + strconv.Quote(op) + " (want " + vaultOps + ")"
-		}
-	}
-	for _, g := range [...]struct{ key, pattern string }{{"env", r.Env}, {"ref", r.Ref}, {"actor", r.Actor}} {
-		if _, err := path.Match(g.pattern, ""); err != nil {
-			return g.key + ": invalid glob " + strconv.Quote(g.pattern)
-		}
-	}
-	return ""
 }

@@ -1,6 +1,10 @@
 package ops
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/arca-secrets/arca/ops/config"
+)
 
 func TestGuardrail(t *testing.T) {
 	const doc = `
@@ -77,22 +81,22 @@ reason = "prod catch-all"
 func TestGuardrailEdges(t *testing.T) {
 	tests := []struct {
 		name                string
-		rules               []Rule
+		rules               []config.Rule
 		env, op, ref, actor string
 		reason              string
 	}{
 		{"no rules", nil, "prod", "get", "a/b", "", ""},
-		{"empty rule denies every vault op", []Rule{{Reason: "frozen"}}, "dev", "list", "", "", "frozen"},
-		{"star ref does not match a missing ref", []Rule{{Ref: "*", Reason: "r"}}, "dev", "check", "", "", ""},
-		{"star actor does not match a missing actor", []Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "", ""},
-		{"star actor matches any claimed actor", []Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "x", "r"},
-		{"malformed glob fails closed", []Rule{{Ref: "a/[", Reason: "bad glob"}}, "dev", "get", "a/b", "", "bad glob"},
-		{"exact names", []Rule{{Env: "dev", Ref: "a/b", Actor: "me", Ops: []string{"get"}, Reason: "r"}},
+		{"empty rule denies every vault op", []config.Rule{{Reason: "frozen"}}, "dev", "list", "", "", "frozen"},
+		{"star ref does not match a missing ref", []config.Rule{{Ref: "*", Reason: "r"}}, "dev", "check", "", "", ""},
+		{"star actor does not match a missing actor", []config.Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "", ""},
+		{"star actor matches any claimed actor", []config.Rule{{Actor: "*", Reason: "r"}}, "dev", "get", "a/b", "x", "r"},
+		{"malformed glob fails closed", []config.Rule{{Ref: "a/[", Reason: "bad glob"}}, "dev", "get", "a/b", "", "bad glob"},
+		{"exact names", []config.Rule{{Env: "dev", Ref: "a/b", Actor: "me", Ops: []string{"get"}, Reason: "r"}},
 			"dev", "get", "a/b", "me", "r"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &Config{Guardrails: Guardrails{Rules: tc.rules}}
+			c := &Config{Config: config.Config{Guardrails: config.Guardrails{Rules: tc.rules}}}
 			reason, denied := c.Guardrail(tc.env, tc.op, tc.ref, tc.actor)
 			if denied != (tc.reason != "") || reason != tc.reason {
 				t.Fatalf("Guardrail = %q, %v; want %q, %v", reason, denied, tc.reason, tc.reason != "")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -89,7 +90,7 @@ func (s *Service) Close() error {
 type call struct {
 	op  string
 	env string
-	ref Ref // zero for list and check
+	ref ref.Ref // zero for list and check
 	ev  audit.Event
 }
 
@@ -109,11 +110,11 @@ func (s *Service) begin(ctx context.Context, op string, req Request) (call, erro
 		return call{}, s.fail(&c, err)
 	}
 	if req.Ref != "" {
-		ref, err := ParseRef(req.Ref)
+		r, err := ParseRef(req.Ref)
 		if err != nil {
 			return call{}, s.fail(&c, err)
 		}
-		c.ref, c.ev.Ref = ref, ref.Path()
+		c.ref, c.ev.Ref = r, r.Path()
 	}
 	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
 	if err != nil {

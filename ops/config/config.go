@@ -1,0 +1,160 @@
+// Package config is arca's configuration (SPEC §3): the schema of arca.toml
+// (this file), which file is read (load.go), strict TOML decoding whose
+// errors name the file, line and key (decode.go), the checks decoding cannot
+// make (validate.go) with the one rule every timeout_ms follows
+// (timeout.go), and the path defaults: XDG base directories, ~/, and paths
+// relative to the config file (paths.go).
+//
+// Which env a request runs in and which vault serves it are decided by the
+// ops layer, which owns the wire error codes. Errors here are plain; ops
+// reports each of them as op_error. Messages name the file and the key,
+// never a value.
+//
+// Limits: a config file is at most manifest.MaxConfig bytes; a timeout_ms is
+// 1 to MaxTimeoutMS, DefaultTimeoutMS when omitted.
+package config
+
+import (
+	"slices"
+	"time"
+)
+
+// Config is arca's configuration. Build it with Load or Parse: they validate
+// it and capture the environment its path defaults come from.
+type Config struct {
+	DefaultEnv string                 `toml:"default_env"`
+	Envs       map[string]EnvConfig   `toml:"envs"`
+	Vaults     map[string]VaultConfig `toml:"vaults"`
+	Guardrails Guardrails             `toml:"guardrails"`
+	Audit      AuditConfig            `toml:"audit"`
+	Serve      ServeConfig            `toml:"serve"`
+
+	Path   string `toml:"-"` // file it came from, "" when none
+	Origin Origin `toml:"-"` // how it was found
+
+	// Captured from getenv at load time; XDG values only when absolute.
+	home, xdgConfig, xdgData, xdgState, identityEnv string
+	envNames                                        []string // sorted, precomputed
+}
+
+// Default is the one env, and its vault, that exist when no [envs] is
+// configured; without default_env, it is also the env a request falls to.
+const Default = "default"
+
+// Origin says how the config file was found.
+type Origin int
+
+// The origins, in the order Load tries them.
+const (
+	OriginNone     Origin = iota // no config file: built-in defaults
+	OriginPinned                 // --config or $ARCA_CONFIG
+	OriginImplicit               // ./arca.toml in the working directory
+	OriginUser                   // $XDG_CONFIG_HOME/arca/arca.toml
+)
+
+func (o Origin) String() string {
+	switch o {
+	case OriginNone:
+		return "none"
+	case OriginPinned:
+		return "pinned"
+	case OriginImplicit:
+		return "implicit"
+	case OriginUser:
+		return "user"
+	}
+	return "unknown"
+}
+
+// EnvConfig is one [envs.NAME] table.
+type EnvConfig struct {
+	Vault string `toml:"vault"`
+}
+
+// VaultConfig is one [vaults.NAME] table.
+type VaultConfig struct {
+	Kind       string   `toml:"kind"`       // "file" or "etcd"
+	Path       string   `toml:"path"`       // file: the vault file
+	Identity   string   `toml:"identity"`   // age identity file
+	Recipients []string `toml:"recipients"` // age recipients the data key is wrapped to
+	// kind etcd only:
+	Endpoints    []string `toml:"endpoints"`     // host:port or URL of each member
+	Prefix       string   `toml:"prefix"`        // key prefix, "/…/"
+	Username     string   `toml:"username"`      // etcd auth
+	Password     string   `toml:"password"`      // etcd auth; password_file keeps it out of the config
+	PasswordFile string   `toml:"password_file"` // a file holding the password
+	TLSCA        string   `toml:"tls_ca"`        // CA certificate (PEM) of the members
+	TLSCert      string   `toml:"tls_cert"`      // client certificate (PEM), with tls_key
+	TLSKey       string   `toml:"tls_key"`
+	// TimeoutMS bounds one op, retries included: timeout_ms, resolved by
+	// the timeout rule (timeout.go) when the table is decoded.
+	TimeoutMS int    `toml:"-"`
+	PinFile   string `toml:"-"` // where this machine pins the vault's key (derived)
+}
+
+// EtcdTimeout is how long one op on v may take, retries included.
+func (v VaultConfig) EtcdTimeout() time.Duration {
+	return time.Duration(v.TimeoutMS) * time.Millisecond
+}
+
+// Guardrails is the [guardrails] table.
+type Guardrails struct {
+	Rules []Rule `toml:"rule"`
+}
+
+// Rule is one [[guardrails.rule]]: it denies every request its given fields
+// all match. Env, Ref and Actor are path.Match globs; "" matches anything.
+type Rule struct {
+	Env    string   `toml:"env"`
+	Ops    []string `toml:"ops"` // omitted: every vault op
+	Ref    string   `toml:"ref"`
+	Actor  string   `toml:"actor"`
+	Reason string   `toml:"reason"`
+}
+
+// AuditConfig is the [audit] table.
+type AuditConfig struct {
+	File string `toml:"file"`
+}
+
+// ServeConfig is the [serve] table.
+type ServeConfig struct {
+	PDP *PDPConfig `toml:"pdp"` // nil: no PDP configured
+}
+
+// PDPConfig is the [serve.pdp] table.
+type PDPConfig struct {
+	Exec         string `toml:"exec"`
+	AllowOnError bool   `toml:"allow_on_error"`
+	// TimeoutMS bounds one decision: timeout_ms, resolved by the timeout
+	// rule (timeout.go) when the table is decoded.
+	TimeoutMS int `toml:"-"`
+}
+
+// finish precomputes what requests read.
+func (c *Config) finish() { c.envNames = c.sortedEnvNames() }
+
+func (c *Config) sortedEnvNames() []string {
+	if len(c.Envs) == 0 {
+		return []string{Default}
+	}
+	return sortedKeys(c.Envs)
+}
+
+// EnvNames returns the configured env names, sorted; with no [envs]
+// configured, ["default"].
+func (c *Config) EnvNames() []string {
+	if c.envNames == nil {
+		return c.sortedEnvNames()
+	}
+	return slices.Clone(c.envNames)
+}
+
+// HasEnv reports whether env is configured; with no [envs], only "default" is.
+func (c *Config) HasEnv(env string) bool {
+	if len(c.Envs) == 0 {
+		return env == Default
+	}
+	_, ok := c.Envs[env]
+	return ok
+}
