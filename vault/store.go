@@ -1,18 +1,33 @@
-// Package vault stores secrets encrypted at rest. Store is the interface every
-// backend implements; the file backend (kind "file") is the embedded default.
+// Package vault is the storage contract every backend meets: Store and
+// Keyed, the records and writes they take (Meta, Record, Write, Approve,
+// Report), the Secret type values travel in, the errors callers branch on,
+// and the rules every backend follows for versions and times (Next) and
+// for read epochs (WithEpoch).
 //
-// Every backend seals records the same way (see seal.go): a random 256-bit data
-// key, wrapped with age to the vault's recipients, from which HKDF derives a
-// record key and a slot key. A record's slot id is a keyed hash of its name;
-// its name, value and metadata are sealed together with XChaCha20-Poly1305
-// under associated data that binds it to its slot and its vault.
+// The backends live beneath it: vault/file (kind "file", the embedded
+// default) and vault/etcd (kind "etcd", the shared vault). Both seal records
+// with vault/internal/seal: a random 256-bit data key wrapped with age to
+// the vault's recipients, HKDF-derived record and slot keys, slot ids that
+// are keyed hashes of names, XChaCha20-Poly1305 records bound to their slot
+// and vault. vault/vaulttest is the conformance suite every backend passes.
 //
-// Threat model: whoever can read the vault's storage learns how many records
-// there are and their sizes, nothing else. Whoever can write it can delete
-// records or roll the whole vault, or any one record, back to an earlier
-// state (nothing binds a record to its version), but cannot forge a record,
-// move one to another slot or vault, or change one undetected: a record that
-// fails to authenticate is an error, never a wrong value.
+// What a backend is trusted with. A backend holds the unwrapped data key
+// of the vault it opened and sees names and values in the clear while it
+// seals and opens them, in this process only; what it stores or sends is
+// only ever what seal produced: the header (wrapped key, recipients, MAC)
+// and sealed records under slot ids. A backend must never put a name or a
+// value in an error, a log line or its storage in the clear, must call
+// Approve before it commits and commit nothing Approve refused, and must
+// lose no write to a concurrent one.
+//
+// Threat model of what is stored: whoever can read a vault's storage learns
+// how many records there are, their sizes and when they change, nothing
+// else. Whoever can write it can delete records or roll the whole vault, or
+// any one record, back to an earlier state (nothing binds a record to its
+// version), but cannot forge a record, move one to another slot or vault,
+// or change one undetected: a record that fails to authenticate is an
+// error, never a wrong value. docs/threat-model.md has each backend's
+// details.
 package vault
 
 import (

@@ -81,14 +81,11 @@ type Options struct {
 	// PinFile is where this machine keeps the continuity key of the data
 	// key it last used (see etcdpin.go); "" pins nothing.
 	PinFile string
-	// Timeout bounds one op, retries included (DefaultTimeout when 0).
+	// Timeout bounds one op, retries included (the config's timeout_ms,
+	// whose default ops/config holds); required.
 	Timeout time.Duration
 	Now     func() time.Time // stamps record times; time.Now when nil
 }
-
-// DefaultTimeout bounds an op on the shared vault, retries included,
-// while the cluster has no leader or a member is down.
-const DefaultTimeout = 5 * time.Second
 
 // etcdFormat names the shared vault's header layout.
 const etcdFormat = "arca-etcd-vault/1"
@@ -118,9 +115,6 @@ func Open(o Options) (*Vault, error) {
 	if e.now == nil {
 		e.now = time.Now
 	}
-	if e.timeout <= 0 {
-		e.timeout = DefaultTimeout
-	}
 	return e, nil
 }
 
@@ -128,6 +122,9 @@ func Open(o Options) (*Vault, error) {
 func dialEtcd(o Options) (*clientv3.Client, error) {
 	if len(o.Endpoints) == 0 {
 		return nil, errors.New("etcd vault: no endpoints")
+	}
+	if o.Timeout <= 0 {
+		return nil, errors.New("etcd vault: no timeout")
 	}
 	if !strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
 		return nil, fmt.Errorf("etcd vault: prefix %q must start and end with /", o.Prefix)
@@ -244,9 +241,6 @@ func Create(ctx context.Context, o Options, recipients []age.Recipient) (created
 	}
 	defer cli.Close()
 	e := &Vault{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout}
-	if e.timeout <= 0 {
-		e.timeout = DefaultTimeout
-	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	return e.createHeader(ctx, recipients)

@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/arca-secrets/arca/ops/config"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/etcd"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
@@ -25,6 +26,9 @@ type etcdVault struct {
 	opts etcd.Options
 }
 
+// testTimeout is an op's deadline in these tests: the default timeout_ms.
+const testTimeout = config.DefaultTimeoutMS * time.Millisecond
+
 // newEtcdVault makes an identity and an empty vault under prefix.
 func newEtcdVault(t testing.TB, c *etcdtest.Cluster, prefix string) etcdVault {
 	t.Helper()
@@ -36,7 +40,7 @@ func newEtcdVault(t testing.TB, c *etcdtest.Cluster, prefix string) etcdVault {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := etcd.Options{Endpoints: c.AllEndpoints(), Prefix: prefix, Identity: idPath}
+	o := etcd.Options{Endpoints: c.AllEndpoints(), Prefix: prefix, Identity: idPath, Timeout: testTimeout}
 	created, err := etcd.Create(context.Background(), o, identity.RecipientsOf(ids))
 	if err != nil || !created {
 		t.Fatalf("Create: created %t, %v", created, err)
@@ -218,7 +222,7 @@ func TestEtcdFirstWriteCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	const mate = "age142788gg49p6s6lcmeq93s3rgep97r43g6vw6cd3jx0tjujns5adsue040q"
-	v := etcdVault{c: c, opts: etcd.Options{Endpoints: c.Endpoints(), Prefix: "/arca/fresh/", Identity: idPath, Recipients: []string{mate}}}
+	v := etcdVault{c: c, opts: etcd.Options{Endpoints: c.Endpoints(), Prefix: "/arca/fresh/", Identity: idPath, Recipients: []string{mate}, Timeout: testTimeout}}
 	e := v.open(t)
 	ctx := context.Background()
 	ok := func(vault.Meta) error { return nil }
@@ -262,13 +266,14 @@ func TestOpenEtcdRefusals(t *testing.T) {
 	if err := os.WriteFile(bigPassword, []byte(strings.Repeat("p", 4097)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := etcd.Options{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/arca/x/", Identity: idPath}
+	base := etcd.Options{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/arca/x/", Identity: idPath, Timeout: testTimeout}
 	for _, c := range []struct {
 		name string
 		edit func(*etcd.Options)
 		want string
 	}{
 		{"no endpoints", func(o *etcd.Options) { o.Endpoints = nil }, "no endpoints"},
+		{"no timeout", func(o *etcd.Options) { o.Timeout = 0 }, "no timeout"},
 		{"prefix without slash", func(o *etcd.Options) { o.Prefix = "arca" }, `prefix "arca" must start and end with /`},
 		{"CA file not PEM", func(o *etcd.Options) { o.CAFile = notPEM }, "holds no PEM certificate"},
 		{"CA file missing", func(o *etcd.Options) { o.CAFile = filepath.Join(dir, "nope.pem") }, "CA file"},

@@ -8,19 +8,18 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
-	"github.com/arca-secrets/arca/vault/etcd"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
 )
 
 // TestEtcdLeaderKilledMidStream writes a stream of records to a 3-member
 // cluster and kills the leader partway. Every write acknowledged, before or
 // after, reads back exactly. The first write after the kill lands within
-// one op's deadline (the default timeout_ms): what the contract promises.
+// one op's deadline (the default timeout_ms, testTimeout): what the contract promises.
 // How soon it lands is a figure, measured by BenchmarkEtcdFailover.
 func TestEtcdLeaderKilledMidStream(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	v := newEtcdVault(t, c, "/arca/failover/")
-	v.opts.Timeout = etcd.DefaultTimeout
+	v.opts.Timeout = testTimeout
 	e := v.open(t)
 	ctx := context.Background()
 	acked := map[string]string{}
@@ -69,7 +68,7 @@ func BenchmarkEtcdFailover(b *testing.B) {
 		b.StopTimer()
 		c := etcdtest.Start(b, 3)
 		v := newEtcdVault(b, c, "/arca/failover/")
-		v.opts.Timeout = etcd.DefaultTimeout
+		v.opts.Timeout = testTimeout
 		e := v.open(b)
 		w := vault.Write{Kind: vault.Put, Name: "stream/r", Value: vault.NewSecret([]byte("value"))}
 		ok := func(vault.Meta) error { return nil }

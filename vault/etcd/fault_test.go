@@ -86,7 +86,7 @@ func newFaultVault(t *testing.T, prefix string) faultVault {
 		t.Fatal(err)
 	}
 	ids, _ := identity.Load(id)
-	if _, err := Create(context.Background(), Options{Endpoints: c.Endpoints(), Prefix: prefix, Identity: id}, identity.RecipientsOf(ids)); err != nil {
+	if _, err := Create(context.Background(), Options{Endpoints: c.Endpoints(), Prefix: prefix, Identity: id, Timeout: 3 * time.Second}, identity.RecipientsOf(ids)); err != nil {
 		t.Fatal(err)
 	}
 	return faultVault{c, prefix, id}

@@ -91,12 +91,8 @@ func (e *Vault) adoptHeader(kvs []*mvccpb.KeyValue) error {
 	}
 	k := e.k
 	if k == nil || h.VaultID != e.hdr.VaultID || !bytes.Equal(h.DataKey, e.hdr.DataKey) {
-		dataKey, err := seal.Unwrap(h.DataKey, e.ids)
-		if err != nil {
+		if k, err = h.Keys(e.ids); err != nil {
 			return fmt.Errorf("%s: %w", e.where(), err)
-		}
-		if k, err = seal.Derive(dataKey, vaultID); err != nil {
-			return err
 		}
 	}
 	if etcdMAC(k, h) != h.MAC {

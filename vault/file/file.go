@@ -2,14 +2,11 @@ package file
 
 import (
 	"bytes"
-	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,8 +14,6 @@ import (
 
 	"filippo.io/age"
 
-	"github.com/arca-secrets/arca/vault"
-	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
@@ -67,34 +62,6 @@ func (f *Vault) unchanged() bool {
 		return false
 	}
 	return fileID{nlink: uint64(st.Nlink), size: st.Size, mtime: mtime(&st)} == f.seen
-}
-
-// Create makes an empty file vault at path (mode 0600, parent
-// directories 0700) whose data key is wrapped to recipients. An existing
-// vault is kept, never replaced; created reports which happened.
-func Create(path string, recipients []age.Recipient) (created bool, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return false, fmt.Errorf("vault directory: %w", err)
-	}
-	unlock, err := fsio.Lock(path + ".lock")
-	if err != nil {
-		return false, err
-	}
-	defer unlock()
-	if _, err := os.Lstat(path); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("vault %s: %w", path, err)
-	}
-	k, err := seal.Fresh()
-	if err != nil {
-		return false, err
-	}
-	var c contents
-	if c.hdr, err = fileHeader(k, recipients); err != nil {
-		return false, err
-	}
-	return true, replaceFile(path, &c, "", "")
 }
 
 // Open opens the file vault at path with the identities in identityPath.
@@ -222,12 +189,11 @@ func (f *Vault) adopt() error {
 }
 
 func (f *Vault) unwrap(h header) (*seal.Keys, error) {
-	dataKey, err := seal.Unwrap(h.DataKey, f.ids)
+	k, err := h.Keys(f.ids)
 	if err != nil {
 		return nil, fmt.Errorf("vault %s: %w", f.path, err)
 	}
-	vaultID, _ := hex.DecodeString(h.VaultID)
-	return seal.Derive(dataKey, vaultID)
+	return k, nil
 }
 
 func (f *Vault) fail(err error) error {
@@ -242,175 +208,6 @@ func (f *Vault) index() error {
 	if err := f.cur.index(); err != nil {
 		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
 	}
-	return nil
-}
-
-// lookup decrypts the record in slot. ok is false when there is none.
-func (f *Vault) lookup(slot, name string) (r vault.Record, ok bool, err error) {
-	b64, ok, err := f.cur.find(slot)
-	if err != nil {
-		return vault.Record{}, false, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
-	}
-	if !ok {
-		return vault.Record{}, false, nil
-	}
-	blob, err := decodeBlob(b64)
-	if err == nil {
-		r, err = f.k.Open(slot, blob)
-	}
-	if err == nil && r.Name != name {
-		err = seal.ErrAuth
-	}
-	if err != nil {
-		return vault.Record{}, true, fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
-	}
-	return r, true, nil
-}
-
-// Get implements vault.Store.
-func (f *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.refreshIn(vault.EpochOf(ctx)); err != nil {
-		return vault.Record{}, err
-	}
-	// The first lookup after a read searches the lines as they are; a handle
-	// that looks up again is long-lived and indexes them all once.
-	if f.lookups++; f.lookups > 1 {
-		if err := f.index(); err != nil {
-			return vault.Record{}, err
-		}
-	}
-	r, ok, err := f.lookup(f.k.Slot(name), name)
-	if err == nil && !ok {
-		err = vault.ErrNotFound
-	}
-	return r, err
-}
-
-// List implements vault.Store.
-func (f *Vault) List(_ context.Context) ([]vault.Meta, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if err := f.refresh(); err != nil {
-		return nil, err
-	}
-	if err := f.index(); err != nil {
-		return nil, err
-	}
-	metas := make([]vault.Meta, 0, len(f.cur.entries))
-	err := f.eachMeta(func(slot string, m vault.Meta, err error) error {
-		if err != nil {
-			return fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
-		}
-		metas = append(metas, m)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return vault.SortByName(metas), nil
-}
-
-// eachMeta opens every record in file order and calls fn with its slot and
-// metadata, or with the error that kept it from opening, until fn returns
-// an error. Callers hold f.mu.
-func (f *Vault) eachMeta(fn func(slot string, m vault.Meta, err error) error) error {
-	var buf []byte // reused: only the metadata outlives an iteration
-	for _, e := range f.cur.entries {
-		blob, err := appendBlob(buf[:0], e.blob)
-		var r vault.Record
-		if err == nil {
-			buf = blob
-			r, err = f.k.Open(e.slot, blob)
-		}
-		if err := fn(e.slot, r.Meta, err); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Apply implements vault.Store. The writer lock is held from the read of the
-// current record to the rename, so no concurrent write is lost.
-func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	unlock, err := fsio.Lock(f.path + ".lock")
-	if err != nil {
-		return vault.Meta{}, err
-	}
-	defer unlock()
-	if err := f.refreshByPath(); err != nil {
-		return vault.Meta{}, err
-	}
-	if err := f.index(); err != nil {
-		return vault.Meta{}, err
-	}
-	slot := f.k.Slot(w.Name)
-	cur, exists, err := f.lookup(slot, w.Name)
-	if err != nil && !(w.Kind == vault.Remove && exists) {
-		return vault.Meta{}, err
-	}
-	next, err := vault.Next(w, cur, exists, f.now().UTC())
-	if err != nil {
-		return vault.Meta{}, err
-	}
-	blob := ""
-	if w.Kind != vault.Remove {
-		sealed, err := f.k.Seal(slot, next)
-		if err != nil {
-			return vault.Meta{}, err
-		}
-		blob = encodeBlob(sealed)
-	}
-	if err := approve(next.Meta); err != nil {
-		return vault.Meta{}, err
-	}
-	if err := replaceFile(f.path, &f.cur, slot, blob); err != nil {
-		return vault.Meta{}, err
-	}
-	// Renamed into place: the change is visible and the event stands. Any
-	// doubt about what this handle now holds is settled by rereading.
-	f.cur.set(slot, blob)
-	if f.adopt() != nil {
-		f.stale = true
-	}
-	return next.Meta, nil
-}
-
-// replaceFile writes c, with one slot changed, to path atomically: a temp
-// file beside it, fsync, rename over path, fsync of the directory. The
-// caller holds the writer lock, so the temp name is ours alone; a temp file
-// a crashed writer left is removed rather than reused, so the new vault is
-// always a fresh 0600 file.
-func replaceFile(path string, c *contents, slot, blob string) error {
-	tmp := path + ".tmp"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("write vault: %w", err)
-	}
-	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return fmt.Errorf("write vault: %w", err)
-	}
-	err = writeVault(t, c, slot, blob)
-	if err == nil {
-		err = t.Sync()
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write vault %s: %w", path, err)
-	}
-	// The rename is the commit. A failed directory sync cannot undo it, and
-	// reporting the change as failed would contradict the vault; the next
-	// write syncs the directory again.
-	_ = fsio.SyncDir(filepath.Dir(path))
 	return nil
 }
 

@@ -27,7 +27,7 @@ func NewHeader(format string, k *Keys, rs []age.Recipient) (Header, error) {
 	if len(rs) == 0 {
 		return Header{}, fmt.Errorf("a vault needs at least one recipient")
 	}
-	wrapped, err := Wrap(k.dataKey, rs)
+	wrapped, err := wrap(k.dataKey, rs)
 	if err != nil {
 		return Header{}, fmt.Errorf("wrap data key: %w", err)
 	}
@@ -47,7 +47,7 @@ func NewHeader(format string, k *Keys, rs []age.Recipient) (Header, error) {
 // Keys unwraps the header's data key with ids and derives its keys. The
 // caller has checked the vault id's form; the MAC is the caller's to check.
 func (h Header) Keys(ids []age.Identity) (*Keys, error) {
-	dataKey, err := Unwrap(h.DataKey, ids)
+	dataKey, err := unwrap(h.DataKey, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -213,8 +213,8 @@ func Fresh() (*Keys, error) {
 	return Derive(dataKey, vaultID)
 }
 
-// Wrap encrypts the data key with age to every recipient.
-func Wrap(dataKey []byte, recipients []age.Recipient) ([]byte, error) {
+// wrap encrypts the data key with age to every recipient.
+func wrap(dataKey []byte, recipients []age.Recipient) ([]byte, error) {
 	var buf bytes.Buffer
 	w, err := age.Encrypt(&buf, recipients...)
 	if err != nil {
@@ -229,8 +229,8 @@ func Wrap(dataKey []byte, recipients []age.Recipient) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Unwrap decrypts a wrapped data key with the first identity that can.
-func Unwrap(wrapped []byte, ids []age.Identity) ([]byte, error) {
+// unwrap decrypts a wrapped data key with the first identity that can.
+func unwrap(wrapped []byte, ids []age.Identity) ([]byte, error) {
 	r, err := age.Decrypt(bytes.NewReader(wrapped), ids...)
 	if err != nil {
 		var nm *age.NoIdentityMatchError

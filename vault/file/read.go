@@ -1,0 +1,95 @@
+package file
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/internal/seal"
+)
+
+// lookup decrypts the record in slot. ok is false when there is none.
+func (f *Vault) lookup(slot, name string) (r vault.Record, ok bool, err error) {
+	b64, ok, err := f.cur.find(slot)
+	if err != nil {
+		return vault.Record{}, false, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
+	if !ok {
+		return vault.Record{}, false, nil
+	}
+	blob, err := decodeBlob(b64)
+	if err == nil {
+		r, err = f.k.Open(slot, blob)
+	}
+	if err == nil && r.Name != name {
+		err = seal.ErrAuth
+	}
+	if err != nil {
+		return vault.Record{}, true, fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
+	}
+	return r, true, nil
+}
+
+// Get implements vault.Store.
+func (f *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refreshIn(vault.EpochOf(ctx)); err != nil {
+		return vault.Record{}, err
+	}
+	// The first lookup after a read searches the lines as they are; a handle
+	// that looks up again is long-lived and indexes them all once.
+	if f.lookups++; f.lookups > 1 {
+		if err := f.index(); err != nil {
+			return vault.Record{}, err
+		}
+	}
+	r, ok, err := f.lookup(f.k.Slot(name), name)
+	if err == nil && !ok {
+		err = vault.ErrNotFound
+	}
+	return r, err
+}
+
+// List implements vault.Store.
+func (f *Vault) List(_ context.Context) ([]vault.Meta, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refresh(); err != nil {
+		return nil, err
+	}
+	if err := f.index(); err != nil {
+		return nil, err
+	}
+	metas := make([]vault.Meta, 0, len(f.cur.entries))
+	err := f.eachMeta(func(slot string, m vault.Meta, err error) error {
+		if err != nil {
+			return fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
+		}
+		metas = append(metas, m)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return vault.SortByName(metas), nil
+}
+
+// eachMeta opens every record in file order and calls fn with its slot and
+// metadata, or with the error that kept it from opening, until fn returns
+// an error. Callers hold f.mu.
+func (f *Vault) eachMeta(fn func(slot string, m vault.Meta, err error) error) error {
+	var buf []byte // reused: only the metadata outlives an iteration
+	for _, e := range f.cur.entries {
+		blob, err := appendBlob(buf[:0], e.blob)
+		var r vault.Record
+		if err == nil {
+			buf = blob
+			r, err = f.k.Open(e.slot, blob)
+		}
+		if err := fn(e.slot, r.Meta, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
