@@ -26,7 +26,8 @@ import (
 // tables of hostile values.
 
 // arcaHome is a fresh HOME with an initialised default vault, and the
-// environment to run arca in: nothing of the host's but PATH.
+// environment to run arca in: nothing of the host's but PATH, and the
+// variables the Go runtime of a test binary reads (see runtimeEnv).
 type arcaHome struct {
 	dir string
 	env []string
@@ -39,8 +40,23 @@ func newArcaHome(t *testing.T) *arcaHome {
 	}
 	dir := t.TempDir()
 	h := &arcaHome{dir: dir, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}}
+	h.env = append(h.env, runtimeEnv()...)
 	h.run(t, nil, "arca", "init")
 	return h
+}
+
+// runtimeEnv is what testscript passes on to the commands it runs, and for
+// the same reason: "arca" is this test binary, and under go test -cover it
+// writes its coverage to $GOCOVERDIR, or warns on stderr that it cannot.
+// arca's allowlist keeps both from any child arca runs.
+func runtimeEnv() []string {
+	var env []string
+	for _, name := range []string{"GOCOVERDIR", "GORACE"} {
+		if v := os.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 // run runs a command in h and returns its stdout, failing on a non-zero exit.
