@@ -3,6 +3,10 @@ package ops
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
 	"os/exec"
@@ -194,5 +198,46 @@ func TestFormatEnvJSONRoundTrip(t *testing.T) {
 		if got[v.Name] != string(v.Value.Reveal()) {
 			t.Errorf("%s came back %q, want %q", v.Name, got[v.Name], v.Value.Reveal())
 		}
+	}
+}
+
+// FormatEnv's doc shows one value in every format, in a code block, where
+// gofmt leaves the bytes alone (in prose it turns two single quotes into a
+// closing curly quote, and the sh escape with them). The block is the
+// output, byte for byte, so the doc cannot drift from the code.
+func TestFormatEnvDocExample(t *testing.T) {
+	const value = `it's "a\b"`
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "envfmt.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "FormatEnv" && fn.Doc != nil {
+			text = fn.Doc.Text()
+		}
+	}
+	if strings.ContainsAny(text, "“”") {
+		t.Errorf("FormatEnv's doc has a curly quote: gofmt rewrote two quote characters in prose")
+	}
+	if !strings.Contains(text, "The value "+value+" of NAME") {
+		t.Fatalf("FormatEnv's doc does not name the value %s", value)
+	}
+	var blocks []string
+	for _, b := range new(comment.Parser).Parse(text).Content {
+		if c, ok := b.(*comment.Code); ok {
+			blocks = append(blocks, c.Text)
+		}
+	}
+	if len(blocks) != 1 {
+		t.Fatalf("FormatEnv's doc has %d code blocks, want 1", len(blocks))
+	}
+	var want strings.Builder
+	for _, f := range EnvFormats() {
+		want.WriteString(format(t, f, mats("NAME", value)))
+	}
+	if blocks[0] != want.String() {
+		t.Errorf("FormatEnv's doc shows\n%s\nFormatEnv writes\n%s", blocks[0], want.String())
 	}
 }
