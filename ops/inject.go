@@ -5,7 +5,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -67,12 +66,7 @@ func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Ma
 		if bytes.IndexByte(res.Value.Reveal(), 0) >= 0 {
 			err := Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
 			// The get was audited ok; the trail says the value went no further.
-			ev := audit.Event{Event: "error", Op: "get", Outcome: audit.BadRequest, Env: res.Env,
-				Ref: strings.TrimPrefix(res.Ref, "arca://"), Code: string(err.Code), Message: err.Msg}
-			if werr := s.write(ev); werr != nil {
-				return nil, werr
-			}
-			return nil, err
+			return nil, s.Withhold(res, err)
 		}
 		out = append(out, Materialized{Name: in.Name, Value: res.Value})
 	}
