@@ -8,16 +8,17 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/inject"
 )
 
-// formatFlag is --format: one of ops.EnvFormats.
+// formatFlag is --format: one of inject.EnvFormats.
 type formatFlag string
 
 func (f *formatFlag) String() string { return string(*f) }
 
 func (f *formatFlag) Set(v string) error {
-	if !slices.Contains(ops.EnvFormats(), v) {
-		return fmt.Errorf("want one of %s", strings.Join(ops.EnvFormats(), ", "))
+	if !slices.Contains(inject.EnvFormats(), v) {
+		return fmt.Errorf("want one of %s", strings.Join(inject.EnvFormats(), ", "))
 	}
 	*f = formatFlag(v)
 	return nil
@@ -28,7 +29,7 @@ func (f *formatFlag) Set(v string) error {
 // printed unless every secret resolved and was audited.
 func runEnv(c *cli, args []string) int {
 	var secrets secretFlags
-	format := formatFlag(ops.EnvFormats()[0])
+	format := formatFlag(inject.EnvFormats()[0])
 	more := func(fs *verbFlags) {
 		fs.Var(&secrets, "secret", "print the variable NAME set to the secret at REF, once per `NAME=REF`")
 		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
@@ -37,12 +38,12 @@ func runEnv(c *cli, args []string) int {
 		if secrets.malformed {
 			return c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
 		}
-		vars, err := svc.Materialize(c.ctx, c.injections(&secrets))
+		vars, err := inject.Materialize(c.ctx, svc, c.injections(&secrets))
 		if err != nil {
 			return c.fail(err)
 		}
 		var out bytes.Buffer
-		if err := ops.FormatEnv(&out, string(format), vars); err != nil {
+		if err := inject.FormatEnv(&out, string(format), vars); err != nil {
 			return c.fail(err)
 		}
 		if _, err := c.stdout.Write(out.Bytes()); err != nil {

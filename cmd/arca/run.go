@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/manifest"
-	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/inject"
 	"github.com/arca-secrets/arca/pdp"
 )
 
@@ -21,7 +21,7 @@ import (
 // argument in its message, and a value pasted there by mistake must not be
 // echoed.
 type secretFlags struct {
-	list      []ops.Injection
+	list      []inject.Injection
 	malformed bool
 }
 
@@ -33,7 +33,7 @@ func (s *secretFlags) Set(v string) error {
 		s.malformed = true
 		return nil
 	}
-	s.list = append(s.list, ops.Injection{Name: name, Ref: ref})
+	s.list = append(s.list, inject.Injection{Name: name, Ref: ref})
 	return nil
 }
 
@@ -42,19 +42,19 @@ func (s *secretFlags) Set(v string) error {
 // the place of a same-named variable; sorted by name, so the order of
 // resolution (and of audit events and output) does not depend on the order
 // of arca's environment.
-func (c *cli) injections(secrets *secretFlags) []ops.Injection {
+func (c *cli) injections(secrets *secretFlags) []inject.Injection {
 	given := make(map[string]bool, len(secrets.list))
 	for _, in := range secrets.list {
 		given[in.Name] = true
 	}
-	var out []ops.Injection
-	for _, in := range ops.RefsInEnviron(c.environ()) {
+	var out []inject.Injection
+	for _, in := range inject.RefsInEnviron(c.environ()) {
 		if !given[in.Name] {
 			out = append(out, in)
 		}
 	}
 	out = append(out, secrets.list...)
-	slices.SortStableFunc(out, func(a, b ops.Injection) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(out, func(a, b inject.Injection) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -87,7 +87,7 @@ func runRun(c *cli, args []string) int {
 	if st >= 0 {
 		return st
 	}
-	vars, err := svc.Materialize(c.ctx, c.injections(&secrets))
+	vars, err := inject.Materialize(c.ctx, svc, c.injections(&secrets))
 	// Vault and audit file are closed before the child starts: it may be
 	// arca itself, and it holds nothing of arca's while it runs.
 	done()
@@ -98,7 +98,7 @@ func runRun(c *cli, args []string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
 	var redactors []io.Closer
 	if *mask {
-		out, errw := ops.NewRedactor(c.stdout, vars), ops.NewRedactor(c.stderr, vars)
+		out, errw := inject.NewRedactor(c.stdout, vars), inject.NewRedactor(c.stderr, vars)
 		cmd.Stdout, cmd.Stderr = out, errw
 		redactors = []io.Closer{out, errw}
 	}
@@ -108,7 +108,7 @@ func runRun(c *cli, args []string) int {
 // childEnv is the child's whole environment: the entries of environ that
 // the PDP allowlist keeps (SPEC §9), less those an injection replaces, then
 // the injections.
-func childEnv(environ []string, vars []ops.Materialized) []string {
+func childEnv(environ []string, vars []inject.Materialized) []string {
 	injected := make(map[string]bool, len(vars))
 	for _, v := range vars {
 		injected[v.Name] = true

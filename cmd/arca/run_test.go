@@ -17,6 +17,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/inject"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -407,7 +408,7 @@ func TestChildEnvNeverFallsBackToArcas(t *testing.T) {
 	if env := childEnv(parent[:2], nil); env == nil || len(env) != 0 {
 		t.Fatalf("childEnv = %#v, want an empty, non-nil environment", env)
 	}
-	vars := []ops.Materialized{{Name: "TZ", Value: vault.NewSecret([]byte("Europe/Paris"))}, {Name: "K", Value: vault.NewSecret([]byte("v"))}}
+	vars := []inject.Materialized{{Name: "TZ", Value: vault.NewSecret([]byte("Europe/Paris"))}, {Name: "K", Value: vault.NewSecret([]byte("v"))}}
 	got := childEnv(parent, vars)
 	want := []string{"HOME=/h", "TZ=Europe/Paris", "K=v"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

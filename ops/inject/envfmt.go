@@ -1,4 +1,4 @@
-package ops
+package inject
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 // EnvFormats returns the formats FormatEnv writes, the first the default.
@@ -84,7 +85,7 @@ func FormatEnv(w io.Writer, format string, vars []Materialized) error {
 		}
 		b.WriteString("}\n")
 	default:
-		return Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats(), ", "))
+		return ops.Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats(), ", "))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

@@ -1,4 +1,4 @@
-package ops
+package inject
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 // hostileValues are values that break naive quoting. Each is written by
@@ -106,7 +107,7 @@ func TestFormatEnvExact(t *testing.T) {
 func TestFormatEnvRefuses(t *testing.T) {
 	var b bytes.Buffer
 	err := FormatEnv(&b, "yaml", mats("A", "v"))
-	if CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown format "yaml" (one of: sh, dotenv, json)`) {
+	if ops.CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown format "yaml" (one of: sh, dotenv, json)`) {
 		t.Errorf("unknown format: %v", err)
 	}
 	// A name is code in sh: one that is not a plain variable name is
@@ -115,7 +116,7 @@ func TestFormatEnvRefuses(t *testing.T) {
 		for _, f := range EnvFormats() {
 			b.Reset()
 			err := FormatEnv(&b, f, []Materialized{{Name: "OK", Value: secret("v")}, {Name: name, Value: secret(canary)}})
-			if CodeOf(err) != manifest.BadRequest || b.Len() != 0 || strings.Contains(err.Error(), canary) {
+			if ops.CodeOf(err) != manifest.BadRequest || b.Len() != 0 || strings.Contains(err.Error(), canary) {
 				t.Errorf("%s with name %q: %v, wrote %q", f, name, err, b.String())
 			}
 		}
