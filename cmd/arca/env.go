@@ -38,7 +38,7 @@ func runEnv(c *cli, args []string) int {
 		if secrets.malformed {
 			return c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
 		}
-		vars, err := inject.Materialize(c.ctx, svc, c.injections(&secrets))
+		vars, err := inject.Materialize(c.ctx, svc, inject.Merge(c.environ(), secrets.list))
 		if err != nil {
 			return c.fail(err)
 		}

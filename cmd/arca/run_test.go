@@ -17,7 +17,6 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/inject"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -397,21 +396,5 @@ func TestRunMaskRealChild(t *testing.T) {
 	}
 	if bytes.Contains(big, []byte(value)) || bytes.Count(big, []byte("<redacted:K>\n")) != 20000 {
 		t.Errorf("large output: value present or redactions missing (%d bytes)", len(big))
-	}
-}
-
-// With nothing allowlisted in arca's environment, the child's environment
-// is the secrets alone: never nil, which os/exec would read as "inherit
-// all of arca's".
-func TestChildEnvNeverFallsBackToArcas(t *testing.T) {
-	parent := []string{"AWS_SECRET_ACCESS_KEY=x", "ARCA_ENV=prod", "TZ=UTC", "HOME=/h"}
-	if env := childEnv(parent[:2], nil); env == nil || len(env) != 0 {
-		t.Fatalf("childEnv = %#v, want an empty, non-nil environment", env)
-	}
-	vars := []inject.Materialized{{Name: "TZ", Value: vault.NewSecret([]byte("Europe/Paris"))}, {Name: "K", Value: vault.NewSecret([]byte("v"))}}
-	got := childEnv(parent, vars)
-	want := []string{"HOME=/h", "TZ=Europe/Paris", "K=v"}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("childEnv = %q, want %q", got, want)
 	}
 }

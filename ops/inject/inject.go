@@ -101,31 +101,6 @@ func named(name string, err error) error {
 	return &ops.Error{Code: ops.CodeOf(err), Msg: "secret " + name + ": " + err.Error(), Err: err, Policy: ops.PolicyOf(err)}
 }
 
-// RefsInEnviron returns, in environ's order, the variables whose value is
-// meant as a ref: it starts with "arca://" (in any case, so that a mistyped
-// ARCA:// fails loudly instead of reaching a child as text). Materialize
-// then refuses any that is not a valid ref as bad_request. Variables named
-// ARCA_* are arca's own settings and are never picked; entries without "="
-// are skipped; of a name given twice, the first counts (as for getenv).
-func RefsInEnviron(environ []string) []Injection {
-	var out []Injection
-	seen := map[string]bool{}
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || seen[name] {
-			continue
-		}
-		seen[name] = true
-		if strings.HasPrefix(name, reservedPrefix) {
-			continue
-		}
-		if len(val) >= len(scheme) && strings.EqualFold(val[:len(scheme)], scheme) {
-			out = append(out, Injection{Name: name, Ref: val})
-		}
-	}
-	return out
-}
-
 // ValidVarName reports whether name can be injected: a POSIX environment
 // variable name, [A-Za-z_][A-Za-z0-9_]*, not one of arca's own ARCA_*.
 func ValidVarName(name string) bool { return validateVarName(name) == nil }

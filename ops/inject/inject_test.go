@@ -2,7 +2,6 @@ package inject
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -163,41 +162,6 @@ reason = "no billing reads"
 		if strings.Contains(err.Error(), canary) {
 			t.Errorf("%s: the message carries the value", c.ref)
 		}
-	}
-}
-
-func TestRefsInEnviron(t *testing.T) {
-	environ := []string{
-		"PATH=/usr/bin",
-		"DB_PASSWORD=arca://app/db",
-		"PINNED=arca://prod/app/db",
-		"URL=https://example.com/arca://x/y",
-		"EMBEDDED=x arca://app/db",
-		"SPACED= arca://app/db",
-		"UPPER=ARCA://app/db",
-		"HALF=arca://",
-		"BROKEN=arca://a/b/c/d",
-		"ARCA_ENV=arca://app/db",
-		"ARCA_SOMETHING_CANARY=arca://app/db",
-		"NOEQUALS",
-		"DB_PASSWORD=arca://app/second",
-		"EMPTY=",
-		"lower.case=arca://app/db",
-	}
-	got := RefsInEnviron(environ)
-	want := []Injection{
-		{"DB_PASSWORD", "arca://app/db"},
-		{"PINNED", "arca://prod/app/db"},
-		{"UPPER", "ARCA://app/db"},
-		{"HALF", "arca://"},
-		{"BROKEN", "arca://a/b/c/d"},
-		{"lower.case", "arca://app/db"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("RefsInEnviron =\n%q\nwant\n%q", got, want)
-	}
-	if got := RefsInEnviron(nil); len(got) != 0 {
-		t.Fatalf("RefsInEnviron(nil) = %q", got)
 	}
 }
 
