@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/inject"
 )
@@ -27,28 +27,28 @@ func (f *formatFlag) Set(v string) error {
 // runEnv prints the variables arca run would add to a child's environment
 // (the allowlisted ones excepted) as assignments on stdout. Nothing is
 // printed unless every secret resolved and was audited.
-func runEnv(c *cli, args []string) int {
+func runEnv(ctx context.Context, c *cli, args []string) error {
 	var secrets secretFlags
 	format := formatFlag(inject.EnvFormats()[0])
 	more := func(fs *verbFlags) {
 		fs.Var(&secrets, "secret", "print the variable NAME set to the secret at REF, once per `NAME=REF`")
 		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
 	}
-	return c.vaultVerb(args, "env", "", 0, more, func(svc *ops.Service, _ []string) int {
+	return c.vaultVerb(ctx, args, "env", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
 		if secrets.malformed {
-			return c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
+			return usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
 		}
-		vars, err := inject.Materialize(c.ctx, svc, inject.Merge(c.environ(), secrets.list))
+		vars, err := inject.Materialize(ctx, svc, inject.Merge(c.environ(), secrets.list))
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		var out bytes.Buffer
 		if err := inject.FormatEnv(&out, string(format), vars); err != nil {
-			return c.fail(err)
+			return err
 		}
 		if _, err := c.stdout.Write(out.Bytes()); err != nil {
-			return c.failf(manifest.ExitOpError, "write assignments to stdout: %v", err)
+			return opErrorf("write assignments to stdout: %v", err)
 		}
-		return manifest.ExitOK
+		return nil
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca": func() {
 			quietLibraries()
-			os.Exit(processCLI(testClock()).main(os.Args[1:]))
+			os.Exit(processCLI(testClock()).main(context.Background(), os.Args[1:]))
 		},
 	})
 }

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"strings"
 
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/inject"
 )
 
@@ -37,55 +37,54 @@ func (s *secretFlags) Set(v string) error {
 // Where bytes go: without --mask the child has arca's stdin, stdout and
 // stderr themselves. With --mask its stdout and stderr are pipes that arca
 // copies to its own stdout and stderr through redactors.
-func runRun(c *cli, args []string) int {
+func runRun(ctx context.Context, c *cli, args []string) error {
 	var co common
 	var secrets secretFlags
 	fs := c.flags("run", "[--] CMD [ARGS...]", &co)
 	fs.Var(&secrets, "secret", "set the child's variable NAME to the secret at REF, once per `NAME=REF`")
 	mask := fs.Bool("mask", false, "pass the child's stdout and stderr through arca, every secret value replaced by <redacted:NAME>")
-	argv, st := c.parseCommand(fs, args, &secrets)
-	if st >= 0 {
-		return st
+	argv, err := c.parseCommand(fs, args, &secrets)
+	if err != nil {
+		return err
 	}
 	// The command is found before any secret is read: nothing is
 	// materialized for a run that cannot start.
 	cmd, err := inject.Command(argv)
 	if err != nil {
-		return c.fail(err)
+		return err
 	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
+	svc, done, err := c.service(co)
+	if err != nil {
+		return err
 	}
-	vars, err := inject.Materialize(c.ctx, svc, inject.Merge(c.environ(), secrets.list))
+	vars, err := inject.Materialize(ctx, svc, inject.Merge(c.environ(), secrets.list))
 	// Vault and audit file are closed before the child starts: it may be
 	// arca itself, and it holds nothing of arca's while it runs.
 	done()
 	if err != nil {
-		return c.fail(err)
+		return err
 	}
-	st, err = inject.Run(cmd, inject.Child{
+	st, err := inject.Run(cmd, inject.Child{
 		Environ: c.environ(), Secrets: vars, Mask: *mask,
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 	})
 	if err != nil {
-		return c.fail(err)
+		return err
 	}
-	return st
+	return status(st)
 }
 
 // parseCommand parses the flags of run and what follows them: the command,
-// at least one argument, taken as is (a "--" ends the flags). It returns -1
-// to go on, or the exit status to stop with.
-func (c *cli) parseCommand(fs *verbFlags, args []string, secrets *secretFlags) ([]string, int) {
-	if st := c.parseFlags(fs, args); st >= 0 {
-		return nil, st
+// at least one argument, taken as is (a "--" ends the flags).
+func (c *cli) parseCommand(fs *verbFlags, args []string, secrets *secretFlags) ([]string, error) {
+	if err := c.parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	switch {
 	case secrets.malformed:
-		return nil, c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
+		return nil, usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
 	case fs.NArg() == 0:
-		return nil, c.failf(manifest.ExitUsage, "no command to run (%s)", fs.usage())
+		return nil, usagef("no command to run (%s)", fs.usage())
 	}
-	return fs.Args(), -1
+	return fs.Args(), nil
 }
