@@ -18,9 +18,6 @@ func ParseRef(s string) (ref.Ref, error) {
 	return r, nil
 }
 
-// scheme starts every ref.
-const scheme = ref.Scheme
-
 // ResolveEnv picks the env: pin, else reqEnv, else ctxEnv (the --env flag or
 // ARCA_ENV, chosen by the caller), else default_env, else "default". An
 // invalid or unconfigured env is bad_request.

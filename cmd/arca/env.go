@@ -2,22 +2,23 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/inject"
 )
 
-// formatFlag is --format: one of ops.EnvFormats.
+// formatFlag is --format: one of inject.EnvFormats.
 type formatFlag string
 
 func (f *formatFlag) String() string { return string(*f) }
 
 func (f *formatFlag) Set(v string) error {
-	if !slices.Contains(ops.EnvFormats(), v) {
-		return fmt.Errorf("want one of %s", strings.Join(ops.EnvFormats(), ", "))
+	if !slices.Contains(inject.EnvFormats(), v) {
+		return fmt.Errorf("want one of %s", strings.Join(inject.EnvFormats(), ", "))
 	}
 	*f = formatFlag(v)
 	return nil
@@ -26,28 +27,28 @@ func (f *formatFlag) Set(v string) error {
 // runEnv prints the variables arca run would add to a child's environment
 // (the allowlisted ones excepted) as assignments on stdout. Nothing is
 // printed unless every secret resolved and was audited.
-func runEnv(c *cli, args []string) int {
+func runEnv(ctx context.Context, c *cli, args []string) error {
 	var secrets secretFlags
-	format := formatFlag(ops.EnvFormats()[0])
+	format := formatFlag(inject.EnvFormats()[0])
 	more := func(fs *verbFlags) {
 		fs.Var(&secrets, "secret", "print the variable NAME set to the secret at REF, once per `NAME=REF`")
 		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
 	}
-	return c.vaultVerb(args, "env", "", 0, more, func(svc *ops.Service, _ []string) int {
+	return c.vaultVerb(ctx, args, "env", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
 		if secrets.malformed {
-			return c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
+			return usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
 		}
-		vars, err := svc.Materialize(c.ctx, c.injections(&secrets))
+		vars, err := inject.Materialize(ctx, svc, inject.Merge(c.environ(), secrets.list))
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		var out bytes.Buffer
-		if err := ops.FormatEnv(&out, string(format), vars); err != nil {
-			return c.fail(err)
+		if err := inject.FormatEnv(&out, string(format), vars); err != nil {
+			return err
 		}
 		if _, err := c.stdout.Write(out.Bytes()); err != nil {
-			return c.failf(manifest.ExitOpError, "write assignments to stdout: %v", err)
+			return opErrorf("write assignments to stdout: %v", err)
 		}
-		return manifest.ExitOK
+		return nil
 	})
 }

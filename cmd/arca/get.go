@@ -1,23 +1,24 @@
 package main
 
 import (
-	"github.com/arca-secrets/arca/manifest"
+	"context"
+
 	"github.com/arca-secrets/arca/ops"
 )
 
-func runGet(c *cli, args []string) int {
-	return c.vaultVerb(args, "get", "REF", 1, nil, func(svc *ops.Service, pos []string) int {
-		res, err := svc.Get(c.ctx, ops.Request{Ref: pos[0]})
+func runGet(ctx context.Context, c *cli, args []string) error {
+	return c.vaultVerb(ctx, args, "get", "REF", 1, nil, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		res, err := svc.Get(ctx, ops.Request{Ref: pos[0]})
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		out := res.Value.Reveal()
 		if c.stdoutTTY {
 			out = append(out[:len(out):len(out)], '\n')
 		}
 		if _, err := c.stdout.Write(out); err != nil {
-			return c.failf(manifest.ExitOpError, "write value to stdout: %v", err)
+			return opErrorf("write value to stdout: %v", err)
 		}
-		return manifest.ExitOK
+		return nil
 	})
 }

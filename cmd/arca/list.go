@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -8,13 +9,13 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-func runList(c *cli, args []string) int {
+func runList(ctx context.Context, c *cli, args []string) error {
 	var asJSON *bool
 	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(args, "list", "", 0, jsonFlag, func(svc *ops.Service, _ []string) int {
-		res, err := svc.List(c.ctx, ops.Request{})
+	return c.vaultVerb(ctx, args, "list", "", 0, jsonFlag, func(ctx context.Context, svc *ops.Service, _ []string) error {
+		res, err := svc.List(ctx, ops.Request{})
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
 		if *asJSON {
 			return c.printJSON(res)
@@ -27,31 +28,32 @@ func runList(c *cli, args []string) int {
 			fmt.Fprintf(c.stdout, "%s  version %d  updated %s%s\n", r.Ref, r.Version, r.UpdatedAt, rot)
 		}
 		if res.Truncated {
-			c.failf(0, "%d more records not listed (at most %d are)", res.Omitted, manifest.MaxListRows)
+			c.warnf("%d more records not listed (at most %d are)", res.Omitted, manifest.MaxListRows)
 		}
-		return manifest.ExitOK
+		return nil
 	})
 }
 
 // runCheck probes the vault. A problem found exits 1, so scripts can gate
 // on it; the op itself succeeded and is audited so.
-func runCheck(c *cli, args []string) int {
+func runCheck(ctx context.Context, c *cli, args []string) error {
 	var asJSON *bool
 	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(args, "check", "", 0, jsonFlag, func(svc *ops.Service, _ []string) int {
-		res, err := svc.Check(c.ctx, ops.Request{})
+	return c.vaultVerb(ctx, args, "check", "", 0, jsonFlag, func(ctx context.Context, svc *ops.Service, _ []string) error {
+		res, err := svc.Check(ctx, ops.Request{})
 		if err != nil {
-			return c.fail(err)
+			return err
 		}
-		status := manifest.ExitOK
+		var unhealthy error
 		if !res.Healthy {
-			status = manifest.ExitOpError
+			// The report on stdout says what is wrong.
+			unhealthy = reported{opErrorf("vault is unhealthy")}
 		}
 		if *asJSON {
-			if st := c.printJSON(res); st != 0 {
-				return st
+			if err := c.printJSON(res); err != nil {
+				return err
 			}
-			return status
+			return unhealthy
 		}
 		health := map[bool]string{true: "healthy", false: "UNHEALTHY"}[res.Healthy]
 		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", res.Env, res.Vault, res.Kind, health, res.Records)
@@ -61,17 +63,17 @@ func runCheck(c *cli, args []string) int {
 		for _, p := range res.Problems {
 			fmt.Fprintf(c.stdout, "  problem: %s\n", p)
 		}
-		return status
+		return unhealthy
 	})
 }
 
-func (c *cli) printJSON(v any) int {
+func (c *cli) printJSON(v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return c.failf(manifest.ExitOpError, "encode result: %v", err)
+		return opErrorf("encode result: %v", err)
 	}
 	if _, err := c.stdout.Write(append(b, '\n')); err != nil {
-		return c.failf(manifest.ExitOpError, "write result: %v", err)
+		return opErrorf("write result: %v", err)
 	}
-	return 0
+	return nil
 }

@@ -11,17 +11,13 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"golang.org/x/term"
-
-	"github.com/arca-secrets/arca/manifest"
 )
 
 // cli is the process's outside world, passed down so tests can replace it.
 type cli struct {
-	ctx       context.Context
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -32,8 +28,9 @@ type cli struct {
 	stdoutTTY bool
 }
 
+// verb runs one command; what it returns, exit maps to the exit status.
 type verb struct {
-	run     func(c *cli, args []string) int
+	run     func(ctx context.Context, c *cli, args []string) error
 	summary string
 }
 
@@ -59,13 +56,12 @@ func main() {
 	c := processCLI(time.Now)
 	c.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	c.stdoutTTY = term.IsTerminal(int(os.Stdout.Fd()))
-	os.Exit(c.main(os.Args[1:]))
+	os.Exit(c.main(context.Background(), os.Args[1:]))
 }
 
 // processCLI is the process's own outside world, with the clock now.
 func processCLI(now func() time.Time) *cli {
 	return &cli{
-		ctx:     context.Background(),
 		stdin:   os.Stdin,
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
@@ -76,21 +72,26 @@ func processCLI(now func() time.Time) *cli {
 }
 
 // main runs one verb and returns the exit status.
-func (c *cli) main(args []string) int {
+func (c *cli) main(ctx context.Context, args []string) int {
+	return c.exit(c.dispatch(ctx, args))
+}
+
+// dispatch runs the verb args name.
+func (c *cli) dispatch(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		c.usage(c.stderr)
-		return manifest.ExitUsage
+		return reported{usagef("no command")}
 	}
 	switch args[0] {
 	case "help", "-h", "-help", "--help":
 		c.usage(c.stdout)
-		return manifest.ExitOK
+		return nil
 	}
 	v, ok := verbs()[args[0]]
 	if !ok {
-		return c.failf(manifest.ExitUsage, "unknown command %q (run arca help)", args[0])
+		return usagef("unknown command %q (run arca help)", args[0])
 	}
-	return v.run(c, args[1:])
+	return v.run(ctx, c, args[1:])
 }
 
 func (c *cli) usage(w io.Writer) {
@@ -106,12 +107,4 @@ func (c *cli) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", n, vs[n].summary)
 	}
 	fmt.Fprintln(w, "\nflags for every vault command: --env ENV, --config FILE")
-}
-
-// failf prints a one-line message and returns status.
-func (c *cli) failf(status int, format string, args ...any) int {
-	msg := fmt.Sprintf(format, args...)
-	msg = strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg)
-	fmt.Fprintf(c.stderr, "arca: %s\n", msg)
-	return status
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -37,7 +38,7 @@ const testNowVar = "ARCATEST_NOW"
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca": func() {
-			os.Exit(processCLI(testClock()).main(os.Args[1:]))
+			os.Exit(processCLI(testClock()).main(context.Background(), os.Args[1:]))
 		},
 	})
 }

@@ -1,19 +1,10 @@
 package main
 
 import (
-	"errors"
-	"io"
-	"os"
-	"os/exec"
-	"os/signal"
-	"slices"
+	"context"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/arca-secrets/arca/manifest"
-	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/pdp"
+	"github.com/arca-secrets/arca/ops/inject"
 )
 
 // secretFlags collects repeated --secret NAME=REF flags. A flag without "="
@@ -21,7 +12,7 @@ import (
 // argument in its message, and a value pasted there by mistake must not be
 // echoed.
 type secretFlags struct {
-	list      []ops.Injection
+	list      []inject.Injection
 	malformed bool
 }
 
@@ -33,29 +24,8 @@ func (s *secretFlags) Set(v string) error {
 		s.malformed = true
 		return nil
 	}
-	s.list = append(s.list, ops.Injection{Name: name, Ref: ref})
+	s.list = append(s.list, inject.Injection{Name: name, Ref: ref})
 	return nil
-}
-
-// injections is what a run or env hands over: every variable of arca's
-// environment whose value is a ref, then every --secret, a --secret taking
-// the place of a same-named variable; sorted by name, so the order of
-// resolution (and of audit events and output) does not depend on the order
-// of arca's environment.
-func (c *cli) injections(secrets *secretFlags) []ops.Injection {
-	given := make(map[string]bool, len(secrets.list))
-	for _, in := range secrets.list {
-		given[in.Name] = true
-	}
-	var out []ops.Injection
-	for _, in := range ops.RefsInEnviron(c.environ()) {
-		if !given[in.Name] {
-			out = append(out, in)
-		}
-	}
-	out = append(out, secrets.list...)
-	slices.SortStableFunc(out, func(a, b ops.Injection) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // runRun runs a command with the allowlisted environment and the secrets it
@@ -67,143 +37,54 @@ func (c *cli) injections(secrets *secretFlags) []ops.Injection {
 // Where bytes go: without --mask the child has arca's stdin, stdout and
 // stderr themselves. With --mask its stdout and stderr are pipes that arca
 // copies to its own stdout and stderr through redactors.
-func runRun(c *cli, args []string) int {
+func runRun(ctx context.Context, c *cli, args []string) error {
 	var co common
 	var secrets secretFlags
 	fs := c.flags("run", "[--] CMD [ARGS...]", &co)
 	fs.Var(&secrets, "secret", "set the child's variable NAME to the secret at REF, once per `NAME=REF`")
 	mask := fs.Bool("mask", false, "pass the child's stdout and stderr through arca, every secret value replaced by <redacted:NAME>")
-	argv, st := c.parseCommand(fs, args, &secrets)
-	if st >= 0 {
-		return st
+	argv, err := c.parseCommand(fs, args, &secrets)
+	if err != nil {
+		return err
 	}
 	// The command is found before any secret is read: nothing is
 	// materialized for a run that cannot start.
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if cmd.Err != nil {
-		return c.failf(manifest.ExitOpError, "cannot run %s: %v", argv[0], startErr(cmd.Err))
+	cmd, err := inject.Command(argv)
+	if err != nil {
+		return err
 	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
+	svc, done, err := c.service(co)
+	if err != nil {
+		return err
 	}
-	vars, err := svc.Materialize(c.ctx, c.injections(&secrets))
+	vars, err := inject.Materialize(ctx, svc, inject.Merge(c.environ(), secrets.list))
 	// Vault and audit file are closed before the child starts: it may be
 	// arca itself, and it holds nothing of arca's while it runs.
 	done()
 	if err != nil {
-		return c.fail(err)
+		return err
 	}
-	cmd.Env = childEnv(c.environ(), vars)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.stdin, c.stdout, c.stderr
-	var redactors []io.Closer
-	if *mask {
-		out, errw := ops.NewRedactor(c.stdout, vars), ops.NewRedactor(c.stderr, vars)
-		cmd.Stdout, cmd.Stderr = out, errw
-		redactors = []io.Closer{out, errw}
-	}
-	return c.runChild(cmd, argv[0], redactors)
-}
-
-// childEnv is the child's whole environment: the entries of environ that
-// the PDP allowlist keeps (SPEC §9), less those an injection replaces, then
-// the injections.
-func childEnv(environ []string, vars []ops.Materialized) []string {
-	injected := make(map[string]bool, len(vars))
-	for _, v := range vars {
-		injected[v.Name] = true
-	}
-	env := pdp.Allowlist(environ) // never nil: an empty list is an empty environment
-	env = slices.DeleteFunc(env, func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return injected[name]
+	st, err := inject.Run(cmd, inject.Child{
+		Environ: c.environ(), Secrets: vars, Mask: *mask,
+		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 	})
-	for _, v := range vars {
-		env = append(env, v.Name+"="+string(v.Value.Reveal()))
+	if err != nil {
+		return err
 	}
-	return env
-}
-
-// maskWaitDelay is how long arca keeps copying a masked child's output after
-// the child exited, for output still in flight.
-const maskWaitDelay = 5 * time.Second
-
-// runChild starts cmd, forwards SIGINT, SIGTERM and SIGHUP to it until it
-// exits, flushes the redactors and returns the child's status.
-func (c *cli) runChild(cmd *exec.Cmd, name string, redactors []io.Closer) int {
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	// With --mask, a grandchild that keeps the child's output open must not
-	// hold arca after the child exits: the pipes close after this delay.
-	cmd.WaitDelay = maskWaitDelay
-	if err := cmd.Start(); err != nil {
-		return c.failf(manifest.ExitOpError, "cannot run %s: %v", name, startErr(err))
-	}
-	exited := make(chan struct{})
-	forwarded := make(chan struct{})
-	go func() {
-		defer close(forwarded)
-		for {
-			select {
-			case s := <-sigs:
-				_ = cmd.Process.Signal(s) // the child may have exited already
-			case <-exited:
-				return
-			}
-		}
-	}()
-	err := cmd.Wait()
-	close(exited)
-	<-forwarded
-	for _, r := range redactors {
-		if cerr := r.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	if st, ok := exitStatus(cmd.ProcessState); ok {
-		if err != nil && cmd.ProcessState.Success() {
-			// The child succeeded but its output could not be passed on.
-			return c.failf(manifest.ExitOpError, "%s: %v", name, err)
-		}
-		return st
-	}
-	return c.failf(manifest.ExitOpError, "%s: %v", name, err)
-}
-
-// exitStatus is the status a shell would report for ps: the exit code, or
-// 128+N for a child killed by signal N.
-func exitStatus(ps *os.ProcessState) (int, bool) {
-	if ps == nil {
-		return 0, false
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal()), true
-	}
-	return ps.ExitCode(), true
-}
-
-// startErr drops the "exec: NAME:" that os/exec puts before the cause.
-func startErr(err error) error {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		return ee.Err
-	}
-	return err
+	return status(st)
 }
 
 // parseCommand parses the flags of run and what follows them: the command,
-// at least one argument, taken as is (a "--" ends the flags). It returns -1
-// to go on, or the exit status to stop with.
-func (c *cli) parseCommand(fs *verbFlags, args []string, secrets *secretFlags) ([]string, int) {
-	if st := c.parseFlags(fs, args); st >= 0 {
-		return nil, st
+// at least one argument, taken as is (a "--" ends the flags).
+func (c *cli) parseCommand(fs *verbFlags, args []string, secrets *secretFlags) ([]string, error) {
+	if err := c.parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	switch {
 	case secrets.malformed:
-		return nil, c.failf(manifest.ExitUsage, "--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
+		return nil, usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
 	case fs.NArg() == 0:
-		return nil, c.failf(manifest.ExitUsage, "no command to run (%s)", fs.usage())
+		return nil, usagef("no command to run (%s)", fs.usage())
 	}
-	return fs.Args(), -1
+	return fs.Args(), nil
 }

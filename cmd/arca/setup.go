@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,71 +54,75 @@ func (fs *verbFlags) usage() string {
 	return b.String()
 }
 
-// parse parses args and checks the number of positional arguments. It
-// returns -1 to go on, or the exit status to stop with.
-func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, int) {
-	if want < 0 {
+// anyArgs is the want of a verb that takes any number of positional
+// arguments.
+const anyArgs = -1
+
+// parse parses args and checks the number of positional arguments against
+// want (anyArgs: any number, with flags before, between or after them).
+func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, error) {
+	if want == anyArgs {
 		return c.parseAny(fs, args)
 	}
-	if st := c.parseFlags(fs, args); st >= 0 {
-		return nil, st
+	if err := c.parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	if fs.NArg() != want {
-		return nil, c.failf(manifest.ExitUsage, "%s", fs.usage())
+		return nil, usagef("%s", fs.usage())
 	}
-	return fs.Args(), -1
+	return fs.Args(), nil
 }
 
 // parseAny is parse for a verb that takes any number of positional
-// arguments, with flags before, between or after them.
-func (c *cli) parseAny(fs *verbFlags, args []string) ([]string, int) {
+// arguments.
+func (c *cli) parseAny(fs *verbFlags, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if st := c.parseFlags(fs, args); st >= 0 {
-			return nil, st
+		if err := c.parseFlags(fs, args); err != nil {
+			return nil, err
 		}
 		if fs.NArg() == 0 {
-			return pos, -1
+			return pos, nil
 		}
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
 }
 
-// parseFlags parses the flags in args: -h prints the verb's usage, a bad
-// flag is a one-line usage error. It returns -1 to go on, or the exit
-// status to stop with.
-func (c *cli) parseFlags(fs *verbFlags, args []string) int {
+// parseFlags parses the flags in args: -h prints the verb's usage on
+// stdout and returns flag.ErrHelp (exit 0), a bad flag is a one-line usage
+// error.
+func (c *cli) parseFlags(fs *verbFlags, args []string) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(c.stdout, fs.usage())
 		fs.SetOutput(c.stdout)
 		fs.PrintDefaults()
-		return manifest.ExitOK
+		return flag.ErrHelp
 	case err != nil:
-		return c.failf(manifest.ExitUsage, "%v (%s)", err, fs.usage())
+		return usagef("%v (%s)", err, fs.usage())
 	}
-	return -1
+	return nil
 }
 
 // vaultVerb runs a verb that uses the vault: flags (the common ones plus
 // what more adds), want positional arguments, then fn with the service.
-func (c *cli) vaultVerb(args []string, verb, synopsis string, want int, more func(*verbFlags), fn func(svc *ops.Service, pos []string) int) int {
+func (c *cli) vaultVerb(ctx context.Context, args []string, verb, synopsis string, want int, more func(*verbFlags), fn func(ctx context.Context, svc *ops.Service, pos []string) error) error {
 	var co common
 	fs := c.flags(verb, synopsis, &co)
 	if more != nil {
 		more(fs)
 	}
-	pos, st := c.parse(fs, args, want)
-	if st >= 0 {
-		return st
+	pos, err := c.parse(fs, args, want)
+	if err != nil {
+		return err
 	}
-	svc, done, st := c.service(co)
-	if st >= 0 {
-		return st
+	svc, done, err := c.service(co)
+	if err != nil {
+		return err
 	}
 	defer done()
-	return fn(svc, pos)
+	return fn(ctx, svc, pos)
 }
 
 // contextEnv is the env of the process context: --env, else $ARCA_ENV.
@@ -129,26 +134,21 @@ func (c *cli) contextEnv(co common) string {
 }
 
 // service loads the config and opens the audit file. The caller runs done.
-func (c *cli) service(co common) (svc *ops.Service, done func(), status int) {
+func (c *cli) service(co common) (svc *ops.Service, done func(), err error) {
 	cfg, err := ops.LoadConfig(co.config, c.getenv)
 	if err != nil {
-		return nil, nil, c.fail(err)
+		return nil, nil, err
 	}
 	path, err := cfg.AuditFile()
 	if err != nil {
-		return nil, nil, c.fail(err)
+		return nil, nil, err
 	}
 	f, err := audit.OpenFile(path)
 	if err != nil {
-		return nil, nil, c.fail(ops.Errorf(manifest.OpError, "%v (nothing is done unaudited)", err))
+		return nil, nil, opErrorf("%v (nothing is done unaudited)", err)
 	}
 	svc = ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
-	return svc, func() { svc.Close(); f.Close() }, -1
-}
-
-// fail prints err and returns the exit status its code maps to.
-func (c *cli) fail(err error) int {
-	return c.failf(manifest.ExitStatus(ops.CodeOf(err)), "%s", err.Error())
+	return svc, func() { svc.Close(); f.Close() }, nil
 }
 
 // readValue reads a secret value from stdin: at most manifest.MaxValue bytes,

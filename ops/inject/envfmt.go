@@ -1,4 +1,4 @@
-package ops
+package inject
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 // EnvFormats returns the formats FormatEnv writes, the first the default.
@@ -17,10 +18,11 @@ func EnvFormats() []string { return []string{"sh", "dotenv", "json"} }
 //
 //   - sh: one `export NAME='value'` per line. Inside single quotes POSIX sh
 //     takes every byte literally, newlines included, so the only byte to
-//     escape is ' itself, written as the four bytes '\” (close the quote,
-//     an escaped quote, reopen). The output is meant for
-//     `eval "$(arca env)"`: export makes the variables reach the commands
-//     that shell runs, as arca run would.
+//     escape is the single quote itself, written as four bytes: a quote
+//     that closes the quoted text, a backslash and a quote for the quote
+//     itself, and a quote that reopens (see the example below). The output
+//     is meant for `eval "$(arca env)"`: export makes the variables reach
+//     the commands that shell runs, as arca run would.
 //   - dotenv: one `NAME="value"` per line, inside the double quotes \ written
 //     \\, " written \", newline \n and carriage return \r; every other byte
 //     (tab, $, ', `, unicode) as is. python-dotenv decodes exactly these
@@ -28,6 +30,13 @@ func EnvFormats() []string { return []string{"sh", "dotenv", "json"} }
 //     with a trailing backslash.
 //   - json: one object {"NAME":"value",…} on one line, keys in the order
 //     given, encoded by encoding/json without HTML escaping.
+//
+// The value it's "a\b" of NAME, in each format (a test holds this block
+// to FormatEnv's output):
+//
+//	export NAME='it'\''s "a\b"'
+//	NAME="it's \"a\\b\""
+//	{"NAME":"it's \"a\\b\""}
 //
 // An unknown format, or a name that is not a valid variable name, is
 // bad_request. Values are taken through Reveal, once, here.
@@ -76,7 +85,7 @@ func FormatEnv(w io.Writer, format string, vars []Materialized) error {
 		}
 		b.WriteString("}\n")
 	default:
-		return Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats(), ", "))
+		return ops.Errorf(manifest.BadRequest, "unknown format %q (one of: %s)", format, strings.Join(EnvFormats(), ", "))
 	}
 	_, err := w.Write(b.Bytes())
 	return err

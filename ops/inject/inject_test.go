@@ -1,25 +1,25 @@
-package ops
+package inject
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 func TestMaterializeResolvesAndAuditsEachSecret(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
 	for ref, v := range map[string]string{"arca://app/db": canary + "-db", "arca://app/api": canary + "-api"} {
-		if _, err := f.svc.Put(ctx, Request{Ref: ref, Value: secret(v)}); err != nil {
+		if _, err := f.svc.Put(ctx, ops.Request{Ref: ref, Value: secret(v)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.events.Reset()
-	got, err := f.svc.Materialize(ctx, []Injection{
+	got, err := Materialize(ctx, f.svc, []Injection{
 		{Name: "DB_PASSWORD", Ref: "arca://app/db"},
 		{Name: "API", Ref: "arca://default/app/api"},
 		{Name: "_again", Ref: "arca://app/db"},
@@ -53,7 +53,7 @@ func TestMaterializeResolvesAndAuditsEachSecret(t *testing.T) {
 
 func TestMaterializeNothing(t *testing.T) {
 	f := newFixture(t, "")
-	got, err := f.svc.Materialize(context.Background(), nil)
+	got, err := Materialize(context.Background(), f.svc, nil)
 	if err != nil || len(got) != 0 || f.events.Len() != 0 {
 		t.Fatalf("Materialize(nil) = %v, %v with %d bytes of events", got, err, f.events.Len())
 	}
@@ -64,7 +64,7 @@ func TestMaterializeNothing(t *testing.T) {
 func TestMaterializeRefusesBadNames(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
 		t.Fatal(err)
 	}
 	f.events.Reset()
@@ -88,8 +88,8 @@ func TestMaterializeRefusesBadNames(t *testing.T) {
 		{"duplicate", []Injection{{"DB", "arca://app/db"}, {"X", "arca://app/db"}, {"DB", "arca://app/other"}}, "secret DB is given twice"},
 		{"bad name after good ones", []Injection{{"OK", "arca://app/db"}, {"NOT-OK", "arca://app/db"}}, "not an environment variable name"},
 	} {
-		got, err := f.svc.Materialize(ctx, c.ins)
-		if CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), c.msg) || got != nil {
+		got, err := Materialize(ctx, f.svc, c.ins)
+		if ops.CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), c.msg) || got != nil {
 			t.Errorf("%s: %v, %v; want bad_request containing %q", c.name, got, err, c.msg)
 		}
 	}
@@ -108,14 +108,14 @@ func TestMaterializeRefusesBadNames(t *testing.T) {
 func TestMaterializeBadRefReadsNothing(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/db", Value: secret(canary)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{canary, "arca://", "arca://app", "arca://a/b/c/d", "ARCA://app/db", "arca://app/../db", "arca://app/db?x=1", " arca://app/db"} {
 		f.events.Reset()
 		f.store.calls = 0
-		got, err := f.svc.Materialize(ctx, []Injection{{"GOOD", "arca://app/db"}, {"BAD", bad}, {"LATER", "arca://app/db"}})
-		if CodeOf(err) != manifest.BadRequest || !strings.HasPrefix(err.Error(), "secret BAD: invalid ref") || got != nil {
+		got, err := Materialize(ctx, f.svc, []Injection{{"GOOD", "arca://app/db"}, {"BAD", bad}, {"LATER", "arca://app/db"}})
+		if ops.CodeOf(err) != manifest.BadRequest || !strings.HasPrefix(err.Error(), "secret BAD: invalid ref") || got != nil {
 			t.Errorf("ref %q: %v, %v; want bad_request starting %q", bad, got, err, "secret BAD: invalid ref")
 			continue
 		}
@@ -138,11 +138,11 @@ reason = "no billing reads"
 `)
 	ctx := context.Background()
 	for _, ref := range []string{"arca://app/db", "arca://billing/card"} {
-		if _, err := f.svc.Put(ctx, Request{Ref: ref, Value: secret(canary)}); err != nil {
+		if _, err := f.svc.Put(ctx, ops.Request{Ref: ref, Value: secret(canary)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -155,48 +155,13 @@ reason = "no billing reads"
 		{"arca://staging/app/db", manifest.BadRequest, `secret X: unknown env "staging"`},
 		{"arca://app/nul", manifest.BadRequest, "secret X: the value has a NUL byte"},
 	} {
-		got, err := f.svc.Materialize(ctx, []Injection{{"OK", "arca://app/db"}, {"X", c.ref}})
-		if CodeOf(err) != c.code || !strings.HasPrefix(err.Error(), c.msg) || got != nil {
+		got, err := Materialize(ctx, f.svc, []Injection{{"OK", "arca://app/db"}, {"X", c.ref}})
+		if ops.CodeOf(err) != c.code || !strings.HasPrefix(err.Error(), c.msg) || got != nil {
 			t.Errorf("%s: %v, %v; want %s starting %q", c.ref, got, err, c.code, c.msg)
 		}
 		if strings.Contains(err.Error(), canary) {
 			t.Errorf("%s: the message carries the value", c.ref)
 		}
-	}
-}
-
-func TestRefsInEnviron(t *testing.T) {
-	environ := []string{
-		"PATH=/usr/bin",
-		"DB_PASSWORD=arca://app/db",
-		"PINNED=arca://prod/app/db",
-		"URL=https://example.com/arca://x/y",
-		"EMBEDDED=x arca://app/db",
-		"SPACED= arca://app/db",
-		"UPPER=ARCA://app/db",
-		"HALF=arca://",
-		"BROKEN=arca://a/b/c/d",
-		"ARCA_ENV=arca://app/db",
-		"ARCA_SOMETHING_CANARY=arca://app/db",
-		"NOEQUALS",
-		"DB_PASSWORD=arca://app/second",
-		"EMPTY=",
-		"lower.case=arca://app/db",
-	}
-	got := RefsInEnviron(environ)
-	want := []Injection{
-		{"DB_PASSWORD", "arca://app/db"},
-		{"PINNED", "arca://prod/app/db"},
-		{"UPPER", "ARCA://app/db"},
-		{"HALF", "arca://"},
-		{"BROKEN", "arca://a/b/c/d"},
-		{"lower.case", "arca://app/db"},
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("RefsInEnviron =\n%q\nwant\n%q", got, want)
-	}
-	if got := RefsInEnviron(nil); len(got) != 0 {
-		t.Fatalf("RefsInEnviron(nil) = %q", got)
 	}
 }
 
@@ -206,8 +171,8 @@ func TestRefsInEnvironInvalidAreBadRequests(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
 	for _, kv := range []string{"HALF=arca://", "UPPER=ARCA://app/db", "BROKEN=arca://a/b/c/d", "lower.case=arca://app/db"} {
-		_, err := f.svc.Materialize(ctx, RefsInEnviron([]string{kv}))
-		if CodeOf(err) != manifest.BadRequest {
+		_, err := Materialize(ctx, f.svc, RefsInEnviron([]string{kv}))
+		if ops.CodeOf(err) != manifest.BadRequest {
 			t.Errorf("%s: %v, want bad_request", kv, err)
 		}
 	}
@@ -219,10 +184,10 @@ func TestRefsInEnvironInvalidAreBadRequests(t *testing.T) {
 func TestMaterializeAuditsAValueItCannotPass(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Materialize(ctx, []Injection{{"X", "arca://app/nul"}}); CodeOf(err) != manifest.BadRequest {
+	if _, err := Materialize(ctx, f.svc, []Injection{{"X", "arca://app/nul"}}); ops.CodeOf(err) != manifest.BadRequest {
 		t.Fatalf("err = %v, want bad_request", err)
 	}
 	ev := f.lines(t)

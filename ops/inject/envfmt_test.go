@@ -1,8 +1,12 @@
-package ops
+package inject
 
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/doc/comment"
+	"go/parser"
+	"go/token"
 	"maps"
 	"os"
 	"os/exec"
@@ -12,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 // hostileValues are values that break naive quoting. Each is written by
@@ -102,7 +107,7 @@ func TestFormatEnvExact(t *testing.T) {
 func TestFormatEnvRefuses(t *testing.T) {
 	var b bytes.Buffer
 	err := FormatEnv(&b, "yaml", mats("A", "v"))
-	if CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown format "yaml" (one of: sh, dotenv, json)`) {
+	if ops.CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown format "yaml" (one of: sh, dotenv, json)`) {
 		t.Errorf("unknown format: %v", err)
 	}
 	// A name is code in sh: one that is not a plain variable name is
@@ -111,7 +116,7 @@ func TestFormatEnvRefuses(t *testing.T) {
 		for _, f := range EnvFormats() {
 			b.Reset()
 			err := FormatEnv(&b, f, []Materialized{{Name: "OK", Value: secret("v")}, {Name: name, Value: secret(canary)}})
-			if CodeOf(err) != manifest.BadRequest || b.Len() != 0 || strings.Contains(err.Error(), canary) {
+			if ops.CodeOf(err) != manifest.BadRequest || b.Len() != 0 || strings.Contains(err.Error(), canary) {
 				t.Errorf("%s with name %q: %v, wrote %q", f, name, err, b.String())
 			}
 		}
@@ -194,5 +199,46 @@ func TestFormatEnvJSONRoundTrip(t *testing.T) {
 		if got[v.Name] != string(v.Value.Reveal()) {
 			t.Errorf("%s came back %q, want %q", v.Name, got[v.Name], v.Value.Reveal())
 		}
+	}
+}
+
+// FormatEnv's doc shows one value in every format, in a code block, where
+// gofmt leaves the bytes alone (in prose it turns two single quotes into a
+// closing curly quote, and the sh escape with them). The block is the
+// output, byte for byte, so the doc cannot drift from the code.
+func TestFormatEnvDocExample(t *testing.T) {
+	const value = `it's "a\b"`
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "envfmt.go", nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text string
+	for _, d := range file.Decls {
+		if fn, ok := d.(*ast.FuncDecl); ok && fn.Name.Name == "FormatEnv" && fn.Doc != nil {
+			text = fn.Doc.Text()
+		}
+	}
+	if strings.ContainsAny(text, "“”") {
+		t.Errorf("FormatEnv's doc has a curly quote: gofmt rewrote two quote characters in prose")
+	}
+	if !strings.Contains(text, "The value "+value+" of NAME") {
+		t.Fatalf("FormatEnv's doc does not name the value %s", value)
+	}
+	var blocks []string
+	for _, b := range new(comment.Parser).Parse(text).Content {
+		if c, ok := b.(*comment.Code); ok {
+			blocks = append(blocks, c.Text)
+		}
+	}
+	if len(blocks) != 1 {
+		t.Fatalf("FormatEnv's doc has %d code blocks, want 1", len(blocks))
+	}
+	var want strings.Builder
+	for _, f := range EnvFormats() {
+		want.WriteString(format(t, f, mats("NAME", value)))
+	}
+	if blocks[0] != want.String() {
+		t.Errorf("FormatEnv's doc shows\n%s\nFormatEnv writes\n%s", blocks[0], want.String())
 	}
 }

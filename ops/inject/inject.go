@@ -1,12 +1,21 @@
-package ops
+// Package inject hands secrets to a process, for arca run and arca env: the
+// merging of --secret flags and refs found in the environment, their
+// resolution through ops, the child's environment, the redactor of its
+// output, the formats env prints, and the running of the child, with its
+// signals forwarded and its exit mapped to arca's.
+//
+// Where bytes go: a value leaves this package only into the child's
+// environment and into the assignments FormatEnv writes; a redactor passes
+// on everything but values. Messages name variables and refs, never values.
+package inject
 
 import (
 	"bytes"
 	"context"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -28,9 +37,18 @@ type Materialized struct {
 // env must not be able to redirect the next arca's config.
 const reservedPrefix = "ARCA_"
 
-// Materialize resolves every injection through Get, in order, in the
-// service's env context: each is validated, routed, held to the guardrails
-// and audited (one get event per secret) exactly as `arca get` would be.
+// Source is what Materialize needs of an *ops.Service: Get, which
+// validates, routes, holds to the guardrails and audits each read as
+// arca get does, and Withhold, which records that a value read goes no
+// further.
+type Source interface {
+	Get(ctx context.Context, req ops.Request) (ops.GetResult, error)
+	Withhold(res ops.GetResult, err *ops.Error) error
+}
+
+// Materialize resolves every injection through src's Get, in order, in
+// its env context: each is validated, routed, held to the guardrails and
+// audited (one get event per secret) exactly as `arca get` would be.
 //
 // Nothing is read unless every name is valid and distinct, and every ref is
 // well-formed; an invalid ref is passed to Get alone, so that it is audited
@@ -38,20 +56,20 @@ const reservedPrefix = "ARCA_"
 // returned with its code, its message prefixed with the variable's name.
 // Values that an environment variable cannot hold (a NUL byte) are
 // bad_request.
-func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Materialized, error) {
+func Materialize(ctx context.Context, src Source, injections []Injection) ([]Materialized, error) {
 	seen := make(map[string]bool, len(injections))
 	for _, in := range injections {
 		if err := validateVarName(in.Name); err != nil {
 			return nil, err
 		}
 		if seen[in.Name] {
-			return nil, Errorf(manifest.BadRequest, "secret %s is given twice (one ref per name)", in.Name)
+			return nil, ops.Errorf(manifest.BadRequest, "secret %s is given twice (one ref per name)", in.Name)
 		}
 		seen[in.Name] = true
 	}
 	for _, in := range injections {
-		if _, perr := ParseRef(in.Ref); perr != nil {
-			_, err := s.Get(ctx, Request{Ref: in.Ref})
+		if _, perr := ops.ParseRef(in.Ref); perr != nil {
+			_, err := src.Get(ctx, ops.Request{Ref: in.Ref})
 			if err == nil {
 				err = perr
 			}
@@ -60,19 +78,14 @@ func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Ma
 	}
 	out := make([]Materialized, 0, len(injections))
 	for _, in := range injections {
-		res, err := s.Get(ctx, Request{Ref: in.Ref})
+		res, err := src.Get(ctx, ops.Request{Ref: in.Ref})
 		if err != nil {
 			return nil, named(in.Name, err)
 		}
 		if bytes.IndexByte(res.Value.Reveal(), 0) >= 0 {
-			err := Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
+			err := ops.Errorf(manifest.BadRequest, "secret %s: the value has a NUL byte, which an environment variable cannot hold", in.Name)
 			// The get was audited ok; the trail says the value went no further.
-			ev := audit.Event{Event: "error", Op: "get", Outcome: audit.BadRequest, Env: res.Env,
-				Ref: strings.TrimPrefix(res.Ref, "arca://"), Code: string(err.Code), Message: err.Msg}
-			if werr := s.write(ev); werr != nil {
-				return nil, werr
-			}
-			return nil, err
+			return nil, src.Withhold(res, err)
 		}
 		out = append(out, Materialized{Name: in.Name, Value: res.Value})
 	}
@@ -82,32 +95,7 @@ func (s *Service) Materialize(ctx context.Context, injections []Injection) ([]Ma
 // named prefixes err's message with the variable it was resolving, keeping
 // its code, its verdict and its chain.
 func named(name string, err error) error {
-	return &Error{Code: CodeOf(err), Msg: "secret " + name + ": " + err.Error(), Err: err, Policy: PolicyOf(err)}
-}
-
-// RefsInEnviron returns, in environ's order, the variables whose value is
-// meant as a ref: it starts with "arca://" (in any case, so that a mistyped
-// ARCA:// fails loudly instead of reaching a child as text). Materialize
-// then refuses any that is not a valid ref as bad_request. Variables named
-// ARCA_* are arca's own settings and are never picked; entries without "="
-// are skipped; of a name given twice, the first counts (as for getenv).
-func RefsInEnviron(environ []string) []Injection {
-	var out []Injection
-	seen := map[string]bool{}
-	for _, kv := range environ {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || seen[name] {
-			continue
-		}
-		seen[name] = true
-		if strings.HasPrefix(name, reservedPrefix) {
-			continue
-		}
-		if len(val) >= len(scheme) && strings.EqualFold(val[:len(scheme)], scheme) {
-			out = append(out, Injection{Name: name, Ref: val})
-		}
-	}
-	return out
+	return &ops.Error{Code: ops.CodeOf(err), Msg: "secret " + name + ": " + err.Error(), Err: err, Policy: ops.PolicyOf(err)}
 }
 
 // ValidVarName reports whether name can be injected: a POSIX environment
@@ -116,17 +104,17 @@ func ValidVarName(name string) bool { return validateVarName(name) == nil }
 
 func validateVarName(name string) error {
 	if name == "" {
-		return Errorf(manifest.BadRequest, "secret name is empty (want NAME=REF)")
+		return ops.Errorf(manifest.BadRequest, "secret name is empty (want NAME=REF)")
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if c == '_' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9' {
 			continue
 		}
-		return Errorf(manifest.BadRequest, "secret name %q is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
+		return ops.Errorf(manifest.BadRequest, "secret name %q is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)", name)
 	}
 	if strings.HasPrefix(name, reservedPrefix) {
-		return Errorf(manifest.BadRequest, "secret name %s: ARCA_* names are arca's own settings and are never injected", name)
+		return ops.Errorf(manifest.BadRequest, "secret name %s: ARCA_* names are arca's own settings and are never injected", name)
 	}
 	return nil
 }

@@ -1,0 +1,130 @@
+package inject
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+)
+
+// Child is what arca run gives a command besides its arguments.
+type Child struct {
+	Environ []string       // arca's environment, of which the allowlist reaches the child
+	Secrets []Materialized // added to the child's environment
+	// Mask passes the child's stdout and stderr through redactors of
+	// Secrets (NewRedactor) instead of handing it arca's own.
+	Mask   bool
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Command returns the command argv names, argv[0] looked up on $PATH. Run
+// it through Run. Call it before any secret is read: nothing is
+// materialized for a run that cannot start. A command that cannot be
+// found is op_error.
+func Command(argv []string) (*exec.Cmd, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if cmd.Err != nil {
+		return nil, ops.Errorf(manifest.OpError, "cannot run %s: %v", argv[0], startErr(cmd.Err))
+	}
+	return cmd, nil
+}
+
+// maskWaitDelay is how long arca keeps copying a masked child's output after
+// the child exited, for output still in flight.
+const maskWaitDelay = 5 * time.Second
+
+// Run runs cmd with the environment ChildEnv(ch.Environ, ch.Secrets) and
+// ch's stdin, stdout and stderr, forwarding SIGINT, SIGTERM and SIGHUP to
+// it until it exits. It returns the child's status as a shell reports it:
+// its exit code, or 128+N when signal N killed it. An error is arca's own,
+// op_error: the child could not start, or it succeeded but its masked
+// output could not be passed on.
+//
+// Where bytes go: without Mask the child has ch's streams themselves. With
+// Mask its stdout and stderr are pipes that arca copies to ch's through
+// redactors, flushed once the child exited.
+func Run(cmd *exec.Cmd, ch Child) (int, error) {
+	name := cmd.Args[0]
+	cmd.Env = ChildEnv(ch.Environ, ch.Secrets)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch.Stdin, ch.Stdout, ch.Stderr
+	var redactors []io.Closer
+	if ch.Mask {
+		out, errw := NewRedactor(ch.Stdout, ch.Secrets), NewRedactor(ch.Stderr, ch.Secrets)
+		cmd.Stdout, cmd.Stderr = out, errw
+		redactors = []io.Closer{out, errw}
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	// With Mask, a grandchild that keeps the child's output open must not
+	// hold arca after the child exits: the pipes close after this delay.
+	cmd.WaitDelay = maskWaitDelay
+	if err := cmd.Start(); err != nil {
+		return 0, ops.Errorf(manifest.OpError, "cannot run %s: %v", name, startErr(err))
+	}
+	err := wait(cmd, sigs)
+	for _, r := range redactors {
+		if cerr := r.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if st, ok := exitStatus(cmd.ProcessState); ok {
+		if err != nil && cmd.ProcessState.Success() {
+			// The child succeeded but its output could not be passed on.
+			return 0, ops.Errorf(manifest.OpError, "%s: %v", name, err)
+		}
+		return st, nil
+	}
+	return 0, ops.Errorf(manifest.OpError, "%s: %v", name, err)
+}
+
+// wait waits for the started cmd, passing each signal from sigs on to it
+// until it exited.
+func wait(cmd *exec.Cmd, sigs <-chan os.Signal) error {
+	exited := make(chan struct{})
+	forwarded := make(chan struct{})
+	go func() {
+		defer close(forwarded)
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s) // the child may have exited already
+			case <-exited:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
+	close(exited)
+	<-forwarded
+	return err
+}
+
+// exitStatus is the status a shell would report for ps: the exit code, or
+// 128+N for a child killed by signal N.
+func exitStatus(ps *os.ProcessState) (int, bool) {
+	if ps == nil {
+		return 0, false
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), true
+	}
+	return ps.ExitCode(), true
+}
+
+// startErr drops the "exec: NAME:" that os/exec puts before the cause.
+func startErr(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err
+	}
+	return err
+}
