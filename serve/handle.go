@@ -23,11 +23,12 @@ func (s *session) handle(line []byte) {
 		s.refuse(&req, "", manifest.BadRequest, problem)
 		return
 	}
-	if !manifest.IsOp(req.op) {
+	op, known := manifest.Op(req.op)
+	if !known {
 		s.refuse(&req, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
 		return
 	}
-	if problem := fieldsProblem(req.op, &req); problem != "" {
+	if problem := fieldsProblem(op, &req); problem != "" {
 		s.refuse(&req, req.op, manifest.BadRequest, problem)
 		return
 	}
@@ -55,16 +56,10 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// fieldsProblem checks which fields op requires and refuses.
-func fieldsProblem(op string, req *request) string {
-	has := req.has
-	needRef, needValue := false, false
-	switch op {
-	case "get", "rm":
-		needRef = true
-	case "put", "rotate":
-		needRef, needValue = true, true
-	}
+// fieldsProblem checks the fields op requires and refuses.
+func fieldsProblem(spec manifest.OpSpec, req *request) string {
+	has, op := req.has, spec.Name
+	needRef, needValue := spec.TakesRef, spec.TakesValue
 	switch {
 	case needRef && has&fRef == 0:
 		return fmt.Sprintf(`%s needs field "ref"`, op)
