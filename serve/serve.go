@@ -9,7 +9,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +85,7 @@ func (s *session) run() int {
 	}
 	s.stopReason = "eof"
 	for !s.stop {
-		if !s.inputReady() {
+		if !s.in.lineReady() {
 			if err := s.w.flush(); err != nil {
 				return exitBroken
 			}
@@ -135,17 +134,6 @@ func (s *session) preflight() error {
 		return err
 	}
 	return nil
-}
-
-// inputReady reports whether a whole line is already buffered, so reading
-// it will not block.
-func (s *session) inputReady() bool {
-	n := s.in.r.Buffered()
-	if n == 0 {
-		return false
-	}
-	b, _ := s.in.r.Peek(n)
-	return bytes.IndexByte(b, '\n') >= 0
 }
 
 func (s *session) lifecycle(event, msg string) {
