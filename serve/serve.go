@@ -44,9 +44,6 @@ const (
 )
 
 type session struct {
-	base       context.Context
-	ctx        context.Context // base with the current read epoch
-	epoch      uint64
 	in         *lineReader
 	w          *wire
 	audit      *audit.Writer
@@ -66,11 +63,11 @@ func Run(ctx context.Context, o Options) int {
 	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore,
 		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
-	s := &session{base: ctx, ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
-	return s.run()
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
+	return s.run(ctx)
 }
 
-func (s *session) run() int {
+func (s *session) run(ctx context.Context) int {
 	if err := s.preflight(); err != nil {
 		s.lifecycle("stop", "cannot start: "+err.Error())
 		s.w.flush()
@@ -84,6 +81,7 @@ func (s *session) run() int {
 		return exitBroken
 	}
 	s.stopReason = "eof"
+	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
 		if !s.in.lineReady() {
 			if err := s.w.flush(); err != nil {
@@ -91,8 +89,8 @@ func (s *session) run() int {
 			}
 			// The next lines come from a read not yet made: a new epoch,
 			// so the vault checks again for other processes' writes.
-			s.epoch++
-			s.ctx = vault.WithEpoch(s.base, s.epoch)
+			epoch++
+			rctx = vault.WithEpoch(ctx, epoch)
 		}
 		line, err := s.in.next()
 		switch {
@@ -108,7 +106,7 @@ func (s *session) run() int {
 		case blank(line):
 			continue
 		default:
-			s.handle(line)
+			s.handle(rctx, line)
 		}
 		if s.w.broken {
 			s.w.flush()
