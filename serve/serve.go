@@ -37,12 +37,6 @@ type Options struct {
 	OpenStore func(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error)
 }
 
-// Exit statuses of a session.
-const (
-	exitOK     = 0
-	exitBroken = 1 // stderr or stdout failed
-)
-
 type session struct {
 	in         *lineReader
 	w          *wire
@@ -56,8 +50,12 @@ type session struct {
 	res        []byte // scratch for one encoded result
 }
 
-// Run serves until EOF or shutdown and returns the exit status.
-func Run(ctx context.Context, o Options) int {
+// Serve serves until EOF or shutdown, and then returns nil. It returns an
+// error when the session cannot start (a process env that does not
+// resolve) or one of its streams fails; it has then already said on the
+// audit wire what it could. The error is for the caller's exit status, not
+// for printing: stderr is the audit wire.
+func Serve(ctx context.Context, o Options) error {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
 	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, OpenStore: o.OpenStore,
@@ -67,25 +65,36 @@ func Run(ctx context.Context, o Options) int {
 	return s.run(ctx)
 }
 
-func (s *session) run(ctx context.Context) int {
+// Run is Serve returning the process exit status: 0 after EOF or
+// shutdown, 1 when Serve returns an error.
+//
+// Deprecated: use Serve and map its error to the exit status.
+func Run(ctx context.Context, o Options) int {
+	if err := Serve(ctx, o); err != nil {
+		return manifest.ExitOpError
+	}
+	return manifest.ExitOK
+}
+
+func (s *session) run(ctx context.Context) error {
 	if err := s.preflight(); err != nil {
 		s.lifecycle("stop", "cannot start: "+err.Error())
 		s.w.flush()
-		return exitBroken
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
 	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
 		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
 	}
 	if err := s.w.flush(); err != nil {
-		return exitBroken
+		return err
 	}
 	s.stopReason = "eof"
 	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
 		if !s.in.lineReady() {
 			if err := s.w.flush(); err != nil {
-				return exitBroken
+				return err
 			}
 			// The next lines come from a read not yet made: a new epoch,
 			// so the vault checks again for other processes' writes.
@@ -102,7 +111,7 @@ func (s *session) run(ctx context.Context) int {
 		case err != nil:
 			s.lifecycle("stop", "stdin failed: "+err.Error())
 			s.w.flush()
-			return exitBroken
+			return fmt.Errorf("stdin: %w", err)
 		case blank(line):
 			continue
 		default:
@@ -110,19 +119,16 @@ func (s *session) run(ctx context.Context) int {
 		}
 		if s.w.broken {
 			s.w.flush()
-			return exitBroken
+			return errBroken
 		}
 		if s.w.pending() {
 			if err := s.w.flush(); err != nil {
-				return exitBroken
+				return err
 			}
 		}
 	}
 	s.lifecycle("stop", s.stopReason)
-	if err := s.w.flush(); err != nil {
-		return exitBroken
-	}
-	return exitOK
+	return s.w.flush()
 }
 
 // preflight refuses to start a session that could only fail: a process env
