@@ -39,8 +39,8 @@ func BenchmarkServeInProcess(b *testing.B) {
 
 	in := strings.Repeat(getLine, b.N)
 	b.ResetTimer()
-	st := serve.Run(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg, Backends: backend.Kinds{}})
-	if st != 0 {
-		b.Fatalf("exit %d", st)
+	err = serve.Serve(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg, Backends: backend.Kinds{}})
+	if err != nil {
+		b.Fatal(err)
 	}
 }

@@ -89,8 +89,8 @@ func Document(rt Runtime) ([]byte, error) {
 		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Schemas: schemas,
 	}
 	for _, op := range Ops() {
-		d.Ops = append(d.Ops, opDoc{Name: op.Name, Required: append([]string{"op"}, op.Required...),
-			Optional: op.Optional, ConsultsPDP: op.ConsultPDP, Meta: op.Meta})
+		d.Ops = append(d.Ops, opDoc{Name: op.Name, Required: append([]string{"op"}, op.Required()...),
+			Optional: op.Optional(), ConsultsPDP: op.ConsultsPDP, Meta: op.Meta})
 	}
 	return json.Marshal(d)
 }

@@ -34,7 +34,7 @@ func PolicyOf(err error) *audit.Policy {
 // allow_on_error, ends the request; the verdict goes on c's events.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 	p := s.cfg.Serve.PDP
-	if !s.consultPDP || p == nil || !isVaultOp(c.op) {
+	if op, _ := manifest.Op(c.op); !s.consultPDP || p == nil || !op.ConsultsPDP {
 		return nil
 	}
 	v, err := pdp.Decide(ctx, pdp.Config{Exec: p.Exec, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: s.environ},

@@ -124,7 +124,7 @@ func (s *Service) begin(ctx context.Context, op string, req Request) (call, erro
 	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
 		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
-	if isVaultOp(op) {
+	if spec, _ := manifest.Op(op); !spec.Meta {
 		if err := s.canOpen(env); err != nil {
 			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
 		}

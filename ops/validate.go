@@ -10,16 +10,11 @@ import (
 // validate checks the fields every door shares: which fields the op takes,
 // and each field's cap and shape. Messages name the field and the cap.
 func validate(req Request) error {
-	needsRef, needsValue := false, false
-	switch req.Op {
-	case "get", "rm":
-		needsRef = true
-	case "put", "rotate":
-		needsRef, needsValue = true, true
-	case "list", "check", "manifest", "shutdown":
-	default:
+	op, ok := manifest.Op(req.Op)
+	if !ok {
 		return Errorf(manifest.UnknownOp, "unknown op %q", req.Op)
 	}
+	needsRef, needsValue := op.TakesRef, op.TakesValue
 	switch {
 	case needsRef && req.Ref == "":
 		return Errorf(manifest.BadRequest, "%s needs a ref", req.Op)

@@ -24,10 +24,11 @@ type child struct {
 
 	wrote    chan struct{} // the request writer returned
 	readDone chan struct{} // the verdict reader returned; out and readErr are set
-	exited   chan struct{} // the child exited; it is not reaped yet
+	exited   chan struct{} // the child exited; reaped is set
 
 	out     []byte // at most MaxVerdict+1 bytes of stdout; more means too much
 	readErr error
+	reaped  bool // awaitExit reaped the child (not on Linux, which waits without)
 }
 
 // start spawns `shell -c script` in its own process group with env as its
@@ -92,7 +93,7 @@ func (c *child) readVerdict() {
 
 func (c *child) watchExit() {
 	defer close(c.exited)
-	awaitExit(c.pgid)
+	c.reaped = awaitExit(c.cmd)
 }
 
 // await waits until stdout has ended and the child has exited, and reports
@@ -128,8 +129,8 @@ func (c *child) readProblem() string {
 // stop ends the decision: SIGKILL to the whole group (and to the child by
 // pid, in case it left the group), close arca's pipe ends, wait for the three
 // goroutines, and only then reap the child, so that its pid — the group id —
-// stayed reserved while the group was killed. It reports a problem with the
-// child's exit, or "".
+// stayed reserved while the group was killed (on Linux; see awaitExit for
+// other systems). It reports a problem with the child's exit, or "".
 func (c *child) stop() string {
 	syscall.Kill(-c.pgid, syscall.SIGKILL)
 	c.cmd.Process.Kill()
@@ -138,7 +139,9 @@ func (c *child) stop() string {
 	<-c.wrote
 	<-c.readDone
 	<-c.exited
-	c.cmd.Wait()
+	if !c.reaped {
+		c.cmd.Wait()
+	}
 	return exitProblem(c.cmd.ProcessState)
 }
 

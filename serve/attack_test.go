@@ -430,7 +430,7 @@ func TestShutdownStops(t *testing.T) {
 	}
 }
 
-// TestEOFStops: EOF ends the session with status 0 and a stop event.
+// TestEOFStops: EOF ends the session cleanly (Serve returns nil) with a stop event.
 func TestEOFStops(t *testing.T) {
 	f := newFixture(t)
 	tr := f.serve(t, "")

@@ -12,10 +12,10 @@ import (
 	"github.com/arca-secrets/arca/manifest"
 )
 
-// jsonTestSuite is nst/JSONTestSuite's test_parsing directory, kept beside
-// the repository (see its SOURCE.md). y_ files must parse, n_ files must
-// not, i_ files are up to the parser.
-var jsonTestSuite = filepath.Join("..", "..", "shared", "testdata", "jsontestsuite", "test_parsing")
+// jsonTestSuite is nst/JSONTestSuite's test_parsing directory, in the
+// repository's testdata (see its SOURCE.md). y_ files must parse, n_ files
+// must not, i_ files are up to the parser.
+var jsonTestSuite = filepath.Join("..", "testdata", "jsontestsuite", "test_parsing")
 
 type corpusFile struct {
 	name string

@@ -3,6 +3,7 @@ package serve
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -79,8 +80,8 @@ func brokenSession(t *testing.T, f *fixture, okWrites int, in string) (transcrip
 	t.Helper()
 	w := &failingWriter{ok: okWrites}
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stderr: w, broken: true})
-	if tr.status == 0 {
-		t.Errorf("serve exited 0 with a broken stderr")
+	if tr.err == nil {
+		t.Errorf("serve returned nil with a broken stderr")
 	}
 	if strings.Contains(string(tr.rawOut), brokenValue) {
 		t.Errorf("a value reached stdout while its event could not be written:\n%s", tr.rawOut)
@@ -202,8 +203,8 @@ func TestBrokenStderrMidSession(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("client: %v", res.err)
 	}
-	if tr.status == 0 {
-		t.Errorf("serve exited 0 with a broken stderr")
+	if tr.err == nil {
+		t.Errorf("serve returned nil with a broken stderr")
 	}
 	checkReplies(t, tr, []want{ok("1"), wireGoneID("2")})
 	if len(res.replies) != 2 {
@@ -307,16 +308,16 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 // TestStdinFails: a read error on stdin ends the session after answering
 // every whole line; the partial line is not answered, the stop event says
-// stdin failed, and the exit status is not 0.
+// stdin failed, and serve returns an error.
 func TestStdinFails(t *testing.T) {
 	f := newFixture(t)
 	in := lines(`{"op":"manifest","id":1}`, `{"op":"list","id":2}`) + `{"op":"list","id":3`
 	tr := f.session(t, sessionOpts{
 		stdin: &failingReader{data: []byte(in), err: errors.New("input/output error")},
-		sent:  []byte(in), broken: true, // no clean stop: accounting would want status 0
+		sent:  []byte(in), broken: true, // no clean stop: accounting would want a nil error
 	})
-	if tr.status == 0 {
-		t.Errorf("exit status 0 after stdin failed")
+	if tr.err == nil {
+		t.Errorf("serve returned nil after stdin failed")
 	}
 	checkReplies(t, tr, []want{ok("1"), ok("2")})
 	es := tr.events(t)
@@ -330,7 +331,7 @@ func TestStdinFails(t *testing.T) {
 
 // TestRefusesToStart: a context env that does not resolve, or a PDP this
 // build cannot consult, stops serve before it reads a request: one stop
-// event naming the problem, nothing on stdout, a non-zero exit, and the
+// event naming the problem, nothing on stdout, an error, and the
 // PDP's command line never echoed.
 func TestRefusesToStart(t *testing.T) {
 	const pdp = `
@@ -348,8 +349,8 @@ exec = "PDP-COMMAND-LINE --token t0ps3cret"
 			f := newFixtureConfig(t, c.toml)
 			in := lines(`{"op":"manifest","id":1}`, `{"op":"list","id":2}`)
 			tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), env: c.env, broken: true})
-			if tr.status == 0 {
-				t.Errorf("exit status 0")
+			if tr.err == nil {
+				t.Errorf("serve returned nil")
 			}
 			if len(tr.stdout) != 0 {
 				t.Errorf("stdout %q, want nothing", tr.stdout)
@@ -363,6 +364,36 @@ exec = "PDP-COMMAND-LINE --token t0ps3cret"
 			}
 			if f.spy.touched() != 0 {
 				t.Errorf("the vault was reached")
+			}
+		})
+	}
+}
+
+// TestServeResult: Serve returns nil after a clean stop, and an error
+// (which arca maps to op_error, exit 1) whenever it fails: broken stderr,
+// failed stdin, or a session that cannot start.
+func TestServeResult(t *testing.T) {
+	f := newFixture(t)
+	in := lines(`{"op":"manifest","id":1}`)
+	cases := []struct {
+		name   string
+		stdin  io.Reader
+		stderr io.Writer
+		env    string
+		fails  bool
+	}{
+		{"eof", strings.NewReader(in), io.Discard, "", false},
+		{"shutdown", strings.NewReader(lines(`{"op":"shutdown"}`, `{"op":"list"}`)), io.Discard, "", false},
+		{"broken stderr", strings.NewReader(in), &failingWriter{ok: 1}, "", true},
+		{"stdin fails", &failingReader{data: []byte(in), err: errors.New("input/output error")}, io.Discard, "", true},
+		{"cannot start", strings.NewReader(in), io.Discard, "zzz", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Serve(context.Background(), Options{Stdin: c.stdin, Stdout: io.Discard, Stderr: c.stderr,
+				Config: f.cfg, Env: c.env, Now: fixedClock, Backends: f.spy})
+			if (err != nil) != c.fails {
+				t.Errorf("Serve = %v, want failure %t", err, c.fails)
 			}
 		})
 	}

@@ -101,8 +101,8 @@ func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 	if len(req.id) > manifest.MaxID {
 		t.Fatalf("decoder kept an id of %d bytes", len(req.id))
 	}
-	known := manifest.IsOp(req.op)
-	accepted := problem == "" && known && fieldsProblem(req.op, &req) == ""
+	op, known := manifest.Op(req.op)
+	accepted := problem == "" && known && fieldsProblem(op, &req) == ""
 	if problem == "" && !json.Valid(line) {
 		t.Fatalf("decoder accepts a line encoding/json refuses: %q", line)
 	}

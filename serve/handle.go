@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -15,7 +16,7 @@ import (
 // The checks run in the order of the protocol, each able to end the request:
 // shape and fields, the op, the fields that op takes, then ops (ref and env,
 // guardrails, the vault).
-func (s *session) handle(line []byte) {
+func (s *session) handle(ctx context.Context, line []byte) {
 	req, problem := decodeRequest(line)
 	id := req.id
 	defer s.recoverPanic(id, req.op, s.audit.Seq())
@@ -23,15 +24,16 @@ func (s *session) handle(line []byte) {
 		s.refuse(&req, "", manifest.BadRequest, problem)
 		return
 	}
-	if !manifest.IsOp(req.op) {
+	op, known := manifest.Op(req.op)
+	if !known {
 		s.refuse(&req, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
 		return
 	}
-	if problem := fieldsProblem(req.op, &req); problem != "" {
+	if problem := fieldsProblem(op, &req); problem != "" {
 		s.refuse(&req, req.op, manifest.BadRequest, problem)
 		return
 	}
-	s.dispatch(req.op, id, ops.Request{
+	s.dispatch(ctx, req.op, id, ops.Request{
 		ID: idOrNull(id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
 		Actor: req.actor, Attestation: req.attestation,
 	})
@@ -55,16 +57,10 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// fieldsProblem checks which fields op requires and refuses.
-func fieldsProblem(op string, req *request) string {
-	has := req.has
-	needRef, needValue := false, false
-	switch op {
-	case "get", "rm":
-		needRef = true
-	case "put", "rotate":
-		needRef, needValue = true, true
-	}
+// fieldsProblem checks the fields op requires and refuses.
+func fieldsProblem(spec manifest.OpSpec, req *request) string {
+	has, op := req.has, spec.Name
+	needRef, needValue := spec.TakesRef, spec.TakesValue
 	switch {
 	case needRef && has&fRef == 0:
 		return fmt.Sprintf(`%s needs field "ref"`, op)
@@ -81,7 +77,7 @@ func fieldsProblem(op string, req *request) string {
 }
 
 // dispatch runs op through ops and queues its response.
-func (s *session) dispatch(op string, id []byte, r ops.Request) {
+func (s *session) dispatch(ctx context.Context, op string, id []byte, r ops.Request) {
 	var (
 		result []byte
 		policy *audit.Policy
@@ -90,26 +86,26 @@ func (s *session) dispatch(op string, id []byte, r ops.Request) {
 	switch op {
 	case "get":
 		var res ops.GetResult
-		if res, err = s.svc.Get(s.ctx, r); err == nil {
+		if res, err = s.svc.Get(ctx, r); err == nil {
 			s.res = appendGet(s.res[:0], &res)
 			result, policy = s.res, res.Policy
 		}
 	case "put":
-		result, policy, err = encode(s.svc.Put(s.ctx, r))
+		result, policy, err = encode(s.svc.Put(ctx, r))
 	case "rotate":
-		result, policy, err = encode(s.svc.Rotate(s.ctx, r))
+		result, policy, err = encode(s.svc.Rotate(ctx, r))
 	case "rm":
-		result, policy, err = encode(s.svc.Rm(s.ctx, r))
+		result, policy, err = encode(s.svc.Rm(ctx, r))
 	case "list":
-		result, policy, err = encode(s.svc.List(s.ctx, r))
+		result, policy, err = encode(s.svc.List(ctx, r))
 	case "check":
-		result, policy, err = encode(s.svc.Check(s.ctx, r))
+		result, policy, err = encode(s.svc.Check(ctx, r))
 	case "manifest":
-		if _, err = s.svc.Meta(s.ctx, op, r); err == nil {
+		if _, err = s.svc.Meta(ctx, op, r); err == nil {
 			result, err = s.manifest()
 		}
 	case "shutdown":
-		if _, err = s.svc.Meta(s.ctx, op, r); err == nil {
+		if _, err = s.svc.Meta(ctx, op, r); err == nil {
 			result, s.stop, s.stopReason = []byte(`{}`), true, "shutdown"
 		}
 	}

@@ -67,9 +67,16 @@ func (l *lineReader) skip(err error) error {
 	return errTooLong
 }
 
-// buffered reports whether more input is already buffered, i.e. whether the
-// next read will not block.
-func (l *lineReader) buffered() bool { return l.r.Buffered() > 0 }
+// lineReady reports whether a whole line is already buffered, so the next
+// call to next will not block.
+func (l *lineReader) lineReady() bool {
+	n := l.r.Buffered()
+	if n == 0 {
+		return false
+	}
+	b, _ := l.r.Peek(n)
+	return bytes.IndexByte(b, '\n') >= 0
+}
 
 // blank reports whether line holds only spaces, tabs and carriage returns.
 func blank(line []byte) bool {

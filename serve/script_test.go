@@ -23,7 +23,7 @@ import (
 // stdout and stderr compared byte for byte. They run two commands, child
 // processes of the test binary:
 //
-//	arca-serve [CONFIG]   serve.Run on the process's stdin, stdout and stderr
+//	arca-serve [CONFIG]   Serve on the process's stdin, stdout and stderr; exit 1 on its error
 //	arca-init [CONFIG]    create the identity and vault of the default env
 //
 // with the clock stopped at scriptNow and HOME from the environment (a
@@ -46,10 +46,12 @@ func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"arca-serve": func() {
 			cfg := scriptConfig()
-			os.Exit(Run(context.Background(), Options{
+			if err := Serve(context.Background(), Options{
 				Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 				Config: cfg, Backends: backend.Kinds{}, Now: scriptClock,
-			}))
+			}); err != nil {
+				os.Exit(1)
+			}
 		},
 		"arca-init": func() {
 			cfg := scriptConfig()

@@ -9,7 +9,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -38,16 +37,7 @@ type Options struct {
 	Backends ops.Backends
 }
 
-// Exit statuses of a session.
-const (
-	exitOK     = 0
-	exitBroken = 1 // stderr or stdout failed
-)
-
 type session struct {
-	base       context.Context
-	ctx        context.Context // base with the current read epoch
-	epoch      uint64
 	in         *lineReader
 	w          *wire
 	audit      *audit.Writer
@@ -60,40 +50,45 @@ type session struct {
 	res        []byte // scratch for one encoded result
 }
 
-// Run serves until EOF or shutdown and returns the exit status.
-func Run(ctx context.Context, o Options) int {
+// Serve serves until EOF or shutdown, and then returns nil. It returns an
+// error when the session cannot start (a process env that does not
+// resolve) or one of its streams fails; it has then already said on the
+// audit wire what it could. The error is for the caller's exit status, not
+// for printing: stderr is the audit wire.
+func Serve(ctx context.Context, o Options) error {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
 	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, Backends: o.Backends,
 		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
-	s := &session{base: ctx, ctx: ctx, in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
-	return s.run()
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
+	return s.run(ctx)
 }
 
-func (s *session) run() int {
+func (s *session) run(ctx context.Context) error {
 	if err := s.preflight(); err != nil {
 		s.lifecycle("stop", "cannot start: "+err.Error())
 		s.w.flush()
-		return exitBroken
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
 	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
 		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
 	}
 	if err := s.w.flush(); err != nil {
-		return exitBroken
+		return err
 	}
 	s.stopReason = "eof"
+	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
-		if !s.inputReady() {
+		if !s.in.lineReady() {
 			if err := s.w.flush(); err != nil {
-				return exitBroken
+				return err
 			}
 			// The next lines come from a read not yet made: a new epoch,
 			// so the vault checks again for other processes' writes.
-			s.epoch++
-			s.ctx = vault.WithEpoch(s.base, s.epoch)
+			epoch++
+			rctx = vault.WithEpoch(ctx, epoch)
 		}
 		line, err := s.in.next()
 		switch {
@@ -105,27 +100,24 @@ func (s *session) run() int {
 		case err != nil:
 			s.lifecycle("stop", "stdin failed: "+err.Error())
 			s.w.flush()
-			return exitBroken
+			return fmt.Errorf("stdin: %w", err)
 		case blank(line):
 			continue
 		default:
-			s.handle(line)
+			s.handle(rctx, line)
 		}
 		if s.w.broken {
 			s.w.flush()
-			return exitBroken
+			return errBroken
 		}
 		if s.w.pending() {
 			if err := s.w.flush(); err != nil {
-				return exitBroken
+				return err
 			}
 		}
 	}
 	s.lifecycle("stop", s.stopReason)
-	if err := s.w.flush(); err != nil {
-		return exitBroken
-	}
-	return exitOK
+	return s.w.flush()
 }
 
 // preflight refuses to start a session that could only fail: a process env
@@ -135,17 +127,6 @@ func (s *session) preflight() error {
 		return err
 	}
 	return nil
-}
-
-// inputReady reports whether a whole line is already buffered, so reading
-// it will not block.
-func (s *session) inputReady() bool {
-	n := s.in.r.Buffered()
-	if n == 0 {
-		return false
-	}
-	b, _ := s.in.r.Peek(n)
-	return bytes.IndexByte(b, '\n') >= 0
 }
 
 func (s *session) lifecycle(event, msg string) {

@@ -167,7 +167,7 @@ func (s *spyStore) Check(ctx context.Context) (vault.Report, error) {
 type transcript struct {
 	stdout, stderr []string // lines, without their newlines
 	rawOut, rawErr []byte
-	status         int
+	err            error // what Serve returned
 }
 
 // sessionOpts tune one session. The zero value runs with bytes.Buffers for
@@ -201,11 +201,11 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	if o.stderr != nil {
 		stderr = o.stderr
 	}
-	status := Run(context.Background(), Options{
+	err := Serve(context.Background(), Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ,
 	})
-	tr := transcript{rawOut: out.Bytes(), status: status}
+	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {
 		if b, ok := o.stderr.(interface{ Bytes() []byte }); ok {
 			tr.rawErr = b.Bytes()
@@ -449,8 +449,8 @@ func checkAccounting(t reporter, tr transcript) {
 	if n := len(es); n == 0 || es[n-1].Event != "stop" {
 		t.Errorf("the last event is not stop: %q", tr.stderr)
 	}
-	if tr.status != 0 {
-		t.Errorf("exit status %d, want 0", tr.status)
+	if tr.err != nil {
+		t.Errorf("serve failed: %v", tr.err)
 	}
 	reqEvents := tr.requestEvents(t)
 	if len(reqEvents) != len(rs) {

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"io"
 	"slices"
 )
@@ -79,13 +80,13 @@ func (w *wire) flush() error {
 		}
 		w.out, w.unsafed = out, nil
 		if _, werr := w.stdout.Write(w.out); werr != nil {
-			return werr
+			return fmt.Errorf("stdout: %w", werr)
 		}
 		return errBroken
 	}
 	if len(w.out) > 0 {
 		if _, err := w.stdout.Write(w.out); err != nil {
-			return err
+			return fmt.Errorf("stdout: %w", err)
 		}
 	}
 	w.out, w.safe = w.out[:0], 0

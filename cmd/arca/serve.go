@@ -34,10 +34,16 @@ func runServe(ctx context.Context, c *cli, args []string) error {
 	// A reader that goes away must not kill serve with SIGPIPE: writes then
 	// fail with EPIPE, which serve answers (op_error, exit 1).
 	signal.Ignore(syscall.SIGPIPE)
-	return status(serve.Run(ctx, serve.Options{
+	err = serve.Serve(ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
 		Config: cfg, Backends: backend.Kinds{}, Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
-	}))
+	})
+	if err != nil {
+		// Its stop event said why; stderr is the audit wire, so nothing
+		// else is printed. The status is op_error's.
+		return reported{err}
+	}
+	return nil
 }
 
 // stopEvent writes the one event of a serve that never started.

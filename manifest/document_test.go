@@ -1,0 +1,80 @@
+package manifest
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// TestDocument: the manifest validates against its own result schema, lists
+// the op table with "op" first among each op's required fields, and carries
+// the runtime it was given.
+func TestDocument(t *testing.T) {
+	rt := Runtime{Envs: []string{"dev", "prod"}, DefaultEnv: "dev", PDPConfigured: true}
+	b, err := Document(rt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := compiler(t)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := compile(t, c, "result.json#/$defs/manifest").Validate(inst); err != nil {
+		t.Errorf("the manifest does not validate against result.json#/$defs/manifest: %v", err)
+	}
+
+	var d document
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Protocol != Protocol || d.Version != Version || d.DefaultEnv != "dev" || !d.PDPConfigured ||
+		!slices.Equal(d.Envs, rt.Envs) || !slices.Equal(d.ErrorCodes, Codes()) || !slices.Equal(d.CLIOnly, CLIOnly()) {
+		t.Errorf("manifest header is %+v", d)
+	}
+	if len(d.Ops) != len(Ops()) {
+		t.Fatalf("manifest lists %d ops, the table has %d", len(d.Ops), len(Ops()))
+	}
+	for i, o := range Ops() {
+		got := d.Ops[i]
+		if got.Name != o.Name || got.ConsultsPDP != o.ConsultsPDP || got.Meta != o.Meta ||
+			!slices.Equal(got.Required, append([]string{"op"}, o.Required()...)) || !slices.Equal(got.Optional, o.Optional()) {
+			t.Errorf("manifest op %d is %+v, the table's is %+v", i, got, o)
+		}
+	}
+	for _, n := range SchemaNames() {
+		if _, ok := d.Schemas[strings.TrimSuffix(n, ".json")]; !ok {
+			t.Errorf("manifest is missing schema %s", n)
+		}
+	}
+}
+
+// TestDocumentBytes pins the op list's bytes: adding an op or a field is
+// fine (update the string), changing the shape of one is a protocol bump.
+func TestDocumentBytes(t *testing.T) {
+	b, err := Document(Runtime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ops = `"ops":[` +
+		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
+		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true}]`
+	if !bytes.Contains(b, []byte(ops)) {
+		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
+	}
+	if !bytes.HasPrefix(b, []byte(`{"protocol":"arca-serve/1","version":"`+Version+`",`)) {
+		t.Errorf("the manifest starts %.80s", b)
+	}
+}

@@ -1,0 +1,159 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// TestOpTable: the table is well formed. Names are unique and plain; a
+// meta-op takes no ref or value and skips the PDP; every other op consults
+// it (SPEC §9: every op that can materialize); an op that takes a value
+// takes the ref it is stored under; Op finds every row and nothing else.
+func TestOpTable(t *testing.T) {
+	ops := Ops()
+	if len(ops) == 0 {
+		t.Fatal("the op table is empty")
+	}
+	name := regexp.MustCompile(`^[a-z]+$`)
+	seen := map[string]bool{}
+	for _, o := range ops {
+		switch {
+		case !name.MatchString(o.Name):
+			t.Errorf("op %q: name is not lowercase letters", o.Name)
+		case len(o.Name) > MaxOp:
+			t.Errorf("op %q: name is over MaxOp", o.Name)
+		case seen[o.Name]:
+			t.Errorf("op %q is in the table twice", o.Name)
+		}
+		seen[o.Name] = true
+		if o.Meta && (o.TakesRef || o.TakesValue || o.ConsultsPDP) {
+			t.Errorf("meta-op %q takes a ref or a value, or consults the PDP", o.Name)
+		}
+		if !o.Meta && !o.ConsultsPDP {
+			t.Errorf("vault op %q does not consult the PDP", o.Name)
+		}
+		if o.TakesValue && !o.TakesRef {
+			t.Errorf("op %q takes a value but no ref", o.Name)
+		}
+		if got, ok := Op(o.Name); !ok || got != o {
+			t.Errorf("Op(%q) = %+v, %v; want the table's row %+v", o.Name, got, ok, o)
+		}
+	}
+	for _, n := range []string{"", "GET", "get ", "run", "nope"} {
+		if o, ok := Op(n); ok {
+			t.Errorf("Op(%q) found %+v", n, o)
+		}
+	}
+	for _, v := range CLIOnly() {
+		if _, ok := Op(v); ok {
+			t.Errorf("CLI-only verb %q is also a served op", v)
+		}
+	}
+	if c := CLIOnly(); len(slices.Compact(slices.Sorted(slices.Values(c)))) != len(c) {
+		t.Errorf("CLIOnly lists a verb twice: %q", c)
+	}
+}
+
+// TestOpTableSpec: the table says what SPEC §5 says of each op.
+func TestOpTableSpec(t *testing.T) {
+	want := []OpSpec{
+		{Name: "get", TakesRef: true, ConsultsPDP: true},
+		{Name: "put", TakesRef: true, TakesValue: true, ConsultsPDP: true},
+		{Name: "rm", TakesRef: true, ConsultsPDP: true},
+		{Name: "rotate", TakesRef: true, TakesValue: true, ConsultsPDP: true},
+		{Name: "list", ConsultsPDP: true},
+		{Name: "check", ConsultsPDP: true},
+		{Name: "manifest", Meta: true},
+		{Name: "shutdown", Meta: true},
+	}
+	if got := Ops(); !slices.Equal(got, want) {
+		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestOpsIsACopy: what a caller does to Ops' slice does not reach the table.
+func TestOpsIsACopy(t *testing.T) {
+	a := Ops()
+	a[0].Name, a[0].TakesRef = "changed", false
+	if b := Ops(); b[0].Name == "changed" || !b[0].TakesRef {
+		t.Errorf("changing Ops()'s result changed the table: %+v", b[0])
+	}
+	if _, ok := Op("changed"); ok {
+		t.Error("changing Ops()'s result changed what Op finds")
+	}
+}
+
+// TestOpFields: Required and Optional follow TakesRef and TakesValue.
+func TestOpFields(t *testing.T) {
+	for _, o := range Ops() {
+		var want []string
+		if o.TakesRef {
+			want = append(want, "ref")
+		}
+		if o.TakesValue {
+			want = append(want, "value")
+		}
+		if got := o.Required(); !slices.Equal(got, want) {
+			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want)
+		}
+		opt := o.Optional()
+		if !slices.Equal(opt, []string{"id", "env", "actor", "attestation"}) {
+			t.Errorf("%s: Optional() = %q", o.Name, opt)
+		}
+		for _, f := range o.Required() {
+			if slices.Contains(opt, f) {
+				t.Errorf("%s: %q is both required and optional", o.Name, f)
+			}
+		}
+	}
+}
+
+// TestOpTableMatchesSchemas: the request schema's op enum is the table, in
+// order; it accepts exactly the ref and value each op takes; the results
+// schema has a definition for every op and the audit event an event name.
+func TestOpTableMatchesSchemas(t *testing.T) {
+	c, docs := compiler(t)
+	var names []any
+	for _, o := range Ops() {
+		names = append(names, o.Name)
+	}
+	if got, _ := dig(docs["request.json"], "properties", "op", "enum").([]any); !slices.Equal(got, names) {
+		t.Errorf("request.json op enum is %v, want the table's %v", got, names)
+	}
+	request := compile(t, c, "request.json")
+	for _, o := range Ops() {
+		for _, withRef := range []bool{false, true} {
+			for _, withValue := range []bool{false, true} {
+				req := map[string]any{"op": o.Name}
+				if withRef {
+					req["ref"] = "arca://app/db"
+				}
+				if withValue {
+					req["value"] = "v"
+				}
+				err := request.Validate(req)
+				want := withRef == o.TakesRef && withValue == o.TakesValue
+				if (err == nil) != want {
+					t.Errorf("request.json on %v: valid %v, want %v (%v)", req, err == nil, want, err)
+				}
+			}
+		}
+		compile(t, c, "result.json#/$defs/"+o.Name)
+		if events, _ := dig(docs["event.json"], "properties", "event", "enum").([]any); !slices.Contains(events, any(o.Name)) {
+			t.Errorf("event.json has no event %q", o.Name)
+		}
+	}
+	for _, v := range append(CLIOnly(), "nope") {
+		if err := request.Validate(map[string]any{"op": v}); err == nil {
+			t.Errorf("request.json accepts op %q", v)
+		}
+	}
+}
+
+func ExampleOp() {
+	o, ok := Op("rotate")
+	fmt.Println(ok, o.TakesRef, o.TakesValue, o.ConsultsPDP, o.Required())
+	// Output: true true true true [ref value]
+}
