@@ -6,16 +6,12 @@ import (
 	"github.com/arca-secrets/arca/ops/config"
 )
 
-// isVaultOp reports whether op is one the guardrails and the PDP govern
-// (the meta-ops manifest and shutdown are not).
-func isVaultOp(op string) bool { return config.IsVaultOp(op) }
-
 // Guardrail returns the reason of the first rule that denies op on
 // env/ref/actor, and whether one did. ref is the bare "ns/name" ("" for
 // list/check); actor is "" when none was claimed. Every rule denies; the
 // first whose given fields all match decides.
 func (c *Config) Guardrail(env, op, ref, actor string) (reason string, denied bool) {
-	if !isVaultOp(op) {
+	if !config.IsVaultOp(op) {
 		return "", false
 	}
 	for i := range c.Guardrails.Rules {

@@ -177,7 +177,7 @@ func (s *Service) vaultErr(c *call, err error) error {
 // env must resolve, its actor be well-formed. Meta-ops skip guardrails and
 // never touch a vault. It returns the resolved env.
 func (s *Service) Meta(ctx context.Context, op string, req Request) (string, error) {
-	if op != "manifest" && op != "shutdown" {
+	if o, ok := manifest.Op(op); !ok || !o.Meta {
 		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op)
 	}
 	cv, err := s.begin(ctx, op, req)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
@@ -161,18 +162,23 @@ func etcdProblem(v vaultDoc) string {
 	return ""
 }
 
-// vaultOps lists, for messages, the ops a guardrail rule can name.
-const vaultOps = "get, put, rm, rotate, list, check"
-
 // IsVaultOp reports whether op is one of the ops a guardrail rule can name:
 // the ops guardrails and the PDP govern (the meta-ops manifest and shutdown
 // are not).
 func IsVaultOp(op string) bool {
-	switch op {
-	case "get", "put", "rm", "rotate", "list", "check":
-		return true
+	o, ok := manifest.Op(op)
+	return ok && !o.Meta
+}
+
+// vaultOps lists, for messages, the ops a guardrail rule can name.
+func vaultOps() string {
+	var names []string
+	for _, o := range manifest.Ops() {
+		if !o.Meta {
+			names = append(names, o.Name)
+		}
 	}
-	return false
+	return strings.Join(names, ", ")
 }
 
 // problem describes what makes r invalid, or returns "".
@@ -185,7 +191,7 @@ func (r *Rule) problem() string {
 	}
 	for _, op := range r.Ops {
 		if !IsVaultOp(op) {
-			return "ops: unknown op " + strconv.Quote(op) + " (want " + vaultOps + ")"
+			return "ops: unknown op " + strconv.Quote(op) + " (want " + vaultOps() + ")"
 		}
 	}
 	for _, g := range [...]struct{ key, pattern string }{{"env", r.Env}, {"ref", r.Ref}, {"actor", r.Actor}} {
