@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -28,9 +27,8 @@ func readHidden(w io.Writer, prompt string) ([]byte, error) {
 	if err != nil {
 		return nil, ops.Errorf(manifest.OpError, "read value from the terminal: %v", err)
 	}
-	pending, _ := unix.IoctlGetInt(fd, unix.TIOCINQ)
-	if pending > 0 {
-		_ = unix.IoctlSetInt(fd, unix.TCFLSH, unix.TCIFLUSH)
+	if pendingInput(fd) > 0 {
+		flushInput(fd)
 		return nil, ops.Errorf(manifest.BadRequest, "the value spans more than one line; nothing was stored: pipe it on stdin instead (arca put REF < file)")
 	}
 	if len(b) >= maxTerminalLine {
