@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -128,12 +127,12 @@ func readPin(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPinFile+1))
-	if err != nil {
+	b, err := fsio.Read(f, maxPinFile)
+	if err != nil && !errors.Is(err, fsio.ErrTooLarge) {
 		return "", err
 	}
 	pub, ok := strings.CutPrefix(strings.TrimSuffix(string(b), "\n"), pinMagic)
-	if !ok || len(b) > maxPinFile || len(pub) != 2*ed25519.PublicKeySize {
+	if err != nil || !ok || len(pub) != 2*ed25519.PublicKeySize {
 		return "", fmt.Errorf("pin file %s is malformed", path)
 	}
 	return strings.ToLower(pub), nil

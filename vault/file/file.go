@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"filippo.io/age"
 
+	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
@@ -136,16 +135,13 @@ func (f *Vault) load(fh *os.File) error {
 	if fi.Size() > maxVaultFile {
 		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
 	}
-	// A strings.Builder hands over what it read without copying it again.
-	var buf strings.Builder
-	buf.Grow(int(fi.Size()) + 1)
-	if _, err := io.Copy(&buf, io.LimitReader(fh, maxVaultFile+1)); err != nil {
+	data, err := fsio.ReadString(fh, maxVaultFile, fi.Size())
+	if errors.Is(err, fsio.ErrTooLarge) {
+		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
+	} else if err != nil {
 		return f.fail(err)
 	}
-	if buf.Len() > maxVaultFile {
-		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
-	}
-	c, err := parseVault(buf.String())
+	c, err := parseVault(data)
 	if err != nil {
 		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -27,6 +28,21 @@ func Read(r io.Reader, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes: %w", max, ErrTooLarge)
 	}
 	return b, nil
+}
+
+// ReadString is Read into a string, for large inputs that are parsed in
+// place: the bytes are read once and not copied again. sizeHint (a stat's
+// size, say) sizes the buffer; it does not bound the read.
+func ReadString(r io.Reader, maxLimit, sizeHint int64) (string, error) {
+	var buf strings.Builder
+	buf.Grow(int(min(max(sizeHint, 0), maxLimit)) + 1)
+	if _, err := io.Copy(&buf, io.LimitReader(r, maxLimit+1)); err != nil {
+		return "", err
+	}
+	if int64(buf.Len()) > maxLimit {
+		return "", fmt.Errorf("larger than %d bytes: %w", maxLimit, ErrTooLarge)
+	}
+	return buf.String(), nil
 }
 
 // ReadFile reads the file at path, refusing one over max bytes. Its errors

@@ -57,3 +57,19 @@ func TestReadFileMissing(t *testing.T) {
 		t.Fatalf("err = %v, want not exist", err)
 	}
 }
+
+func TestReadStringBounds(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		hint int64
+		ok   bool
+	}{{"", 0, true}, {"abcd", 4, true}, {"abcd", 1 << 40, true}, {"abcde", 4, false}, {"abcde", -1, false}} {
+		got, err := fsio.ReadString(strings.NewReader(tc.in), 4, tc.hint)
+		switch {
+		case tc.ok && (err != nil || got != tc.in):
+			t.Errorf("%q: got %q, %v", tc.in, got, err)
+		case !tc.ok && !errors.Is(err, fsio.ErrTooLarge):
+			t.Errorf("%q: err = %v, want too large", tc.in, err)
+		}
+	}
+}
