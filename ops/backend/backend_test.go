@@ -1,13 +1,18 @@
 package backend
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // An etcd vault's settings reach the backend: relative file paths are
@@ -61,5 +66,48 @@ timeout_ms = 1500
 		t.Errorf("identity = %q", o.Identity)
 	case !strings.HasPrefix(o.PinFile, "/home/u/.local/state/arca/pins/team-") || !strings.HasSuffix(o.PinFile, ".pin"):
 		t.Errorf("pin file = %q", o.PinFile)
+	}
+}
+
+// Kinds opens and creates a file vault, reports its files' modes when it
+// cannot open, and refuses a kind it does not have as op_error.
+func TestKinds(t *testing.T) {
+	dir := t.TempDir()
+	idPath := filepath.Join(dir, "identity.txt")
+	recipient, _, err := identity.Ensure(idPath, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := identity.ParseRecipient(recipient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vc := ops.VaultConfig{Kind: "file", Path: filepath.Join(dir, "v.vault"), Identity: idPath}
+	if created, err := (Kinds{}).Create(context.Background(), "v", vc, []age.Recipient{r}); err != nil || !created {
+		t.Fatalf("Create: %t, %v", created, err)
+	}
+	st, err := Kinds{}.Open("v", vc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.List(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	if err := os.Chmod(vc.Path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p := (Kinds{}).Problems(vc); len(p) == 0 || !strings.Contains(strings.Join(p, "\n"), "v.vault") {
+		t.Errorf("Problems of a 0644 vault: %q", p)
+	}
+	if p := (Kinds{}).Problems(ops.VaultConfig{Kind: "etcd"}); p != nil {
+		t.Errorf("Problems of an etcd vault: %q", p)
+	}
+	bad := ops.VaultConfig{Kind: "s3"}
+	if _, err := (Kinds{}).Open("x", bad, nil); ops.CodeOf(err) != manifest.OpError || !strings.Contains(err.Error(), `kind "s3" is not available`) {
+		t.Errorf("Open of an unknown kind: %v", err)
+	}
+	if _, err := (Kinds{}).Create(context.Background(), "x", bad, nil); err == nil || !strings.Contains(err.Error(), `kind "s3"`) {
+		t.Errorf("Create of an unknown kind: %v", err)
 	}
 }
