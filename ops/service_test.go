@@ -369,3 +369,31 @@ func (spyBackends) Create(_ context.Context, _ string, vc VaultConfig, rs []age.
 func (spyBackends) Problems(vc VaultConfig) []string {
 	return file.PermissionProblems(vc.Path, vc.Identity)
 }
+
+// A Service given no Backends opens no vault: every vault op is op_error,
+// audited, and init cannot make the vault.
+func TestNoBackends(t *testing.T) {
+	home := t.TempDir()
+	cfg, err := ParseConfig([]byte(""), "arca.toml", func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events bytes.Buffer
+	svc := New(Options{Config: cfg, Audit: audit.NewWriter(&events, audit.SourceCLI, nil)})
+	defer svc.Close()
+	_, err = svc.Get(context.Background(), Request{Ref: "arca://app/db"})
+	if CodeOf(err) != manifest.OpError || !strings.Contains(err.Error(), "is not available in this build") {
+		t.Fatalf("Get: %v", err)
+	}
+	if !strings.Contains(events.String(), `"outcome":"error"`) {
+		t.Errorf("the failed get was not audited: %s", events.String())
+	}
+	if _, err := svc.Init(""); err == nil || !strings.Contains(err.Error(), "is not available in this build") {
+		t.Fatalf("Init: %v", err)
+	}
+}
