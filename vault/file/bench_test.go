@@ -165,3 +165,22 @@ func BenchmarkFileOpen(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFileOneShotGet is `arca get` without the process: open the vault
+// (read, parse, unwrap), get one record, close. The handle never indexes,
+// so the figure is the one-shot path's.
+func BenchmarkFileOneShotGet(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.Get(ctx, names[rng.IntN(len(names))]); err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}

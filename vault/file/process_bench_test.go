@@ -14,7 +14,7 @@ import (
 // measured beside it as the floor.
 func BenchmarkProcessGet(b *testing.B) {
 	bin := filepath.Join(b.TempDir(), "arca")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/arca").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/arca").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	b.Run("version", func(b *testing.B) {
