@@ -27,12 +27,11 @@ import (
 // keeps parsing fast (no general JSON decode of the records) and makes
 // duplicate or reordered slots impossible to smuggle in.
 const (
-	fileFormat   = "arca-vault/1"
-	linePrefix   = `{"arca_vault":`
-	lineSuffix   = `,"records":{`
-	fileTrailer  = "}}\n"
-	slotHexSize  = 2 * seal.SlotSize
-	maxVaultFile = 1 << 30
+	fileFormat  = "arca-vault/1"
+	linePrefix  = `{"arca_vault":`
+	lineSuffix  = `,"records":{`
+	fileTrailer = "}}\n"
+	slotHexSize = 2 * seal.SlotSize
 )
 
 // header is the vault's first line (seal.Header: the wrapped data key and

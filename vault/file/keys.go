@@ -99,6 +99,9 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 	if err != nil {
 		return err
 	}
+	if err := f.opt.fits(f.path, &c, "", "", f.heldInfo.Size()); err != nil {
+		return err
+	}
 	if err := replaceFile(f.path, &c, "", ""); err != nil {
 		return err
 	}

@@ -40,6 +40,9 @@ func Create(path string, recipients []age.Recipient) (created bool, err error) {
 	if c.hdr, err = fileHeader(k, recipients); err != nil {
 		return false, err
 	}
+	if err := defaultOptions().fits(path, &c, "", "", 0); err != nil {
+		return false, err
+	}
 	return true, replaceFile(path, &c, "", "")
 }
 
@@ -75,6 +78,9 @@ func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (
 			return vault.Meta{}, err
 		}
 		blob = encodeBlob(sealed)
+	}
+	if err := f.opt.fits(f.path, &f.cur, slot, blob, f.heldInfo.Size()); err != nil {
+		return vault.Meta{}, err
 	}
 	if err := approve(next.Meta); err != nil {
 		return vault.Meta{}, err
