@@ -184,3 +184,21 @@ func BenchmarkFileOneShotGet(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkFileOneShotMiss is BenchmarkFileOneShotGet for a record that is
+// not there, which the one-shot get proves with a pass over every line.
+func BenchmarkFileOneShotMiss(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, _ []string, _ *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.Get(ctx, "bench/missing"); err != vault.ErrNotFound {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}

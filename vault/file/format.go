@@ -126,33 +126,6 @@ func (c *contents) lookupIndexed(slot string) (string, bool) {
 	return "", false
 }
 
-// find returns slot's sealed record. Unindexed, it binary-searches the
-// sorted record lines, checking only the lines it reads.
-func (c *contents) find(slot string) (blob string, ok bool, err error) {
-	if c.indexed {
-		blob, ok = c.lookupIndexed(slot)
-		return blob, ok, nil
-	}
-	lo, hi := 0, len(c.raw) // a run of whole lines
-	for lo < hi {
-		start := lo + strings.LastIndexByte(c.raw[lo:lo+(hi-lo)/2], '\n') + 1
-		end := start + strings.IndexByte(c.raw[start:hi], '\n')
-		s, b, ok := parseRecordLine(c.raw[start:end], end+1 == len(c.raw))
-		if !ok {
-			return "", false, fmt.Errorf("malformed record line")
-		}
-		switch strings.Compare(slot, s) {
-		case 0:
-			return b, true, nil
-		case -1:
-			hi = start
-		default:
-			lo = end + 1
-		}
-	}
-	return "", false, nil
-}
-
 func parseHeader(line string) (header, error) {
 	var h header
 	if !strings.HasPrefix(line, linePrefix) || !strings.HasSuffix(line, lineSuffix) {
