@@ -20,7 +20,7 @@ import (
 func benchSizes() []int { return []int{10, 1_000, 10_000, 100_000} }
 
 // benchVault builds a vault of n records, "bench/record-<i>" with 32-byte
-// values, sealing them in memory and writing the file with one replaceFile
+// values, sealing them in memory and writing the file with one replace
 // rather than n Applies. It returns the vault opened afresh and the names.
 func benchVault(b *testing.B, n int) (*Vault, []string) {
 	b.Helper()
@@ -58,7 +58,7 @@ func benchVault(b *testing.B, n int) (*Vault, []string) {
 	}
 	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
 	f.Close()
-	if err := replaceFile(path, &c, "", ""); err != nil {
+	if err := defaultOptions().replace(path, &c, "", ""); err != nil {
 		b.Fatal(err)
 	}
 	if f, err = Open(path, idPath, nil); err != nil {

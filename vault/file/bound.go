@@ -3,6 +3,8 @@ package file
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/arca-secrets/arca/vault/fsio"
 )
 
 // A vault file is read whole, so its size is bounded, and no write may
@@ -18,15 +20,17 @@ const (
 	maxVaultSlack = 1 << 20
 )
 
-// options are what a handle's reads and writes are bounded by. Open uses
-// defaultOptions; tests lower the bounds to reach them cheaply.
+// options are what a handle's reads and writes are bounded by, and the
+// directory sync its writes end with. Open uses defaultOptions; tests lower
+// the bounds to reach them cheaply, and watch the syncs.
 type options struct {
 	maxRead  int64 // a larger file is refused on read
 	maxWrite int64 // a write may grow the file to at most this
+	syncDir  func(dir string) error
 }
 
 func defaultOptions() options {
-	return options{maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile}
+	return options{maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile, syncDir: fsio.SyncDir}
 }
 
 // fits reports an error when writing c, with slot set to blob, would take

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
@@ -37,7 +38,7 @@ func newVaultFiles(t *testing.T) (path, idPath string) {
 // reads to maxRead.
 func openBounded(t *testing.T, path, idPath string, maxRead, maxWrite int64) (*Vault, error) {
 	t.Helper()
-	f, err := open(path, idPath, nil, options{maxRead: maxRead, maxWrite: maxWrite})
+	f, err := open(path, idPath, nil, options{maxRead: maxRead, maxWrite: maxWrite, syncDir: fsio.SyncDir})
 	if err == nil {
 		t.Cleanup(func() { f.Close() })
 	}

@@ -206,6 +206,9 @@ func (f *Vault) unwrap(h header) (*seal.Keys, error) {
 
 func (f *Vault) fail(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, terr := target(f.path); terr != nil {
+			return terr // a symlink that leads nowhere
+		}
 		return fmt.Errorf("vault %s does not exist (run arca init)", f.path)
 	}
 	return fmt.Errorf("vault %s: %w", f.path, err)
