@@ -200,6 +200,22 @@ func TestEtcdBulkReadsAcrossPages(t *testing.T) {
 	}
 	wantRecord(t, e2, last, "during", 2)
 	wantRecord(t, e2, "big/00000", bigValue(0), 1)
+	// A record that fails to authenticate, on the last page, stops a rekey
+	// that has written batches by then: they are deleted again.
+	wantRecord(t, e, last, "during", 2) // loads the header the rekey made
+	lastKey, err := raw.Get(ctx, e.recordsKey(), clientv3.WithLastKey()...)
+	if err != nil || len(lastKey.Kvs) != 1 {
+		t.Fatalf("the last record's key: %v", err)
+	}
+	if _, err := raw.Put(ctx, string(lastKey.Kvs[0].Key), "garbage"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Rekey(ctx); err == nil || !strings.Contains(err.Error(), "rm the record or restore it") {
+		t.Fatalf("rekey with a bad record: %v", err)
+	}
+	if all := countUnder(t, raw, v.prefix+"r/"); all != n+1 {
+		t.Errorf("after a failed rekey: %d records under r/, want the %d of the vault", all, n+1)
+	}
 }
 
 // A page is taken only when its keys are the vault's records in strictly
@@ -238,5 +254,17 @@ func TestEtcdPagesMustAdvance(t *testing.T) {
 	s := &snapshot{read: maxEtcdVault}
 	if err := e.advance(s, e.recordKey("a"), []*mvccpb.KeyValue{rec("a")}, false); err == nil {
 		t.Error("a read past maxEtcdVault was taken")
+	}
+}
+
+// A check names at most maxProblems records and counts the rest.
+func TestCheckProblemsAreBounded(t *testing.T) {
+	var p problems
+	for i := range maxProblems + 5 {
+		p.add(fmt.Sprintf("record %d", i))
+	}
+	lines := p.lines()
+	if len(lines) != maxProblems+1 || lines[maxProblems-1] != fmt.Sprintf("record %d", maxProblems-1) || lines[maxProblems] != "and 5 more records with problems" {
+		t.Errorf("%d lines, the last %q", len(lines), lines[len(lines)-1])
 	}
 }

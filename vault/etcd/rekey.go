@@ -71,7 +71,9 @@ func (e *Vault) rekeyOnce(ctx context.Context) (int, error) {
 		err = fmt.Errorf("%s %w", e.where(), errChanged) // a new pass reads at a new revision
 	}
 	if err != nil {
-		e.dropUnused(b.prefix, nk)
+		if b.sent {
+			e.dropUnused(b.prefix, nk)
+		}
 		return 0, err
 	}
 	return b.n, e.switchTo(ctx, nk, b.prefix, writtenRev)
@@ -176,8 +178,9 @@ type sealBatch struct {
 	k      *seal.Keys
 	prefix string
 	ops    []clientv3.Op
-	size   int // bytes sealed in ops
-	n      int // records sealed in all
+	size   int  // bytes sealed in ops
+	n      int  // records sealed in all
+	sent   bool // a batch was sent, and may have landed
 }
 
 // The bounds of one batch.
@@ -208,6 +211,7 @@ func (b *sealBatch) flush(ctx context.Context) error {
 	}
 	ctx, cancel := b.e.deadline(ctx)
 	defer cancel()
+	b.sent = true
 	err := b.e.doBulk(ctx, func(ctx context.Context) error {
 		_, err := b.e.cli.Txn(ctx).Then(b.ops...).Commit()
 		return err
