@@ -170,7 +170,7 @@ func (f *Vault) load(fh *os.File) error {
 // tooLarge is the error of a vault over the read bound, which no arca
 // write makes (see maxVaultFile).
 func (f *Vault) tooLarge() error {
-	return fmt.Errorf("vault %s is larger than %d bytes, more than arca writes or reads", f.path, f.opt.maxRead)
+	return fmt.Errorf("vault %s is larger than the %d bytes arca reads", f.path, f.opt.maxRead)
 }
 
 func (f *Vault) hold(fh *os.File, fi fs.FileInfo) {
