@@ -43,8 +43,8 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 func PermissionProblems(vaultPath, idPath string) []string {
 	var out []string
 	dir := filepath.Dir(vaultPath)
-	if real, err := target(vaultPath); err == nil {
-		dir = filepath.Dir(real)
+	if dest, err := target(vaultPath); err == nil {
+		dir = filepath.Dir(dest)
 	}
 	for _, p := range []struct{ what, path string }{
 		{"vault", vaultPath},

@@ -83,7 +83,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 func (f *Vault) rewrite(next func() (contents, error)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	real, unlock, err := lockTarget(f.path)
+	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 	if err := f.opt.fits(f.path, &c, "", "", f.heldInfo.Size()); err != nil {
 		return err
 	}
-	if err := f.opt.replace(real, &c, "", ""); err != nil {
+	if err := f.opt.replace(dest, &c, "", ""); err != nil {
 		return err
 	}
 	f.stale = true

@@ -30,11 +30,11 @@ type linkedVault struct {
 func newLinkedVault(t *testing.T, relative, chain bool) linkedVault {
 	t.Helper()
 	dir := t.TempDir()
-	real, err := filepath.EvalSymlinks(dir) // the temp dir may itself be reached by a link
+	base, err := filepath.EvalSymlinks(dir) // the temp dir may itself be reached by a link
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, idPath := filepath.Join(real, "sync", "arca.vault"), filepath.Join(real, "id", "identity.txt")
+	target, idPath := filepath.Join(base, "sync", "arca.vault"), filepath.Join(base, "id", "identity.txt")
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,7 @@ func newLinkedVault(t *testing.T, relative, chain bool) linkedVault {
 	if _, err := Create(target, identity.RecipientsOf(ids)); err != nil {
 		t.Fatal(err)
 	}
-	v := linkedVault{link: filepath.Join(real, "data", "default.vault"), target: target, idPath: idPath}
+	v := linkedVault{link: filepath.Join(base, "data", "default.vault"), target: target, idPath: idPath}
 	if err := os.MkdirAll(filepath.Dir(v.link), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func newLinkedVault(t *testing.T, relative, chain bool) linkedVault {
 		v.linkTo = filepath.Join("..", "sync", "arca.vault")
 	}
 	if chain {
-		middle := filepath.Join(real, "data", "middle.vault")
+		middle := filepath.Join(base, "data", "middle.vault")
 		if err := os.Symlink(v.linkTo, middle); err != nil {
 			t.Fatal(err)
 		}

@@ -27,9 +27,9 @@ func target(path string) (string, error) {
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		return path, nil
 	}
-	real, err := filepath.EvalSymlinks(path)
+	dest, err := filepath.EvalSymlinks(path)
 	if err == nil {
-		return real, nil
+		return dest, nil
 	}
 	to, _ := os.Readlink(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -41,16 +41,16 @@ func target(path string) (string, error) {
 // lockTarget takes the writer lock of the vault at path, beside the file
 // it is, and returns that file. A link moved to another file meanwhile is
 // followed again.
-func lockTarget(path string) (real string, unlock func(), err error) {
+func lockTarget(path string) (dest string, unlock func(), err error) {
 	for range 3 {
-		if real, err = target(path); err != nil {
+		if dest, err = target(path); err != nil {
 			return "", nil, err
 		}
-		if unlock, err = fsio.Lock(real + ".lock"); err != nil {
+		if unlock, err = fsio.Lock(dest + ".lock"); err != nil {
 			return "", nil, err
 		}
-		if again, err := target(path); err == nil && again == real {
-			return real, unlock, nil
+		if again, err := target(path); err == nil && again == dest {
+			return dest, unlock, nil
 		}
 		unlock()
 	}

@@ -27,14 +27,14 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false, fmt.Errorf("vault directory: %w", err)
 	}
-	real, unlock, err := lockTarget(path)
+	dest, unlock, err := lockTarget(path)
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	switch fi, err := os.Stat(real); {
+	switch fi, err := os.Stat(dest); {
 	case err == nil && !fi.Mode().IsRegular():
-		return false, fmt.Errorf("vault %s is not a regular file", real)
+		return false, fmt.Errorf("vault %s is not a regular file", dest)
 	case err == nil:
 		return false, nil // kept
 	case !errors.Is(err, fs.ErrNotExist):
@@ -51,7 +51,7 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 	if err := o.fits(path, &c, "", "", 0); err != nil {
 		return false, err
 	}
-	return true, o.replace(real, &c, "", "")
+	return true, o.replace(dest, &c, "", "")
 }
 
 // Apply implements vault.Store. The writer lock is held from the read of the
@@ -59,7 +59,7 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	real, unlock, err := lockTarget(f.path)
+	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
 		return vault.Meta{}, err
 	}
@@ -93,7 +93,7 @@ func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (
 	if err := approve(next.Meta); err != nil {
 		return vault.Meta{}, err
 	}
-	if err := f.opt.replace(real, &f.cur, slot, blob); err != nil {
+	if err := f.opt.replace(dest, &f.cur, slot, blob); err != nil {
 		return vault.Meta{}, err
 	}
 	// Renamed into place: the change is visible and the event stands. Any
