@@ -4,41 +4,44 @@ import (
 	"context"
 	"fmt"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
+
 	"github.com/arca-secrets/arca/vault"
 )
 
 // Check implements vault.Store: which members answer and who leads, that the
 // identity unwraps the data key, and that every record authenticates and
-// sits in the slot its name hashes to. What it finds healthy is in Info.
+// sits in the slot its name hashes to (read in pages at one revision, see
+// eachPage). What it finds healthy is in Info.
 func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ctx, cancel := e.deadline(ctx)
-	defer cancel()
 	var rep vault.Report
-	if !e.checkMembers(ctx, &rep) {
+	hctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if !e.checkMembers(hctx, &rep) {
 		return rep, nil
 	}
-	if err := e.loadHeader(ctx); err != nil {
+	if err := e.loadHeader(hctx); err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 		return rep, nil
 	}
 	rep.Info = append(rep.Info, fmt.Sprintf("the identity unwraps the data key (%d recipients)", len(e.hdr.Recipients)))
-	kvs, err := e.records(ctx)
-	if err != nil {
-		rep.Problems = append(rep.Problems, err.Error())
-		return rep, nil
-	}
-	rep.Records = len(kvs)
-	for _, kv := range kvs {
-		slot := e.slotOf(kv)
+	var bad problems
+	err := e.eachRecord(ctx, func() { rep.Records, bad = 0, problems{} }, func(slot string, kv *mvccpb.KeyValue) error {
+		rep.Records++
 		r, err := e.open(slot, "", kv)
 		switch {
 		case err != nil:
-			rep.Problems = append(rep.Problems, err.Error())
+			bad.add(err.Error())
 		case e.k.Slot(r.Name) != slot:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%s: record %s: stored in the wrong slot", e.where(), slot))
+			bad.add(fmt.Sprintf("%s: record %s: stored in the wrong slot", e.where(), slot))
 		}
+		return nil
+	})
+	rep.Problems = append(rep.Problems, bad.lines()...)
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
 	}
 	return rep, nil
 }
@@ -69,4 +72,29 @@ func (e *Vault) checkMembers(ctx context.Context, rep *vault.Report) bool {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("%s: no member answers with a leader", e.where()))
 	}
 	return ok
+}
+
+// problems gathers the records a check finds wrong, naming at most
+// maxProblems of them: a cluster can hold more records than a report
+// should carry lines.
+type problems struct {
+	named []string
+	more  int
+}
+
+const maxProblems = 100
+
+func (p *problems) add(line string) {
+	if len(p.named) < maxProblems {
+		p.named = append(p.named, line)
+		return
+	}
+	p.more++
+}
+
+func (p *problems) lines() []string {
+	if p.more == 0 {
+		return p.named
+	}
+	return append(p.named, fmt.Sprintf("and %d more records with problems", p.more))
 }

@@ -94,8 +94,8 @@ const etcdFormat = "arca-etcd-vault/1"
 const (
 	maxEtcdHeader = 1 << 20
 	maxEtcdRecord = 256 << 10 // a sealed 64 KiB value with its name fits 4 times
-	// maxEtcdResponse bounds one answer from etcd, the listing of every
-	// record included: about 400,000 records of small values.
+	// maxEtcdResponse bounds one answer from etcd. Bulk reads go in pages
+	// that fit it (pages.go), so it bounds a page, not a vault.
 	maxEtcdResponse = 64 << 20
 )
 

@@ -59,39 +59,29 @@ func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 	return e.open(slot, name, kvs[0])
 }
 
-// List implements vault.Store.
+// List implements vault.Store: every record's metadata, read in pages at
+// one revision (eachPage).
 func (e *Vault) List(ctx context.Context) ([]vault.Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	ctx, cancel := e.deadline(ctx)
-	defer cancel()
-	kvs, err := e.records(ctx)
+	var metas []vault.Meta
+	err := e.eachRecord(ctx, func() { metas = metas[:0] }, func(slot string, kv *mvccpb.KeyValue) error {
+		r, err := e.open(slot, "", kv)
+		if err == nil {
+			metas = append(metas, r.Meta)
+		}
+		return err
+	})
 	if errors.Is(err, errNoVault) {
 		return []vault.Meta{}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	metas := make([]vault.Meta, 0, len(kvs))
-	for _, kv := range kvs {
-		r, err := e.open(e.slotOf(kv), "", kv)
-		if err != nil {
-			return nil, err
-		}
-		metas = append(metas, r.Meta)
+	if metas == nil {
+		metas = []vault.Meta{}
 	}
 	return vault.SortByName(metas), nil
-}
-
-// records reads every record under the header in use. Callers hold e.mu.
-func (e *Vault) records(ctx context.Context) ([]*mvccpb.KeyValue, error) {
-	resp, err := e.read(ctx, true, func() []clientv3.Op {
-		return []clientv3.Op{clientv3.OpGet(e.recordsKey(), clientv3.WithPrefix())}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return resp.Responses[0].GetResponseRange().Kvs, nil
 }
 
 func (e *Vault) slotOf(kv *mvccpb.KeyValue) string {

@@ -20,7 +20,7 @@ import (
 func benchSizes() []int { return []int{10, 1_000, 10_000, 100_000} }
 
 // benchVault builds a vault of n records, "bench/record-<i>" with 32-byte
-// values, sealing them in memory and writing the file with one replaceFile
+// values, sealing them in memory and writing the file with one replace
 // rather than n Applies. It returns the vault opened afresh and the names.
 func benchVault(b *testing.B, n int) (*Vault, []string) {
 	b.Helper()
@@ -58,7 +58,7 @@ func benchVault(b *testing.B, n int) (*Vault, []string) {
 	}
 	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
 	f.Close()
-	if err := replaceFile(path, &c, "", ""); err != nil {
+	if err := defaultOptions().replace(path, &c, "", ""); err != nil {
 		b.Fatal(err)
 	}
 	if f, err = Open(path, idPath, nil); err != nil {
@@ -159,6 +159,43 @@ func BenchmarkFileOpen(b *testing.B) {
 		for b.Loop() {
 			g, err := Open(f.path, f.idPath, nil)
 			if err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}
+
+// BenchmarkFileOneShotGet is `arca get` without the process: open the vault
+// (read, parse, unwrap), get one record, close. The handle never indexes,
+// so the figure is the one-shot path's.
+func BenchmarkFileOneShotGet(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, names []string, rng *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.Get(ctx, names[rng.IntN(len(names))]); err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}
+	})
+}
+
+// BenchmarkFileOneShotMiss is BenchmarkFileOneShotGet for a record that is
+// not there, which the one-shot get proves with a pass over every line.
+func BenchmarkFileOneShotMiss(b *testing.B) {
+	benchEachSize(b, func(b *testing.B, f *Vault, _ []string, _ *mrand.Rand) {
+		ctx := context.Background()
+		for b.Loop() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.Get(ctx, "bench/missing"); err != vault.ErrNotFound {
 				b.Fatal(err)
 			}
 			g.Close()

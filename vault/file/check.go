@@ -38,12 +38,17 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 }
 
 // PermissionProblems reports a file vault, its directory or its identity
-// that other users can read; a missing file is not reported.
+// that other users can read; a missing file is not reported. For a vault
+// path that is a symlink, the directory is the one the vault file is in.
 func PermissionProblems(vaultPath, idPath string) []string {
 	var out []string
+	dir := filepath.Dir(vaultPath)
+	if dest, err := target(vaultPath); err == nil {
+		dir = filepath.Dir(dest)
+	}
 	for _, p := range []struct{ what, path string }{
 		{"vault", vaultPath},
-		{"vault directory", filepath.Dir(vaultPath)},
+		{"vault directory", dir},
 		{"identity", idPath},
 	} {
 		fi, err := os.Stat(p.path)

@@ -24,6 +24,7 @@ type Vault struct {
 	idPath string
 	ids    []age.Identity
 	now    func() time.Time
+	opt    options
 
 	mu       sync.Mutex
 	held     *os.File    // the file cur was read from, kept open
@@ -66,6 +67,11 @@ func (f *Vault) unchanged() bool {
 // Open opens the file vault at path with the identities in identityPath.
 // now stamps record times (time.Now when nil).
 func Open(path, identityPath string, now func() time.Time) (*Vault, error) {
+	return open(path, identityPath, now, defaultOptions())
+}
+
+// open is Open with the bounds of o.
+func open(path, identityPath string, now func() time.Time, o options) (*Vault, error) {
 	ids, err := identity.Load(identityPath)
 	if err != nil {
 		return nil, err
@@ -73,7 +79,7 @@ func Open(path, identityPath string, now func() time.Time) (*Vault, error) {
 	if now == nil {
 		now = time.Now
 	}
-	f := &Vault{path: path, idPath: identityPath, ids: ids, now: now}
+	f := &Vault{path: path, idPath: identityPath, ids: ids, now: now, opt: o}
 	if err := f.refresh(); err != nil {
 		return nil, err
 	}
@@ -132,12 +138,12 @@ func (f *Vault) load(fh *os.File) error {
 	if err != nil {
 		return f.fail(err)
 	}
-	if fi.Size() > maxVaultFile {
-		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
+	if fi.Size() > f.opt.maxRead {
+		return f.tooLarge()
 	}
-	data, err := fsio.ReadString(fh, maxVaultFile, fi.Size())
+	data, err := fsio.ReadString(fh, f.opt.maxRead, fi.Size())
 	if errors.Is(err, fsio.ErrTooLarge) {
-		return fmt.Errorf("vault %s is larger than %d bytes", f.path, maxVaultFile)
+		return f.tooLarge()
 	} else if err != nil {
 		return f.fail(err)
 	}
@@ -159,6 +165,12 @@ func (f *Vault) load(fh *os.File) error {
 	f.hold(fh, fi)
 	f.cur, f.k = c, k
 	return nil
+}
+
+// tooLarge is the error of a vault over the read bound, which no arca
+// write makes (see maxVaultFile).
+func (f *Vault) tooLarge() error {
+	return fmt.Errorf("vault %s is larger than the %d bytes arca reads", f.path, f.opt.maxRead)
 }
 
 func (f *Vault) hold(fh *os.File, fi fs.FileInfo) {
@@ -194,6 +206,9 @@ func (f *Vault) unwrap(h header) (*seal.Keys, error) {
 
 func (f *Vault) fail(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, terr := target(f.path); terr != nil {
+			return terr // a symlink that leads nowhere
+		}
 		return fmt.Errorf("vault %s does not exist (run arca init)", f.path)
 	}
 	return fmt.Errorf("vault %s: %w", f.path, err)

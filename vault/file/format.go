@@ -27,12 +27,11 @@ import (
 // keeps parsing fast (no general JSON decode of the records) and makes
 // duplicate or reordered slots impossible to smuggle in.
 const (
-	fileFormat   = "arca-vault/1"
-	linePrefix   = `{"arca_vault":`
-	lineSuffix   = `,"records":{`
-	fileTrailer  = "}}\n"
-	slotHexSize  = 2 * seal.SlotSize
-	maxVaultFile = 1 << 30
+	fileFormat  = "arca-vault/1"
+	linePrefix  = `{"arca_vault":`
+	lineSuffix  = `,"records":{`
+	fileTrailer = "}}\n"
+	slotHexSize = 2 * seal.SlotSize
 )
 
 // header is the vault's first line (seal.Header: the wrapped data key and
@@ -125,33 +124,6 @@ func (c *contents) lookupIndexed(slot string) (string, bool) {
 		return c.entries[i].blob, true
 	}
 	return "", false
-}
-
-// find returns slot's sealed record. Unindexed, it binary-searches the
-// sorted record lines, checking only the lines it reads.
-func (c *contents) find(slot string) (blob string, ok bool, err error) {
-	if c.indexed {
-		blob, ok = c.lookupIndexed(slot)
-		return blob, ok, nil
-	}
-	lo, hi := 0, len(c.raw) // a run of whole lines
-	for lo < hi {
-		start := lo + strings.LastIndexByte(c.raw[lo:lo+(hi-lo)/2], '\n') + 1
-		end := start + strings.IndexByte(c.raw[start:hi], '\n')
-		s, b, ok := parseRecordLine(c.raw[start:end], end+1 == len(c.raw))
-		if !ok {
-			return "", false, fmt.Errorf("malformed record line")
-		}
-		switch strings.Compare(slot, s) {
-		case 0:
-			return b, true, nil
-		case -1:
-			hi = start
-		default:
-			lo = end + 1
-		}
-	}
-	return "", false, nil
 }
 
 func parseHeader(line string) (header, error) {

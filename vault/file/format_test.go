@@ -175,6 +175,15 @@ func TestFindSearchesUnindexedLines(t *testing.T) {
 	if _, _, err := bad.find(slots[0]); err == nil {
 		t.Fatal("a malformed line read while searching was not reported")
 	}
+	// The first and last lines swapped: no search may miss them quietly.
+	rec := strings.SplitAfter(lines.String(), "\n")
+	rec[0], rec[49] = strings.TrimSuffix(rec[49], "\n")+",\n", strings.TrimSuffix(rec[0], ",\n")+"\n"
+	swapped := contents{raw: strings.Join(rec, "")}
+	for _, slot := range []string{slots[0], slots[49], strings.Repeat("f", 32)} {
+		if _, ok, err := swapped.find(slot); err == nil {
+			t.Errorf("find(%s) in swapped lines: found %v, no error", slot, ok)
+		}
+	}
 }
 
 func TestIndexHandlesSharedSlotPrefixes(t *testing.T) {

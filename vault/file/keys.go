@@ -9,7 +9,6 @@ import (
 	"filippo.io/age"
 
 	"github.com/arca-secrets/arca/vault"
-	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
 
@@ -84,7 +83,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 func (f *Vault) rewrite(next func() (contents, error)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := fsio.Lock(f.path + ".lock")
+	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
 		return err
 	}
@@ -99,7 +98,10 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := replaceFile(f.path, &c, "", ""); err != nil {
+	if err := f.opt.fits(f.path, &c, "", "", f.heldInfo.Size()); err != nil {
+		return err
+	}
+	if err := f.opt.replace(dest, &c, "", ""); err != nil {
 		return err
 	}
 	f.stale = true

@@ -11,25 +11,33 @@ import (
 	"filippo.io/age"
 
 	"github.com/arca-secrets/arca/vault"
-	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
 
 // Create makes an empty file vault at path (mode 0600, parent
 // directories 0700) whose data key is wrapped to recipients. An existing
-// vault is kept, never replaced; created reports which happened.
+// vault is kept, never replaced; created reports which happened. When path
+// is a symlink, the vault is made where it leads; a link that leads
+// nowhere is an error.
 func Create(path string, recipients []age.Recipient) (created bool, err error) {
+	return create(path, recipients, defaultOptions())
+}
+
+func create(path string, recipients []age.Recipient, o options) (created bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return false, fmt.Errorf("vault directory: %w", err)
 	}
-	unlock, err := fsio.Lock(path + ".lock")
+	dest, unlock, err := lockTarget(path)
 	if err != nil {
 		return false, err
 	}
 	defer unlock()
-	if _, err := os.Lstat(path); err == nil {
-		return false, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	switch fi, err := os.Stat(dest); {
+	case err == nil && !fi.Mode().IsRegular():
+		return false, fmt.Errorf("vault %s is not a regular file", dest)
+	case err == nil:
+		return false, nil // kept
+	case !errors.Is(err, fs.ErrNotExist):
 		return false, fmt.Errorf("vault %s: %w", path, err)
 	}
 	k, err := seal.Fresh()
@@ -40,7 +48,10 @@ func Create(path string, recipients []age.Recipient) (created bool, err error) {
 	if c.hdr, err = fileHeader(k, recipients); err != nil {
 		return false, err
 	}
-	return true, replaceFile(path, &c, "", "")
+	if err := o.fits(path, &c, "", "", 0); err != nil {
+		return false, err
+	}
+	return true, o.replace(dest, &c, "", "")
 }
 
 // Apply implements vault.Store. The writer lock is held from the read of the
@@ -48,7 +59,7 @@ func Create(path string, recipients []age.Recipient) (created bool, err error) {
 func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := fsio.Lock(f.path + ".lock")
+	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
 		return vault.Meta{}, err
 	}
@@ -76,10 +87,13 @@ func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (
 		}
 		blob = encodeBlob(sealed)
 	}
+	if err := f.opt.fits(f.path, &f.cur, slot, blob, f.heldInfo.Size()); err != nil {
+		return vault.Meta{}, err
+	}
 	if err := approve(next.Meta); err != nil {
 		return vault.Meta{}, err
 	}
-	if err := replaceFile(f.path, &f.cur, slot, blob); err != nil {
+	if err := f.opt.replace(dest, &f.cur, slot, blob); err != nil {
 		return vault.Meta{}, err
 	}
 	// Renamed into place: the change is visible and the event stands. Any
@@ -91,12 +105,13 @@ func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (
 	return next.Meta, nil
 }
 
-// replaceFile writes c, with one slot changed, to path atomically: a temp
-// file beside it, fsync, rename over path, fsync of the directory. The
-// caller holds the writer lock, so the temp name is ours alone; a temp file
-// a crashed writer left is removed rather than reused, so the new vault is
-// always a fresh 0600 file.
-func replaceFile(path string, c *contents, slot, blob string) error {
+// replace writes c, with one slot changed, to path atomically: a temp
+// file beside it, fsync, rename over path, fsync of the directory. path is
+// the vault's target (never a symlink, which the rename would replace).
+// The caller holds the writer lock, so the temp name is ours alone; a temp
+// file a crashed writer left is removed rather than reused, so the new
+// vault is always a fresh 0600 file.
+func (o options) replace(path string, c *contents, slot, blob string) error {
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write vault: %w", err)
@@ -122,6 +137,6 @@ func replaceFile(path string, c *contents, slot, blob string) error {
 	// The rename is the commit. A failed directory sync cannot undo it, and
 	// reporting the change as failed would contradict the vault; the next
 	// write syncs the directory again.
-	_ = fsio.SyncDir(filepath.Dir(path))
+	_ = o.syncDir(filepath.Dir(path))
 	return nil
 }
