@@ -369,3 +369,35 @@ func (spyBackends) Create(_ context.Context, _ string, vc VaultConfig, rs []age.
 func (spyBackends) Problems(vc VaultConfig) []string {
 	return file.PermissionProblems(vc.Path, vc.Identity)
 }
+
+// TestMetaNeedsNoEnv: with envs configured and none of them the default,
+// meta-ops are answered whatever env they name; their events record the
+// env only when it is configured. Vault ops still need one.
+func TestMetaNeedsNoEnv(t *testing.T) {
+	f := newFixture(t, "[envs.prod]\nvault = \"prod\"\n\n[vaults.prod]\nkind = \"file\"\n")
+	ctx := context.Background()
+	for _, c := range []struct{ op, env, want string }{
+		{"manifest", "", ""},
+		{"shutdown", "", ""},
+		{"manifest", "prod", "prod"},
+		{"shutdown", "staging", ""},
+		{"manifest", "../x", ""},
+	} {
+		f.events.Reset()
+		env, err := f.svc.Meta(ctx, c.op, Request{ID: []byte(`7`), Env: c.env, Actor: "orchestrator"})
+		if err != nil || env != c.want {
+			t.Errorf("%s with env %q: env %q, err %v; want %q, nil", c.op, c.env, env, err, c.want)
+		}
+		ev := f.lines(t)
+		if len(ev) != 1 || ev[0].Event != c.op || ev[0].Outcome != audit.OK || ev[0].Env != c.want || ev[0].Actor != "orchestrator" {
+			t.Errorf("%s with env %q: events %+v", c.op, c.env, ev)
+		}
+	}
+	_, err := f.svc.Meta(ctx, "manifest", Request{Actor: "a\x07"})
+	if CodeOf(err) != manifest.BadRequest {
+		t.Errorf("a meta-op with a bad actor: err %v, want bad_request", err)
+	}
+	if _, err := f.svc.List(ctx, Request{}); CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown env "default"`) {
+		t.Errorf("list naming no env: err %v, want bad_request unknown env", err)
+	}
+}
