@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -399,5 +400,27 @@ func TestMetaNeedsNoEnv(t *testing.T) {
 	}
 	if _, err := f.svc.List(ctx, Request{}); CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown env "default"`) {
 		t.Errorf("list naming no env: err %v, want bad_request unknown env", err)
+	}
+}
+
+// TestCancelledDecisionIsNotDegraded: allow_on_error lets an op run when
+// the PDP fails, not when the caller cancelled the decision (serve
+// stopping): that op is pdp_unreachable and never reaches the vault.
+func TestCancelledDecisionIsNotDegraded(t *testing.T) {
+	f := newFixture(t, "[serve.pdp]\nexec = \"sleep 30\"\nallow_on_error = true\ntimeout_ms = 30000\n")
+	f.svc.consultPDP, f.svc.environ = true, []string{"PATH=" + os.Getenv("PATH")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := f.svc.Get(ctx, Request{Ref: "arca://app/db"})
+	if CodeOf(err) != manifest.PDPUnreachable || PolicyOf(err) != nil {
+		t.Fatalf("err = %v (policy %+v), want pdp_unreachable without a verdict", err, PolicyOf(err))
+	}
+	if f.store != nil && f.store.calls != 0 {
+		t.Errorf("a cancelled decision reached the vault: %d calls", f.store.calls)
+	}
+	// Not cancelled, the same PDP failing runs the op degraded.
+	f.svc.cfg.Serve.PDP.Exec = "exit 3"
+	if _, err := f.svc.Get(context.Background(), Request{Ref: "arca://app/db"}); CodeOf(err) != manifest.NotFound || PolicyOf(err) == nil || !PolicyOf(err).Degraded {
+		t.Errorf("err = %v (policy %+v), want not_found with a degraded verdict", err, PolicyOf(err))
 	}
 }
