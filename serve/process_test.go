@@ -41,10 +41,10 @@ func (b arcaBin) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
-// config writes an arca.toml into HOME and returns its path.
-func (b arcaBin) config(t *testing.T, toml string) string {
+// writeConfig writes toml as dir/arca.toml and returns its path.
+func writeConfig(t *testing.T, dir, toml string) string {
 	t.Helper()
-	p := filepath.Join(b.home, "arca.toml")
+	p := filepath.Join(dir, "arca.toml")
 	if err := os.WriteFile(p, []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
