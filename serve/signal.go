@@ -13,8 +13,9 @@ import (
 // and SIGTERM end the process at once — no stop event, and the PDP in
 // flight, which leads a process group of its own, runs on as an orphan —
 // and SIGQUIT, SIGABRT and (sent by another process) SIGILL, SIGTRAP,
-// SIGSYS and SIGSTKFLT or SIGEMT end it with a goroutine dump on stderr,
-// the audit wire. While Serve runs, each of them instead ends the session:
+// SIGSYS, SIGSEGV, SIGBUS, SIGFPE and SIGSTKFLT or SIGEMT end it with a
+// goroutine dump on stderr, the audit wire. (A fault of arca's own is no
+// sent signal: the runtime still turns it into a panic.) While Serve runs, each of them instead ends the session:
 // ctx is cancelled, so the PDP in flight is killed with its whole group
 // (package pdp) and the request in hand is answered and audited; the lines
 // behind it get no reply; a stop event says "signal: <name>"; the wire is
@@ -24,7 +25,8 @@ import (
 // stopSignals are the signals that end a session.
 func stopSignals() []os.Signal {
 	return append([]os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT,
-		syscall.SIGABRT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS}, platformStopSignals()...)
+		syscall.SIGABRT, syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS,
+		syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE}, platformStopSignals()...)
 }
 
 // subscribe delivers the stop signals on sigs until unsubscribe is called.

@@ -112,6 +112,7 @@ func TestSignalsEndServeCleanly(t *testing.T) {
 		{syscall.SIGTERM, false, "SIGTERM"}, {syscall.SIGINT, false, "SIGINT"}, {syscall.SIGHUP, false, "SIGHUP"},
 		{syscall.SIGQUIT, false, "SIGQUIT"}, {syscall.SIGABRT, false, "SIGABRT"},
 		{syscall.SIGTERM, true, "SIGTERM idle"}, {syscall.SIGQUIT, true, "SIGQUIT idle"}, {syscall.SIGTRAP, true, "SIGTRAP idle"},
+		{syscall.SIGSEGV, true, "SIGSEGV idle"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
