@@ -61,12 +61,14 @@ type document struct {
 	Schemas       map[string]json.RawMessage `json:"schemas"`
 }
 
-// Limits returns every limit, in bytes (rows for list_rows).
+// Limits returns every limit, in bytes (rows for list_rows, characters for
+// segment_chars, levels for depth_levels).
 func Limits() map[string]int {
 	return map[string]int{
 		"line_bytes":        MaxLine,
 		"op_bytes":          MaxOp,
 		"id_bytes":          MaxID,
+		"depth_levels":      MaxDepth,
 		"ref_bytes":         MaxRef,
 		"env_bytes":         MaxSegment,
 		"segment_chars":     MaxSegment,

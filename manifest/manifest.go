@@ -12,6 +12,7 @@
 //	MaxActor        256      a claimed actor
 //	MaxAttestation  64 KiB   an opaque identity claim
 //	MaxID           4 KiB    a request id, serialized
+//	MaxDepth        32       levels of arrays and objects open at once in a request, the request object included
 //	MaxLine         4 MiB    one serve request line, without its newline
 //	MaxListRows     10,000   records in one list result
 //	MaxConfig       1 MiB    a configuration file
@@ -32,6 +33,7 @@ const (
 	MaxActor       = 256
 	MaxAttestation = 64 << 10
 	MaxID          = 4 << 10
+	MaxDepth       = 32
 	MaxLine        = 4 << 20
 	MaxListRows    = 10_000
 	MaxConfig      = 1 << 20

@@ -59,7 +59,7 @@ func TestExitStatuses(t *testing.T) {
 // fails if one is added to the package and not here.
 var exportedLimits = map[string]int{
 	"MaxOp": MaxOp, "MaxRef": MaxRef, "MaxSegment": MaxSegment, "MaxValue": MaxValue,
-	"MaxActor": MaxActor, "MaxAttestation": MaxAttestation, "MaxID": MaxID,
+	"MaxActor": MaxActor, "MaxAttestation": MaxAttestation, "MaxID": MaxID, "MaxDepth": MaxDepth,
 	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig,
 }
 
@@ -149,7 +149,7 @@ func TestLimitsDoc(t *testing.T) {
 // is no client's business).
 func TestLimitsPublished(t *testing.T) {
 	want := map[string]int{
-		"line_bytes": MaxLine, "op_bytes": MaxOp, "id_bytes": MaxID, "ref_bytes": MaxRef,
+		"line_bytes": MaxLine, "op_bytes": MaxOp, "id_bytes": MaxID, "depth_levels": MaxDepth, "ref_bytes": MaxRef,
 		"env_bytes": MaxSegment, "segment_chars": MaxSegment, "value_bytes": MaxValue,
 		"actor_bytes": MaxActor, "attestation_bytes": MaxAttestation, "list_rows": MaxListRows,
 	}

@@ -31,7 +31,10 @@ func PolicyOf(err error) *audit.Policy {
 // consult asks the PDP about c, when this service consults one and the
 // config names one. It runs after validation and guardrails, so a doomed
 // request never spawns it. A deny, or an unreachable PDP without
-// allow_on_error, ends the request; the verdict goes on c's events.
+// allow_on_error, ends the request; the verdict goes on c's events. A
+// decision cut short because ctx was cancelled (serve is stopping) is
+// unreachable even with allow_on_error: the PDP did not fail, it was not
+// let finish, and a stopping serve must not run an op nobody allowed.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 	p := s.cfg.Serve.PDP
 	if op, _ := manifest.Op(c.op); !s.consultPDP || p == nil || !op.ConsultsPDP {
@@ -41,7 +44,7 @@ func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 		pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: c.env, Ref: c.ev.Ref})
 	var u *pdp.Unreachable
 	switch {
-	case errors.As(err, &u) && p.AllowOnError:
+	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: u.Error(), Degraded: true}
 	case err != nil:
 		return Errorf(manifest.PDPUnreachable, "%v", err)

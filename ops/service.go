@@ -98,6 +98,32 @@ type call struct {
 // guardrails and consults the PDP. A request that fails here is audited and
 // never reaches a vault.
 func (s *Service) begin(ctx context.Context, op string, req Request) (call, error) {
+	c, err := s.validated(op, req)
+	if err != nil {
+		return call{}, err
+	}
+	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
+	if err != nil {
+		return call{}, s.fail(&c, err)
+	}
+	c.env, c.ev.Env = env, env
+	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
+		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+	}
+	if spec, _ := manifest.Op(op); !spec.Meta {
+		if err := s.canOpen(env); err != nil {
+			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
+		}
+	}
+	if err := s.consult(ctx, &c, req); err != nil {
+		return call{}, s.fail(&c, err)
+	}
+	return c, nil
+}
+
+// validated validates req as op and parses its ref, if it has one. A
+// request that fails here is audited.
+func (s *Service) validated(op string, req Request) (call, error) {
 	req.Op = op
 	c := call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
 	if req.Attestation != "" {
@@ -115,22 +141,6 @@ func (s *Service) begin(ctx context.Context, op string, req Request) (call, erro
 			return call{}, s.fail(&c, err)
 		}
 		c.ref, c.ev.Ref = r, r.Path()
-	}
-	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
-	if err != nil {
-		return call{}, s.fail(&c, err)
-	}
-	c.env, c.ev.Env = env, env
-	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
-		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
-	}
-	if spec, _ := manifest.Op(op); !spec.Meta {
-		if err := s.canOpen(env); err != nil {
-			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
-		}
-	}
-	if err := s.consult(ctx, &c, req); err != nil {
-		return call{}, s.fail(&c, err)
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -395,5 +396,59 @@ func TestNoBackends(t *testing.T) {
 	}
 	if _, err := svc.Init(""); err == nil || !strings.Contains(err.Error(), "is not available in this build") {
 		t.Fatalf("Init: %v", err)
+	}
+}
+
+// TestMetaNeedsNoEnv: with envs configured and none of them the default,
+// meta-ops are answered whatever env they name; their events record the
+// env only when it is configured. Vault ops still need one.
+func TestMetaNeedsNoEnv(t *testing.T) {
+	f := newFixture(t, "[envs.prod]\nvault = \"prod\"\n\n[vaults.prod]\nkind = \"file\"\n")
+	ctx := context.Background()
+	for _, c := range []struct{ op, env, want string }{
+		{"manifest", "", ""},
+		{"shutdown", "", ""},
+		{"manifest", "prod", "prod"},
+		{"shutdown", "staging", ""},
+		{"manifest", "../x", ""},
+	} {
+		f.events.Reset()
+		env, err := f.svc.Meta(ctx, c.op, Request{ID: []byte(`7`), Env: c.env, Actor: "orchestrator"})
+		if err != nil || env != c.want {
+			t.Errorf("%s with env %q: env %q, err %v; want %q, nil", c.op, c.env, env, err, c.want)
+		}
+		ev := f.lines(t)
+		if len(ev) != 1 || ev[0].Event != c.op || ev[0].Outcome != audit.OK || ev[0].Env != c.want || ev[0].Actor != "orchestrator" {
+			t.Errorf("%s with env %q: events %+v", c.op, c.env, ev)
+		}
+	}
+	_, err := f.svc.Meta(ctx, "manifest", Request{Actor: "a\x07"})
+	if CodeOf(err) != manifest.BadRequest {
+		t.Errorf("a meta-op with a bad actor: err %v, want bad_request", err)
+	}
+	if _, err := f.svc.List(ctx, Request{}); CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), `unknown env "default"`) {
+		t.Errorf("list naming no env: err %v, want bad_request unknown env", err)
+	}
+}
+
+// TestCancelledDecisionIsNotDegraded: allow_on_error lets an op run when
+// the PDP fails, not when the caller cancelled the decision (serve
+// stopping): that op is pdp_unreachable and never reaches the vault.
+func TestCancelledDecisionIsNotDegraded(t *testing.T) {
+	f := newFixture(t, "[serve.pdp]\nexec = \"sleep 30\"\nallow_on_error = true\ntimeout_ms = 30000\n")
+	f.svc.consultPDP, f.svc.environ = true, []string{"PATH=" + os.Getenv("PATH")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := f.svc.Get(ctx, Request{Ref: "arca://app/db"})
+	if CodeOf(err) != manifest.PDPUnreachable || PolicyOf(err) != nil {
+		t.Fatalf("err = %v (policy %+v), want pdp_unreachable without a verdict", err, PolicyOf(err))
+	}
+	if f.store != nil && f.store.calls != 0 {
+		t.Errorf("a cancelled decision reached the vault: %d calls", f.store.calls)
+	}
+	// Not cancelled, the same PDP failing runs the op degraded.
+	f.svc.cfg.Serve.PDP.Exec = "exit 3"
+	if _, err := f.svc.Get(context.Background(), Request{Ref: "arca://app/db"}); CodeOf(err) != manifest.NotFound || PolicyOf(err) == nil || !PolicyOf(err).Degraded {
+		t.Errorf("err = %v (policy %+v), want not_found with a degraded verdict", err, PolicyOf(err))
 	}
 }

@@ -174,16 +174,22 @@ func (s *Service) vaultErr(c *call, err error) error {
 }
 
 // Meta validates and audits a protocol meta-op (manifest, shutdown): its
-// env must resolve, its actor be well-formed. Meta-ops skip guardrails and
-// never touch a vault. It returns the resolved env.
-func (s *Service) Meta(ctx context.Context, op string, req Request) (string, error) {
+// fields must be well-formed, its actor too. A meta-op reads no env and no
+// vault and skips guardrails, so it needs no env: the env it would resolve
+// to is recorded when it names a configured env, and an env that does not
+// resolve (a config without the default env, a request naming one that is
+// not configured) is left out of the event, never a reason to refuse. It
+// returns the recorded env, "" when none.
+func (s *Service) Meta(_ context.Context, op string, req Request) (string, error) {
 	if o, ok := manifest.Op(op); !ok || !o.Meta {
 		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op)
 	}
-	cv, err := s.begin(ctx, op, req)
+	c, err := s.validated(op, req)
 	if err != nil {
 		return "", err
 	}
-	c := &cv
-	return c.env, s.record(c, 0)
+	if env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv); err == nil {
+		c.env, c.ev.Env = env, env
+	}
+	return c.env, s.record(&c, 0)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestChildLeadsItsOwnGroup: the child's process group id is its own pid,
@@ -25,11 +26,16 @@ func TestChildLeadsItsOwnGroup(t *testing.T) {
 }
 
 // TestNoGrandchildSurvives records the pids of background grandchildren and
-// checks each is dead once Decide returns, on a verdict and on a timeout.
+// checks each is dead once Decide returns, on a verdict, on a timeout and
+// when the caller cancels the decision (serve stopping on a signal).
 func TestNoGrandchildSurvives(t *testing.T) {
-	tests := []struct{ name, tail, why string }{
-		{"after a verdict", `echo '{"allow":true}'`, ""},
-		{"after a timeout", `sleep 30`, "timed out"},
+	tests := []struct {
+		name, tail, why string
+		cancel          bool
+	}{
+		{"after a verdict", `echo '{"allow":true}'`, "", false},
+		{"after a timeout", `sleep 30`, "timed out", false},
+		{"after a cancel", `sleep 30`, "cancelled: context canceled", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,7 +44,13 @@ func TestNoGrandchildSurvives(t *testing.T) {
 				"(sleep 30 >/dev/null 2>&1 & echo $! >> " + sq(pids) + "; sleep 30) >/dev/null & " +
 				"while [ $(wc -l < " + sq(pids) + ") -lt 2 ]; do sleep 0.01; done; " + tt.tail
 			cfg := Config{Exec: exec, Timeout: short, Environ: testEnviron()}
-			_, pgid, err := decide(context.Background(), cfg, getReq, "sh")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancel {
+				cfg.Timeout = time.Minute
+				go cancelOnceRecorded(pids, 2, cancel)
+			}
+			_, pgid, err := decide(ctx, cfg, getReq, "sh")
 			if tt.why == "" && err != nil {
 				t.Fatal(err)
 			}
@@ -56,6 +68,17 @@ func TestNoGrandchildSurvives(t *testing.T) {
 				wantDead(t, pid)
 			}
 		})
+	}
+}
+
+// cancelOnceRecorded calls cancel once file holds n lines (or after a
+// while, so that a test cannot hang on it).
+func cancelOnceRecorded(file string, n int, cancel func()) {
+	defer cancel()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if b, _ := os.ReadFile(file); strings.Count(string(b), "\n") >= n {
+			return
+		}
 	}
 }
 

@@ -52,12 +52,14 @@
 //   - The verdict is at most MaxVerdict bytes. arca reads at most one byte
 //     more; a child that writes it is killed and judged unreachable.
 //   - The child leads its own process group. Once the decision is made — by
-//     verdict, by failure or by deadline — the whole group gets SIGKILL, and
-//     only then is the child reaped, so the group id cannot have been reused
-//     by then. No child or grandchild outlives the decision, and a grandchild
-//     that holds stdout open cannot stretch it past the deadline. A process
-//     that leaves the group on purpose (setsid) escapes the kill; arca closes
-//     its own pipe ends, so the decision still ends on time.
+//     verdict, by failure, by deadline or because ctx is done (serve
+//     cancels it when a signal stops the session) — the whole group gets
+//     SIGKILL at once, and only then is the child reaped, so the group id
+//     cannot have been reused by then. No child or grandchild outlives the
+//     decision, and a grandchild that holds stdout open cannot stretch it
+//     past the deadline. A process that leaves the group on purpose (setsid)
+//     escapes the kill; arca closes its own pipe ends, so the decision still
+//     ends on time.
 //   - Decide starts three goroutines (request writer, verdict reader, exit
 //     watcher) and waits for all three before it returns.
 //

@@ -90,7 +90,11 @@ const (
 	trail   = "request has data after the JSON object"
 	notStr  = "must be a string"
 	notUTF8 = "request is not valid UTF-8"
+	tooDeep = "request nests deeper than 32 levels"
 )
+
+// nested is a JSON value of n arrays, one inside the other.
+func nested(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 // TestAttacks lists the ways a request line can try to trick serve, one
 // named row each.
@@ -234,11 +238,43 @@ func TestAttacks(t *testing.T) {
 		{name: "id over its cap", in: lines(`{"op":"manifest","id":"` + strings.Repeat("i", manifest.MaxID-1) + `"}`), want: []want{bad("null", `field "id" is larger than 4096 bytes`)}},
 		{name: "id over its cap as a number", in: lines(`{"op":"manifest","id":1` + strings.Repeat("0", manifest.MaxID) + `}`), want: []want{bad("null", `field "id" is larger than 4096 bytes`)}},
 		{name: "id nested past its cap", in: lines(`{"op":"manifest","id":` + strings.Repeat("[", 2049) + strings.Repeat("]", 2049) + `}`),
-			want: []want{bad("null", `field "id" is larger than 4096 bytes`)}},
+			want: []want{bad("null", tooDeep)}},
 		{name: "id nested a million deep", in: lines(`{"op":"manifest","id":` + strings.Repeat("[", 1<<20) + `}`),
-			want: []want{bad("null", `field "id" is larger than 4096 bytes`)}},
+			want: []want{bad("null", tooDeep)}},
 		{name: "unknown field nested a million deep", in: lines(`{"op":"manifest","x":` + strings.Repeat("[", 1<<20) + strings.Repeat("]", 1<<20) + `}`),
+			want: []want{bad("null", tooDeep)}},
+
+		// Nesting: the request object is the first level; MaxDepth levels
+		// are served, one more is refused wherever it is, and the next line
+		// is served.
+		{name: "id nested to the depth limit", in: lines(`{"op":"list","id":` + nested(manifest.MaxDepth-1) + `}`),
+			want: []want{ok(nested(manifest.MaxDepth - 1))}, vault: true},
+		{name: "id of objects nested to the depth limit", in: lines(`{"op":"list","id":` + strings.Repeat(`{"a":`, manifest.MaxDepth-2) + `{}` + strings.Repeat("}", manifest.MaxDepth-2) + `}`),
+			want: []want{ok(strings.Repeat(`{"a":`, manifest.MaxDepth-2) + `{}` + strings.Repeat("}", manifest.MaxDepth-2))}, vault: true},
+		{name: "id nested one past the depth limit", in: lines(`{"op":"list","id":`+nested(manifest.MaxDepth)+`}`, `{"op":"list","id":2}`),
+			want: []want{bad("null", tooDeep), ok("2")}, vault: true},
+		{name: "id of objects nested one past the depth limit", in: lines(`{"op":"list","id":` + strings.Repeat(`{"a":`, manifest.MaxDepth-1) + `{}` + strings.Repeat("}", manifest.MaxDepth-1) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "empty containers count as a level", in: lines(`{"op":"list","id":` + strings.Repeat("[", manifest.MaxDepth-1) + "{}" + strings.Repeat("]", manifest.MaxDepth-1) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "spacing does not hide a level", in: lines(`{"op":"list","id": ` + strings.Repeat("[ \t", manifest.MaxDepth) + strings.Repeat(" ]", manifest.MaxDepth) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "brackets inside strings are no level", in: lines(`{"op":"put","ref":"arca://a/b","value":"` + nested(1000) + `","actor":"` + strings.Repeat("{", 200) + `","id":["` + strings.Repeat(`[{\"`, 100) + `"]}`),
+			want: []want{ok(`["` + strings.Repeat(`[{\"`, 100) + `"]`)}, vault: true},
+		{name: "unknown field nested to the depth limit", in: lines(`{"op":"list","x":` + nested(manifest.MaxDepth-1) + `}`),
 			want: []want{bad("null", `unknown field "x"`)}},
+		{name: "unknown field nested one past the depth limit", in: lines(`{"op":"list","id":1,"x":` + nested(manifest.MaxDepth) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "string field nested to the depth limit", in: lines(`{"op":"list","id":1,"env":` + nested(manifest.MaxDepth-1) + `}`),
+			want: []want{bad("1", `field "env" `+notStr)}},
+		{name: "string field nested one past the depth limit", in: lines(`{"op":"list","id":1,"env":` + nested(manifest.MaxDepth) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "duplicate field nested one past the depth limit", in: lines(`{"op":"list","id":1,"op":` + nested(manifest.MaxDepth) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "nesting past the limit wins over an earlier problem", in: lines(`{"op":"list","y":1,"id":1,"x":` + nested(manifest.MaxDepth) + `}`),
+			want: []want{bad("null", tooDeep)}},
+		{name: "nesting past the limit in invalid JSON", in: lines(`{"op":"list","id":` + strings.Repeat("[", manifest.MaxDepth) + `,]}`),
+			want: []want{bad("null", tooDeep)}},
 
 		{name: "op at its cap is looked up", in: lines(`{"op":"` + strings.Repeat("o", manifest.MaxOp) + `"}`), want: []want{unknownOp("null", "unknown op")}},
 		{name: "op over its cap", in: lines(`{"op":"` + strings.Repeat("o", manifest.MaxOp+1) + `"}`), want: []want{bad("null", `field "op" is larger than 64 bytes`)}},
@@ -281,9 +317,12 @@ func TestAttacks(t *testing.T) {
 		{name: "invalid env name", in: lines(`{"op":"list","env":"../x"}`), want: []want{bad("null", "invalid env")}},
 		{name: "actor with a control character", in: lines(`{"op":"list","actor":"a\u0007b"}`), want: []want{bad("null", "actor contains a control character")}},
 		{name: "actor with a newline", in: lines(`{"op":"list","actor":"a\nb"}`), want: []want{bad("null", "actor contains a control character")}},
-		{name: "manifest with an unknown env", in: lines(`{"op":"manifest","env":"zzz","id":1}`), want: []want{bad("1", `unknown env "zzz"`)}},
-		{name: "shutdown with an unknown env does not shut down", in: lines(`{"op":"shutdown","env":"zzz","id":1}`, `{"op":"manifest","id":2}`),
-			want: []want{bad("1", `unknown env "zzz"`), ok("2")}},
+		{name: "manifest with an unknown env is answered", in: lines(`{"op":"manifest","env":"zzz","id":1}`), want: []want{ok("1")}},
+		{name: "manifest with an invalid env is answered", in: lines(`{"op":"manifest","env":"../x","id":1}`), want: []want{ok("1")}},
+		{name: "shutdown with an unknown env shuts down", in: lines(`{"op":"shutdown","env":"zzz","id":1}`, `{"op":"manifest","id":2}`),
+			want: []want{ok("1")}},
+		{name: "manifest with an env over its cap", in: lines(`{"op":"manifest","env":"` + strings.Repeat("e", manifest.MaxSegment+1) + `","id":1}`),
+			want: []want{bad("1", `field "env" is larger than 128 bytes`)}},
 		{name: "ref with dot-dot", in: lines(`{"op":"get","ref":"arca://../etc/passwd"}`), want: []want{bad("null", "invalid ref")}},
 		{name: "ref with upper-case scheme", in: lines(`{"op":"get","ref":"ARCA://a/b"}`), want: []want{bad("null", "invalid ref")}},
 		{name: "ref with four segments", in: lines(`{"op":"get","ref":"arca://default/a/b/c"}`), want: []want{bad("null", "invalid ref")}},
@@ -354,8 +393,9 @@ func TestIDEchoedVerbatim(t *testing.T) {
 		{"4096-byte object with odd spacing", fill(`{"a" : [1, 2.5e3, "\u00e9"], "pad" : "`, `" }`)},
 		{"4096-byte string of escapes", `"` + strings.Repeat(`\u00e9`, (manifest.MaxID-2)/6) + strings.Repeat(" ", (manifest.MaxID-2)%6) + `"`},
 		{"4096-digit number", "1" + strings.Repeat("0", manifest.MaxID-1)},
-		{"nested to the cap", strings.Repeat("[", manifest.MaxID/2) + strings.Repeat("]", manifest.MaxID/2)},
-		{"objects nested deep", strings.Repeat(`{"a":`, 682) + "0" + strings.Repeat("}", 682) + "   "},
+		{"nested to the depth limit", nested(manifest.MaxDepth - 1)},
+		{"objects nested to the depth limit", strings.Repeat(`{"a":`, manifest.MaxDepth-1) + "0" + strings.Repeat("}", manifest.MaxDepth-1) + "   "},
+		{"4096 bytes nested to the depth limit", fill(strings.Repeat("[", manifest.MaxDepth-1)+`"`, `"`+strings.Repeat("]", manifest.MaxDepth-1))},
 	}
 	for _, c := range ids {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,8 +62,8 @@ func lookupField(key string) (field, bool) {
 }
 
 // decodeRequest decodes one line strictly: one JSON object, nothing after
-// it, valid UTF-8, exact keys, no duplicates, no unknown fields, every field
-// of its type and within its cap. On a problem it returns a message naming
+// it, valid UTF-8, exact keys, no duplicates, no unknown fields, no nesting
+// deeper than manifest.MaxDepth, every field of its type and within its cap. On a problem it returns a message naming
 // the field and the cap; req.id is still set when the line was well-formed
 // JSON with a valid id, so the error can echo it.
 func decodeRequest(line []byte) (req request, problem string) {
@@ -91,6 +91,8 @@ func decodeRequest(line []byte) (req request, problem string) {
 		s.ws()
 		p, fatal := decodeField(&s, &req, key)
 		switch {
+		case s.deep:
+			return request{}, fmt.Sprintf("request nests deeper than %d levels", manifest.MaxDepth)
 		case s.err:
 			return request{}, s.syntax()
 		case fatal:
@@ -168,11 +170,13 @@ func quoteKey(k string) string {
 	return fmt.Sprintf("%q", k)
 }
 
-// scanner walks one JSON text. err is set on a syntax error.
+// scanner walks one JSON text. err is set on a syntax error, deep on
+// nesting past manifest.MaxDepth.
 type scanner struct {
-	b   []byte
-	i   int
-	err bool
+	b    []byte
+	i    int
+	err  bool
+	deep bool
 }
 
 func (s *scanner) syntax() string {

@@ -21,11 +21,14 @@ import (
 // (decoded, op known, the op's fields right) exactly when it is a request
 // the published schema and the byte caps allow:
 //
-//   - accepted ⇒ valid JSON, valid against request.json, and decoded to
-//     the same fields encoding/json finds — so a schema-invalid line is
-//     always refused and nothing refused can reach ops;
+//   - accepted ⇒ valid JSON, valid against request.json, nested no deeper
+//     than manifest.MaxDepth, and decoded to the same fields encoding/json
+//     finds — so a schema-invalid line is always refused and nothing
+//     refused can reach ops;
+//   - refused for its nesting ⇒ it does nest deeper than MaxDepth;
 //   - a line that is valid UTF-8, one JSON object without duplicate keys,
-//     valid against request.json and within every byte cap ⇒ accepted.
+//     valid against request.json, within every byte cap and nested no
+//     deeper than MaxDepth ⇒ accepted.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"op":"get","ref":"arca://app/db","id":1}`,
@@ -34,6 +37,10 @@ func FuzzDecode(f *testing.F) {
 		`{"op":"rotate","ref":"arca://a/b","value":""}` + "\r",
 		`{"op":"rm","ref":"arca://a/b"}` + "\n" + `{"op":"shutdown"}`,
 		`{"op":"manifest","id":[[[[]]]]}`,
+		`{"op":"list","id":` + nested(manifest.MaxDepth-1) + `}`,
+		`{"op":"list","id":` + nested(manifest.MaxDepth) + `}`,
+		`{"op":"list","x":{"a":` + nested(manifest.MaxDepth) + `}}`,
+		`{"op":"list","value":"` + nested(manifest.MaxDepth) + `"}`,
 		`{"op":"check","env":""}`,
 		`{"op":"list","op":"list"}`,
 		`{"Op":"list"}`,
@@ -106,6 +113,12 @@ func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 	if problem == "" && !json.Valid(line) {
 		t.Fatalf("decoder accepts a line encoding/json refuses: %q", line)
 	}
+	if problem == "" && depthOf(line) > manifest.MaxDepth {
+		t.Fatalf("decoder accepts a line nested %d deep: %q", depthOf(line), line)
+	}
+	if problem == tooDeep && json.Valid(line) && depthOf(line) <= manifest.MaxDepth {
+		t.Fatalf("decoder calls a line of depth %d too deep: %q", depthOf(line), line)
+	}
 	if !accepted {
 		if why := plainlyValid(sc, line); why == "" {
 			t.Fatalf("a valid request is refused (%q; op known %v): %q", problem, known, line)
@@ -149,6 +162,8 @@ func plainlyValid(sc *schemaSet, line []byte) string {
 		return "surrogate escape"
 	case !json.Valid(line):
 		return "not JSON"
+	case depthOf(line) > manifest.MaxDepth:
+		return "nests too deep"
 	}
 	v, err := parseInstance(line)
 	if err != nil {
@@ -194,6 +209,26 @@ func plainlyValid(sc *schemaSet, line []byte) string {
 	return ""
 }
 
+// depthOf is how many arrays and objects are open at once at the deepest
+// point of the valid JSON text b, as encoding/json reads it.
+func depthOf(b []byte) int {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	depth, deepest := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return deepest // EOF, or encoding/json's own, far larger, limit
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			depth++
+			deepest = max(deepest, depth)
+		case json.Delim(']'), json.Delim('}'):
+			depth--
+		}
+	}
+}
+
 // TestPlainlyValid keeps the fuzz oracle honest on a few lines.
 func TestPlainlyValid(t *testing.T) {
 	sc := schemas(t)
@@ -205,6 +240,8 @@ func TestPlainlyValid(t *testing.T) {
 		`{"op":"list","actor":"\ud800"}`:                           "surrogate escape",
 		`{"op":"get"}`:                                             "schema-invalid",
 		`{"op":"list"} x`:                                          "not JSON",
+		`{"op":"list","id":` + nested(manifest.MaxDepth-1) + `}`:   "",
+		`{"op":"list","id":` + nested(manifest.MaxDepth) + `}`:     "nests too deep",
 	} {
 		if got := plainlyValid(sc, []byte(line)); got != want {
 			t.Errorf("plainlyValid(%s) = %q, want %q", line, got, want)

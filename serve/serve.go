@@ -5,7 +5,14 @@
 //
 // Limits (see package manifest): a request line is at most 4 MiB; a longer
 // one is answered bad_request (id null) and skipped without ever being held
-// whole. Every field has its own cap, checked while decoding.
+// whole. A request nests at most 32 levels deep. Every field has its own
+// cap, checked while decoding.
+//
+// Signals: while it runs, Serve takes over the signals that would end the
+// process at once or dump goroutines on stderr (see signal.go). Any of them
+// ends the session as a cancelled ctx does: the request in hand is finished
+// (its PDP's process group killed), a stop event names the signal, and
+// Serve returns an error.
 package serve
 
 import (
@@ -13,7 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -35,9 +44,20 @@ type Options struct {
 	Environ []string
 	// Backends opens and creates vaults by kind (see ops.Backends).
 	Backends ops.Backends
+	// Signals end the session early (see the package doc). Nil: Serve
+	// subscribes to the process's stop signals itself for as long as it
+	// runs.
+	Signals <-chan os.Signal
 }
 
+// session is one serve session. Its loop runs in a goroutine of its own and
+// holds mu for everything but a read that may block, so that a signal can
+// end the session while the loop waits for input: whoever sets ended under
+// mu has written the last event, and the other writes nothing more.
 type session struct {
+	mu    sync.Mutex
+	ended bool
+
 	in         *lineReader
 	w          *wire
 	audit      *audit.Writer
@@ -52,36 +72,49 @@ type session struct {
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
 // error when the session cannot start (a process env that does not
-// resolve) or one of its streams fails; it has then already said on the
-// audit wire what it could. The error is for the caller's exit status, not
-// for printing: stderr is the audit wire.
+// resolve), one of its streams fails, a stop signal arrives or ctx is
+// cancelled; it has then already said on the audit wire what it could. The
+// error is for the caller's exit status, not for printing: stderr is the
+// audit wire.
 func Serve(ctx context.Context, o Options) error {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
 	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, Backends: o.Backends,
 		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
+	sigs := o.Signals
+	if sigs == nil {
+		var unsubscribe func()
+		sigs, unsubscribe = subscribe()
+		defer unsubscribe()
+	}
 	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
-	return s.run(ctx)
+	return s.serve(ctx, sigs)
 }
 
+// run is the loop's goroutine: the whole session, unless a signal or ctx
+// ends it first (errInterrupted).
 func (s *session) run(ctx context.Context) error {
-	if err := s.preflight(); err != nil {
-		s.lifecycle("stop", "cannot start: "+err.Error())
-		s.w.flush()
-		return fmt.Errorf("cannot start: %w", err)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.loop(ctx)
+	if !errors.Is(err, errInterrupted) {
+		s.ended = true
 	}
-	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
-	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
-		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
-	}
-	if err := s.w.flush(); err != nil {
+	return err
+}
+
+// loop reads and answers request lines until EOF, shutdown, a failed
+// stream, or the session is interrupted.
+func (s *session) loop(ctx context.Context) error {
+	if err := s.start(); err != nil {
 		return err
 	}
 	s.stopReason = "eof"
 	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
-		if !s.in.lineReady() {
+		ready := s.in.lineReady()
+		if !ready {
 			if err := s.w.flush(); err != nil {
 				return err
 			}
@@ -90,8 +123,13 @@ func (s *session) run(ctx context.Context) error {
 			epoch++
 			rctx = vault.WithEpoch(ctx, epoch)
 		}
-		line, err := s.in.next()
+		if ctx.Err() != nil {
+			return errInterrupted // the lines behind the request in hand get no reply
+		}
+		line, err := s.next(ready)
 		switch {
+		case s.ended:
+			return errInterrupted
 		case errors.Is(err, io.EOF):
 			s.stop = true
 			continue
@@ -117,6 +155,21 @@ func (s *session) run(ctx context.Context) error {
 		}
 	}
 	s.lifecycle("stop", s.stopReason)
+	return s.w.flush()
+}
+
+// start writes the opening events, or the one stop event of a session that
+// cannot start.
+func (s *session) start() error {
+	if err := s.preflight(); err != nil {
+		s.lifecycle("stop", "cannot start: "+err.Error())
+		s.w.flush()
+		return fmt.Errorf("cannot start: %w", err)
+	}
+	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
+	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
+		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
+	}
 	return s.w.flush()
 }
 

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -180,6 +181,11 @@ type sessionOpts struct {
 	env     string
 	environ []string // the PDP child's allowlist is taken from it
 	broken  bool     // the session is expected to break: skip the one-event-per-reply accounting
+	// signals reach the session as the process's stop signals would; nil:
+	// none ever does (in-process sessions never take the test's signals).
+	signals     <-chan os.Signal
+	ctx         context.Context // context.Background() when nil
+	interrupted bool            // a signal or ctx ends the session: Serve fails, the accounting holds
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -201,9 +207,15 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	if o.stderr != nil {
 		stderr = o.stderr
 	}
-	err := Serve(context.Background(), Options{
+	if o.signals == nil {
+		o.signals = make(chan os.Signal)
+	}
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
-		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ,
+		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {
@@ -215,7 +227,11 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	}
 	tr.stdout = splitLines(t, "stdout", tr.rawOut)
 	tr.stderr = splitLines(t, "stderr", tr.rawErr)
-	checkWire(t, tr, o.sent, !o.broken)
+	acct := tr
+	if o.interrupted {
+		acct.err = nil // expected; the test checks it
+	}
+	checkWire(t, acct, o.sent, !o.broken)
 	return tr
 }
 

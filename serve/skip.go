@@ -1,17 +1,25 @@
 package serve
 
-// skipValue steps over one JSON value, which must end by limit. It returns
-// false on a syntax error (s.err set) or when the value runs past limit
-// (s.err not set). It keeps an explicit stack, so hostile nesting costs a
-// byte per level, never a stack frame.
+import "github.com/arca-secrets/arca/manifest"
+
+// skipValue steps over one JSON value inside the request object, which
+// must end by limit. It returns false on a syntax error (s.err set), when
+// the value runs past limit (s.err not set), or when it nests deeper than
+// manifest.MaxDepth levels, the request object counted as the first
+// (s.deep set): every line serve writes holds what it accepted, and a
+// reader with a recursion limit of its own (jq, Python's json, serde_json
+// at 128) must be able to read it. The stack is explicit and bounded by the
+// same limit, so hostile nesting costs no stack frame and no allocation.
 func (s *scanner) skipValue(limit int) bool {
-	var stack []byte
+	var buf [manifest.MaxDepth]byte
+	stack := buf[:0]
 	for {
-		complete, ok := s.scalarOrOpen(&stack, limit)
+		opened, ok := s.scalarOrOpen(len(stack), limit)
 		if !ok {
 			return false
 		}
-		if !complete {
+		if opened != 0 {
+			stack = append(stack, opened)
 			continue // a container was opened: its first value comes next
 		}
 		// After a value: close containers, or find the next element.
@@ -40,45 +48,46 @@ func (s *scanner) skipValue(limit int) bool {
 	}
 }
 
-// scalarOrOpen consumes a scalar or an empty container (complete), or the
-// opening of a container, pushed on stack with an object's first key (not
-// complete: a value comes next).
-func (s *scanner) scalarOrOpen(stack *[]byte, limit int) (complete, ok bool) {
+// scalarOrOpen consumes a scalar or an empty container (opened 0), or the
+// opening of a container with an object's first key (opened '{' or '[': a
+// value comes next). open is how many containers are open around it.
+func (s *scanner) scalarOrOpen(open, limit int) (opened byte, ok bool) {
 	if s.i > limit {
-		return false, false
+		return 0, false
 	}
 	s.ws()
 	switch c := s.peek(); {
+	case (c == '{' || c == '[') && open+2 > manifest.MaxDepth:
+		s.deep = true // the request object and the open containers, plus this one
+		return 0, false
 	case c == '{':
 		s.i++
 		s.ws()
 		if s.eat('}') {
-			return true, true
+			return 0, true
 		}
-		*stack = append(*stack, '{')
-		return false, s.key(limit)
+		return '{', s.key(limit)
 	case c == '[':
 		s.i++
 		s.ws()
 		if s.eat(']') {
-			return true, true
+			return 0, true
 		}
-		*stack = append(*stack, '[')
-		return false, true
+		return '[', true
 	case c == '"':
 		_, ok := s.str(limit)
-		return true, ok || s.limitHit(limit)
+		return 0, ok || s.limitHit(limit)
 	case c == 't':
-		return true, s.literal("true")
+		return 0, s.literal("true")
 	case c == 'f':
-		return true, s.literal("false")
+		return 0, s.literal("false")
 	case c == 'n':
-		return true, s.literal("null")
+		return 0, s.literal("null")
 	case c == '-' || ('0' <= c && c <= '9'):
-		return true, s.number()
+		return 0, s.number()
 	}
 	s.err = true
-	return false, false
+	return 0, false
 }
 
 // key consumes `"name" :` inside an object.

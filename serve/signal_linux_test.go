@@ -1,0 +1,325 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// hangingPDP is a PDP that never answers: it starts a grandchild, records
+// both pids in dir (pdp: the PDP child, which leads its process group;
+// grandchild), and waits.
+func hangingPDP(dir string) string {
+	return "sleep 300 & echo $! > " + sq(filepath.Join(dir, "grandchild")) + "; " +
+		"echo $$ > " + sq(filepath.Join(dir, "pdp")) + "; wait"
+}
+
+// hangingPDPConfig runs hangingPDP with a timeout far longer than a
+// test's wait for serve to end.
+func hangingPDPConfig(dir string) string {
+	return "[serve.pdp]\nexec = " + quoteTOML(hangingPDP(dir)) + "\ntimeout_ms = 120000\n"
+}
+
+// TestSignalEndsSession: a signal while a request waits on its PDP ends the
+// session in-process: the PDP's whole group is killed, the request in hand
+// is answered pdp_unreachable and audited, the line behind it is not
+// answered, the last event is stop naming the signal, and Serve fails.
+func TestSignalEndsSession(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(hangingPDP(dir))+"\ntimeout_ms = 20000\n")
+	sent := lines(`{"id":1,"op":"get","ref":"arca://app/db"}`, `{"id":2,"op":"manifest"}`)
+	stdin, feed := io.Pipe()
+	defer feed.Close()
+	go feed.Write([]byte(sent))
+	sigs, done := make(chan os.Signal, 1), make(chan struct{})
+	defer close(done)
+	go func() {
+		readPID(filepath.Join(dir, "pdp")) // the PDP runs: the get is in hand
+		sigs <- syscall.SIGTERM
+		// Should the signal be lost, the PDP times out and EOF ends the
+		// session: the test fails on what it wrote rather than hang.
+		select {
+		case <-time.After(30 * time.Second):
+			feed.Close()
+		case <-done:
+		}
+	}()
+	tr := f.session(t, sessionOpts{stdin: stdin, sent: []byte(sent), environ: os.Environ(), signals: sigs, interrupted: true})
+	if tr.err == nil || !strings.Contains(tr.err.Error(), "signal: terminated") {
+		t.Errorf("Serve returned %v, want an error naming the signal", tr.err)
+	}
+	checkReplies(t, tr, []want{{id: "1", code: "pdp_unreachable", msg: "cancelled"}})
+	wantStop(t, tr, "signal: terminated")
+	wantPDPGone(t, dir)
+	f.spy.mu.Lock()
+	defer f.spy.mu.Unlock()
+	if f.spy.calls["get"] != 0 {
+		t.Errorf("the interrupted get reached the vault")
+	}
+}
+
+// TestCancelEndsSession: a cancelled ctx ends an idle session the same way.
+func TestCancelEndsSession(t *testing.T) {
+	f := newFixture(t)
+	stdin, feed := io.Pipe()
+	defer feed.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go feed.Write([]byte(lines(`{"id":1,"op":"list"}`)))
+	// Cancelled once the reply is out: the loop flushes it before it reads again.
+	replied := &onWrite{do: cancel}
+	tr := f.session(t, sessionOpts{stdin: stdin, sent: []byte(lines(`{"id":1,"op":"list"}`)), stdout: replied, ctx: ctx, interrupted: true})
+	if tr.err == nil {
+		t.Errorf("Serve returned nil after its ctx was cancelled")
+	}
+	checkReplies(t, tr, []want{ok("1")})
+	wantStop(t, tr, "cancelled: context canceled")
+}
+
+// onWrite calls do on its first write.
+type onWrite struct {
+	once sync.Once
+	do   func()
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	w.once.Do(w.do)
+	return len(p), nil
+}
+
+// TestSignalsEndServeCleanly sends each stop signal to a real `arca serve`,
+// with a request waiting on a PDP that has a grandchild, and idle: serve
+// exits 1 (not killed by the signal), stderr is nothing but event lines
+// (no goroutine dump), the last one stop naming the signal, the request in
+// hand is answered, and nothing of the PDP's process group survives.
+func TestSignalsEndServeCleanly(t *testing.T) {
+	b := buildArca(t)
+	for _, c := range []struct {
+		sig  syscall.Signal
+		idle bool
+		name string
+	}{
+		{syscall.SIGTERM, false, "SIGTERM"}, {syscall.SIGINT, false, "SIGINT"}, {syscall.SIGHUP, false, "SIGHUP"},
+		{syscall.SIGQUIT, false, "SIGQUIT"}, {syscall.SIGABRT, false, "SIGABRT"},
+		{syscall.SIGTERM, true, "SIGTERM idle"}, {syscall.SIGQUIT, true, "SIGQUIT idle"}, {syscall.SIGTRAP, true, "SIGTRAP idle"},
+		{syscall.SIGSEGV, true, "SIGSEGV idle"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			sent := lines(`{"id":1,"op":"get","ref":"arca://app/db"}`, `{"id":2,"op":"list"}`)
+			if c.idle {
+				sent = lines(`{"id":1,"op":"manifest"}`)
+			}
+			p := startServe(t, b, writeConfig(t, dir, hangingPDPConfig(dir)), sent)
+			if c.idle {
+				p.waitFor(t, `"id":1,`) // answered: serve waits on stdin
+			} else {
+				waitForPID(t, filepath.Join(dir, "pdp"))
+			}
+			if err := p.cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			tr := p.wait(t)
+			checkWire(t, tr, []byte(sent), false) // the schemas; the clock is real
+			if bytes.Contains(tr.rawErr, []byte("goroutine")) {
+				t.Errorf("stderr holds a goroutine dump:\n%s", short(string(tr.rawErr)))
+			}
+			wantStop(t, tr, "signal: "+c.sig.String())
+			if c.idle {
+				checkReplies(t, tr, []want{ok("1")})
+				return
+			}
+			checkReplies(t, tr, []want{{id: "1", code: "pdp_unreachable", msg: "cancelled"}})
+			wantPDPGone(t, dir)
+		})
+	}
+}
+
+// serveProc is a running `arca serve` whose stdin stays open.
+type serveProc struct {
+	cmd         *exec.Cmd
+	stdin       io.WriteCloser
+	out, errOut lockedBuffer
+}
+
+func startServe(t *testing.T, b arcaBin, config, sent string) *serveProc {
+	t.Helper()
+	p := &serveProc{cmd: b.command("serve", "--config", config)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	if _, err := io.WriteString(p.stdin, sent); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// waitFor waits until stdout holds s.
+func (p *serveProc) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !bytes.Contains(p.out.Bytes(), []byte(s)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve wrote no %s; stderr:\n%s", s, p.errOut.Bytes())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wait waits for serve to exit, which it must with status 1 of its own,
+// and returns what it wrote.
+func (p *serveProc) wait(t *testing.T) transcript {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		p.cmd.Process.Kill()
+		t.Fatalf("serve did not exit after the signal; stderr:\n%s", p.errOut.Bytes())
+	}
+	p.stdin.Close()
+	ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ws.Signaled() || ws.ExitStatus() != 1 {
+		t.Errorf("serve exited with %v (signaled %v), want exit status 1", err, ws.Signaled())
+	}
+	tr := transcript{rawOut: p.out.Bytes(), rawErr: p.errOut.Bytes(), err: err}
+	tr.stdout, tr.stderr = splitLines(t, "stdout", tr.rawOut), splitLines(t, "stderr", tr.rawErr)
+	return tr
+}
+
+// wantStop checks that every stderr line is an event, seq without gaps,
+// one request event per reply, and the last event stop with message msg.
+func wantStop(t *testing.T, tr transcript, msg string) {
+	t.Helper()
+	es := tr.events(t)
+	for i, e := range es {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i+1, e.Seq)
+		}
+	}
+	if n := len(es); n == 0 || es[n-1].Event != "stop" || es[n-1].Message != msg {
+		t.Errorf("the last event is not stop %q:\n%s", msg, tr.rawErr)
+	}
+	if n, m := len(tr.requestEvents(t)), len(tr.stdout); n != m {
+		t.Errorf("%d request events for %d replies", n, m)
+	}
+}
+
+// waitForPID waits until file holds a pid and a newline, and returns it.
+func waitForPID(t *testing.T, file string) int {
+	t.Helper()
+	pid, err := readPID(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// readPID is waitForPID for any goroutine.
+func readPID(file string) (int, error) {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if s, ok := strings.CutSuffix(string(b), "\n"); ok {
+			pid, err := strconv.Atoi(s)
+			if err != nil {
+				return 0, fmt.Errorf("%s holds %q", file, b)
+			}
+			return pid, nil
+		}
+		if time.Now().After(deadline) {
+			return 0, fmt.Errorf("the PDP never wrote %s", file)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// wantPDPGone fails t if the PDP recorded in dir, its grandchild, or
+// anything else of its process group still runs. SIGKILL is delivered
+// asynchronously, so it allows the kernel a moment; zombies count as gone
+// (a container's init may never reap orphans).
+func wantPDPGone(t *testing.T, dir string) {
+	t.Helper()
+	pgid := waitForPID(t, filepath.Join(dir, "pdp"))
+	grandchild := waitForPID(t, filepath.Join(dir, "grandchild"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		live := liveMembers(pgid)
+		if syscall.Kill(-pgid, 0) == syscall.ESRCH || len(live) == 0 && !alive(grandchild) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of the PDP's group %d survived serve (grandchild %d alive: %v)", live, pgid, grandchild, alive(grandchild))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// alive reports whether pid runs (is neither gone nor a zombie).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	state, _, ok := statFields(stat)
+	return ok && state != "Z" && state != "X"
+}
+
+// liveMembers lists the pids whose process group is pgid and which are not
+// zombies.
+func liveMembers(pgid int) []int {
+	dirs, _ := os.ReadDir("/proc")
+	var live []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if state, group, ok := statFields(stat); ok && group == pgid && state != "Z" && state != "X" {
+			live = append(live, pid)
+		}
+	}
+	return live
+}
+
+// statFields reads state and pgrp from /proc/<pid>/stat; the command name
+// before them may hold spaces and parentheses, so it starts after the last ')'.
+func statFields(stat []byte) (state string, pgrp int, ok bool) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", 0, false
+	}
+	f := strings.Fields(string(stat[i+1:])) // state ppid pgrp ...
+	if len(f) < 3 {
+		return "", 0, false
+	}
+	pgrp, err := strconv.Atoi(f[2])
+	return f[0], pgrp, err == nil
+}
+
+// sq quotes s as one sh word.
+func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
