@@ -103,7 +103,8 @@ type Guardrails struct {
 }
 
 // Rule is one [[guardrails.rule]]: it denies every request its given fields
-// all match. Env, Ref and Actor are path.Match globs; "" matches anything.
+// all match. Env, Ref and Actor are globs (glob.go), in which "*" matches
+// "/" too; "" matches anything.
 type Rule struct {
 	Env    string   `toml:"env"`
 	Ops    []string `toml:"ops"` // omitted: every vault op
