@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -143,15 +144,50 @@ type File struct{ f *os.File }
 // OpenFile opens the audit file at path for appending, creating it (mode
 // 0600) and its directory (0700) if needed. Each event is one write, so
 // processes appending at once never interleave their lines.
+//
+// The audit file is a durable trail, so it must be a regular file (or a
+// link to one): a FIFO, a socket, a terminal, /dev/null, or /dev/stderr
+// when stderr is not a file is refused, as none of them can be synced and
+// the first two can block or take half a line. To ship events elsewhere,
+// follow the file. A FIFO is never waited on: it is opened without
+// blocking, and refused.
 func OpenFile(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit file directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+			return nil, notRegular(path, fi.Mode())
+		}
 		return nil, fmt.Errorf("open audit file: %w", err)
 	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("audit file: %w", err)
+		}
+		return nil, notRegular(path, fi.Mode())
+	}
 	return &File{f: f}, nil
+}
+
+// notRegular is the error for an audit file of mode m that is not a
+// regular file.
+func notRegular(path string, m os.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	case m&os.ModeCharDevice != 0:
+		what = "a character device"
+	case m&os.ModeDevice != 0:
+		what = "a block device"
+	}
+	return fmt.Errorf("audit file %s is %s: the audit trail must be a regular file (to ship events elsewhere, follow the file)", path, what)
 }
 
 // Write appends p.

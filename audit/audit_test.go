@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -127,5 +131,86 @@ func TestFormatTimeMatchesLayout(t *testing.T) {
 		if got, want := FormatTime(tm), tm.UTC().Format(TimeFormat); got != want {
 			t.Errorf("FormatTime(%v) = %s, want %s", tm, got, want)
 		}
+	}
+}
+
+// The audit file is a regular file, or a link to one: events are appended
+// to it and synced.
+func TestOpenFileAppendsToARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "logs", "audit.log")
+	link := filepath.Join(dir, "link.log")
+	for i, p := range []string{path, link} {
+		if i == 1 {
+			if err := os.Symlink(path, link); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f, err := OpenFile(p)
+		if err != nil {
+			t.Fatalf("OpenFile(%s): %v", p, err)
+		}
+		w := NewWriter(f, SourceCLI, nil)
+		if err := w.WriteFlush(Event{Event: "put"}); err != nil {
+			t.Fatalf("%s: WriteFlush: %v", p, err)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || strings.Count(string(b), `"event":"put"`) != 2 {
+		t.Fatalf("audit file %q, %v; want two events", b, err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v; want 0600", fi.Mode(), err)
+	}
+}
+
+// A target that cannot be a durable trail is refused when it is opened,
+// never accepted to fail at the first sync: /dev/null, a FIFO with or
+// without a reader (never waited on), a socket, a directory.
+func TestOpenFileRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "events.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "events.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tests := []struct{ name, path, want string }{
+		{"/dev/null", "/dev/null", "audit file /dev/null is a character device: the audit trail must be a regular file (to ship events elsewhere, follow the file)"},
+		{"FIFO without a reader", fifo, "audit file " + fifo + " is a FIFO: the audit trail must be a regular file (to ship events elsewhere, follow the file)"},
+		{"socket", sock, "audit file " + sock + " is a socket: the audit trail must be a regular file"},
+		{"directory", dir, "open audit file: open " + dir + ": is a directory"},
+	}
+	for _, tc := range tests {
+		f, err := OpenFile(tc.path)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			if f != nil {
+				f.Close()
+			}
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// With a reader, the FIFO opens, and is refused all the same; the
+	// reader sees nothing but its end.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if f, err := OpenFile(fifo); err == nil || !strings.Contains(err.Error(), "is a FIFO") {
+		if f != nil {
+			f.Close()
+		}
+		t.Errorf("FIFO with a reader: %v, want it refused", err)
+	}
+	if n, err := r.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Errorf("the FIFO's reader got %d bytes, %v", n, err)
 	}
 }

@@ -1,10 +1,6 @@
 package ops
 
-import (
-	"path"
-
-	"github.com/arca-secrets/arca/ops/config"
-)
+import "github.com/arca-secrets/arca/ops/config"
 
 // Guardrail returns the reason of the first rule that denies op on
 // env/ref/actor, and whether one did. ref is the bare "ns/name" ("" for
@@ -32,7 +28,7 @@ func ruleMatchesOp(r *config.Rule, op string) bool {
 		return true
 	}
 	for _, o := range r.Ops {
-		if o == op {
+		if o == op || config.MatchGlob(o, op) {
 			return true
 		}
 	}
@@ -50,6 +46,5 @@ func globMatches(pattern, s string) bool {
 	if s == "" {
 		return false
 	}
-	ok, err := path.Match(pattern, s)
-	return ok || err != nil
+	return config.MatchGlob(pattern, s)
 }

@@ -52,11 +52,26 @@ func verbs() map[string]verb {
 	}
 }
 
-func main() {
-	c := processCLI(time.Now)
+func main() { os.Exit(start(os.Args[1:], time.Now)) }
+
+// start protects the process before anything is read (protect.go), then
+// runs the verb args name with the clock now and returns the exit status.
+// A process that cannot be protected does nothing: exit 1.
+func start(args []string, now func() time.Time) int {
+	perr := protectProcess()
+	c := processCLI(now)
+	if perr != nil {
+		err := opErrorf("cannot protect the process (nothing is done): %v", perr)
+		if len(args) > 0 && args[0] == "serve" {
+			// serve's stderr is the audit wire, even for this.
+			c.stopEvent("cannot start: " + err.Error())
+			err = reported{err}
+		}
+		return c.exit(err)
+	}
 	c.stdinTTY = term.IsTerminal(int(os.Stdin.Fd()))
 	c.stdoutTTY = term.IsTerminal(int(os.Stdout.Fd()))
-	os.Exit(c.main(context.Background(), os.Args[1:]))
+	return c.main(context.Background(), args)
 }
 
 // processCLI is the process's own outside world, with the clock now.

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -36,11 +35,15 @@ import (
 const testNowVar = "ARCATEST_NOW"
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	cmds := map[string]func(){
 		"arca": func() {
-			os.Exit(processCLI(testClock()).main(context.Background(), os.Args[1:]))
+			os.Exit(start(os.Args[1:], testClock()))
 		},
-	})
+	}
+	for name, fn := range helperCommands() {
+		cmds[name] = fn
+	}
+	testscript.Main(m, cmds)
 }
 
 // testClock returns time.Now, or a clock stopped at $ARCATEST_NOW.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -24,20 +25,61 @@ func runRotate(ctx context.Context, c *cli, args []string) error {
 }
 
 // writeVerb runs put or rotate: REF, the value from stdin, then op, whose
-// summary line goes to stdout.
+// summary line goes to stdout. At a terminal, what could not store the
+// value is refused before the prompt (beforePrompt).
 func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string, op func(context.Context, *ops.Service, ops.Request) (string, error)) error {
-	return c.vaultVerb(ctx, args, verb, "REF < value", 1, nil, func(ctx context.Context, svc *ops.Service, pos []string) error {
-		val, err := c.readValue(prompt + pos[0] + ": ")
-		if err != nil {
+	var co common
+	pos, err := c.parse(c.flags(verb, "REF < value", &co), args, 1)
+	if err != nil {
+		return err
+	}
+	svc, cfg, done, err := c.serviceConfig(co)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if c.stdinTTY {
+		if err := c.beforePrompt(cfg, co, pos[0]); err != nil {
 			return err
 		}
-		summary, err := op(ctx, svc, ops.Request{Ref: pos[0], Value: vault.NewSecret(val)})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(c.stdout, summary)
-		return nil
-	})
+	}
+	val, err := c.readValue(prompt + pos[0] + ": ")
+	if err != nil {
+		return err
+	}
+	summary, err := op(ctx, svc, ops.Request{Ref: pos[0], Value: vault.NewSecret(val)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, summary)
+	return nil
+}
+
+// beforePrompt refuses, before anyone types a value at the terminal, a
+// write whose value could not be stored: a ref that does not parse, an env
+// that does not resolve or has no vault, a file vault that does not open
+// (opening one is cheap; a shared vault is left to the op, which asks the
+// network). The errors are the op's own, for the same reasons; they are not
+// audited, as a usage error is not: nothing was asked of a vault.
+// Guardrails are left to the op, so that a denial is audited.
+func (c *cli) beforePrompt(cfg *ops.Config, co common, refArg string) error {
+	r, err := ops.ParseRef(refArg)
+	if err != nil {
+		return err
+	}
+	env, err := cfg.ResolveEnv(r.Env, "", c.contextEnv(co))
+	if err != nil {
+		return err
+	}
+	name, vc, err := cfg.VaultFor(env)
+	if err != nil || vc.Kind != "file" {
+		return err
+	}
+	st, err := backend.Kinds{}.Open(name, vc, c.now)
+	if err != nil {
+		return err
+	}
+	return st.Close()
 }
 
 func runRm(ctx context.Context, c *cli, args []string) error {

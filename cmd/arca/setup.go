@@ -135,20 +135,26 @@ func (c *cli) contextEnv(co common) string {
 
 // service loads the config and opens the audit file. The caller runs done.
 func (c *cli) service(co common) (svc *ops.Service, done func(), err error) {
-	cfg, err := ops.LoadConfig(co.config, c.getenv)
+	svc, _, done, err = c.serviceConfig(co)
+	return svc, done, err
+}
+
+// serviceConfig is service, and the config it loaded.
+func (c *cli) serviceConfig(co common) (svc *ops.Service, cfg *ops.Config, done func(), err error) {
+	cfg, err = ops.LoadConfig(co.config, c.getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	path, err := cfg.AuditFile()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	f, err := audit.OpenFile(path)
 	if err != nil {
-		return nil, nil, opErrorf("%v (nothing is done unaudited)", err)
+		return nil, nil, nil, opErrorf("%v (nothing is done unaudited)", err)
 	}
 	svc = ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
-	return svc, func() { svc.Close(); f.Close() }, nil
+	return svc, cfg, func() { svc.Close(); f.Close() }, nil
 }
 
 // readValue reads a secret value from stdin: at most manifest.MaxValue bytes,

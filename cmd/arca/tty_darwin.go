@@ -2,6 +2,12 @@ package main
 
 import "golang.org/x/sys/unix"
 
+// The ioctls that get and set a terminal's attributes.
+const (
+	getTermios = unix.TIOCGETA
+	setTermios = unix.TIOCSETA
+)
+
 // From <sys/filio.h> and <sys/fcntl.h>, which x/sys does not name for darwin.
 const (
 	fionread = 0x4004667f // _IOR('f', 127, int)

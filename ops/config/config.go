@@ -1,17 +1,20 @@
 // Package config is arca's configuration (SPEC §3): the schema of arca.toml
 // (this file), which file is read (load.go), strict TOML decoding whose
-// errors name the file, line and key (decode.go), the checks decoding cannot
-// make (validate.go) with the one rule every timeout_ms follows
-// (timeout.go), and the path defaults: XDG base directories, ~/, and paths
-// relative to the config file (paths.go).
+// errors name the file, line and key (decode.go) after a scan that bounds
+// its cost (scan.go), the checks decoding cannot make (validate.go) with the
+// one rule every timeout_ms follows (timeout.go) and the glob language of
+// guardrails (glob.go), and the path defaults: XDG base directories, ~/, and
+// paths relative to the config file (paths.go).
 //
 // Which env a request runs in and which vault serves it are decided by the
 // ops layer, which owns the wire error codes. Errors here are plain; ops
 // reports each of them as op_error. Messages name the file and the key,
 // never a value.
 //
-// Limits: a config file is at most manifest.MaxConfig bytes; a timeout_ms is
-// 1 to MaxTimeoutMS, DefaultTimeoutMS when omitted.
+// Limits: a config file is at most manifest.MaxConfig bytes and MaxKeys
+// keys, so that it is accepted or refused in time linear in its size
+// (scan.go); a timeout_ms is 1 to MaxTimeoutMS, DefaultTimeoutMS when
+// omitted.
 package config
 
 import (
@@ -103,7 +106,8 @@ type Guardrails struct {
 }
 
 // Rule is one [[guardrails.rule]]: it denies every request its given fields
-// all match. Env, Ref and Actor are path.Match globs; "" matches anything.
+// all match. Env, Ref and Actor are globs (glob.go), in which "*" matches
+// "/" too; "" matches anything.
 type Rule struct {
 	Env    string   `toml:"env"`
 	Ops    []string `toml:"ops"` // omitted: every vault op

@@ -1,14 +1,11 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-
-	"github.com/pelletier/go-toml/v2"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault/fsio"
@@ -115,11 +112,9 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	var doc document
-	dec := toml.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, decodeError(name, err)
+	doc, err := decode(data, name)
+	if err != nil {
+		return nil, err
 	}
 	c := newConfig(getenv)
 	c.DefaultEnv, c.Envs = doc.DefaultEnv, doc.Envs
@@ -136,7 +131,7 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 		pdp.TimeoutMS = timeoutMS(p.TimeoutMS)
 		c.Serve.PDP = &pdp
 	}
-	if err := c.validate(name, &doc); err != nil {
+	if err := c.validate(name, doc); err != nil {
 		return nil, err
 	}
 	c.finish()

@@ -114,7 +114,21 @@ func TestParseErrors(t *testing.T) {
 		{"rule with bad ref glob", "[[guardrails.rule]]\nreason = \"r\"\nref = \"billing/\\\\\"\n",
 			[]string{`arca.toml: guardrails.rule #1: ref: invalid glob "billing/\\"`}},
 		{"rule with bad actor glob", "[[guardrails.rule]]\nreason = \"r\"\nactor = \"[]a]\"\n",
-			[]string{`arca.toml: guardrails.rule #1: actor: invalid glob "[]a]"`}},
+			[]string{`arca.toml: guardrails.rule #1: actor: invalid glob "[]a]": empty class []`}},
+		{"rule with unclosed class", "[[guardrails.rule]]\nreason = \"r\"\nenv = \"prod[\"\n",
+			[]string{`arca.toml: guardrails.rule #1: env: invalid glob "prod[": [ without ]`}},
+		{"rule with escape", "[[guardrails.rule]]\nreason = \"r\"\nref = 'billing/\\*'\n",
+			[]string{`arca.toml: guardrails.rule #1: ref: invalid glob "billing/\\*": \ is not allowed (there are no escapes)`}},
+		{"rule with reversed range", "[[guardrails.rule]]\nreason = \"r\"\nactor = \"agent:[z-a]\"\n",
+			[]string{`arca.toml: guardrails.rule #1: actor: invalid glob "agent:[z-a]": range z-a runs from high to low`}},
+		{"rule with stray bracket", "[[guardrails.rule]]\nreason = \"r\"\nref = \"a]/b\"\n",
+			[]string{`arca.toml: guardrails.rule #1: ref: invalid glob "a]/b": ] without [`}},
+		{"rule with bad ops glob", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"get\", \"r[\"]\n",
+			[]string{`arca.toml: guardrails.rule #1: ops: invalid glob "r[": [ without ]`}},
+		{"rule with ops glob that matches no op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"gte*\"]\n",
+			[]string{`arca.toml: guardrails.rule #1: ops: glob "gte*" matches no op (want get, put, rm, rotate, list, check)`}},
+		{"rule with ops glob that matches only a meta-op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"man*\"]\n",
+			[]string{`ops: glob "man*" matches no op`}},
 		// PDP. (Every timeout_ms: timeout_test.go.)
 		{"pdp without exec", "[serve.pdp]\nallow_on_error = true\n",
 			[]string{"arca.toml: serve.pdp.exec is required when [serve.pdp] is present"}},
@@ -216,5 +230,25 @@ func TestParsePDP(t *testing.T) {
 				t.Fatalf("PDP = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+// Every glob the language has is accepted in the field it may appear in.
+func TestParseGlobs(t *testing.T) {
+	const doc = `
+[[guardrails.rule]]
+env = "qa-[0-9]*"
+ops = ["r*", "get"]
+ref = "*/card?"
+actor = "[!h]*:*"
+reason = "globs"
+`
+	c, err := Parse([]byte(doc), "arca.toml", envOf(nil))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	want := Rule{Env: "qa-[0-9]*", Ops: []string{"r*", "get"}, Ref: "*/card?", Actor: "[!h]*:*", Reason: "globs"}
+	if len(c.Guardrails.Rules) != 1 || !rulesEqual(c.Guardrails.Rules[0], want) {
+		t.Errorf("rules = %+v", c.Guardrails.Rules)
 	}
 }

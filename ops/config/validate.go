@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,6 +180,27 @@ func vaultOps() string {
 	return strings.Join(names, ", ")
 }
 
+// opsEntryProblem says what is wrong with one entry of a rule's ops: a
+// vault op's name, or a glob that matches at least one (a glob that matches
+// none would be a deny rule that never denies).
+func opsEntryProblem(op string) string {
+	if IsVaultOp(op) {
+		return ""
+	}
+	if !strings.ContainsAny(op, "*?[]\\") {
+		return "unknown op " + strconv.Quote(op) + " (want " + vaultOps() + ")"
+	}
+	if p := globProblem(op); p != "" {
+		return "invalid glob " + strconv.Quote(op) + ": " + p
+	}
+	for _, o := range manifest.Ops() {
+		if !o.Meta && MatchGlob(op, o.Name) {
+			return ""
+		}
+	}
+	return "glob " + strconv.Quote(op) + " matches no op (want " + vaultOps() + ")"
+}
+
 // problem describes what makes r invalid, or returns "".
 func (r *Rule) problem() string {
 	if strings.TrimSpace(r.Reason) == "" {
@@ -190,13 +210,13 @@ func (r *Rule) problem() string {
 		return "ops is empty (omit it to mean every op)"
 	}
 	for _, op := range r.Ops {
-		if !IsVaultOp(op) {
-			return "ops: unknown op " + strconv.Quote(op) + " (want " + vaultOps() + ")"
+		if msg := opsEntryProblem(op); msg != "" {
+			return "ops: " + msg
 		}
 	}
 	for _, g := range [...]struct{ key, pattern string }{{"env", r.Env}, {"ref", r.Ref}, {"actor", r.Actor}} {
-		if _, err := path.Match(g.pattern, ""); err != nil {
-			return g.key + ": invalid glob " + strconv.Quote(g.pattern)
+		if p := globProblem(g.pattern); p != "" {
+			return g.key + ": invalid glob " + strconv.Quote(g.pattern) + ": " + p
 		}
 	}
 	return ""

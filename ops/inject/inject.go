@@ -50,9 +50,9 @@ type Source interface {
 // its env context: each is validated, routed, held to the guardrails and
 // audited (one get event per secret) exactly as `arca get` would be.
 //
-// Nothing is read unless every name is valid and distinct, and every ref is
-// well-formed; an invalid ref is passed to Get alone, so that it is audited
-// as a bad request like any other. The first failure ends it and is
+// Nothing is read unless every name is valid (ValidVarName) and distinct,
+// and every ref is well-formed; an invalid ref is passed to Get alone, so
+// that it is audited as a bad request like any other. The first failure ends it and is
 // returned with its code, its message prefixed with the variable's name.
 // Values that an environment variable cannot hold (a NUL byte) are
 // bad_request.
@@ -99,7 +99,9 @@ func named(name string, err error) error {
 }
 
 // ValidVarName reports whether name can be injected: a POSIX environment
-// variable name, [A-Za-z_][A-Za-z0-9_]*, not one of arca's own ARCA_*.
+// variable name, [A-Za-z_][A-Za-z0-9_]*, not one of arca's own ARCA_*, and
+// not one that the loader, the C library, a shell or a runtime reads when a
+// program starts (startupReader).
 func ValidVarName(name string) bool { return validateVarName(name) == nil }
 
 func validateVarName(name string) error {
@@ -115,6 +117,9 @@ func validateVarName(name string) error {
 	}
 	if strings.HasPrefix(name, reservedPrefix) {
 		return ops.Errorf(manifest.BadRequest, "secret name %s: ARCA_* names are arca's own settings and are never injected", name)
+	}
+	if who := startupReader(name); who != "" {
+		return ops.Errorf(manifest.BadRequest, "secret name %s: %s reads it when a program starts, so no secret is injected as it (use another name)", name, who)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func TestMaterializeRefusesBadNames(t *testing.T) {
 	if f.events.Len() != 0 || f.store.calls != 0 {
 		t.Fatalf("a refused name was audited (%q) or reached the vault (%d calls)", f.events.String(), f.store.calls)
 	}
-	for _, ok := range []string{"A", "_", "_1", "a_b_C9", "PATH", "arca_lower", "ARCA"} {
+	for _, ok := range []string{"A", "_", "_1", "a_b_C9", "arca_lower", "ARCA"} {
 		if !ValidVarName(ok) {
 			t.Errorf("ValidVarName(%q) = false", ok)
 		}
@@ -195,5 +195,54 @@ func TestMaterializeAuditsAValueItCannotPass(t *testing.T) {
 	if last[0].Event != "get" || last[0].Outcome != audit.OK ||
 		last[1].Event != "error" || last[1].Op != "get" || last[1].Outcome != audit.BadRequest || last[1].Ref != "app/nul" || last[1].Env != "default" {
 		t.Fatalf("last events = %+v; want the get, then an error event for the same ref", last)
+	}
+}
+
+// No secret becomes a variable that the loader, the C library, a shell or
+// a runtime reads when a program starts, whether asked for by --secret or
+// found as a ref in arca's environment; nothing is read or audited.
+func TestMaterializeRefusesStartupVariables(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	refused := map[string]string{
+		"LD_PRELOAD": "the dynamic loader", "LD_LIBRARY_PATH": "the dynamic loader", "LD_AUDIT": "the dynamic loader",
+		"LD_DEBUG_OUTPUT": "the dynamic loader", "LD_": "the dynamic loader", "DYLD_INSERT_LIBRARIES": "the dynamic loader",
+		"DYLD_LIBRARY_PATH": "the dynamic loader",
+		"GCONV_PATH":        "the C library", "GLIBC_TUNABLES": "the C library", "MALLOC_TRACE": "the C library",
+		"MALLOC_CHECK_": "the C library", "NLSPATH": "the C library", "LOCPATH": "the C library", "TMPDIR": "the C library",
+		"TZDIR": "the C library", "RES_OPTIONS": "the C library", "HOSTALIASES": "the C library",
+		"LANG": "the C library", "LANGUAGE": "the C library", "LC_ALL": "the C library", "LC_CTYPE": "the C library",
+		"BASH_ENV": "the shell", "ENV": "the shell", "SHELLOPTS": "the shell", "BASHOPTS": "the shell", "PS4": "the shell",
+		"PS1": "the shell", "PROMPT_COMMAND": "the shell", "IFS": "the shell", "CDPATH": "the shell", "ZDOTDIR": "the shell",
+		"BASH_XTRACEFD": "the shell",
+		"PATH":          "every program that runs another by name",
+		"NODE_OPTIONS":  "a language runtime", "PYTHONSTARTUP": "a language runtime", "PYTHONPATH": "a language runtime",
+		"PERL5OPT": "a language runtime", "PERL5LIB": "a language runtime", "RUBYOPT": "a language runtime",
+		"JAVA_TOOL_OPTIONS": "a language runtime", "_JAVA_OPTIONS": "a language runtime", "CLASSPATH": "a language runtime",
+	}
+	for name, who := range refused {
+		want := "secret name " + name + ": " + who + " reads it when a program starts, so no secret is injected as it (use another name)"
+		for _, ins := range [][]Injection{
+			{{"OK", "arca://app/db"}, {name, "arca://app/db"}},
+			Merge([]string{name + "=arca://app/db", "OK=arca://app/db"}, nil),
+		} {
+			got, err := Materialize(ctx, f.svc, ins)
+			if ops.CodeOf(err) != manifest.BadRequest || err.Error() != want || got != nil {
+				t.Errorf("%s: %v, %v; want bad_request %q", name, got, err, want)
+			}
+		}
+		if ValidVarName(name) {
+			t.Errorf("ValidVarName(%q) = true", name)
+		}
+	}
+	if f.events.Len() != 0 || f.store != nil {
+		t.Fatalf("a refused name was audited (%q) or the vault was opened", f.events.String())
+	}
+	// Near misses, and the allowlisted variables a secret may replace.
+	for _, ok := range []string{"LD", "LDX_PRELOAD", "ld_preload", "XLD_PRELOAD", "DYLD", "PATHS", "MY_PATH", "ENVIRONMENT", "PS5",
+		"LC", "LANGS", "IFS_", "TZ", "HOME", "TERM", "USER", "LOGNAME", "SHELL", "NODE_ENV", "PYTHON", "DB_PASSWORD"} {
+		if !ValidVarName(ok) {
+			t.Errorf("ValidVarName(%q) = false", ok)
+		}
 	}
 }
