@@ -128,7 +128,9 @@ func (s *session) loop(ctx context.Context) error {
 		}
 		line, err := s.next(ready)
 		switch {
-		case s.ended:
+		case s.ended, ctx.Err() != nil:
+			// A line read while the session was being stopped is not run:
+			// the stop came first.
 			return errInterrupted
 		case errors.Is(err, io.EOF):
 			s.stop = true

@@ -323,3 +323,47 @@ func statFields(stat []byte) (state string, pgrp int, ok bool) {
 
 // sq quotes s as one sh word.
 func sq(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// TestLineReadAfterStopNeverRuns: a line whose read returns after the
+// session was told to stop (its ctx cancelled while the loop was reading)
+// is not run, however the loop and the stop race for the session: the put
+// it carries never reaches the vault.
+func TestLineReadAfterStopNeverRuns(t *testing.T) {
+	f := newFixture(t)
+	put := lines(`{"id":2,"op":"put","ref":"arca://app/late","value":"v"}`)
+	for i := range 30 {
+		f.spy.reset()
+		ctx, cancel := context.WithCancel(context.Background())
+		in := &cancelOnRead{first: lines(`{"id":1,"op":"list"}`), then: put, cancel: cancel}
+		tr := f.session(t, sessionOpts{stdin: in, sent: []byte(in.first), ctx: ctx, interrupted: true})
+		if tr.err == nil {
+			t.Fatalf("round %d: Serve returned nil after its ctx was cancelled", i)
+		}
+		f.spy.mu.Lock()
+		applied := f.spy.calls["apply"]
+		f.spy.mu.Unlock()
+		if applied != 0 {
+			t.Fatalf("round %d: a put read after the stop reached the vault", i)
+		}
+		checkReplies(t, tr, []want{ok("1")})
+	}
+}
+
+// cancelOnRead gives first, then, on the next read, cancels and gives then.
+type cancelOnRead struct {
+	first, then string
+	cancel      func()
+	reads       int
+}
+
+func (r *cancelOnRead) Read(p []byte) (int, error) {
+	r.reads++
+	switch r.reads {
+	case 1:
+		return copy(p, r.first), nil
+	case 2:
+		r.cancel()
+		return copy(p, r.then), nil
+	}
+	return 0, io.EOF
+}

@@ -217,6 +217,7 @@ func TestMaterializeRefusesStartupVariables(t *testing.T) {
 		"BASH_XTRACEFD": "the shell",
 		"PATH":          "every program that runs another by name",
 		"NODE_OPTIONS":  "a language runtime", "PYTHONSTARTUP": "a language runtime", "PYTHONPATH": "a language runtime",
+		"PYTHONWARNINGS": "a language runtime", "PYTHONIOENCODING": "a language runtime", "NODE_EXTRA_CA_CERTS": "a language runtime",
 		"PERL5OPT": "a language runtime", "PERL5LIB": "a language runtime", "RUBYOPT": "a language runtime",
 		"JAVA_TOOL_OPTIONS": "a language runtime", "_JAVA_OPTIONS": "a language runtime", "CLASSPATH": "a language runtime",
 	}

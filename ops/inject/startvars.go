@@ -21,8 +21,11 @@ import "strings"
 //     ENV, SHELLOPTS, PS4, IFS, …);
 //   - PATH, which chooses every program the command runs by name;
 //   - the options, startup code and module paths of the common language
-//     runtimes (NODE_OPTIONS, PYTHONPATH, PERL5OPT, RUBYOPT,
-//     JAVA_TOOL_OPTIONS, …).
+//     runtimes: every PYTHON… (Python reads many at start and prints a
+//     bad one back, PYTHONWARNINGS and PYTHONIOENCODING among them), Node's
+//     NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS (but not NODE_ENV or
+//     NODE_AUTH_TOKEN, which hold ordinary values), PERL5OPT, RUBYOPT,
+//     JAVA_TOOL_OPTIONS, ….
 func startupReader(name string) string {
 	for _, p := range [...]struct{ prefix, reader string }{
 		{"LD_", "the dynamic loader"}, {"DYLD_", "the dynamic loader"},
@@ -31,6 +34,9 @@ func startupReader(name string) string {
 		if strings.HasPrefix(name, p.prefix) {
 			return p.reader
 		}
+	}
+	if strings.HasPrefix(name, "PYTHON") && name != "PYTHON" {
+		return "a language runtime"
 	}
 	switch name {
 	case "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
@@ -41,7 +47,7 @@ func startupReader(name string) string {
 		return "the shell"
 	case "PATH":
 		return "every program that runs another by name"
-	case "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME",
+	case "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_ICU_DATA", "NODE_REDIRECT_WARNINGS",
 		"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
 		"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH":
 		return "a language runtime"
