@@ -11,10 +11,13 @@ import (
 // on: every line it reads must sort between the lines read before it on
 // either side, a line found must sort between its neighbours, and a slot
 // it does not find is proved absent by one pass over every line
-// (proveAbsent). So damage that could change the answer is reported as
-// damage, never as a record that is not there or a copy of a record that
-// has two. Damage elsewhere (a record that fails to authenticate, say) is
-// for list and check to find.
+// (proveAbsent). So a record that is there is never reported as not
+// found. A hit is not proved unique: a second copy of the slot placed where
+// the search does not look (an older sealing of the record, say) is not
+// seen, and the copy found is served; that is the rollback of one record
+// that whoever can write the file can always do (docs/threat-model.md),
+// and list and check report the duplicate. Damage elsewhere (a record that
+// fails to authenticate, say) is for list and check to find.
 func (c *contents) find(slot string) (blob string, ok bool, err error) {
 	if c.indexed {
 		blob, ok = c.lookupIndexed(slot)
