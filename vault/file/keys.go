@@ -88,7 +88,7 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 		return err
 	}
 	defer unlock()
-	if err := f.refreshByPath(); err != nil {
+	if err := f.refreshAt(dest); err != nil {
 		return err
 	}
 	if err := f.index(); err != nil {

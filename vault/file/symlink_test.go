@@ -259,3 +259,51 @@ func TestSymlinkedVaultPermissions(t *testing.T) {
 		}
 	}
 }
+
+// A write holding one file's lock never takes its records from another:
+// were the link moved between the lock and the read, refreshAt refuses,
+// and the file the lock is for is left as it was.
+func TestRefreshAtRefusesAnotherFile(t *testing.T) {
+	dir := t.TempDir()
+	idPath := filepath.Join(dir, "identity.txt")
+	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := identity.Load(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, link := filepath.Join(dir, "a.vault"), filepath.Join(dir, "b.vault"), filepath.Join(dir, "link.vault")
+	for _, p := range []string{a, b} {
+		if _, err := Create(p, identity.RecipientsOf(ids)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(b, link); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(link, idPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	err = f.refreshAt(a) // holds a's lock, but the link leads to b
+	f.mu.Unlock()
+	if err == nil || !strings.Contains(err.Error(), "changed where it leads") {
+		t.Fatalf("refreshAt another file: %v", err)
+	}
+	if after, _ := os.ReadFile(a); string(after) != string(before) {
+		t.Fatal("the locked file changed")
+	}
+	f.mu.Lock()
+	err = f.refreshAt(b)
+	f.mu.Unlock()
+	if err != nil {
+		t.Fatalf("refreshAt the file the link leads to: %v", err)
+	}
+}

@@ -56,3 +56,18 @@ func lockTarget(path string) (dest string, unlock func(), err error) {
 	}
 	return "", nil, fmt.Errorf("vault path %s keeps changing where it leads; try again", path)
 }
+
+// refreshAt is refreshByPath for a write holding dest's lock: the file read
+// must be dest itself. Were the link moved to another file between the
+// lock and the read, the write would put that file's records into dest.
+func (f *Vault) refreshAt(dest string) error {
+	if err := f.refreshByPath(); err != nil {
+		return err
+	}
+	fi, err := os.Stat(dest)
+	if err != nil || !os.SameFile(fi, f.heldInfo) {
+		f.stale = true
+		return fmt.Errorf("vault path %s changed where it leads while it was written; nothing was changed: try again", f.path)
+	}
+	return nil
+}

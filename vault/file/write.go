@@ -64,7 +64,7 @@ func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (
 		return vault.Meta{}, err
 	}
 	defer unlock()
-	if err := f.refreshByPath(); err != nil {
+	if err := f.refreshAt(dest); err != nil {
 		return vault.Meta{}, err
 	}
 	if err := f.index(); err != nil {
