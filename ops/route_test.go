@@ -57,41 +57,16 @@ func wantError(t *testing.T, err error, code manifest.Code, parts ...string) {
 	}
 }
 
-const sketch = `
-default_env = "dev"
-
-[envs.dev]
-vault = "local"
-
-[envs.prod]
-vault = "team"
-
-[vaults.local]
-kind = "file"
-path = "~/.local/share/arca/dev.vault"
-identity = "~/.config/arca/identity.txt"
-
-[vaults.team]
-kind = "etcd"
-endpoints = ["127.0.0.1:2379"]
-prefix = "/arca/prod/"
-recipients = ["age1xyz"]
-
-[[guardrails.rule]]
-env = "prod"
-ops = ["get"]
-ref = "billing/*"
-actor = "agent:*"
-reason = "no prod reads"
-
-[audit]
-file = "~/.local/state/arca/audit.log"
-
-[serve.pdp]
-exec = "peregrin policy decide"
-allow_on_error = false
-timeout_ms = 250
-`
+// readSketch is the config package's sketch: every section, file and etcd
+// vaults, a guardrail and a PDP.
+func readSketch(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("config/testdata/sketch.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // Every config failure reaches callers of ops as op_error, with the config
 // package's message: finding, reading, decoding, validating, path defaults.
@@ -204,6 +179,7 @@ func TestResolveEnvZeroConfig(t *testing.T) {
 }
 
 func TestVaultFor(t *testing.T) {
+	sketch := readSketch(t)
 	xdg := map[string]string{
 		"HOME": "/h", "XDG_CONFIG_HOME": "/cfg", "XDG_DATA_HOME": "/data", "XDG_STATE_HOME": "/state",
 	}
@@ -272,6 +248,7 @@ func vaultsEqual(a, b VaultConfig) bool {
 }
 
 func TestVaultForFails(t *testing.T) {
+	sketch := readSketch(t)
 	tests := []struct {
 		name, doc, env string
 		getenv         map[string]string
@@ -310,6 +287,7 @@ func TestVaultForFails(t *testing.T) {
 }
 
 func TestResolveEnvDoesNotAllocate(t *testing.T) {
+	sketch := readSketch(t)
 	c, err := ParseConfig([]byte(sketch), "arca.toml", envOf(nil))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -145,43 +146,19 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
-const sketch = `
-default_env = "dev"
-
-[envs.dev]
-vault = "local"
-
-[envs.prod]
-vault = "team"
-
-[vaults.local]
-kind = "file"
-path = "~/.local/share/arca/dev.vault"
-identity = "~/.config/arca/identity.txt"
-
-[vaults.team]
-kind = "etcd"
-endpoints = ["127.0.0.1:2379"]
-prefix = "/arca/prod/"
-recipients = ["age1xyz"]
-
-[[guardrails.rule]]
-env = "prod"
-ops = ["get"]
-ref = "billing/*"
-actor = "agent:*"
-reason = "no prod reads"
-
-[audit]
-file = "~/.local/state/arca/audit.log"
-
-[serve.pdp]
-exec = "peregrin policy decide"
-allow_on_error = false
-timeout_ms = 250
-`
+// readSketch is testdata/sketch.toml: a config with every section, file
+// and etcd vaults, a guardrail and a PDP (ops's routing tests read it too).
+func readSketch(t testing.TB) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/sketch.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func TestParseSketch(t *testing.T) {
+	sketch := readSketch(t)
 	c, err := Parse([]byte(sketch), "arca.toml", envOf(map[string]string{"HOME": "/h"}))
 	if err != nil {
 		t.Fatalf("Parse: %v", err)

@@ -37,6 +37,7 @@ func TestAuditFile(t *testing.T) {
 }
 
 func TestExpandVaultDoesNotShareSlices(t *testing.T) {
+	sketch := readSketch(t)
 	c, err := Parse([]byte(sketch), "arca.toml", envOf(map[string]string{"HOME": "/h"}))
 	if err != nil {
 		t.Fatal(err)

@@ -72,12 +72,14 @@ func checkScan(t *testing.T, data []byte) {
 }
 
 func TestScanAgreesWithStrict(t *testing.T) {
+	sketch := readSketch(t)
 	for _, doc := range append(scanDocs, sketch) {
 		checkScan(t, []byte(doc))
 	}
 }
 
 func FuzzScanAgreesWithStrict(f *testing.F) {
+	sketch := readSketch(f)
 	for _, doc := range append(scanDocs, sketch) {
 		f.Add(doc)
 	}
