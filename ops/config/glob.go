@@ -21,18 +21,62 @@ import (
 // refused when the config is loaded.
 
 // token is one element of a parsed glob: a star, or a matcher of exactly
-// one character.
+// one character (any, one literal, or a class). Tokens are plain values, so
+// a match on the request path allocates nothing for a short pattern.
 type token struct {
-	star bool
-	one  func(r rune) bool
+	star  bool
+	any   bool
+	lit   rune
+	spans string // a class: its text between "[" (and any "!") and "]"
+	neg   bool
+}
+
+// one reports whether t, a one-character token, matches c.
+func (t token) one(c rune) bool {
+	switch {
+	case t.any:
+		return true
+	case t.spans == "":
+		return c == t.lit
+	}
+	return inClass(t.spans, c) != t.neg
+}
+
+// inClass reports whether c is in the spans of a class parseClass checked.
+func inClass(spans string, c rune) bool {
+	for i := 0; i < len(spans); {
+		lo, n := utf8.DecodeRuneInString(spans[i:])
+		i += n
+		hi := lo
+		if i+1 < len(spans) && spans[i] == '-' {
+			hi, n = utf8.DecodeRuneInString(spans[i+1:])
+			i += 1 + n
+		}
+		if lo <= c && c <= hi {
+			return true
+		}
+	}
+	return false
 }
 
 // parseGlob parses pattern, or says what is wrong with it.
 func parseGlob(pattern string) ([]token, error) {
+	var buf [globTokens]token
+	toks, err := appendGlob(buf[:0], pattern)
+	if err != nil {
+		return nil, err
+	}
+	return append([]token(nil), toks...), nil
+}
+
+// globTokens is how many tokens a match parses without allocating.
+const globTokens = 64
+
+// appendGlob appends the tokens of pattern to toks.
+func appendGlob(toks []token, pattern string) ([]token, error) {
 	if !utf8.ValidString(pattern) {
 		return nil, errors.New("not valid UTF-8")
 	}
-	var toks []token
 	for i := 0; i < len(pattern); {
 		r, n := utf8.DecodeRuneInString(pattern[i:])
 		switch r {
@@ -41,59 +85,57 @@ func parseGlob(pattern string) ([]token, error) {
 				toks = append(toks, token{star: true})
 			}
 		case '?':
-			toks = append(toks, token{one: func(rune) bool { return true }})
+			toks = append(toks, token{any: true})
 		case '[':
-			one, end, err := parseClass(pattern, i+n)
+			class, end, err := parseClass(pattern, i+n)
 			if err != nil {
 				return nil, err
 			}
-			toks, n = append(toks, token{one: one}), end-i
+			toks, n = append(toks, class), end-i
 		case ']':
 			return nil, errors.New("] without [")
 		case '\\':
 			return nil, errors.New(`\ is not allowed (there are no escapes)`)
 		default:
-			toks = append(toks, token{one: func(c rune) bool { return c == r }})
+			toks = append(toks, token{lit: r})
 		}
 		i += n
 	}
 	return toks, nil
 }
 
-// span is one character (lo == hi) or a range of a class.
-type span struct{ lo, hi rune }
-
-// parseClass parses the class whose "[" ends at i: the matcher, and the
+// parseClass parses the class whose "[" ends at i: its token, and the
 // index just past its "]".
-func parseClass(p string, i int) (func(rune) bool, int, error) {
+func parseClass(p string, i int) (token, int, error) {
 	neg := i < len(p) && (p[i] == '!' || p[i] == '^')
 	if neg {
 		i++
 	}
-	var spans []span
+	start, empty := i, true
 	for {
 		lo, n, err := classChar(p, i)
 		switch {
 		case err != nil:
-			return nil, 0, err
-		case lo == ']' && len(spans) == 0:
-			return nil, 0, errors.New("empty class []")
+			return token{}, 0, err
+		case lo == ']' && empty:
+			return token{}, 0, errors.New("empty class []")
 		case lo == ']':
-			return classMatcher(spans, neg), i + n, nil
+			return token{spans: p[start:i], neg: neg}, i + n, nil
 		}
 		i += n
-		hi := lo
-		// lo-hi is a range; a "-" before the "]" is itself.
+		empty = false
+		// lo-hi is a range; a "-" before the "]" is itself (inClass reads
+		// the spans the same way).
 		if i+1 < len(p) && p[i] == '-' && p[i+1] != ']' {
-			if hi, n, err = classChar(p, i+1); err != nil {
-				return nil, 0, err
+			hi, n, err := classChar(p, i+1)
+			if err != nil {
+				return token{}, 0, err
 			}
 			if hi < lo {
-				return nil, 0, errors.New("range " + string(lo) + "-" + string(hi) + " runs from high to low")
+				return token{}, 0, errors.New("range " + string(lo) + "-" + string(hi) + " runs from high to low")
 			}
 			i += 1 + n
 		}
-		spans = append(spans, span{lo, hi})
 	}
 }
 
@@ -109,17 +151,6 @@ func classChar(p string, i int) (rune, int, error) {
 	return r, n, nil
 }
 
-func classMatcher(spans []span, neg bool) func(rune) bool {
-	return func(c rune) bool {
-		for _, s := range spans {
-			if s.lo <= c && c <= s.hi {
-				return !neg
-			}
-		}
-		return neg
-	}
-}
-
 // globProblem says what is wrong with pattern, or returns "".
 func globProblem(pattern string) string {
 	if _, err := parseGlob(pattern); err != nil {
@@ -132,7 +163,8 @@ func globProblem(pattern string) string {
 // above). A malformed pattern, which only a Config that skipped validation
 // can hold, matches everything: the rule it is in fails closed.
 func MatchGlob(pattern, s string) bool {
-	toks, err := parseGlob(pattern)
+	var buf [globTokens]token
+	toks, err := appendGlob(buf[:0], pattern)
 	if err != nil {
 		return true
 	}
