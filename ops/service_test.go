@@ -42,11 +42,45 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// spyStore counts calls and can make a commit fail after approval.
+// spyStore counts calls and can make a commit fail after approval, or
+// List forget what is there.
 type spyStore struct {
 	vault.Store
 	calls      int
 	failCommit bool
+	hideList   bool
+}
+
+func (s *spyStore) Recipients(ctx context.Context) ([]string, error) {
+	return s.Store.(vault.Keyed).Recipients(ctx)
+}
+
+func (s *spyStore) SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error {
+	return s.Store.(vault.Keyed).SetRecipients(ctx, from, rs)
+}
+
+func (s *spyStore) Rekey(ctx context.Context) (int, error) { return s.Store.(vault.Keyed).Rekey(ctx) }
+
+func (s *spyStore) List(ctx context.Context) ([]vault.Meta, error) {
+	if s.hideList {
+		return []vault.Meta{}, nil
+	}
+	return s.Store.List(ctx)
+}
+
+func (s *spyStore) ApplyBatch(ctx context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
+	s.calls++
+	if s.failCommit {
+		ms := make([]vault.Meta, len(ws))
+		for i, w := range ws {
+			ms[i] = vault.Meta{Name: w.Name, Version: 7, Created: true}
+		}
+		if err := approve(ms); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("disk full")
+	}
+	return s.Store.ApplyBatch(ctx, ws, approve)
 }
 
 func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {
@@ -65,7 +99,7 @@ func (s *spyStore) Apply(ctx context.Context, w vault.Write, approve vault.Appro
 	return s.Store.Apply(ctx, w, approve)
 }
 
-func newFixture(t *testing.T, toml string) *fixture {
+func newFixture(t testing.TB, toml string) *fixture {
 	t.Helper()
 	home := t.TempDir()
 	getenv := func(k string) string {

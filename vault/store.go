@@ -60,16 +60,18 @@ type Kind int
 
 // The kinds of change.
 const (
-	Put    Kind = iota + 1 // create or overwrite
-	Rotate                 // overwrite an existing record; ErrNotFound if missing
-	Remove                 // delete an existing record; ErrNotFound if missing
+	Put     Kind = iota + 1 // create or overwrite
+	Rotate                  // overwrite an existing record; ErrNotFound if missing
+	Remove                  // delete an existing record; ErrNotFound if missing
+	Restore                 // create or overwrite with Write.Meta's version and times, as a backup holds them
 )
 
 // Write is one change to one record.
 type Write struct {
 	Kind  Kind
 	Name  string
-	Value Secret // for Put and Rotate
+	Value Secret // for Put, Rotate and Restore
+	Meta  Meta   // for Restore: the version and times the record is given
 }
 
 // Approve is called by Store.Apply once a change is prepared and before it is
@@ -77,6 +79,13 @@ type Write struct {
 // it had). An error aborts the change, which is then never committed. The
 // ops layer writes the audit event here: nothing changes unaudited.
 type Approve func(Meta) error
+
+// ApproveBatch is Approve for Store.ApplyBatch: it is called once for each
+// unit the batch commits, before the unit is committed, with the metadata
+// each of its writes will leave (for Remove: what the record had), in the
+// order of the writes. An error aborts the unit, and the rest of the batch
+// with it.
+type ApproveBatch func([]Meta) error
 
 // Report is the result of a Check. Problems and Info are one line each and
 // name no secret and no record name. Info says what was found healthy
@@ -95,10 +104,24 @@ type Store interface {
 	Get(ctx context.Context, name string) (Record, error)
 	// List returns the metadata of every record, sorted by name.
 	List(ctx context.Context) ([]Meta, error)
+	// Records returns every record, values included, sorted by name, read
+	// in one consistent pass: what a backup or an export reads.
+	Records(ctx context.Context) ([]Record, error)
 	// Apply prepares w, calls approve, and commits the change if approve
 	// returned nil. It returns the record's metadata after the change (for
 	// Remove: before it).
 	Apply(ctx context.Context, w Write, approve Approve) (Meta, error)
+	// ApplyBatch applies ws in order, each as Apply would, in commit
+	// units: a unit's writes are prepared, approved together, and
+	// committed together, landing whole or not at all, and a unit is
+	// committed only after the one before it landed. The file vault makes
+	// a batch one unit; a shared vault may split it (etcd: transactions of
+	// bounded size). It returns the metadata of the writes that landed,
+	// in order: a prefix of ws. On an error the writes past that prefix
+	// did not land, except that with ErrUnknownOutcome the unit in flight
+	// may have. A batch CheckBatch refuses is refused before anything is
+	// approved; an empty one does nothing.
+	ApplyBatch(ctx context.Context, ws []Write, approve ApproveBatch) ([]Meta, error)
 	// Check probes the vault: reachability, the key, every record.
 	Check(ctx context.Context) (Report, error)
 	// Close releases the store's resources.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/ref"
 )
 
 func runList(ctx context.Context, c *cli, args []string) error {
@@ -34,13 +36,23 @@ func runList(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
-// runCheck probes the vault. A problem found exits 1, so scripts can gate
+// runCheck probes the vault, or the backup file it is given. A problem found exits 1, so scripts can gate
 // on it; the op itself succeeded and is audited so.
 func runCheck(ctx context.Context, c *cli, args []string) error {
 	var asJSON *bool
 	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(ctx, args, "check", "", 0, jsonFlag, func(ctx context.Context, svc *ops.Service, _ []string) error {
-		res, err := svc.Check(ctx, ops.Request{})
+	return c.vaultVerb(ctx, args, "check", "[BACKUP-FILE]", anyArgs, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		var res ops.CheckResult
+		var err error
+		switch {
+		case len(pos) > 1 || len(pos) == 1 && strings.HasPrefix(pos[0], ref.Scheme):
+			// A ref is a mistake worth naming: check probes a whole vault.
+			return usagef("usage: arca check [--config FILE] [--env ENV] [--json] [BACKUP-FILE]")
+		case len(pos) == 1:
+			res, err = svc.CheckBackup(ctx, "", pos[0])
+		default:
+			res, err = svc.Check(ctx, ops.Request{})
+		}
 		if err != nil {
 			return err
 		}

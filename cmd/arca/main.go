@@ -42,12 +42,14 @@ func verbs() map[string]verb {
 		"rotate":  {runRotate, "replace an existing secret's value, read from stdin"},
 		"rm":      {runRm, "delete a secret"},
 		"list":    {runList, "list secrets and their metadata, never values"},
-		"check":   {runCheck, "probe the vault: key, records, permissions"},
+		"check":   {runCheck, "probe the vault, or a backup file: key, records, permissions"},
+		"migrate": {runMigrate, "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files"},
+		"export":  {runExport, "print an env's secrets as JSON or dotenv, for another tool"},
 		"run":     {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
 		"env":     {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
 		"serve":   {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
 		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
-		"vault":   {runVault, "shared vaults: recipients list|add|rm, rekey"},
+		"vault":   {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
 		"version": {runVersion, "print arca's version"},
 	}
 }

@@ -7,11 +7,33 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-// runVault is `arca vault recipients add|rm|list` and `arca vault rekey`:
-// who can unwrap a shared vault's data key, and replacing that key.
+// runVault is `arca vault recipients add|rm|list` and `arca vault rekey`
+// (who can unwrap a vault's data key, and replacing that key), and `arca
+// vault backup|restore` (a vault to one file and back).
 func runVault(ctx context.Context, c *cli, args []string) error {
-	const usage = "usage: arca vault recipients list|add KEY...|rm KEY... [--env ENV] | arca vault rekey [--env ENV]"
+	const usage = "usage: arca vault recipients list|add KEY...|rm KEY... [--env ENV] | arca vault rekey [--env ENV] | arca vault backup [--env ENV] FILE | arca vault restore [--env ENV] [--overwrite] [--dry-run] FILE"
 	switch {
+	case len(args) >= 1 && args[0] == "backup":
+		return c.vaultVerb(ctx, args[1:], "vault backup", "FILE", 1, nil, func(ctx context.Context, svc *ops.Service, pos []string) error {
+			res, err := svc.Backup(ctx, "", pos[0])
+			if err == nil {
+				c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Path)
+			}
+			return err
+		})
+	case len(args) >= 1 && args[0] == "restore":
+		var overwrite, dryRun *bool
+		more := func(fs *verbFlags) {
+			overwrite = fs.Bool("overwrite", false, "replace records that exist with the backup's (else they are skipped)")
+			dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
+		}
+		return c.vaultVerb(ctx, args[1:], "vault restore", "FILE", 1, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
+			res, err := svc.Restore(ctx, "", pos[0], *overwrite, *dryRun)
+			if err != nil {
+				return err
+			}
+			return c.printBulk(res)
+		})
 	case len(args) >= 2 && args[0] == "recipients" && args[1] == "list":
 		return c.vaultVerb(ctx, args[2:], "vault recipients list", "", 0, nil, func(ctx context.Context, svc *ops.Service, _ []string) error {
 			res, err := svc.Recipients(ctx, "")

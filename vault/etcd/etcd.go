@@ -42,6 +42,10 @@ import (
 // one record take turns under a cluster-wide lock (a lease-bound key), and
 // every write is still conditioned on the header and on the record's mod
 // revision, so a concurrent write is never lost, even if a lock lapsed.
+// A batch (batch.go) takes no locks: each of its commit units is one
+// transaction conditioned on the header and on every record's mod
+// revision: of it and a concurrent write to one of its records, the one
+// that commits second fails, changing nothing.
 //
 // A handle's methods hold its lock across their round trips: one handle
 // runs one op at a time.

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -97,17 +98,8 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if e.k == nil {
-		err := e.loadHeader(ctx)
-		switch {
-		case errors.Is(err, errNoVault) && w.Kind == vault.Put:
-			err = e.createOnWrite(ctx)
-		case errors.Is(err, errNoVault):
-			err = vault.ErrNotFound // rotate, rm: no vault holds no record
-		}
-		if err != nil {
-			return vault.Meta{}, err
-		}
+	if err := e.loadForWrite(ctx, w.Kind); err != nil {
+		return vault.Meta{}, err
 	}
 	l, err := e.lockRecord(ctx, w.Name)
 	if err != nil {
@@ -148,39 +140,77 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	return next.Meta, nil
 }
 
+// loadForWrite loads the header for a write of kind k, if none is loaded.
+// A vault that is not there yet is created when k would create a record
+// (Put, Restore); for any other kind it is vault.ErrNotFound, since no
+// vault holds no record. Callers hold e.mu.
+func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
+	if e.k != nil {
+		return nil
+	}
+	err := e.loadHeader(ctx)
+	switch {
+	case errors.Is(err, errNoVault) && (k == vault.Put || k == vault.Restore):
+		err = e.createOnWrite(ctx)
+	case errors.Is(err, errNoVault):
+		err = vault.ErrNotFound
+	}
+	return err
+}
+
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
 // commit writes sealed to l's record (deletes it when sealed is nil) and
 // deletes l's lock key, if the header and the record are as read (the
-// record at mod revision rev, 0: absent). The same transaction puts a
-// fresh random token in this handle's token key: when an attempt's answer
-// is lost, the token tells whether it landed, whatever others wrote since.
+// record at mod revision rev, 0: absent), in one transaction (commitTxn).
 func (e *Vault) commit(ctx context.Context, l *recordLock, rev int64, sealed []byte) error {
 	key := e.recordKey(l.slot)
-	change := clientv3.OpDelete(key)
-	if sealed != nil {
-		change = clientv3.OpPut(key, string(sealed))
+	return e.commitTxn(ctx, false,
+		[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)},
+		[]clientv3.Op{recordChange(key, sealed), clientv3.OpDelete(l.key)})
+}
+
+// recordChange puts sealed at key, or deletes key when sealed is nil.
+func recordChange(key string, sealed []byte) clientv3.Op {
+	if sealed == nil {
+		return clientv3.OpDelete(key)
 	}
+	return clientv3.OpPut(key, string(sealed))
+}
+
+// commitTxn runs ops in one transaction if the header is as loaded and
+// cmps hold; the same transaction touches the written marker (so a rekey
+// that read before it fails) and puts a fresh random token in this
+// handle's token key, bound to its session's lease: when an attempt's
+// answer is lost, the token tells whether it landed, whatever others wrote
+// since. It returns nil when the transaction landed, errConflict when a
+// compare failed, and vault.ErrUnknownOutcome when nobody can tell (the
+// session is then ended, so that what it holds lapses). bulk gives each
+// attempt doBulk's time rather than do's. Callers hold e.mu and a session.
+func (e *Vault) commitTxn(ctx context.Context, bulk bool, cmps []clientv3.Cmp, ops []clientv3.Op) error {
 	token := newToken()
-	tokKey := fmt.Sprintf("%stoken/%x", e.prefix, e.sess.Lease())
+	lease := e.sess.Lease()
+	tokKey := fmt.Sprintf("%stoken/%x", e.prefix, lease)
+	ifs := append([]clientv3.Cmp{e.headerUnchanged()}, cmps...)
+	then := append(slices.Clip(ops), clientv3.OpPut(e.writtenKey(), ""), clientv3.OpPut(tokKey, token, clientv3.WithLease(lease)))
+	try := e.do
+	if bulk {
+		try = e.doBulk
+	}
 	var resp *clientv3.TxnResponse
 	var tries int
-	err := e.do(ctx, func(ctx context.Context) error {
+	err := try(ctx, func(ctx context.Context) error {
 		tries++
 		var err error
-		resp, err = e.cli.Txn(ctx).
-			If(e.headerUnchanged(), clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-			Then(change, clientv3.OpPut(e.writtenKey(), ""), clientv3.OpDelete(l.key), clientv3.OpPut(tokKey, token, clientv3.WithLease(e.sess.Lease()))).
-			Else(clientv3.OpGet(tokKey)).Commit()
+		resp, err = e.cli.Txn(ctx).If(ifs...).Then(then...).Else(clientv3.OpGet(tokKey)).Commit()
 		return err
 	})
 	switch {
 	case err == nil && resp.Succeeded:
 		return nil
 	case err == nil && tries > 1 && tokenIs(resp.Responses[0].GetResponseRange().Kvs, token):
-		e.unlock(l)
-		return nil
+		return nil // an earlier attempt landed; its answer was lost
 	case err == nil:
 		return fmt.Errorf("%s: %w", e.where(), errConflict)
 	}

@@ -33,11 +33,11 @@ func defaultOptions() options {
 	return options{maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile, syncDir: fsio.SyncDir}
 }
 
-// fits reports an error when writing c, with slot set to blob, would take
+// fits reports an error when writing c with changes applied would take
 // the vault at path past o.maxWrite and past old, the size of the file it
 // replaces.
-func (o options) fits(path string, c *contents, slot, blob string, old int64) error {
-	size, err := sizeOf(c, slot, blob)
+func (o options) fits(path string, c *contents, changes []entry, old int64) error {
+	size, err := sizeOf(c, changes)
 	if err != nil {
 		return err
 	}
@@ -47,35 +47,20 @@ func (o options) fits(path string, c *contents, slot, blob string, old int64) er
 	return nil
 }
 
-// sizeOf is the size of the file writeVault makes of c with slot set to
-// blob (dropped when blob is ""): the header line, every record line with
-// the comma between two of them, the trailer.
-func sizeOf(c *contents, slot, blob string) (int64, error) {
+// sizeOf is the size of the file writeVault makes of c with changes
+// applied: the header line, every record line with the comma between two
+// of them, the trailer.
+func sizeOf(c *contents, changes []entry) (int64, error) {
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
 		return 0, err
 	}
 	size := int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
 	n := 0
-	add := func(b string) {
+	c.merged(changes, func(_, b string) {
 		n++
 		size += int64(len("\n\"") + slotHexSize + len(`":"`) + len(b) + len(`"`))
-	}
-	seen := false
-	for _, e := range c.entries {
-		switch {
-		case e.slot != slot:
-			add(e.blob)
-		case blob != "":
-			add(blob)
-			seen = true
-		default:
-			seen = true
-		}
-	}
-	if !seen && slot != "" && blob != "" {
-		add(blob)
-	}
+	})
 	if n > 1 {
 		size += int64(n - 1) // the commas
 	}

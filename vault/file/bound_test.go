@@ -186,23 +186,27 @@ func TestSizeOfMatchesWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	slot := func(i int) string { return fmt.Sprintf("%032x", i*7919) }
-	for step, ch := range []struct{ slot, blob string }{
-		{slot(5), "AAAA"}, {slot(1), "BBBBBBBB"}, {slot(9), "CC=="}, {slot(5), "DDDDDDDDDDDD"},
-		{slot(1), ""}, {slot(3), ""}, {slot(5), ""}, {slot(9), ""}, {"", ""},
+	one := func(s, b string) []entry { return []entry{{s, b}} }
+	for step, changes := range [][]entry{
+		one(slot(5), "AAAA"), one(slot(1), "BBBBBBBB"), one(slot(9), "CC=="), one(slot(5), "DDDDDDDDDDDD"),
+		{{slot(0), "EE"}, {slot(2), ""}, {slot(4), "FFFF"}, {slot(5), ""}, {slot(12), "GG"}},
+		one(slot(1), ""), one(slot(3), ""), one(slot(5), ""), one(slot(9), ""), nil,
+		{{slot(0), ""}, {slot(4), ""}, {slot(12), ""}},
 	} {
-		want, err := sizeOf(&f.cur, ch.slot, ch.blob)
+		want, err := sizeOf(&f.cur, changes)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		if err := writeVault(&buf, &f.cur, ch.slot, ch.blob); err != nil {
+		if err := writeVault(&buf, &f.cur, changes); err != nil {
 			t.Fatal(err)
 		}
 		if int64(buf.Len()) != want {
 			t.Errorf("step %d: sizeOf %d, writeVault wrote %d", step, want, buf.Len())
 		}
-		if ch.slot != "" {
-			f.cur.set(ch.slot, ch.blob)
-		}
+		f.cur.apply(changes)
+	}
+	if len(f.cur.entries) != 0 || len(f.cur.byPrefix) != 0 {
+		t.Errorf("every record dropped, yet %d entries and %d index keys are left", len(f.cur.entries), len(f.cur.byPrefix))
 	}
 }

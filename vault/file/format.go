@@ -180,39 +180,87 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 	return slot, blob, true
 }
 
+// merged calls fn with every record line of c with changes applied, in
+// slot order: changes is sorted by slot, names each slot at most once, and
+// gives it a new blob, or drops it when the blob is "". A change dropping
+// a slot c does not hold does nothing.
+func (c *contents) merged(changes []entry, fn func(slot, blob string)) {
+	es, i := c.entries, 0
+	for _, ch := range changes {
+		for ; i < len(es) && es[i].slot < ch.slot; i++ {
+			fn(es[i].slot, es[i].blob)
+		}
+		if i < len(es) && es[i].slot == ch.slot {
+			i++
+		}
+		if ch.blob != "" {
+			fn(ch.slot, ch.blob)
+		}
+	}
+	for ; i < len(es); i++ {
+		fn(es[i].slot, es[i].blob)
+	}
+}
+
+// apply makes changes (as merged takes them) to c's records and index.
+func (c *contents) apply(changes []entry) {
+	if len(changes) == 1 {
+		c.set(changes[0].slot, changes[0].blob)
+		return
+	}
+	out := make([]entry, 0, len(c.entries)+len(changes))
+	c.merged(changes, func(slot, blob string) { out = append(out, entry{slot, blob}) })
+	c.entries = out
+	for _, ch := range changes {
+		c.reindex(ch.slot, ch.blob, -1)
+	}
+}
+
 // set gives slot the sealed record blob, or drops it when blob is "".
 func (c *contents) set(slot, blob string) {
 	i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot)
-	p := slotPrefix(slot)
 	switch {
 	case blob == "" && found:
 		c.entries = slices.Delete(c.entries, i, i+1)
-		if c.byPrefix[p].slot == slot {
-			delete(c.byPrefix, p)
-			// Keep an entry for the prefix while a neighbour shares it.
-			for _, j := range []int{i - 1, i} {
-				if j >= 0 && j < len(c.entries) && slotPrefix(c.entries[j].slot) == p {
-					c.byPrefix[p] = c.entries[j]
-				}
-			}
-		}
 	case blob == "":
+		return
 	case !found:
 		c.entries = slices.Insert(c.entries, i, entry{slot, blob})
+	default:
+		c.entries[i].blob = blob
+	}
+	c.reindex(slot, blob, i)
+}
+
+// reindex brings the prefix index up to date with entries after slot was
+// given blob (dropped when ""); i is where slot is, or was, in entries
+// (-1: find it).
+func (c *contents) reindex(slot, blob string, i int) {
+	p := slotPrefix(slot)
+	if blob != "" {
 		if e, ok := c.byPrefix[p]; !ok || e.slot == slot {
 			c.byPrefix[p] = entry{slot, blob}
 		}
-	default:
-		c.entries[i].blob = blob
-		if c.byPrefix[p].slot == slot {
-			c.byPrefix[p] = entry{slot, blob}
+		return
+	}
+	if c.byPrefix[p].slot != slot {
+		return
+	}
+	delete(c.byPrefix, p)
+	if i < 0 {
+		i, _ = slices.BinarySearchFunc(c.entries, slot, compareSlot)
+	}
+	// Keep an entry for the prefix while a neighbour shares it.
+	for _, j := range []int{i - 1, i} {
+		if j >= 0 && j < len(c.entries) && slotPrefix(c.entries[j].slot) == p {
+			c.byPrefix[p] = c.entries[j]
 		}
 	}
 }
 
-// writeVault writes c in the canonical layout, with change applied: slot
-// gets blob, or is dropped when blob is "".
-func writeVault(w io.Writer, c *contents, slot, blob string) error {
+// writeVault writes c in the canonical layout, with changes (as merged
+// takes them) applied.
+func writeVault(w io.Writer, c *contents, changes []entry) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
@@ -222,7 +270,7 @@ func writeVault(w io.Writer, c *contents, slot, blob string) error {
 	bw.Write(hb)
 	bw.WriteString(lineSuffix)
 	first := true
-	emit := func(s, b string) {
+	c.merged(changes, func(s, b string) {
 		if !first {
 			bw.WriteString(",")
 		}
@@ -232,25 +280,7 @@ func writeVault(w io.Writer, c *contents, slot, blob string) error {
 		bw.WriteString(`":"`)
 		bw.WriteString(b)
 		bw.WriteString(`"`)
-	}
-	pending := slot != "" && blob != ""
-	for _, e := range c.entries {
-		if pending && slot < e.slot {
-			emit(slot, blob)
-			pending = false
-		}
-		switch {
-		case e.slot == slot && blob != "":
-			emit(slot, blob)
-			pending = false
-		case e.slot == slot:
-		default:
-			emit(e.slot, e.blob)
-		}
-	}
-	if pending {
-		emit(slot, blob)
-	}
+	})
 	bw.WriteString("\n" + fileTrailer)
 	return bw.Flush()
 }

@@ -128,7 +128,7 @@ func FuzzParseVault(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := writeVault(&out, &c, "", ""); err != nil {
+		if err := writeVault(&out, &c, nil); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != text {
@@ -207,6 +207,16 @@ func TestIndexHandlesSharedSlotPrefixes(t *testing.T) {
 		ct.set(step.slot, step.blob)
 		want[step.slot] = step.blob
 		check("set " + step.slot[len(step.slot)-4:] + "=" + step.blob)
+	}
+	// The same through apply, several changes at once (a batch).
+	for _, changes := range [][]entry{
+		{{a, "A4"}, {b, "B2"}, {c, "C3"}}, {{a, ""}, {b, ""}, {other, "O2"}}, {{b, "B3"}, {c, ""}}, {{a, "A5"}, {b, ""}},
+	} {
+		ct.apply(changes)
+		for _, ch := range changes {
+			want[ch.slot] = ch.blob
+		}
+		check(fmt.Sprintf("apply %d changes", len(changes)))
 	}
 }
 

@@ -56,11 +56,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 			return contents{}, err
 		}
 		for _, e := range f.cur.entries {
-			blob, err := decodeBlob(e.blob)
-			var r vault.Record
-			if err == nil {
-				r, err = f.k.Open(e.slot, blob)
-			}
+			r, err := f.openEntry(e)
 			if err != nil {
 				return contents{}, fmt.Errorf("vault %s: record %s: %w (rm the record or restore it before a rekey)", f.path, e.slot, err)
 			}
@@ -98,10 +94,10 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := f.opt.fits(f.path, &c, "", "", f.heldInfo.Size()); err != nil {
+	if err := f.opt.fits(f.path, &c, nil, f.heldInfo.Size()); err != nil {
 		return err
 	}
-	if err := f.opt.replace(dest, &c, "", ""); err != nil {
+	if err := f.opt.replace(dest, &c, nil); err != nil {
 		return err
 	}
 	f.stale = true

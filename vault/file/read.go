@@ -3,6 +3,8 @@ package file
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/internal/seal"
@@ -55,10 +57,7 @@ func (f *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 func (f *Vault) List(_ context.Context) ([]vault.Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.refresh(); err != nil {
-		return nil, err
-	}
-	if err := f.index(); err != nil {
+	if err := f.refreshIndexed(); err != nil {
 		return nil, err
 	}
 	metas := make([]vault.Meta, 0, len(f.cur.entries))
@@ -92,4 +91,41 @@ func (f *Vault) eachMeta(fn func(slot string, m vault.Meta, err error) error) er
 		}
 	}
 	return nil
+}
+
+// Records implements vault.Store.
+func (f *Vault) Records(_ context.Context) ([]vault.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.refreshIndexed(); err != nil {
+		return nil, err
+	}
+	recs := make([]vault.Record, 0, len(f.cur.entries))
+	for _, e := range f.cur.entries {
+		r, err := f.openEntry(e)
+		if err != nil {
+			return nil, fmt.Errorf("vault %s: record %s: %w", f.path, e.slot, err)
+		}
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b vault.Record) int { return strings.Compare(a.Name, b.Name) })
+	return recs, nil
+}
+
+// refreshIndexed rereads the vault if it changed and indexes its lines.
+// Callers hold f.mu.
+func (f *Vault) refreshIndexed() error {
+	if err := f.refresh(); err != nil {
+		return err
+	}
+	return f.index()
+}
+
+// openEntry decrypts one record line.
+func (f *Vault) openEntry(e entry) (vault.Record, error) {
+	blob, err := decodeBlob(e.blob)
+	if err != nil {
+		return vault.Record{}, err
+	}
+	return f.k.Open(e.slot, blob)
 }

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"filippo.io/age"
 
@@ -48,70 +50,103 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 	if c.hdr, err = fileHeader(k, recipients); err != nil {
 		return false, err
 	}
-	if err := o.fits(path, &c, "", "", 0); err != nil {
+	if err := o.fits(path, &c, nil, 0); err != nil {
 		return false, err
 	}
-	return true, o.replace(dest, &c, "", "")
+	return true, o.replace(dest, &c, nil)
 }
 
-// Apply implements vault.Store. The writer lock is held from the read of the
-// current record to the rename, so no concurrent write is lost.
-func (f *Vault) Apply(_ context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+// Apply implements vault.Store: a batch of one.
+func (f *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	ms, err := f.ApplyBatch(ctx, []vault.Write{w}, func(ms []vault.Meta) error { return approve(ms[0]) })
+	if err != nil {
+		return vault.Meta{}, err
+	}
+	return ms[0], nil
+}
+
+// ApplyBatch implements vault.Store: the whole batch is one unit, one
+// rewrite of the file and one fsync. The writer lock is held from the read
+// of the current records to the rename, so no concurrent write is lost.
+func (f *Vault) ApplyBatch(_ context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
+	if err := vault.CheckBatch(ws); err != nil {
+		return nil, err
+	}
+	if len(ws) == 0 {
+		return []vault.Meta{}, nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
-		return vault.Meta{}, err
+		return nil, err
 	}
 	defer unlock()
 	if err := f.refreshAt(dest); err != nil {
-		return vault.Meta{}, err
+		return nil, err
 	}
 	if err := f.index(); err != nil {
-		return vault.Meta{}, err
+		return nil, err
 	}
-	slot := f.k.Slot(w.Name)
-	cur, exists, err := f.lookup(slot, w.Name)
-	if err != nil && !(w.Kind == vault.Remove && exists) {
-		return vault.Meta{}, err
-	}
-	next, err := vault.Next(w, cur, exists, f.now().UTC())
+	metas, changes, err := f.prepare(ws)
 	if err != nil {
-		return vault.Meta{}, err
+		return nil, err
 	}
-	blob := ""
-	if w.Kind != vault.Remove {
-		sealed, err := f.k.Seal(slot, next)
-		if err != nil {
-			return vault.Meta{}, err
-		}
-		blob = encodeBlob(sealed)
+	if err := f.opt.fits(f.path, &f.cur, changes, f.heldInfo.Size()); err != nil {
+		return nil, err
 	}
-	if err := f.opt.fits(f.path, &f.cur, slot, blob, f.heldInfo.Size()); err != nil {
-		return vault.Meta{}, err
+	if err := approve(metas); err != nil {
+		return nil, err
 	}
-	if err := approve(next.Meta); err != nil {
-		return vault.Meta{}, err
+	if err := f.opt.replace(dest, &f.cur, changes); err != nil {
+		return nil, err
 	}
-	if err := f.opt.replace(dest, &f.cur, slot, blob); err != nil {
-		return vault.Meta{}, err
-	}
-	// Renamed into place: the change is visible and the event stands. Any
+	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
-	f.cur.set(slot, blob)
+	f.cur.apply(changes)
 	if f.adopt() != nil {
 		f.stale = true
 	}
-	return next.Meta, nil
+	return metas, nil
 }
 
-// replace writes c, with one slot changed, to path atomically: a temp
+// prepare computes what each write makes of its record, all stamped with
+// one time: the metadata to approve, in the order of ws, and the sealed
+// record lines to write, sorted by slot.
+func (f *Vault) prepare(ws []vault.Write) ([]vault.Meta, []entry, error) {
+	now := f.now().UTC()
+	metas, changes := make([]vault.Meta, 0, len(ws)), make([]entry, 0, len(ws))
+	for _, w := range ws {
+		slot := f.k.Slot(w.Name)
+		cur, exists, err := f.lookup(slot, w.Name)
+		if err != nil && !(w.Kind == vault.Remove && exists) {
+			return nil, nil, err
+		}
+		next, err := vault.Next(w, cur, exists, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		blob := ""
+		if w.Kind != vault.Remove {
+			sealed, err := f.k.Seal(slot, next)
+			if err != nil {
+				return nil, nil, err
+			}
+			blob = encodeBlob(sealed)
+		}
+		metas, changes = append(metas, next.Meta), append(changes, entry{slot, blob})
+	}
+	slices.SortFunc(changes, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
+	return metas, changes, nil
+}
+
+// replace writes c, with changes applied, to path atomically: a temp
 // file beside it, fsync, rename over path, fsync of the directory. path is
 // the vault's target (never a symlink, which the rename would replace).
 // The caller holds the writer lock, so the temp name is ours alone; a temp
 // file a crashed writer left is removed rather than reused, so the new
 // vault is always a fresh 0600 file.
-func (o options) replace(path string, c *contents, slot, blob string) error {
+func (o options) replace(path string, c *contents, changes []entry) error {
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("write vault: %w", err)
@@ -120,7 +155,7 @@ func (o options) replace(path string, c *contents, slot, blob string) error {
 	if err != nil {
 		return fmt.Errorf("write vault: %w", err)
 	}
-	err = writeVault(t, c, slot, blob)
+	err = writeVault(t, c, changes)
 	if err == nil {
 		err = t.Sync()
 	}

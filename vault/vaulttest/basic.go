@@ -184,6 +184,7 @@ func testRemove(f *fixture) {
 
 func testListEmpty(f *fixture) {
 	f.wantList(f.open(), nil)
+	f.wantRecords(f.open(), nil, nil)
 }
 
 func testListSorted(f *fixture) {

@@ -62,8 +62,12 @@ func (f *fixture) wantTampered(s vault.Store) {
 	}
 	_, err = s.List(ctx)
 	f.wantTamperErr("List", err)
-	for _, k := range []vault.Kind{vault.Put, vault.Rotate} {
-		_, seen, err := applyRecording(ctx, s, vault.Write{Kind: k, Name: tamperName, Value: secret("replacement")}, nil)
+	_, err = s.Records(ctx)
+	f.wantTamperErr("Records", err)
+	for _, k := range []vault.Kind{vault.Put, vault.Rotate, vault.Restore} {
+		now := f.clock.now()
+		w := vault.Write{Kind: k, Name: tamperName, Value: secret("replacement"), Meta: vault.Meta{Version: 9, CreatedAt: now, UpdatedAt: now}}
+		_, seen, err := applyRecording(ctx, s, w, nil)
 		f.wantTamperErr("Apply", err)
 		if len(seen) != 0 {
 			f.t.Errorf("Apply(%v) over a tampered record called approve", k)

@@ -28,7 +28,13 @@
 //     rotate of it fail with an error other than ErrNotFound that quotes
 //     neither its name nor its value; rm removes it; Check counts it in
 //     Records and reports a problem;
-//   - a refused approve's error comes back from Apply (errors.Is).
+//   - a refused approve's error comes back from Apply (errors.Is);
+//   - a batch is prepared whole before its first unit is approved: a
+//     write that cannot be prepared (ErrNotFound, a restore without a
+//     version) fails the batch with nothing approved, when it is in the
+//     first unit (which every backend makes at least a few writes long);
+//   - a restore over a record that exists is not Created, and a batch's
+//     writes share one time.
 package vaulttest
 
 import (
@@ -85,5 +91,9 @@ func cases() []testCase {
 		{"ConcurrentWritersSharedHandle", testConcurrentSharedHandle},
 		{"TamperedRecordIsAnError", testTamper},
 		{"CheckHealthy", testCheckHealthy},
+		{"BatchLands", testBatchLands},
+		{"BatchRefusals", testBatchRefusals},
+		{"BatchRestore", testBatchRestore},
+		{"BatchFailsPartWay", testBatchFailsPartWay},
 	}
 }

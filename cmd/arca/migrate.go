@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/ref"
+	"github.com/arca-secrets/arca/ops/secretfile"
+	"github.com/arca-secrets/arca/vault/identity"
+)
+
+// migrateFlags are migrate's own flags.
+type migrateFlags struct {
+	from, ns, identity *string
+	dryRun, overwrite  *bool
+}
+
+// runMigrate is `arca migrate --from FORMAT [--ns NS] [--identity FILE]
+// [--dry-run] [--overwrite] [FILE]`: secrets from another tool's file (or
+// stdin) into the env's vault, as one batch.
+func runMigrate(ctx context.Context, c *cli, args []string) error {
+	var mf migrateFlags
+	more := func(fs *verbFlags) {
+		mf.from = fs.String("from", "", "the input's `FORMAT`: "+strings.Join(secretfile.Formats(), ", "))
+		mf.ns = fs.String("ns", "", "the `NS` (namespace) of a flat input's names; a two-level input names its own")
+		mf.identity = fs.String("identity", "", "the age identity `FILE` that opens an arenzana store")
+		mf.dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
+		mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
+	}
+	return c.vaultVerb(ctx, args, "migrate", "[FILE]", anyArgs, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		items, err := c.readMigration(mf, pos)
+		if err != nil {
+			return err
+		}
+		res, err := svc.Import(ctx, ops.BulkRequest{Items: items, Overwrite: *mf.overwrite, DryRun: *mf.dryRun})
+		if err != nil {
+			return err
+		}
+		return c.printBulk(res)
+	})
+}
+
+// readMigration reads and parses the input, mapping its names to refs.
+func (c *cli) readMigration(mf migrateFlags, pos []string) ([]ops.Item, error) {
+	if len(pos) > 1 {
+		return nil, usagef("migrate reads one FILE (or stdin), not %d", len(pos))
+	}
+	if !slices.Contains(secretfile.Formats(), *mf.from) {
+		return nil, usagef("--from must be one of %s", strings.Join(secretfile.Formats(), ", "))
+	}
+	if *mf.ns != "" && !ref.ValidSegment(*mf.ns) {
+		return nil, usagef("--ns %q %s", *mf.ns, ref.SegmentProblem(*mf.ns))
+	}
+	var o secretfile.Options
+	if *mf.identity != "" {
+		ids, err := identity.Load(*mf.identity)
+		if err != nil {
+			return nil, usagef("--identity: %v", err)
+		}
+		o.Identities = ids
+	}
+	r, name, done, err := c.input(pos)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	es, shape, err := secretfile.Read(r, *mf.from, o)
+	if err != nil {
+		return nil, usagef("%s: %v; nothing was written", name, err)
+	}
+	switch {
+	case shape == secretfile.Flat && *mf.ns == "":
+		return nil, usagef("%s holds names without a namespace: give one with --ns NS", name)
+	case shape == secretfile.Nested && *mf.ns != "":
+		return nil, usagef("%s names its namespaces (its outer keys): --ns is only for flat inputs", name)
+	}
+	items := make([]ops.Item, len(es))
+	for i, e := range es {
+		ns := e.NS
+		if ns == "" {
+			ns = *mf.ns
+		}
+		items[i] = ops.Item{Ref: ns + "/" + e.Name, Value: e.Value, Where: name + ": " + e.Where}
+	}
+	return items, nil
+}
+
+// input opens the FILE in pos, or stdin when there is none or it is "-".
+func (c *cli) input(pos []string) (r io.Reader, name string, done func(), err error) {
+	if len(pos) == 0 || pos[0] == "-" {
+		return c.stdin, "stdin", func() {}, nil
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return nil, "", nil, usagef("%v", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, "", nil, usagef("%s is not a regular file", pos[0])
+	}
+	return f, pos[0], func() { f.Close() }, nil
+}
+
+// printBulk prints a bulk write's rows on stdout, one per record, and a
+// summary on stderr.
+func (c *cli) printBulk(res ops.BulkResult) error {
+	prefix := ""
+	if res.DryRun {
+		prefix = "would "
+	}
+	for _, r := range res.Rows {
+		switch {
+		case r.Action == ops.ActionSkip:
+			fmt.Fprintf(c.stdout, "%sskip %s (it exists; --overwrite replaces it)\n", prefix, r.Ref)
+		case res.DryRun:
+			fmt.Fprintf(c.stdout, "would %s %s\n", r.Action, r.Ref)
+		default:
+			fmt.Fprintf(c.stdout, "%s %s version %d\n", past(r.Action), r.Ref, r.Version)
+		}
+	}
+	n := func(a string) int { return res.Count(a) }
+	if res.DryRun {
+		c.warnf("env %s: would create %d, overwrite %d, skip %d; nothing was written (dry run)", res.Env, n(ops.ActionCreate), n(ops.ActionOverwrite), n(ops.ActionSkip))
+	} else {
+		c.warnf("env %s: %d created, %d overwritten, %d skipped", res.Env, n(ops.ActionCreate), n(ops.ActionOverwrite), n(ops.ActionSkip))
+	}
+	return nil
+}
+
+func past(action string) string {
+	if action == ops.ActionCreate {
+		return "created"
+	}
+	return "overwrote"
+}

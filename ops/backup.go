@@ -1,0 +1,235 @@
+package ops
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/fsio"
+)
+
+// BackupResult says what a backup holds.
+type BackupResult struct {
+	Env        string
+	Vault      string
+	Path       string
+	Records    int
+	Recipients []string
+}
+
+// Backup writes every record of env's vault, with its version and times,
+// to a new file vault at path whose data key is wrapped to the vault's
+// current recipients: one self-contained file that check can verify and
+// Restore can write into a vault of either kind. path must not exist; the
+// file appears whole or not at all. One backup event is written, and
+// flushed, before the file is put in place.
+func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, error) {
+	team, k, err := s.keyed(env)
+	res := BackupResult{Env: team.Env, Vault: team.Vault, Path: path}
+	if err != nil {
+		return res, err
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return res, Errorf(manifest.BadRequest, "backup file %s already exists; nothing was written (name a new file)", path)
+	}
+	if res.Recipients, err = k.Recipients(ctx); err != nil {
+		return res, asError(err)
+	}
+	st, err := s.store(res.Env)
+	if err != nil {
+		return res, err
+	}
+	recs, err := st.Records(ctx)
+	if err != nil {
+		return res, asError(err)
+	}
+	res.Records = len(recs)
+	tmp, err := s.writeBackup(ctx, res, recs)
+	defer removeBackupTemp(tmp)
+	if err != nil {
+		return res, err
+	}
+	c := &call{op: "backup", env: res.Env, ev: audit.Event{Op: "backup", Env: res.Env, Message: fmt.Sprintf("%d records to %s", len(recs), path)}}
+	if err := s.recordCommit(c, 0); err != nil {
+		return res, err
+	}
+	if err := placeNew(tmp, path); err != nil {
+		return res, s.fail(c, Errorf(manifest.OpError, "backup of env %q was audited but not written: %v", res.Env, err))
+	}
+	return res, nil
+}
+
+// writeBackup writes recs into a new file vault beside res.Path, wrapped
+// to res.Recipients and opened with the identity of env's vault, and
+// returns its path.
+func (s *Service) writeBackup(ctx context.Context, res BackupResult, recs []vault.Record) (string, error) {
+	_, vc, err := s.cfg.VaultFor(res.Env)
+	if err != nil {
+		return "", err
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	tmp := res.Path + ".partial-" + hex.EncodeToString(b[:])
+	bc := VaultConfig{Kind: "file", Path: tmp, Identity: vc.Identity}
+	rs, err := parseRecipients("recipients of env "+res.Env, res.Recipients)
+	if err != nil {
+		return tmp, err
+	}
+	if _, err := s.backends.Create(ctx, "backup", bc, rs); err != nil {
+		return tmp, asError(err)
+	}
+	bst, err := s.backends.Open("backup", bc, s.now)
+	if err != nil {
+		return tmp, asError(err)
+	}
+	defer bst.Close()
+	ws := make([]vault.Write, len(recs))
+	for i, r := range recs {
+		ws[i] = vault.Write{Kind: vault.Restore, Name: r.Name, Value: r.Value, Meta: r.Meta}
+	}
+	if _, err := bst.ApplyBatch(ctx, ws, func([]vault.Meta) error { return nil }); err != nil {
+		return tmp, asError(err)
+	}
+	return tmp, nil
+}
+
+// placeNew moves the finished file tmp to path, which must not exist: a
+// hard link refuses an existing path atomically.
+func placeNew(tmp, path string) error {
+	if err := os.Link(tmp, path); err != nil {
+		return err
+	}
+	// Linked: the backup is there. Syncing the directory makes it stay.
+	_ = fsio.SyncDir(filepath.Dir(path))
+	return os.Remove(tmp)
+}
+
+// removeBackupTemp removes what writing a backup at tmp left behind.
+func removeBackupTemp(tmp string) {
+	if tmp == "" {
+		return
+	}
+	os.Remove(tmp)
+	os.Remove(tmp + ".lock")
+	os.Remove(tmp + ".tmp")
+}
+
+// openBackup opens the backup at path with the identity of env's vault.
+func (s *Service) openBackup(env, path string) (vault.Store, error) {
+	_, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err))
+	}
+	st, err := s.backends.Open("backup", VaultConfig{Kind: "file", Path: path, Identity: vc.Identity}, s.now)
+	return st, asError(err)
+}
+
+// Restore writes the records of the backup at path into env's vault, of
+// either kind, keeping their versions and times: an Import of them, so
+// records that exist are skipped unless overwrite, each record written gets
+// its put event, and on the file vault it is all or nothing.
+func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryRun bool) (BulkResult, error) {
+	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+	if err != nil {
+		return BulkResult{}, err
+	}
+	bst, err := s.openBackup(env, path)
+	if err != nil {
+		return BulkResult{Env: env}, err
+	}
+	recs, err := bst.Records(ctx)
+	if err == nil && !dryRun {
+		err = s.createLike(ctx, env, bst)
+	}
+	bst.Close()
+	if err != nil {
+		return BulkResult{Env: env}, asError(err)
+	}
+	items := make([]Item, len(recs))
+	for i, r := range recs {
+		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta, Where: "backup " + path}
+	}
+	return s.Import(ctx, BulkRequest{Env: env, Items: items, Overwrite: overwrite, DryRun: dryRun})
+}
+
+// createLike makes env's vault, when there is none yet (a new cluster, a
+// file not made by init), wrapped to the recipients of like: restored, a
+// team's vault opens for the whole team again. A vault that exists is kept
+// as it is.
+func (s *Service) createLike(ctx context.Context, env string, like vault.Store) error {
+	k, ok := like.(vault.Keyed)
+	if !ok {
+		return nil
+	}
+	list, err := k.Recipients(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := parseRecipients("recipients of the backup", list)
+	if err != nil {
+		return err
+	}
+	name, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return err
+	}
+	_, err = s.backends.Create(ctx, name, vc, rs)
+	return err
+}
+
+// CheckBackup probes the backup at path as Check probes a vault: the
+// identity of env's vault unwraps its key, every record authenticates. It
+// is audited as a check of env with the file named in the message.
+func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResult, error) {
+	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	c := &call{op: "check", env: env, ev: audit.Event{Op: "check", Env: env, Message: "backup file " + path}}
+	res := CheckResult{Env: env, Vault: path, Kind: "file", Problems: []string{}}
+	if _, err := os.Stat(path); err != nil {
+		return res, s.fail(c, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
+	}
+	bst, err := s.openBackup(env, path)
+	var rep vault.Report
+	if err == nil {
+		rep, err = bst.Check(ctx)
+		bst.Close()
+	}
+	if err != nil {
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	rep.Problems = backupProblems(rep.Problems, s.backends.Problems(VaultConfig{Kind: "file", Path: path}), path)
+	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
+	res.Healthy = len(res.Problems) == 0
+	return res, s.record(c, 0)
+}
+
+// backupProblems is what a check of the backup at path found, without the
+// file-mode problems modes lists, which are a vault's (its directory's,
+// its identity's): a backup is made to be copied elsewhere. What it keeps
+// of them is the backup file's own mode, which is reported.
+func backupProblems(found, modes []string, path string) []string {
+	out := make([]string, 0, len(found))
+	for _, p := range found {
+		if !slices.Contains(modes, p) {
+			out = append(out, p)
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		out = append(out, fmt.Sprintf("backup file %s is readable by other users (mode %04o): chmod go-rwx %s", path, fi.Mode().Perm(), path))
+	}
+	return out
+}

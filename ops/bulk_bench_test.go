@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/arca-secrets/arca/ops/secretfile"
+)
+
+// benchDotenv is a dotenv file of n secrets of about 40 bytes.
+func benchDotenv(n int) []byte {
+	var b []byte
+	for i := range n {
+		b = fmt.Appendf(b, "KEY_%05d=\"value %d: %x with a \\\"quote\\\"\"\n", i, i, i*7919)
+	}
+	return b
+}
+
+// BenchmarkMigrate10k parses a dotenv file of 10,000 secrets and imports it
+// into an empty file vault: the work of arca migrate, in process.
+func BenchmarkMigrate10k(b *testing.B) {
+	in := benchDotenv(10_000)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		b.StopTimer()
+		f := newFixture(b, "")
+		b.StartTimer()
+		es, _, err := secretfile.Parse(in, "dotenv", secretfile.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		items := make([]Item, len(es))
+		for i, e := range es {
+			items[i] = Item{Ref: "bulk/" + e.Name, Value: e.Value, Where: e.Where}
+		}
+		if _, err := f.svc.Import(context.Background(), BulkRequest{Items: items}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBackupRestore10k backs up a file vault of 10,000 records and
+// restores the backup into an empty one.
+func BenchmarkBackupRestore10k(b *testing.B) {
+	f := newFixture(b, "[envs.default]\nvault = \"a\"\n[envs.copy]\nvault = \"b\"\n[vaults.a]\nkind = \"file\"\n[vaults.b]\nkind = \"file\"\n")
+	es, _, err := secretfile.Parse(benchDotenv(10_000), "dotenv", secretfile.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := make([]Item, len(es))
+	for i, e := range es {
+		items[i] = Item{Ref: "bulk/" + e.Name, Value: e.Value, Where: e.Where}
+	}
+	ctx := context.Background()
+	if _, err := f.svc.Import(ctx, BulkRequest{Items: items}); err != nil {
+		b.Fatal(err)
+	}
+	_, copyVault, _ := f.svc.cfg.VaultFor("copy")
+	for i := 0; b.Loop(); i++ {
+		path := filepath.Join(b.TempDir(), fmt.Sprintf("b%d.backup", i))
+		if _, err := f.svc.Backup(ctx, "default", path); err != nil {
+			b.Fatal(err)
+		}
+		os.Remove(copyVault.Path)
+		if res, err := f.svc.Restore(ctx, "copy", path, false, false); err != nil || res.Count(ActionCreate) != len(items) {
+			b.Fatalf("restore: %d created, %v", res.Count(ActionCreate), err)
+		}
+	}
+}

@@ -1,0 +1,231 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+)
+
+func items(kv ...string) []Item {
+	var out []Item
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, Item{Ref: kv[i], Value: secret(kv[i+1]), Where: fmt.Sprintf("line %d", i/2+1)})
+	}
+	return out
+}
+
+func (f *fixture) value(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := f.svc.Get(context.Background(), Request{Ref: "arca://" + ref})
+	if err != nil {
+		t.Fatalf("get %s: %v", ref, err)
+	}
+	return string(r.Value.Reveal())
+}
+
+func TestImportPlansAndWrites(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/old", Value: secret("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	in := items("app/new", "n1", "app/old", "replacement")
+	before := len(f.lines(t))
+	plan, err := f.svc.Import(ctx, BulkRequest{Items: in, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Rows[0].Action != ActionCreate || plan.Rows[1].Action != ActionSkip || !plan.DryRun {
+		t.Fatalf("dry run rows %+v", plan.Rows)
+	}
+	if ev := f.lines(t)[before:]; len(ev) != 1 || ev[0].Event != "list" {
+		t.Fatalf("a dry run wrote events %+v, want one list", ev)
+	}
+	if _, err := f.svc.Get(ctx, Request{Ref: "arca://app/new"}); CodeOf(err) != manifest.NotFound {
+		t.Fatalf("a dry run wrote a record: %v", err)
+	}
+
+	before = len(f.lines(t))
+	res, err := f.svc.Import(ctx, BulkRequest{Items: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Count(ActionCreate) != 1 || res.Count(ActionSkip) != 1 || res.Rows[0].Version != 1 {
+		t.Fatalf("rows %+v", res.Rows)
+	}
+	if f.value(t, "app/old") != "kept" || f.value(t, "app/new") != "n1" {
+		t.Fatal("import without overwrite changed an existing record or missed a new one")
+	}
+	ev := f.lines(t)[before:]
+	if len(ev) < 1 || ev[0].Event != "put" || ev[0].Ref != "app/new" || ev[0].Version != 1 || ev[0].Outcome != audit.OK {
+		t.Fatalf("events %+v, want one put of app/new first", ev)
+	}
+
+	res, err = f.svc.Import(ctx, BulkRequest{Items: in, Overwrite: true})
+	if err != nil || res.Count(ActionOverwrite) != 2 || res.Rows[1].Version != 2 {
+		t.Fatalf("overwrite: rows %+v, err %v", res.Rows, err)
+	}
+	if f.value(t, "app/old") != "replacement" {
+		t.Fatal("overwrite did not replace")
+	}
+}
+
+// Nothing is written when any item is refused, and a refusal names where
+// the item was read, never its value.
+func TestImportRefusesWhole(t *testing.T) {
+	f := newFixture(t, `
+[[guardrails.rule]]
+ref = "prod/*"
+ops = ["put"]
+reason = "prod is written by the deploy pipeline"
+`)
+	ctx := context.Background()
+	for name, tc := range map[string]struct {
+		in    []Item
+		code  manifest.Code
+		parts []string
+	}{
+		"bad name":  {items("app/ok", "v", "app/bad name", canary), manifest.BadRequest, []string{"line 2"}},
+		"empty":     {items("app/ok", "v", "app/empty", ""), manifest.BadRequest, []string{"line 2", "empty"}},
+		"too big":   {items("app/ok", "v", "app/big", strings.Repeat("x", manifest.MaxValue+1)), manifest.BadRequest, []string{"line 2", "larger"}},
+		"not utf-8": {items("app/ok", "v", "app/bin", "\xff\xfe"+canary), manifest.BadRequest, []string{"line 2", "UTF-8"}},
+		"twice":     {items("app/ok", "v", "app/ok", canary), manifest.BadRequest, []string{"line 2", "line 1"}},
+		"guardrail": {items("app/ok", "v", "prod/db", canary, "prod/api", canary), manifest.Denied, []string{"2 of 3", "prod/db"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := f.svc.Import(ctx, BulkRequest{Items: tc.in})
+			wantError(t, err, tc.code, tc.parts...)
+			if strings.Contains(err.Error(), canary) {
+				t.Errorf("error quotes a value: %v", err)
+			}
+			if _, err := f.svc.Get(ctx, Request{Ref: "arca://app/ok"}); CodeOf(err) != manifest.NotFound {
+				t.Errorf("a refused import wrote app/ok: %v", err)
+			}
+		})
+	}
+	var denied int
+	for _, e := range f.lines(t) {
+		if e.Event == "denied" && e.Op == "put" && strings.HasPrefix(e.Ref, "prod/") {
+			denied++
+		}
+	}
+	if denied != 2 {
+		t.Errorf("%d denied events, want one per denied record (2)", denied)
+	}
+	if strings.Contains(f.events.String(), canary) {
+		t.Error("a value reached the audit trail")
+	}
+}
+
+// A commit that fails after its events were written is followed by an
+// error event for every record of it; a record that appeared between the
+// plan and the write stops the import before anything of it is audited.
+func TestImportCommitFailures(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.List(ctx, Request{}); err != nil { // opens the store
+		t.Fatal(err)
+	}
+	f.store.failCommit = true
+	before := len(f.lines(t))
+	_, err := f.svc.Import(ctx, BulkRequest{Items: items("app/a", "1", "app/b", "2")})
+	wantError(t, err, manifest.OpError, "disk full")
+	ev := f.lines(t)[before:]
+	if len(ev) != 4 || ev[0].Outcome != audit.OK || ev[1].Outcome != audit.OK || ev[2].Outcome != audit.Error || ev[3].Outcome != audit.Error ||
+		ev[2].Ref != "app/a" || ev[3].Ref != "app/b" || !strings.Contains(ev[3].Message, "not committed") {
+		t.Fatalf("events %+v; want two puts then an error for each", ev)
+	}
+
+	f.store.failCommit = false
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/b", Value: secret("theirs")}); err != nil {
+		t.Fatal(err)
+	}
+	f.store.hideList = true
+	before = len(f.lines(t))
+	_, err = f.svc.Import(ctx, BulkRequest{Items: items("app/a", "1", "app/b", "mine")})
+	wantError(t, err, manifest.OpError, "app/b", "another writer")
+	if ev := f.lines(t)[before:]; len(ev) != 0 {
+		t.Fatalf("a refused unit wrote events %+v", ev)
+	}
+	f.store.hideList = false
+	if f.value(t, "app/b") != "theirs" {
+		t.Fatal("the other writer's record was overwritten")
+	}
+}
+
+// A backup holds every record with its version and times; restored into
+// an empty vault they come back as they were, and check verifies the file.
+func TestBackupRestore(t *testing.T) {
+	f := newFixture(t, `
+[envs.dev]
+vault = "dev"
+[envs.copy]
+vault = "copy"
+[vaults.dev]
+kind = "file"
+[vaults.copy]
+kind = "file"
+`)
+	ctx := context.Background()
+	for i := range 5 {
+		if _, err := f.svc.Put(ctx, Request{Env: "dev", Ref: fmt.Sprintf("arca://app/k%d", i), Value: secret(fmt.Sprintf("v%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Rotate(ctx, Request{Env: "dev", Ref: "arca://app/k1", Value: secret("rotated")}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // a backup may sit where others list files
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "dev.backup")
+	b, err := f.svc.Backup(ctx, "dev", path)
+	if err != nil || b.Records != 5 {
+		t.Fatalf("backup: %+v %v", b, err)
+	}
+	if _, err := f.svc.Backup(ctx, "dev", path); CodeOf(err) != manifest.BadRequest {
+		t.Fatalf("a backup over an existing file: %v, want bad_request", err)
+	}
+	chk, err := f.svc.CheckBackup(ctx, "copy", path)
+	if err != nil || !chk.Healthy || chk.Records != 5 {
+		t.Fatalf("check of the backup: %+v %v", chk, err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chk, err = f.svc.CheckBackup(ctx, "copy", path)
+	if err != nil || chk.Healthy || len(chk.Problems) != 1 || !strings.Contains(chk.Problems[0], "backup file "+path+" is readable by other users (mode 0644)") {
+		t.Fatalf("check of a backup others can read: %+v %v", chk, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Into a vault that is not there yet: made, wrapped as the backup is.
+	_, vc, _ := f.svc.cfg.VaultFor("copy")
+	if err := os.Remove(vc.Path); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.svc.Restore(ctx, "copy", path, false, false)
+	if err != nil || res.Count(ActionCreate) != 5 {
+		t.Fatalf("restore: %+v %v", res, err)
+	}
+	if rs, err := f.svc.Recipients(ctx, "copy"); err != nil || strings.Join(rs.Recipients, " ") != strings.Join(b.Recipients, " ") {
+		t.Fatalf("restored vault wrapped to %v (%v), want the backup's %v", rs.Recipients, err, b.Recipients)
+	}
+	want, _ := f.svc.Get(ctx, Request{Env: "dev", Ref: "arca://app/k1"})
+	got, err := f.svc.Get(ctx, Request{Env: "copy", Ref: "arca://app/k1"})
+	if err != nil || got.Version != 2 || got.Stamp != want.Stamp || string(got.Value.Reveal()) != "rotated" {
+		t.Fatalf("restored app/k1: version %d %+v, err %v; want version 2 %+v", got.Version, got.Stamp, err, want.Stamp)
+	}
+	again, err := f.svc.Restore(ctx, "copy", path, false, false)
+	if err != nil || again.Count(ActionSkip) != 5 {
+		t.Fatalf("restore over itself: %+v %v, want every record skipped", again, err)
+	}
+}

@@ -1,0 +1,219 @@
+package secretfile
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops/ref"
+)
+
+// The dotenv grammar read by parseDotenv, one assignment per line:
+//
+//   - Blank lines and lines whose first non-blank character is # are skipped.
+//   - An assignment is [export ]NAME=VALUE, with optional spaces or tabs
+//     around the =. NAME is everything before the first =, trimmed, and must
+//     be a valid segment. A name that is not is quoted in the error unless
+//     it has a quote or a colon or is too long: then it may be part of a
+//     value of a line in another format (`"key": "a=b"`, `KEY: a==`).
+//   - An unquoted VALUE runs to the end of the line and is trimmed; a #
+//     after a space or tab starts a comment (KEY=a#b is "a#b").
+//   - A VALUE in single quotes is taken literally, newlines included, up
+//     to the next single quote.
+//   - A VALUE in double quotes may span lines and decodes \n \r \t \" \\
+//     and \$; any other backslash pair stays as its two characters, so
+//     C:\Users survives.
+//   - After a closing quote only spaces, tabs and a comment may follow.
+//   - Nothing is expanded: $HOME, ${X} and $(cmd) stay as written.
+//   - A CR before a LF belongs to the line ending, inside quotes too.
+type dotenvParser struct {
+	data []byte
+	i    int // the next byte
+	line int // the line of data[i]
+}
+
+func parseDotenv(data []byte) ([]Entry, error) {
+	p := dotenvParser{data: data, line: 1}
+	var c collector
+	seen := map[string]int{}
+	for p.i < len(p.data) {
+		p.skipBlanks()
+		if p.atEOL() {
+			p.skipEOL()
+			continue
+		}
+		if p.data[p.i] == '#' {
+			p.skipLine()
+			p.skipEOL()
+			continue
+		}
+		line := p.line
+		name, value, err := p.assignment()
+		if err != nil {
+			return nil, err
+		}
+		if first, ok := seen[name]; ok {
+			return nil, fmt.Errorf("line %d: %s is also set on line %d", line, name, first)
+		}
+		seen[name] = line
+		where := "line " + strconv.Itoa(line)
+		if err := c.add("", name, value, where, where+": "+name); err != nil {
+			return nil, err
+		}
+	}
+	return c.es, nil
+}
+
+// assignment reads one NAME=VALUE, the parser at its first non-blank byte,
+// through the end of its last line.
+func (p *dotenvParser) assignment() (name string, value []byte, err error) {
+	line := p.line
+	whole := p.data[p.i:]
+	if nl := bytes.IndexByte(whole, '\n'); nl >= 0 {
+		whole = whole[:nl]
+	}
+	rest := whole
+	if after, ok := bytes.CutPrefix(rest, []byte("export")); ok && len(after) > 0 && isBlank(after[0]) {
+		rest = bytes.TrimLeft(after, " \t")
+	}
+	eq := bytes.IndexByte(rest, '=')
+	if eq < 0 {
+		return "", nil, fmt.Errorf("line %d: not an assignment NAME=value, a comment or a blank line", line)
+	}
+	name = string(bytes.TrimRight(rest[:eq], " \t"))
+	if prob := ref.SegmentProblem(name); prob != "" {
+		// What comes before the first = of a line in another format (a
+		// YAML or JSON line, say) may be a value: such a name is not quoted.
+		if strings.ContainsAny(name, "\"':") || len(name) > manifest.MaxSegment {
+			return "", nil, fmt.Errorf("line %d: the name before = is not a valid name: %s", line, prob)
+		}
+		return "", nil, fmt.Errorf("line %d: name %s is not a valid name: %s", line, strconv.QuoteToASCII(name), prob)
+	}
+	p.i += len(whole) - len(rest) + eq + 1 // past the =
+	p.skipBlanks()
+	pos := fmt.Sprintf("line %d: %s", line, name)
+	switch {
+	case p.i < len(p.data) && p.data[p.i] == '\'':
+		value, err = p.quoted('\'', pos)
+	case p.i < len(p.data) && p.data[p.i] == '"':
+		value, err = p.quoted('"', pos)
+	default:
+		return name, p.unquoted(), nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	p.skipBlanks()
+	if p.i < len(p.data) && p.data[p.i] == '#' {
+		p.skipLine()
+	}
+	if !p.atEOL() {
+		return "", nil, fmt.Errorf("line %d: %s: text after the closing quote (only a # comment may follow)", p.line, name)
+	}
+	p.skipEOL()
+	return name, value, nil
+}
+
+// unquoted reads a value to the end of the line, and the line ending.
+func (p *dotenvParser) unquoted() []byte {
+	start := p.i
+	p.skipLine()
+	v := p.data[start:p.i]
+	for j := range v { // start > 0: it is past the =
+		if v[j] == '#' && isBlank(p.data[start+j-1]) {
+			v = v[:j]
+			break
+		}
+	}
+	p.skipEOL()
+	return bytes.TrimRight(v, " \t\r")
+}
+
+// quoted reads a value in quotes q, the parser at the opening quote, and
+// leaves it past the closing one.
+func (p *dotenvParser) quoted(q byte, pos string) ([]byte, error) {
+	line := p.line
+	p.i++
+	var v []byte
+	for p.i < len(p.data) {
+		c := p.data[p.i]
+		switch {
+		case c == q:
+			p.i++
+			return v, nil
+		case c == '\r' && p.i+1 < len(p.data) && p.data[p.i+1] == '\n':
+			p.i++ // the LF is taken next
+			continue
+		case c == '\n':
+			p.line++
+		case c == '\\' && q == '"' && p.i+1 < len(p.data):
+			if d, ok := dotenvEscape(p.data[p.i+1]); ok {
+				v = append(v, d)
+				p.i += 2
+				continue
+			}
+		}
+		v = append(v, c)
+		p.i++
+	}
+	kind := "single"
+	if q == '"' {
+		kind = "double"
+	}
+	return nil, fmt.Errorf("%s: the %s quote opened on line %d is not closed", pos, kind, line)
+}
+
+// dotenvEscape decodes the byte after a backslash in double quotes.
+func dotenvEscape(c byte) (byte, bool) {
+	switch c {
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case '"', '\\', '$':
+		return c, true
+	}
+	return 0, false
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func (p *dotenvParser) skipBlanks() {
+	for p.i < len(p.data) && isBlank(p.data[p.i]) {
+		p.i++
+	}
+}
+
+// atEOL reports whether the parser is at a line ending (LF, CRLF, a CR
+// that ends the input) or the end.
+func (p *dotenvParser) atEOL() bool {
+	rest := p.data[p.i:]
+	return len(rest) == 0 || rest[0] == '\n' || rest[0] == '\r' && (len(rest) == 1 || rest[1] == '\n')
+}
+
+// skipLine moves to the LF that ends the line (or the end).
+func (p *dotenvParser) skipLine() {
+	if nl := bytes.IndexByte(p.data[p.i:], '\n'); nl >= 0 {
+		p.i += nl
+	} else {
+		p.i = len(p.data)
+	}
+	if p.i > 0 && p.data[p.i-1] == '\r' && (p.i == len(p.data) || p.data[p.i] == '\n') {
+		p.i-- // leave the CRLF to skipEOL
+	}
+}
+
+// skipEOL moves past the line ending at the parser, if any.
+func (p *dotenvParser) skipEOL() {
+	if p.i < len(p.data) && p.data[p.i] == '\r' {
+		p.i++
+	}
+	if p.i < len(p.data) && p.data[p.i] == '\n' {
+		p.i++
+		p.line++
+	}
+}

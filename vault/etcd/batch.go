@@ -1,0 +1,229 @@
+package etcd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/internal/seal"
+)
+
+// The bounds of one commit unit of a batch: one transaction. etcd refuses,
+// by default, a transaction with more than 128 compares or 128 operations
+// in a branch (--max-txn-ops) and a request over 1.5 MiB
+// (--max-request-bytes). A unit compares the header and every record it
+// writes, and puts or deletes every record beside the written marker and
+// the token: 100 records leave room under 128. Its bytes are each
+// record's sealed size and its key twice (in the compare and in the put),
+// bounded to 1 MiB so that the request, framing included, stays well
+// under 1.5 MiB. A unit always takes at least one write, whatever its
+// size: a record alone is at most what Apply would send.
+const (
+	maxUnitWrites = 100
+	maxUnitBytes  = 1 << 20
+	// sealOverhead bounds what sealing adds to a record's name and value:
+	// the nonce, the record's header (version and times) and the tag, 75
+	// bytes in all today.
+	sealOverhead = 128
+)
+
+// ApplyBatch implements vault.Store: ws goes in units of at most
+// maxUnitWrites writes and maxUnitBytes, each its own transaction. For
+// each unit, in order: one read of the header and the unit's records,
+// the change of every write prepared (vault.Next, at one time for the
+// unit) and sealed, approve called once with the unit's metadata, then
+// one transaction that commits the unit whole, if the header and every
+// record are as read. A unit takes no record lock (a lock per record
+// would take more operations than a transaction may hold); the compares
+// on every record's mod revision are what keeps a concurrent write from
+// being lost: whichever commits second fails with the conflict, nothing
+// of it changed. A unit that fails stops the batch there and is not
+// tried again, since approve has seen it. Each unit has the op's timeout
+// to itself; ctx ending stops the batch between units.
+func (e *Vault) ApplyBatch(ctx context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
+	landed := make([]vault.Meta, 0, len(ws))
+	if err := vault.CheckBatch(ws); err != nil {
+		return landed, fmt.Errorf("%s: %w; nothing was changed", e.where(), err)
+	}
+	if len(ws) == 0 {
+		return landed, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.loadForBatch(ctx, ws[0].Kind); err != nil {
+		return landed, err
+	}
+	for start := 0; start < len(ws); {
+		if err := ctx.Err(); err != nil {
+			return landed, fmt.Errorf("%s: the batch stopped after %d of its %d writes: %w", e.where(), start, len(ws), err)
+		}
+		end := e.unitEnd(ws, start)
+		metas, err := e.applyUnit(ctx, ws[start:end], start, approve)
+		if err != nil {
+			return landed, err
+		}
+		landed = append(landed, metas...)
+		start = end
+	}
+	return landed, nil
+}
+
+// loadForBatch is loadForWrite for a batch whose first write is of kind
+// k, on a deadline of its own: only the first write's kind counts, since
+// when it finds no vault, it is the first to fail unless it creates one.
+func (e *Vault) loadForBatch(ctx context.Context, k vault.Kind) error {
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if err := e.loadForWrite(ctx, k); err != nil {
+		return fmt.Errorf("write 1 of the batch: %w; nothing was changed", err)
+	}
+	return nil
+}
+
+// unitEnd is the end of the unit that starts at ws[start]: as many writes
+// as fit maxUnitWrites and maxUnitBytes, and at least one.
+func (e *Vault) unitEnd(ws []vault.Write, start int) int {
+	end, size := start, 0
+	for end < len(ws) && end-start < maxUnitWrites {
+		cost := e.writeCost(ws[end])
+		if end > start && size+cost > maxUnitBytes {
+			break
+		}
+		size += cost
+		end++
+	}
+	return end
+}
+
+// writeCost is the bytes w adds to its unit's transaction: its record's
+// key twice (compare and change) and, unless it removes, the sealed
+// record, whose size the name and value tell before anything is read.
+func (e *Vault) writeCost(w vault.Write) int {
+	cost := 2 * (len(e.recordsKey()) + 2*seal.SlotSize)
+	if w.Kind != vault.Remove {
+		cost += sealOverhead + len(w.Name) + w.Value.Len()
+	}
+	return cost
+}
+
+// applyUnit prepares ws (the writes first to first+len(ws)-1 of the
+// batch, counted from 0), has approve see them and commits them in one
+// transaction, on a deadline of its own. It returns their metadata once
+// they landed. Callers hold e.mu.
+func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, approve vault.ApproveBatch) ([]vault.Meta, error) {
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if err := e.ensureSession(ctx); err != nil {
+		return nil, e.unitErr(first, len(ws), err)
+	}
+	u, err := e.readUnit(ctx, ws)
+	if err != nil {
+		return nil, e.unitErr(first, len(ws), err)
+	}
+	if err := e.prepareUnit(u, ws, first); err != nil {
+		return nil, err
+	}
+	if err := approve(u.metas); err != nil {
+		return nil, err
+	}
+	if err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
+		return nil, e.unitErr(first, len(ws), err)
+	}
+	return u.metas, nil
+}
+
+// unitErr says which writes of the batch err stopped.
+func (e *Vault) unitErr(first, n int, err error) error {
+	return fmt.Errorf("writes %d to %d of the batch: %w", first+1, first+n, err)
+}
+
+// unit is one commit unit being prepared: per write, the record's slot
+// and the record as read (nil: absent); then the compares and changes of
+// its transaction and the metadata approve sees.
+type unit struct {
+	slots []string
+	kvs   []*mvccpb.KeyValue
+	cmps  []clientv3.Cmp
+	ops   []clientv3.Op
+	metas []vault.Meta
+}
+
+// readUnit reads the records ws write, in one transaction guarded by the
+// header (e.read: a header that moved, a rekey say, is adopted and the
+// records read again under it, their slots computed anew).
+func (e *Vault) readUnit(ctx context.Context, ws []vault.Write) (*unit, error) {
+	u := &unit{}
+	resp, err := e.read(ctx, true, func() []clientv3.Op {
+		u.slots = u.slots[:0]
+		ops := make([]clientv3.Op, 0, len(ws))
+		for _, w := range ws {
+			slot := e.k.Slot(w.Name)
+			u.slots = append(u.slots, slot)
+			ops = append(ops, clientv3.OpGet(e.recordKey(slot)))
+		}
+		return ops
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Responses) != len(ws) {
+		return nil, fmt.Errorf("%s: the cluster answered %d reads for %d records", e.where(), len(resp.Responses), len(ws))
+	}
+	u.kvs = make([]*mvccpb.KeyValue, len(ws))
+	for i, r := range resp.Responses {
+		if kvs := r.GetResponseRange().Kvs; len(kvs) > 0 {
+			u.kvs[i] = kvs[0]
+		}
+	}
+	return u, nil
+}
+
+// prepareUnit computes what each write of u makes of its record, as Apply
+// would, and seals it: u's compares, changes and metadata. An error names
+// the write by its position in the batch (first: the unit's first, from
+// 0), never the record.
+func (e *Vault) prepareUnit(u *unit, ws []vault.Write, first int) error {
+	now := e.now().UTC()
+	u.cmps = make([]clientv3.Cmp, 0, len(ws))
+	u.ops = make([]clientv3.Op, 0, len(ws)+2) // room for commitTxn's two
+	u.metas = make([]vault.Meta, 0, len(ws))
+	for i, w := range ws {
+		key := e.recordKey(u.slots[i])
+		sealed, meta, err := e.prepareWrite(w, u.slots[i], u.kvs[i], now)
+		if err != nil {
+			return fmt.Errorf("write %d of the batch: %w; nothing of writes %d to %d was changed", first+i+1, err, first+1, first+len(ws))
+		}
+		var rev int64 // 0: absent
+		if u.kvs[i] != nil {
+			rev = u.kvs[i].ModRevision
+		}
+		u.cmps = append(u.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", rev))
+		u.ops = append(u.ops, recordChange(key, sealed))
+		u.metas = append(u.metas, meta)
+	}
+	return nil
+}
+
+// prepareWrite is one write of a unit: the record as stored in slot
+// (kv nil: absent) opened, the change computed at now, the result sealed
+// (nil for a remove). A record that fails to open stops any write but a
+// remove, as in Apply.
+func (e *Vault) prepareWrite(w vault.Write, slot string, kv *mvccpb.KeyValue, now time.Time) ([]byte, vault.Meta, error) {
+	var cur vault.Record
+	if kv != nil {
+		var err error
+		if cur, err = e.open(slot, w.Name, kv); err != nil && w.Kind != vault.Remove {
+			return nil, vault.Meta{}, err
+		}
+	}
+	next, err := vault.Next(w, cur, kv != nil, now)
+	if err != nil || w.Kind == vault.Remove {
+		return nil, next.Meta, err
+	}
+	sealed, err := e.k.Seal(slot, next)
+	return sealed, next.Meta, err
+}
