@@ -1,0 +1,205 @@
+package tmpl
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/ops/ref"
+)
+
+// parser reads one template.
+type parser struct {
+	t         *Template
+	src       []byte
+	pos       int            // the next byte of src to read
+	line      int            // the line of src[pos], 1-based
+	lineStart int            // the offset in src of that line's first byte
+	seen      map[string]int // a ref's word → its index in t.refs
+}
+
+// Parse parses src by the grammar in the package doc. name, usually the
+// file's path, starts every error: NAME:LINE:COL: message. src is not kept:
+// the template holds a copy of its text.
+func Parse(name string, src []byte) (*Template, error) {
+	if len(src) > MaxTemplate {
+		return nil, fmt.Errorf("%s: the template is larger than %d bytes (1 MiB)", name, MaxTemplate)
+	}
+	if !utf8.Valid(src) {
+		line, col := position(src, invalidUTF8(src))
+		return nil, fmt.Errorf("%s:%d:%d: not valid UTF-8", name, line, col)
+	}
+	p := parser{t: &Template{name: name}, src: src, line: 1, seen: map[string]int{}}
+	for {
+		i := bytes.Index(src[p.pos:], []byte("{{"))
+		if i < 0 {
+			p.text(len(src))
+			return p.t, nil
+		}
+		p.text(p.pos + i)
+		if err := p.action(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// text takes src[pos:end] as text.
+func (p *parser) text(end int) {
+	b := p.src[p.pos:end]
+	p.t.text = append(p.t.text, b...)
+	if n := bytes.Count(b, []byte("\n")); n > 0 {
+		p.line += n
+		p.lineStart = p.pos + bytes.LastIndexByte(b, '\n') + 1
+	}
+	p.pos = end
+}
+
+// action reads the action whose "{{" is at pos.
+func (p *parser) action() error {
+	line, col := p.line, p.pos-p.lineStart+1
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s:%d:%d: %s", p.t.name, line, col, fmt.Sprintf(format, args...))
+	}
+	end := bytes.IndexByte(p.src[p.pos:], '\n')
+	if end < 0 {
+		end = len(p.src)
+	} else {
+		end += p.pos
+	}
+	c := cursor{b: p.src[:end], i: p.pos + 2}
+	unclosed := func() error {
+		if end < len(p.src) {
+			return fail("newline inside an action")
+		}
+		return fail("{{ not closed")
+	}
+	c.skipWS()
+	switch {
+	case c.eol():
+		return unclosed()
+	case c.at("}}"):
+		return fail("empty action")
+	case c.at(`"`):
+		return p.literal(&c, fail, unclosed)
+	}
+	w := c.word()
+	if len(w) < len("arca:") || !strings.EqualFold(string(w[:len("arca:")]), "arca:") {
+		return fail(`expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")`)
+	}
+	idx, err := p.ref(w)
+	if err != nil {
+		return fail("%v", err)
+	}
+	a := action{text: len(p.t.text), ref: idx, from: len(p.t.filters), line: line, col: col}
+	after := "the ref"
+	for {
+		c.skipWS()
+		switch {
+		case c.eol():
+			return unclosed()
+		case c.at("}}"):
+			a.to = len(p.t.filters)
+			p.t.actions = append(p.t.actions, a)
+			p.pos = c.i + 2
+			return nil
+		case !c.at("|"):
+			return fail(`expected "|" or "}}" after %s`, after)
+		}
+		c.i++
+		c.skipWS()
+		if c.eol() {
+			return unclosed()
+		}
+		name := c.word()
+		if len(name) == 0 {
+			return fail(`expected a function after "|"`)
+		}
+		f, ok := lookup(string(name))
+		if !ok {
+			return fail("unknown function %s", quoteName(name))
+		}
+		p.t.filters = append(p.t.filters, f)
+		after = strconv.Quote(string(name))
+	}
+}
+
+// literal reads the quoted literal at the cursor, and the end of its action.
+func (p *parser) literal(c *cursor, fail func(string, ...any) error, unclosed func() error) error {
+	var lit string
+	switch {
+	case c.at(`"{{"`):
+		lit = "{{"
+	case c.at(`"}}"`):
+		lit = "}}"
+	default:
+		return fail(`a quoted literal must be "{{" or "}}"`)
+	}
+	c.i += len(`"{{"`)
+	c.skipWS()
+	switch {
+	case c.eol():
+		return unclosed()
+	case c.at("|"):
+		return fail("a quoted literal takes no function")
+	case !c.at("}}"):
+		return fail(`expected "}}" after the quoted literal`)
+	}
+	p.t.text = append(p.t.text, lit...)
+	p.pos = c.i + 2
+	return nil
+}
+
+// ref parses w and returns its index in the template's refs, adding it
+// when it is new.
+func (p *parser) ref(w []byte) (int, error) {
+	if i, ok := p.seen[string(w)]; ok {
+		return i, nil
+	}
+	s := string(w)
+	r, err := ref.Parse(s)
+	if err != nil {
+		return 0, err
+	}
+	if len(p.t.refs) == MaxRefs {
+		return 0, fmt.Errorf("more than %d distinct refs", MaxRefs)
+	}
+	p.seen[s] = len(p.t.refs)
+	p.t.refs = append(p.t.refs, r)
+	return len(p.t.refs) - 1, nil
+}
+
+// quoteName writes a function's name for a message: its first 64 bytes (cut
+// at a rune boundary), Go-quoted in printable ASCII.
+func quoteName(name []byte) string {
+	const max = 64
+	if len(name) > max {
+		n := max
+		for n > 0 && !utf8.RuneStart(name[n]) {
+			n--
+		}
+		name = name[:n]
+	}
+	return strconv.QuoteToASCII(string(name))
+}
+
+// invalidUTF8 returns the offset of the first byte of src that is not
+// UTF-8; src must have one.
+func invalidUTF8(src []byte) int {
+	i := 0
+	for i < len(src) {
+		r, n := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// position returns the 1-based line and byte column of src[off].
+func position(src []byte, off int) (line, col int) {
+	before := src[:off]
+	return bytes.Count(before, []byte("\n")) + 1, off - bytes.LastIndexByte(before, '\n')
+}
