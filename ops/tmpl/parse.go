@@ -22,7 +22,23 @@ type parser struct {
 
 // Parse parses src by the grammar in the package doc. name, usually the
 // file's path, starts every error: NAME:LINE:COL: message. src is not kept:
-// the template holds a copy of its text.
+// the template holds a copy of its text. The messages:
+//
+//	{{ not closed                        the template ends inside an action
+//	newline inside an action
+//	empty action
+//	expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")
+//	invalid ref: …                       ref.Parse's message
+//	unknown function "NAME"
+//	expected a function after "|"
+//	expected "|" or "}}" after the ref   (or after "json", …)
+//	more than 8 functions in one action
+//	a quoted literal must be "{{" or "}}"
+//	a quoted literal takes no function
+//	expected "}}" after the quoted literal
+//	more than 10000 distinct refs
+//	not valid UTF-8                      at the first such byte
+//	the template is larger than 1048576 bytes (1 MiB)   NAME: only
 func Parse(name string, src []byte) (*Template, error) {
 	if len(src) > MaxTemplate {
 		return nil, fmt.Errorf("%s: the template is larger than %d bytes (1 MiB)", name, MaxTemplate)
@@ -31,7 +47,10 @@ func Parse(name string, src []byte) (*Template, error) {
 		line, col := position(src, invalidUTF8(src))
 		return nil, fmt.Errorf("%s:%d:%d: not valid UTF-8", name, line, col)
 	}
-	p := parser{t: &Template{name: name}, src: src, line: 1, seen: map[string]int{}}
+	// Sized for every "{{" an action: one allocation each, whatever the size.
+	n := bytes.Count(src, []byte("{{"))
+	t := &Template{name: name, text: make([]byte, 0, len(src)), actions: make([]action, 0, n), refs: make([]ref.Ref, 0, min(n, MaxRefs))}
+	p := parser{t: t, src: src, line: 1, seen: make(map[string]int, min(n, MaxRefs))}
 	for {
 		i := bytes.Index(src[p.pos:], []byte("{{"))
 		if i < 0 {
@@ -93,7 +112,7 @@ func (p *parser) action() error {
 		return fail("%v", err)
 	}
 	a := action{text: len(p.t.text), ref: idx, from: len(p.t.filters), line: line, col: col}
-	after := "the ref"
+	var last []byte // the last filter's name
 	for {
 		c.skipWS()
 		switch {
@@ -104,8 +123,10 @@ func (p *parser) action() error {
 			p.t.actions = append(p.t.actions, a)
 			p.pos = c.i + 2
 			return nil
+		case !c.at("|") && last == nil:
+			return fail(`expected "|" or "}}" after the ref`)
 		case !c.at("|"):
-			return fail(`expected "|" or "}}" after %s`, after)
+			return fail(`expected "|" or "}}" after %q`, last)
 		}
 		c.i++
 		c.skipWS()
@@ -120,8 +141,11 @@ func (p *parser) action() error {
 		if !ok {
 			return fail("unknown function %s", quoteName(name))
 		}
+		if len(p.t.filters)-a.from == MaxFilters {
+			return fail("more than %d functions in one action", MaxFilters)
+		}
 		p.t.filters = append(p.t.filters, f)
-		after = strconv.Quote(string(name))
+		last = name
 	}
 }
 

@@ -8,7 +8,7 @@
 //	template = { text | action }
 //	text     = any bytes but "{{"       ("}}" and a lone "{" are text)
 //	action   = "{{" ws* body ws* "}}"   (all on one line)
-//	body     = ref { ws* "|" ws* filter } | literal
+//	body     = ref { ws* "|" ws* filter } | literal   (at most MaxFilters filters)
 //	ref      = a word ref.Parse accepts: arca://ns/name or arca://env/ns/name
 //	filter   = "base64" | "json" | "shell"
 //	literal  = `"{{"` | `"}}"`
@@ -42,6 +42,11 @@
 // value is never read as an action. There is nothing else to the
 // language: no conditions, loops, variables or pipelines beyond these.
 //
+// json writes JSON, not YAML. A YAML parser reads most JSON strings as
+// JSON does, but refuses one holding DEL, a C1 control or U+FFFE, and
+// folds U+0085 into a space; in a YAML file, base64 (a Kubernetes Secret's
+// data) carries every value.
+//
 // Every error of Parse is one line, NAME:LINE:COL: message, with LINE and
 // COL 1-based, COL counted in bytes, at the "{{" that starts the action
 // (for bytes that are not UTF-8, at the first such byte; a template over
@@ -64,6 +69,10 @@ const (
 	MaxTemplate = 1 << 20
 	// MaxRefs is the most distinct refs one template may name.
 	MaxRefs = 10_000
+	// MaxFilters is the most filters one action may chain. Two are all a
+	// use needs (| base64 | json); each can make its input several times
+	// longer, and a long chain of them would cost seconds to refuse.
+	MaxFilters = 8
 	// MaxOutput is the most bytes Render writes; a template whose output
 	// would be larger is refused before the bytes are built.
 	MaxOutput = 64 << 20

@@ -124,6 +124,8 @@ func TestParseErrors(t *testing.T) {
 		{"function name in printable ASCII", "{{ arca://a/b | é\x01\"\\ }}", `t.txt:1:1: unknown function "\u00e9\x01\"\\"`},
 		{"function name cut at a rune", "{{ arca://a/b | " + long[:63] + "é }}", `t.txt:1:1: unknown function "` + long[:63] + `"`},
 		{"text/template function", "{{ arca://a/b | printf }}", `t.txt:1:1: unknown function "printf"`},
+		{"MaxFilters functions", "{{ arca://a/b" + strings.Repeat(" | json", MaxFilters) + " | nope }}", `t.txt:1:1: unknown function "nope"`},
+		{"more than MaxFilters functions", "{{ arca://a/b" + strings.Repeat(" | json", MaxFilters) + " | json }}", "t.txt:1:1: more than 8 functions in one action"},
 		{"missing function", "{{ arca://a/b | }}", `t.txt:1:1: expected a function after "|"`},
 		{"double pipe", "{{ arca://a/b || json }}", `t.txt:1:1: expected a function after "|"`},
 		{"two refs", "{{ arca://a/b arca://c/d }}", `t.txt:1:1: expected "|" or "}}" after the ref`},
