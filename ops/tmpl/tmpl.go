@@ -52,9 +52,10 @@
 // (for bytes that are not UTF-8, at the first such byte; a template over
 // MaxTemplate is NAME: message). The first problem reading left to right
 // is the one reported. Messages never quote the template's text, which
-// may hold a value pasted where a ref should be, except an unknown
-// filter's name, cut to 64 bytes and written in printable ASCII; Render's
-// errors name the action and the ref, never a value.
+// may hold a value pasted where a ref should be, beyond a filter's name
+// (an unknown one cut to 64 bytes and Go-quoted in printable ASCII) and
+// the one character ref.Parse may name; Render's errors name the action
+// and the ref, never a value.
 package tmpl
 
 import (

@@ -284,3 +284,27 @@ func TestZeroSecretIsEmpty(t *testing.T) {
 		t.Fatalf("Render = %q, want %q", b.String(), want)
 	}
 }
+
+func TestRenderConcurrently(t *testing.T) {
+	tp, err := Parse("t.txt", []byte("{{ arca://a/b | base64 | json }} {{ arca://c/d | shell | json }}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string)
+	for i := range 8 {
+		go func() {
+			v := strconv.Itoa(i)
+			var b bytes.Buffer
+			_ = tp.Render(&b, func(ref.Ref) vault.Secret { return vault.NewSecret([]byte(v)) })
+			done <- v + ":" + b.String()
+		}()
+	}
+	for range 8 {
+		got := <-done
+		v, out, _ := strings.Cut(got, ":")
+		want := string(jsonFilter.append(nil, base64Filter.append(nil, []byte(v)))) + " " + `"'` + v + `'"` + "\n"
+		if out != want {
+			t.Errorf("render with %s: %q, want %q", v, out, want)
+		}
+	}
+}
