@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -30,7 +31,9 @@ type BackupResult struct {
 // to a new file vault at path whose data key is wrapped to the vault's
 // current recipients: one self-contained file that check can verify and
 // Restore can write into a vault of either kind. path must not exist; the
-// file appears whole or not at all. One backup event is written, and
+// file appears whole or not at all. Every record passes the guardrails as
+// a get (one denied refuses the backup): a backup restored into another
+// env hands its values out there. One backup event is written, and
 // flushed, before the file is put in place.
 func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, error) {
 	team, k, err := s.keyed(env)
@@ -51,6 +54,15 @@ func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, e
 	recs, err := st.Records(ctx)
 	if err != nil {
 		return res, asError(err)
+	}
+	// A backup restored elsewhere hands its values out there: every
+	// record passes the guardrails as a get, as export's do.
+	items := make([]Item, len(recs))
+	for i, r := range recs {
+		items[i] = Item{Ref: r.Name, Where: "env " + res.Env}
+	}
+	if err := s.bulkCheck(res.Env, "get", items); err != nil {
+		return res, err
 	}
 	res.Records = len(recs)
 	tmp, err := s.writeBackup(ctx, res, recs)
@@ -103,14 +115,47 @@ func (s *Service) writeBackup(ctx context.Context, res BackupResult, recs []vaul
 }
 
 // placeNew moves the finished file tmp to path, which must not exist: a
-// hard link refuses an existing path atomically.
+// hard link refuses an existing path atomically. Where the filesystem has
+// no hard links (FAT, many network mounts), the file is copied into a
+// path created exclusively, and synced.
 func placeNew(tmp, path string) error {
-	if err := os.Link(tmp, path); err != nil {
+	err := os.Link(tmp, path)
+	if errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	// Linked: the backup is there. Syncing the directory makes it stay.
+	if err != nil {
+		if err := copyNew(tmp, path); err != nil {
+			return err
+		}
+	}
+	// In place: the backup is there, whatever the removal of tmp says.
 	_ = fsio.SyncDir(filepath.Dir(path))
-	return os.Remove(tmp)
+	return nil
+}
+
+// copyNew copies the file src to a new file dst (mode 0600), synced; a dst
+// that exists is refused, and a half-copied dst removed.
+func copyNew(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(dst)
+	}
+	return err
 }
 
 // removeBackupTemp removes what writing a backup at tmp left behind.
@@ -150,16 +195,22 @@ func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryR
 		return BulkResult{Env: env}, err
 	}
 	recs, err := bst.Records(ctx)
+	if err != nil {
+		bst.Close()
+		return BulkResult{Env: env}, asError(err)
+	}
+	items := make([]Item, len(recs))
+	for i, r := range recs {
+		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta, Where: "backup " + path}
+	}
+	// Checked before the vault is made: a refused restore makes nothing.
+	err = s.bulkCheck(env, "put", items)
 	if err == nil && !dryRun {
 		err = s.createLike(ctx, env, bst)
 	}
 	bst.Close()
 	if err != nil {
 		return BulkResult{Env: env}, asError(err)
-	}
-	items := make([]Item, len(recs))
-	for i, r := range recs {
-		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta, Where: "backup " + path}
 	}
 	return s.Import(ctx, BulkRequest{Env: env, Items: items, Overwrite: overwrite, DryRun: dryRun})
 }
@@ -199,6 +250,9 @@ func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResul
 	}
 	c := &call{op: "check", env: env, ev: audit.Event{Op: "check", Env: env, Message: "backup file " + path}}
 	res := CheckResult{Env: env, Vault: path, Kind: "file", Problems: []string{}}
+	if reason, denied := s.cfg.Guardrail(env, "check", "", ""); denied {
+		return res, s.fail(c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+	}
 	if _, err := os.Stat(path); err != nil {
 		return res, s.fail(c, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
 	}

@@ -76,6 +76,11 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	if err := s.bulkCheck(env, "put", req.Items); err != nil {
 		return res, err
 	}
+	// The plan says which records exist: as much as a list does.
+	if reason, denied := s.cfg.Guardrail(env, "list", "", ""); denied {
+		c := bulkCall(env, "list", "")
+		return res, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s (a bulk write lists the vault first); nothing was written", reason))
+	}
 	st, err := s.store(env)
 	if err != nil {
 		return res, err

@@ -229,3 +229,67 @@ kind = "file"
 		t.Fatalf("restore over itself: %+v %v, want every record skipped", again, err)
 	}
 }
+
+// A get guardrail holds for a backup (restored elsewhere, it would hand
+// the values out there), a list guardrail for a bulk write's plan, and a
+// refused restore makes no vault.
+func TestBulkGuardrails(t *testing.T) {
+	f := newFixture(t, `
+[envs.prod]
+vault = "prod"
+[envs.dev]
+vault = "dev"
+[envs.ops]
+vault = "ops"
+[vaults.prod]
+kind = "file"
+[vaults.dev]
+kind = "file"
+[vaults.ops]
+kind = "file"
+[[guardrails.rule]]
+env = "prod"
+ref = "billing/*"
+ops = ["get"]
+reason = "billing keys stay in prod"
+[[guardrails.rule]]
+env = "dev"
+ops = ["list"]
+reason = "no listing dev"
+[[guardrails.rule]]
+env = "dev"
+ref = "billing/*"
+ops = ["put"]
+reason = "billing keys are not for dev"
+`)
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Env: "prod", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "prod.backup")
+	_, err := f.svc.Backup(ctx, "prod", path)
+	wantError(t, err, manifest.Denied, "billing/stripe")
+	if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+		t.Fatal("a refused backup left a file")
+	}
+	_, err = f.svc.Import(ctx, BulkRequest{Env: "dev", Items: items("app/a", "1")})
+	wantError(t, err, manifest.Denied, "no listing dev", "lists the vault first")
+
+	// A backup of a vault without the rule, restored where billing is
+	// refused: nothing is made.
+	if _, err := f.svc.Put(ctx, Request{Env: "ops", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Backup(ctx, "ops", path); err != nil {
+		t.Fatal(err)
+	}
+	_, vc, _ := f.svc.cfg.VaultFor("dev")
+	if err := os.Remove(vc.Path); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.svc.Restore(ctx, "dev", path, false, false)
+	wantError(t, err, manifest.Denied, "billing/stripe")
+	if _, serr := os.Stat(vc.Path); !os.IsNotExist(serr) {
+		t.Fatal("a refused restore made the vault")
+	}
+}

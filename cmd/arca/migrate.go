@@ -99,9 +99,10 @@ func (c *cli) input(pos []string) (r io.Reader, name string, done func(), err er
 	if err != nil {
 		return nil, "", nil, usagef("%v", err)
 	}
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+	// A pipe will do (<(sops -d …), a FIFO): the read is bounded anyway.
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
 		f.Close()
-		return nil, "", nil, usagef("%s is not a regular file", pos[0])
+		return nil, "", nil, usagef("%s is a directory", pos[0])
 	}
 	return f, pos[0], func() { f.Close() }, nil
 }

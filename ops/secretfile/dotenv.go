@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strconv"
-	"strings"
 
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
@@ -15,15 +13,17 @@ import (
 //   - Blank lines and lines whose first non-blank character is # are skipped.
 //   - An assignment is [export ]NAME=VALUE, with optional spaces or tabs
 //     around the =. NAME is everything before the first =, trimmed, and must
-//     be a valid segment. A name that is not is quoted in the error unless
-//     it has a quote or a colon or is too long: then it may be part of a
-//     value of a line in another format (`"key": "a=b"`, `KEY: a==`).
+//     be a valid segment. A name that is not is never quoted in the error:
+//     it may be part of a value (a line of a value split over lines, a
+//     line of another format).
 //   - An unquoted VALUE runs to the end of the line and is trimmed; a #
-//     after a space or tab starts a comment (KEY=a#b is "a#b").
+//     after a space or tab starts a comment (KEY=a#b is "a#b"). One that
+//     starts with = is refused: it is the padding line of a base64 value
+//     split over lines, not a value.
 //   - A VALUE in single quotes is taken literally, newlines included, up
 //     to the next single quote.
 //   - A VALUE in double quotes may span lines and decodes \n \r \t \" \\
-//     and \$; any other backslash pair stays as its two characters, so
+//     \$ and \`; any other backslash pair stays as its two characters, so
 //     C:\Users survives.
 //   - After a closing quote only spaces, tabs and a comment may follow.
 //   - Nothing is expanded: $HOME, ${X} and $(cmd) stay as written.
@@ -84,12 +84,10 @@ func (p *dotenvParser) assignment() (name string, value []byte, err error) {
 	}
 	name = string(bytes.TrimRight(rest[:eq], " \t"))
 	if prob := ref.SegmentProblem(name); prob != "" {
-		// What comes before the first = of a line in another format (a
-		// YAML or JSON line, say) may be a value: such a name is not quoted.
-		if strings.ContainsAny(name, "\"':") || len(name) > manifest.MaxSegment {
-			return "", nil, fmt.Errorf("line %d: the name before = is not a valid name: %s", line, prob)
-		}
-		return "", nil, fmt.Errorf("line %d: name %s is not a valid name: %s", line, strconv.QuoteToASCII(name), prob)
+		// What comes before the first = of a line may be a value: a line of
+		// a value split over lines, a line of another format. It is never
+		// quoted, only what is wrong with it.
+		return "", nil, fmt.Errorf("line %d: the name before = is not a valid name: %s", line, prob)
 	}
 	p.i += len(whole) - len(rest) + eq + 1 // past the =
 	p.skipBlanks()
@@ -100,7 +98,13 @@ func (p *dotenvParser) assignment() (name string, value []byte, err error) {
 	case p.i < len(p.data) && p.data[p.i] == '"':
 		value, err = p.quoted('"', pos)
 	default:
-		return name, p.unquoted(), nil
+		v := p.unquoted()
+		if len(v) > 0 && v[0] == '=' {
+			// KEY==… is what a value split over lines unquoted looks like
+			// on its padding line: refused, not guessed at.
+			return "", nil, fmt.Errorf("line %d: %s: the value starts with = (is a value split over lines? quote a value that spans lines)", line, name)
+		}
+		return name, v, nil
 	}
 	if err != nil {
 		return "", nil, err
@@ -174,7 +178,7 @@ func dotenvEscape(c byte) (byte, bool) {
 		return '\r', true
 	case 't':
 		return '\t', true
-	case '"', '\\', '$':
+	case '"', '\\', '$', '`':
 		return c, true
 	}
 	return 0, false

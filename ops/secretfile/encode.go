@@ -13,11 +13,13 @@ import (
 // WriteDotenv writes es to w as dotenv, one NAME=value line each in the
 // order given, all in one Write (nothing is written when an entry is
 // refused). NS is not written. A value is written bare when it is not
-// empty and has only [A-Za-z0-9_./:@%+,=-]; otherwise in double quotes,
-// with \ " newline CR tab and $ written \\ \" \n \r \t \$ and every other
-// byte (a backtick, a control character, unicode) as is. So Parse as
-// dotenv reads back exactly es, and shells and dotenv readers that expand
-// $ see none to expand.
+// empty and has only [A-Za-z0-9_./:@%+,=-]; else in single quotes when it
+// holds no single quote, CR or LF (taken literally by Parse and by
+// shells); else in double quotes, with \ " $ ` written \\ \" \$ \` and
+// newline, CR and tab written \n \r \t, every other byte as is. So Parse as
+// dotenv reads back exactly es, and a shell that sources the file runs
+// nothing a value holds (though a value with a newline reads back there
+// with a literal \n).
 //
 // Refused: a name that is not a valid segment, a name given twice, a value
 // Parse would refuse (not UTF-8, over 64 KiB).
@@ -30,31 +32,41 @@ func WriteDotenv(w io.Writer, es []Entry) error {
 		b.WriteString(e.Name)
 		b.WriteByte('=')
 		v := e.Value.Reveal()
-		if len(v) > 0 && bytes.IndexFunc(v, func(r rune) bool { return !isBare(r) }) < 0 {
+		switch {
+		case len(v) > 0 && bytes.IndexFunc(v, func(r rune) bool { return !isBare(r) }) < 0:
 			b.Write(v)
-			b.WriteByte('\n')
-			continue
+		case bytes.IndexAny(v, "'\r\n") < 0:
+			b.WriteByte('\'')
+			b.Write(v)
+			b.WriteByte('\'')
+		default:
+			writeDoubleQuoted(&b, v)
 		}
-		b.WriteByte('"')
-		for _, c := range v {
-			switch c {
-			case '\\', '"', '$':
-				b.WriteByte('\\')
-				b.WriteByte(c)
-			case '\n':
-				b.WriteString(`\n`)
-			case '\r':
-				b.WriteString(`\r`)
-			case '\t':
-				b.WriteString(`\t`)
-			default:
-				b.WriteByte(c)
-			}
-		}
-		b.WriteString("\"\n")
+		b.WriteByte('\n')
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeDoubleQuoted writes v in double quotes, escaped as WriteDotenv says.
+func writeDoubleQuoted(b *bytes.Buffer, v []byte) {
+	b.WriteByte('"')
+	for _, c := range v {
+		switch c {
+		case '\\', '"', '$', '`':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
 }
 
 func isBare(r rune) bool {

@@ -5,6 +5,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,14 +34,46 @@ func hostileEntries(ns string) []Entry {
 
 func TestWriteDotenv(t *testing.T) {
 	var b bytes.Buffer
-	es := entries(kv{"x", "A", "simple-Value_1.2:3@4%5+6,7=8/9", ""}, kv{"", "B", `it's "q" \ $X`, ""}, kv{"", "C", "l1\nl2\r\t`", ""}, kv{"", "D", "", ""})
+	es := entries(kv{"x", "A", "simple-Value_1.2:3@4%5+6,7=8/9", ""}, kv{"", "B", `it's "q" \ $X`, ""}, kv{"", "C", "l1\nl2\r\t`", ""}, kv{"", "D", "", ""},
+		kv{"", "E", "a`touch x`b $(id) \"q\"", ""})
 	if err := WriteDotenv(&b, es); err != nil {
 		t.Fatal(err)
 	}
-	want := "A=simple-Value_1.2:3@4%5+6,7=8/9\n" + `B="it's \"q\" \\ \$X"` + "\n" + `C="l1\nl2\r\t` + "`\"\n" + `D=""` + "\n"
+	want := "A=simple-Value_1.2:3@4%5+6,7=8/9\n" + `B="it's \"q\" \\ \$X"` + "\n" + `C="l1\nl2\r\t` + "\\`\"\n" + `D=''` + "\n" +
+		"E='a`touch x`b $(id) \"q\"'\n"
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
+}
+
+// A shell that sources what WriteDotenv wrote runs nothing a value holds
+// and sets the variables to the values (those without a newline exactly).
+func TestWriteDotenvSourced(t *testing.T) {
+	var b bytes.Buffer
+	es := entries(kv{"", "A", "a`touch PWNED`b", ""}, kv{"", "B", "it's $(touch PWNED) `touch PWNED`", ""}, kv{"", "C", `"$HOME" \`, ""})
+	if err := WriteDotenv(&b, es); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out, err := exec.Command("/bin/sh", "-c", `cd "$1" && . "$2" && printf '%s\n%s\n%s' "$A" "$B" "$C"`, "sh", dir, writeTemp(t, b.String())).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sh: %v: %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "PWNED")); err == nil {
+		t.Fatal("sourcing the dotenv ran a command a value held")
+	}
+	if want := "a`touch PWNED`b\nit's $(touch PWNED) `touch PWNED`\n\"$HOME\" \\"; string(out) != want {
+		t.Fatalf("sourced values %q, want %q", out, want)
+	}
+}
+
+func writeTemp(t *testing.T, s string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "x.env")
+	if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestWriteJSON(t *testing.T) {

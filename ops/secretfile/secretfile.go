@@ -97,7 +97,9 @@ type Options struct {
 }
 
 // Formats returns the formats Parse reads.
-func Formats() []string { return []string{"dotenv", "json", "yaml", "vault-kv", "arenzana"} }
+func Formats() []string {
+	return []string{"dotenv", "json", "yaml", "vault-kv", "arenzana", "sops-dotenv"}
+}
 
 // Read reads all of r, refusing more than MaxInput bytes (it reads at most
 // MaxInput+1), and parses it as Parse does.
@@ -134,6 +136,8 @@ func Parse(data []byte, format string, o Options) ([]Entry, Shape, error) {
 		es, shape, err = parseYAML(data)
 	case "vault-kv":
 		es, err = parseVaultKV(data)
+	case "sops-dotenv":
+		es, err = parseSopsDotenv(data)
 	case "arenzana":
 		es, err = parseArenzana(data, o)
 	default:

@@ -75,10 +75,10 @@ func noCanary(t *testing.T, err error) {
 }
 
 func TestFormats(t *testing.T) {
-	if got := Formats(); !slices.Equal(got, []string{"dotenv", "json", "yaml", "vault-kv", "arenzana"}) {
+	if got := Formats(); !slices.Equal(got, []string{"dotenv", "json", "yaml", "vault-kv", "arenzana", "sops-dotenv"}) {
 		t.Fatalf("Formats() = %v", got)
 	}
-	parseErr(t, "toml", "A=1", `unknown format "toml" (one of: dotenv, json, yaml, vault-kv, arenzana)`, Options{})
+	parseErr(t, "toml", "A=1", `unknown format "toml" (one of: dotenv, json, yaml, vault-kv, arenzana, sops-dotenv)`, Options{})
 	if Flat.String() != "flat" || Nested.String() != "nested" {
 		t.Fatal("Shape.String")
 	}
