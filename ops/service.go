@@ -29,6 +29,10 @@ type Request struct {
 	Value       vault.Secret
 	Actor       string
 	Attestation string
+	// Purpose says where a value goes, recorded as the message of its get
+	// event (arca deploy: "for target NAME (PATH)"). The CLI sets it;
+	// serve never does.
+	Purpose string
 }
 
 // Options configure a Service.

@@ -44,6 +44,7 @@ func verbs() map[string]verb {
 		"list":    {runList, "list secrets and their metadata, never values"},
 		"check":   {runCheck, "probe the vault, or a backup file: key, records, permissions"},
 		"migrate": {runMigrate, "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files"},
+		"deploy":  {runDeploy, "render templates with secrets into the files programs read"},
 		"export":  {runExport, "print an env's secrets as JSON or dotenv, for another tool"},
 		"run":     {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
 		"env":     {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},

@@ -31,6 +31,7 @@ type Config struct {
 	Guardrails Guardrails             `toml:"guardrails"`
 	Audit      AuditConfig            `toml:"audit"`
 	Serve      ServeConfig            `toml:"serve"`
+	Deploy     []Deploy               `toml:"deploy"` // [[deploy]] targets (deploy.go)
 
 	Path   string `toml:"-"` // file it came from, "" when none
 	Origin Origin `toml:"-"` // how it was found

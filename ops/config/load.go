@@ -92,6 +92,7 @@ type document struct {
 	Serve      struct {
 		PDP *pdpDoc `toml:"pdp"`
 	} `toml:"serve"`
+	Deploy []Deploy `toml:"deploy"`
 }
 
 // vaultDoc is a [vaults.NAME] table as decoded.
@@ -118,7 +119,7 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 	}
 	c := newConfig(getenv)
 	c.DefaultEnv, c.Envs = doc.DefaultEnv, doc.Envs
-	c.Guardrails, c.Audit = doc.Guardrails, doc.Audit
+	c.Guardrails, c.Audit, c.Deploy = doc.Guardrails, doc.Audit, doc.Deploy
 	if doc.Vaults != nil {
 		c.Vaults = make(map[string]VaultConfig, len(doc.Vaults))
 		for vn, v := range doc.Vaults {

@@ -36,6 +36,9 @@ func (c *Config) validate(name string, doc *document) error {
 	if msg := pdpProblem(doc.Serve.PDP); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
+	if msg := c.deployProblem(); msg != "" {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
 	return nil
 }
 
