@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -141,4 +143,29 @@ func TestRunFileLeftWhenArcaIsKilled(t *testing.T) {
 	if got, err := os.ReadFile(string(b)); err != nil || string(got) != "k-CANARY" || !strings.HasPrefix(filepath.Base(dir), "arca-run-") {
 		t.Fatalf("after SIGKILL: %s holds %q (%v); want the file left, in arca-run-*", b, got, err)
 	}
+}
+
+// With --mask, a reader that goes away does not kill arca before it
+// removes the files: its copy fails, the child's next write too, and arca
+// exits with the child's status.
+func TestRunFileRemovedWhenStdoutCloses(t *testing.T) {
+	h := newArcaHome(t)
+	h.put(t, "arca://app/k", []byte("k-CANARY"))
+	cmd := exec.Command("arca", "run", "--mask", "--file", "K=arca://app/k", "--", "sh", "-c", fileChild+"while :; do echo y || exit 3; done")
+	cmd.Env, cmd.Dir = h.env, h.dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "y\n" {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	out.Close()
+	if got := waitStatus(t, cmd); got != 128+int(syscall.SIGPIPE) && got != 3 {
+		t.Errorf("arca exited %d, want the child's status (141 or 3)", got)
+	}
+	h.fileGone(t, "stdout closed")
 }

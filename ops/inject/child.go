@@ -52,7 +52,7 @@ const maskWaitDelay = 5 * time.Second
 
 // Run runs cmd with the environment ChildEnv(ch.Environ, ch.Secrets) and
 // ch's stdin, stdout and stderr, forwarding SIGINT, SIGTERM and SIGHUP to
-// it until it exits. It returns the child's status as a shell reports it:
+// it until it exits (and ignoring SIGPIPE meanwhile). It returns the child's status as a shell reports it:
 // its exit code, or 128+N when signal N killed it. An error is arca's own,
 // op_error: the files could not be written, the child could not start, or
 // it succeeded but its masked output could not be passed on.
@@ -67,6 +67,12 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// A write to a stdout or stderr that nobody reads any more (a masked
+	// copy, a warning) fails with EPIPE instead of killing arca before it
+	// removes the files; the signal itself goes nowhere.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	files, warning, err := writeFiles(ch.Secrets, ch.getenv())
 	if err != nil {
 		return 0, err
