@@ -7,14 +7,17 @@ import (
 )
 
 // runRun runs a command with the allowlisted environment and the secrets it
-// asks for. Once the child started, arca's exit status is the child's:
-// its exit code, or 128+N when signal N killed it. Before that arca's own
-// statuses apply: a secret that does not resolve, or a command that cannot
-// be started, stops the run with a one-line message.
+// asks for (--secret, --file, --env-file, refs in arca's environment).
+// Once the child started, arca's exit status is the child's: its exit
+// code, or 128+N when signal N killed it. Before that arca's own statuses
+// apply: an env file that does not parse, a secret that does not resolve,
+// or a command that cannot be started, stops the run with a one-line
+// message.
 //
 // Where bytes go: without --mask the child has arca's stdin, stdout and
 // stderr themselves. With --mask its stdout and stderr are pipes that arca
-// copies to its own stdout and stderr through redactors.
+// copies to its own stdout and stderr through redactors. A --file value
+// goes to a file only the user can read, removed when the child exited.
 func runRun(ctx context.Context, c *cli, args []string) error {
 	var co common
 	var in injectFlags
@@ -35,14 +38,7 @@ func runRun(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	svc, done, err := c.service(co)
-	if err != nil {
-		return err
-	}
-	vars, err := inject.Materialize(ctx, svc, injections)
-	// Vault and audit file are closed before the child starts: it may be
-	// arca itself, and it holds nothing of arca's while it runs.
-	done()
+	vars, err := c.materialize(ctx, co, injections)
 	if err != nil {
 		return err
 	}
@@ -70,4 +66,17 @@ func (c *cli) parseCommand(fs *verbFlags, args []string, in *injectFlags) ([]str
 		return nil, usagef("no command to run (%s)", fs.usage())
 	}
 	return fs.Args(), nil
+}
+
+// materialize resolves injections through a service of its own. Vault and
+// audit file are closed again before it returns, before the child starts:
+// the child may be arca itself, and it holds nothing of arca's while it
+// runs.
+func (c *cli) materialize(ctx context.Context, co common, injections []inject.Injection) ([]inject.Materialized, error) {
+	svc, done, err := c.service(co)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return inject.Materialize(ctx, svc, injections)
 }

@@ -80,6 +80,9 @@ func makeFileDir(parents []parent) (dir, warning string, err error) {
 			_ = os.Remove(dir)
 			continue
 		}
+		if abs, aerr := filepath.Abs(dir); aerr == nil {
+			dir = abs // a relative $TMPDIR: the child may change directory
+		}
 		return dir, p.warning, nil
 	}
 	return "", "", ops.Errorf(manifest.OpError, "cannot make a directory for the --file values (set $TMPDIR to a directory of yours): %v", err)

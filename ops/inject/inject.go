@@ -70,15 +70,16 @@ type Source interface {
 // Materialize resolves every injection through src's Get, in order, in
 // its env context: each is validated, routed, held to the guardrails and
 // audited (one get event per secret, its message saying where the value
-// goes: Dest) exactly as `arca get` would be. Literals are taken as they
-// are, neither read nor audited.
+// goes: "to NAME", "to a file for NAME") exactly as `arca get` would be.
+// Literals are taken as they are, neither read nor audited.
 //
 // Nothing is read unless every name is valid (ValidVarName) and distinct,
 // and every ref is well-formed; an invalid ref is passed to Get alone, so
-// that it is audited as a bad request like any other. The first failure ends it and is
-// returned with its code, its message prefixed with the variable's name
-// (and with its Where). Values that an environment variable cannot hold (a
-// NUL byte) are bad_request, unless they go into a file.
+// that it is audited as a bad request like any other. The first failure
+// ends it and is returned with its code, its message prefixed with the
+// variable's name (and with its Where). Values that an environment
+// variable cannot hold (a NUL byte) are bad_request, unless they go into a
+// file.
 func Materialize(ctx context.Context, src Source, injections []Injection) ([]Materialized, error) {
 	if err := checkNames(injections); err != nil {
 		return nil, err
@@ -136,21 +137,21 @@ func materialize(ctx context.Context, src Source, in Injection) (Materialized, e
 	if in.Literal {
 		return Materialized{Name: in.Name, Value: vault.NewSecret([]byte(in.Value)), Literal: true}, nil
 	}
-	res, err := src.Get(ctx, ops.Request{Ref: in.Ref, Dest: Dest(in)})
+	res, err := src.Get(ctx, ops.Request{Ref: in.Ref, Dest: dest(in)})
 	if err != nil {
 		return Materialized{}, named(in, err)
 	}
 	if !in.File && bytes.IndexByte(res.Value.Reveal(), 0) >= 0 {
-		err := ops.Errorf(manifest.BadRequest, "%ssecret %s: the value has a NUL byte, which an environment variable cannot hold (--file can hand it over)", where(in.Where), in.Name)
+		err := ops.Errorf(manifest.BadRequest, "%ssecret %s: the value has a NUL byte, which an environment variable cannot hold (arca run --file can hand it over)", where(in.Where), in.Name)
 		// The get was audited ok; the trail says the value went no further.
 		return Materialized{}, src.Withhold(res, err)
 	}
 	return Materialized{Name: in.Name, Value: res.Value, File: in.File}, nil
 }
 
-// Dest says where in's value goes, for the message of its audit event:
+// dest says where in's value goes, for the message of its audit event:
 // "to NAME" for a variable, "to a file for NAME" for a file.
-func Dest(in Injection) string {
+func dest(in Injection) string {
 	if in.File {
 		return "to a file for " + in.Name
 	}
