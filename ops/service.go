@@ -29,10 +29,11 @@ type Request struct {
 	Value       vault.Secret
 	Actor       string
 	Attestation string
-	// Purpose says where a value goes, recorded as the message of its get
-	// event (arca deploy: "for target NAME (PATH)"). The CLI sets it;
-	// serve never does.
-	Purpose string
+	// Dest says where the value of a successful get goes, as the message of
+	// its audit event ("to DB_PASSWORD"): arca run and arca env set it,
+	// serve never does. It names a destination, never a value; other ops
+	// and failed gets ignore it.
+	Dest string
 }
 
 // Options configure a Service.

@@ -15,7 +15,7 @@ func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
 		return GetResult{}, err
 	}
 	c := &cv
-	c.ev.Message = req.Purpose
+	c.ev.Message = req.Dest // a failure's message replaces it
 	st, err := s.store(c.env)
 	var rec vault.Record
 	if err == nil {

@@ -25,20 +25,28 @@ func (f *formatFlag) Set(v string) error {
 }
 
 // runEnv prints the variables arca run would add to a child's environment
-// (the allowlisted ones excepted) as assignments on stdout. Nothing is
-// printed unless every secret resolved and was audited.
+// (the allowlisted ones excepted) as assignments on stdout, the literals
+// of env files among them. Nothing is printed unless every secret resolved
+// and was audited. It takes no --file: it prints assignments, and a file
+// it wrote would be gone when it exits.
 func runEnv(ctx context.Context, c *cli, args []string) error {
-	var secrets secretFlags
+	var in injectFlags
+	var fs *verbFlags
 	format := formatFlag(inject.EnvFormats()[0])
-	more := func(fs *verbFlags) {
-		fs.Var(&secrets, "secret", "print the variable NAME set to the secret at REF, once per `NAME=REF`")
+	more := func(f *verbFlags) {
+		fs = f
+		in.register(fs, "print", false)
 		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
 	}
 	return c.vaultVerb(ctx, args, "env", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
-		if secrets.malformed {
-			return usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db")
+		if err := in.check(fs); err != nil {
+			return err
 		}
-		vars, err := inject.Materialize(ctx, svc, inject.Merge(c.environ(), secrets.list))
+		injections, err := in.injections(c.environ())
+		if err != nil {
+			return err
+		}
+		vars, err := inject.Materialize(ctx, svc, injections)
 		if err != nil {
 			return err
 		}

@@ -145,7 +145,7 @@ func (j *job) resolve(ctx context.Context, src Source) ([]ops.GetResult, error) 
 	j.values = make(map[ref.Ref]vault.Secret, len(refs))
 	purpose := "for " + label(j.t)
 	for _, r := range refs {
-		res, err := src.Get(ctx, ops.Request{Ref: written(r), Env: j.t.Env, Purpose: purpose})
+		res, err := src.Get(ctx, ops.Request{Ref: written(r), Env: j.t.Env, Dest: purpose})
 		if err != nil {
 			return got, ops.Errorf(ops.CodeOf(err), "%s: %v; nothing was written", label(j.t), err)
 		}

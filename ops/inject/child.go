@@ -15,14 +15,23 @@ import (
 
 // Child is what arca run gives a command besides its arguments.
 type Child struct {
-	Environ []string       // arca's environment, of which the allowlist reaches the child
-	Secrets []Materialized // added to the child's environment
+	Environ []string // arca's environment, of which the allowlist reaches the child
+	// Secrets are added to the child's environment: each as its value, a
+	// File one as the path of the file that holds its value.
+	Secrets []Materialized
 	// Mask passes the child's stdout and stderr through redactors of
 	// Secrets (NewRedactor) instead of handing it arca's own.
 	Mask   bool
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Getenv reads arca's environment for where the files go ($TMPDIR,
+	// $XDG_RUNTIME_DIR); os.Getenv when nil.
+	Getenv func(string) string
+	// Warnf tells arca's user what they should know but that does not
+	// stop the run (files on disk, a directory that could not be
+	// removed); each message starts "warning: ". Nothing is told when nil.
+	Warnf func(format string, args ...any)
 }
 
 // Command returns the command argv names, argv[0] looked up on $PATH. Run
@@ -43,17 +52,47 @@ const maskWaitDelay = 5 * time.Second
 
 // Run runs cmd with the environment ChildEnv(ch.Environ, ch.Secrets) and
 // ch's stdin, stdout and stderr, forwarding SIGINT, SIGTERM and SIGHUP to
-// it until it exits. It returns the child's status as a shell reports it:
+// it until it exits (and ignoring SIGPIPE meanwhile). It returns the child's status as a shell reports it:
 // its exit code, or 128+N when signal N killed it. An error is arca's own,
-// op_error: the child could not start, or it succeeded but its masked
-// output could not be passed on.
+// op_error: the files could not be written, the child could not start, or
+// it succeeded but its masked output could not be passed on.
 //
-// Where bytes go: without Mask the child has ch's streams themselves. With
-// Mask its stdout and stderr are pipes that arca copies to ch's through
-// redactors, flushed once the child exited.
+// Where bytes go: a File secret's value goes into a file of its own, in a
+// fresh directory (writeFiles) made once the signals are caught and removed
+// when the child has exited, on every path out of Run; the child gets its
+// path. Without Mask the child has ch's streams themselves. With Mask its
+// stdout and stderr are pipes that arca copies to ch's through redactors,
+// flushed once the child exited.
 func Run(cmd *exec.Cmd, ch Child) (int, error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	// A write to a stdout or stderr that nobody reads any more (a masked
+	// copy, a warning) fails with EPIPE instead of killing arca before it
+	// removes the files; the signal itself goes nowhere.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
+	files, warning, err := writeFiles(ch.Secrets, ch.getenv())
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := files.remove(); err != nil {
+			ch.warnf("warning: %v", err)
+		}
+	}()
+	if warning != "" {
+		ch.warnf("warning: %s", warning)
+	}
+	cmd.Env = ChildEnv(ch.Environ, files.env(ch.Secrets))
+	return run(cmd, ch, sigs)
+}
+
+// run starts cmd with ch's streams, waits for it, forwarding sigs, and
+// returns its status (Run).
+func run(cmd *exec.Cmd, ch Child, sigs <-chan os.Signal) (int, error) {
 	name := cmd.Args[0]
-	cmd.Env = ChildEnv(ch.Environ, ch.Secrets)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch.Stdin, ch.Stdout, ch.Stderr
 	var redactors []io.Closer
 	if ch.Mask {
@@ -61,9 +100,6 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 		cmd.Stdout, cmd.Stderr = out, errw
 		redactors = []io.Closer{out, errw}
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	// With Mask, a grandchild that keeps the child's output open must not
 	// hold arca after the child exits: the pipes close after this delay.
 	cmd.WaitDelay = maskWaitDelay
@@ -84,6 +120,19 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 		return st, nil
 	}
 	return 0, ops.Errorf(manifest.OpError, "%s: %v", name, err)
+}
+
+func (ch Child) getenv() func(string) string {
+	if ch.Getenv == nil {
+		return os.Getenv
+	}
+	return ch.Getenv
+}
+
+func (ch Child) warnf(format string, args ...any) {
+	if ch.Warnf != nil {
+		ch.Warnf(format, args...)
+	}
 }
 
 // wait waits for the started cmd, passing each signal from sigs on to it

@@ -38,12 +38,16 @@ func EnvFormats() []string { return []string{"sh", "dotenv", "json"} }
 //	NAME="it's \"a\\b\""
 //	{"NAME":"it's \"a\\b\""}
 //
-// An unknown format, or a name that is not a valid variable name, is
+// An unknown format, a name that is not a valid variable name, or a File
+// secret (whose file would be gone before the assignments are read) is
 // bad_request. Values are taken through Reveal, once, here.
 func FormatEnv(w io.Writer, format string, vars []Materialized) error {
 	for _, v := range vars {
 		if err := validateVarName(v.Name); err != nil {
 			return err
+		}
+		if v.File {
+			return ops.Errorf(manifest.BadRequest, "secret %s: a file is handed over by arca run --file, never printed", v.Name)
 		}
 	}
 	var b bytes.Buffer

@@ -4,27 +4,36 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/pdp"
 )
 
-// Merge is what a run or env hands over: every variable of environ (arca's
-// environment) whose value is a ref, then every one of secrets (the
-// --secret flags), a secret taking the place of a same-named variable;
-// sorted by name, so the order of resolution (and of audit events and
-// output) does not depend on the order of arca's environment.
-func Merge(environ []string, secrets []Injection) []Injection {
-	given := make(map[string]bool, len(secrets))
-	for _, in := range secrets {
-		given[in.Name] = true
-	}
-	var out []Injection
+// Merge is what a run or env hands over, each source taking the place of
+// a same-named variable of the sources before it: every variable of
+// environ (arca's environment) whose value is a ref; then the entries of
+// each env file (ReadEnvFile), in the order the files were given; then
+// every one of flags (--secret, --file), kept as given, so that a name
+// twice among them is left to Materialize to refuse. A ref that is
+// replaced is never read. The result is sorted by name, so the order of
+// resolution (and of audit events and output) does not depend on the
+// order of arca's environment or of the flags.
+func Merge(environ []string, envFiles [][]Injection, flags []Injection) []Injection {
+	byName := map[string]Injection{}
 	for _, in := range RefsInEnviron(environ) {
-		if !given[in.Name] {
-			out = append(out, in)
+		byName[in.Name] = in
+	}
+	for _, file := range envFiles {
+		for _, in := range file {
+			byName[in.Name] = in
 		}
 	}
-	out = append(out, secrets...)
+	for _, in := range flags {
+		delete(byName, in.Name)
+	}
+	out := make([]Injection, 0, len(byName)+len(flags))
+	for _, in := range byName {
+		out = append(out, in)
+	}
+	out = append(out, flags...)
 	slices.SortStableFunc(out, func(a, b Injection) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
@@ -47,7 +56,7 @@ func RefsInEnviron(environ []string) []Injection {
 		if strings.HasPrefix(name, reservedPrefix) {
 			continue
 		}
-		if len(val) >= len(ref.Scheme) && strings.EqualFold(val[:len(ref.Scheme)], ref.Scheme) {
+		if isRef(val) {
 			out = append(out, Injection{Name: name, Ref: val})
 		}
 	}

@@ -28,18 +28,18 @@ func TestRefsInEnviron(t *testing.T) {
 	}
 	got := RefsInEnviron(environ)
 	want := []Injection{
-		{"DB_PASSWORD", "arca://app/db"},
-		{"PINNED", "arca://prod/app/db"},
-		{"UPPER", "ARCA://app/db"},
-		{"HALF", "arca://"},
-		{"BROKEN", "arca://a/b/c/d"},
-		{"lower.case", "arca://app/db"},
+		{Name: "DB_PASSWORD", Ref: "arca://app/db"},
+		{Name: "PINNED", Ref: "arca://prod/app/db"},
+		{Name: "UPPER", Ref: "ARCA://app/db"},
+		{Name: "HALF", Ref: "arca://"},
+		{Name: "BROKEN", Ref: "arca://a/b/c/d"},
+		{Name: "lower.case", Ref: "arca://app/db"},
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("RefsInEnviron =\n%q\nwant\n%q", got, want)
+		t.Fatalf("RefsInEnviron =\n%+v\nwant\n%+v", got, want)
 	}
 	if got := RefsInEnviron(nil); len(got) != 0 {
-		t.Fatalf("RefsInEnviron(nil) = %q", got)
+		t.Fatalf("RefsInEnviron(nil) = %+v", got)
 	}
 }
 
@@ -47,14 +47,14 @@ func TestRefsInEnviron(t *testing.T) {
 // the result is sorted by name whatever the order of either.
 func TestMerge(t *testing.T) {
 	environ := []string{"Z=arca://app/z", "PATH=/usr/bin", "DB=arca://app/env-db", "A=arca://app/a"}
-	secrets := []Injection{{"DB", "arca://app/flag-db"}, {"B", "arca://app/b"}}
-	got := Merge(environ, secrets)
-	want := []Injection{{"A", "arca://app/a"}, {"B", "arca://app/b"}, {"DB", "arca://app/flag-db"}, {"Z", "arca://app/z"}}
+	secrets := []Injection{{Name: "DB", Ref: "arca://app/flag-db"}, {Name: "B", Ref: "arca://app/b"}}
+	got := Merge(environ, nil, secrets)
+	want := []Injection{{Name: "A", Ref: "arca://app/a"}, {Name: "B", Ref: "arca://app/b"}, {Name: "DB", Ref: "arca://app/flag-db"}, {Name: "Z", Ref: "arca://app/z"}}
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Merge =\n%q\nwant\n%q", got, want)
+		t.Fatalf("Merge =\n%+v\nwant\n%+v", got, want)
 	}
-	if got := Merge(nil, nil); len(got) != 0 {
-		t.Fatalf("Merge(nil, nil) = %q", got)
+	if got := Merge(nil, nil, nil); len(got) != 0 {
+		t.Fatalf("Merge(nil, nil, nil) = %+v", got)
 	}
 }
 

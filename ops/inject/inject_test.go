@@ -74,19 +74,19 @@ func TestMaterializeRefusesBadNames(t *testing.T) {
 		ins  []Injection
 		msg  string
 	}{
-		{"empty", []Injection{{"", "arca://app/db"}}, "secret name is empty"},
-		{"leading digit", []Injection{{"1DB", "arca://app/db"}}, `"1DB" is not an environment variable name`},
-		{"dash", []Injection{{"DB-PASS", "arca://app/db"}}, "not an environment variable name"},
-		{"dot", []Injection{{"db.pass", "arca://app/db"}}, "not an environment variable name"},
-		{"space", []Injection{{"DB PASS", "arca://app/db"}}, "not an environment variable name"},
-		{"equals", []Injection{{"A=B", "arca://app/db"}}, "not an environment variable name"},
-		{"semicolon", []Injection{{"A;rm", "arca://app/db"}}, "not an environment variable name"},
-		{"newline", []Injection{{"A\nB", "arca://app/db"}}, "not an environment variable name"},
-		{"non-ascii", []Injection{{"ÄB", "arca://app/db"}}, "not an environment variable name"},
-		{"reserved", []Injection{{"ARCA_CONFIG", "arca://app/db"}}, "ARCA_* names are arca's own"},
-		{"reserved other", []Injection{{"ARCA_SOMETHING", "arca://app/db"}}, "ARCA_* names are arca's own"},
-		{"duplicate", []Injection{{"DB", "arca://app/db"}, {"X", "arca://app/db"}, {"DB", "arca://app/other"}}, "secret DB is given twice"},
-		{"bad name after good ones", []Injection{{"OK", "arca://app/db"}, {"NOT-OK", "arca://app/db"}}, "not an environment variable name"},
+		{"empty", []Injection{{Name: "", Ref: "arca://app/db"}}, "secret name is empty"},
+		{"leading digit", []Injection{{Name: "1DB", Ref: "arca://app/db"}}, `"1DB" is not an environment variable name`},
+		{"dash", []Injection{{Name: "DB-PASS", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"dot", []Injection{{Name: "db.pass", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"space", []Injection{{Name: "DB PASS", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"equals", []Injection{{Name: "A=B", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"semicolon", []Injection{{Name: "A;rm", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"newline", []Injection{{Name: "A\nB", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"non-ascii", []Injection{{Name: "ÄB", Ref: "arca://app/db"}}, "not an environment variable name"},
+		{"reserved", []Injection{{Name: "ARCA_CONFIG", Ref: "arca://app/db"}}, "ARCA_* names are arca's own"},
+		{"reserved other", []Injection{{Name: "ARCA_SOMETHING", Ref: "arca://app/db"}}, "ARCA_* names are arca's own"},
+		{"duplicate", []Injection{{Name: "DB", Ref: "arca://app/db"}, {Name: "X", Ref: "arca://app/db"}, {Name: "DB", Ref: "arca://app/other"}}, "secret DB is given twice"},
+		{"bad name after good ones", []Injection{{Name: "OK", Ref: "arca://app/db"}, {Name: "NOT-OK", Ref: "arca://app/db"}}, "not an environment variable name"},
 	} {
 		got, err := Materialize(ctx, f.svc, c.ins)
 		if ops.CodeOf(err) != manifest.BadRequest || !strings.Contains(err.Error(), c.msg) || got != nil {
@@ -114,7 +114,7 @@ func TestMaterializeBadRefReadsNothing(t *testing.T) {
 	for _, bad := range []string{canary, "arca://", "arca://app", "arca://a/b/c/d", "ARCA://app/db", "arca://app/../db", "arca://app/db?x=1", " arca://app/db"} {
 		f.events.Reset()
 		f.store.calls = 0
-		got, err := Materialize(ctx, f.svc, []Injection{{"GOOD", "arca://app/db"}, {"BAD", bad}, {"LATER", "arca://app/db"}})
+		got, err := Materialize(ctx, f.svc, []Injection{{Name: "GOOD", Ref: "arca://app/db"}, {Name: "BAD", Ref: bad}, {Name: "LATER", Ref: "arca://app/db"}})
 		if ops.CodeOf(err) != manifest.BadRequest || !strings.HasPrefix(err.Error(), "secret BAD: invalid ref") || got != nil {
 			t.Errorf("ref %q: %v, %v; want bad_request starting %q", bad, got, err, "secret BAD: invalid ref")
 			continue
@@ -155,7 +155,7 @@ reason = "no billing reads"
 		{"arca://staging/app/db", manifest.BadRequest, `secret X: unknown env "staging"`},
 		{"arca://app/nul", manifest.BadRequest, "secret X: the value has a NUL byte"},
 	} {
-		got, err := Materialize(ctx, f.svc, []Injection{{"OK", "arca://app/db"}, {"X", c.ref}})
+		got, err := Materialize(ctx, f.svc, []Injection{{Name: "OK", Ref: "arca://app/db"}, {Name: "X", Ref: c.ref}})
 		if ops.CodeOf(err) != c.code || !strings.HasPrefix(err.Error(), c.msg) || got != nil {
 			t.Errorf("%s: %v, %v; want %s starting %q", c.ref, got, err, c.code, c.msg)
 		}
@@ -187,7 +187,7 @@ func TestMaterializeAuditsAValueItCannotPass(t *testing.T) {
 	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/nul", Value: secret("a\x00b")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Materialize(ctx, f.svc, []Injection{{"X", "arca://app/nul"}}); ops.CodeOf(err) != manifest.BadRequest {
+	if _, err := Materialize(ctx, f.svc, []Injection{{Name: "X", Ref: "arca://app/nul"}}); ops.CodeOf(err) != manifest.BadRequest {
 		t.Fatalf("err = %v, want bad_request", err)
 	}
 	ev := f.lines(t)
@@ -224,8 +224,8 @@ func TestMaterializeRefusesStartupVariables(t *testing.T) {
 	for name, who := range refused {
 		want := "secret name " + name + ": " + who + " reads it when a program starts, so no secret is injected as it (use another name)"
 		for _, ins := range [][]Injection{
-			{{"OK", "arca://app/db"}, {name, "arca://app/db"}},
-			Merge([]string{name + "=arca://app/db", "OK=arca://app/db"}, nil),
+			{{Name: "OK", Ref: "arca://app/db"}, {Name: name, Ref: "arca://app/db"}},
+			Merge([]string{name + "=arca://app/db", "OK=arca://app/db"}, nil, nil),
 		} {
 			got, err := Materialize(ctx, f.svc, ins)
 			if ops.CodeOf(err) != manifest.BadRequest || err.Error() != want || got != nil {

@@ -9,8 +9,9 @@ import (
 
 // NewRedactor returns a writer that passes what is written to it on to w
 // with every occurrence of a secret's value replaced by <redacted:NAME>
-// (arca run --mask). Empty values are ignored; of two secrets with the same
-// value, the first named in secrets is the one shown.
+// (arca run --mask), a File secret's value too. Literals (an env file's
+// values as written, no secrets) and empty values are ignored; of two
+// secrets with the same value, the first named in secrets is the one shown.
 //
 // Matching is the same however the stream is cut into writes: bytes that
 // could be the start of a value are held back (at most the longest value's
@@ -24,7 +25,7 @@ func NewRedactor(w io.Writer, secrets []Materialized) io.WriteCloser {
 	seen := map[string]bool{}
 	for _, m := range secrets {
 		v := m.Value.Reveal()
-		if len(v) == 0 || seen[string(v)] {
+		if m.Literal || len(v) == 0 || seen[string(v)] {
 			continue
 		}
 		seen[string(v)] = true
