@@ -30,8 +30,8 @@ type Request struct {
 	Actor       string
 	Attestation string
 	// Dest says where the value of a successful get goes, as the message of
-	// its audit event ("to DB_PASSWORD"): arca run and arca env set it,
-	// serve never does. It names a destination, never a value; other ops
+	// its audit event ("to DB_PASSWORD"; arca deploy: "for target NAME
+	// (PATH)"): arca run, arca env and arca deploy set it, serve never does. It names a destination, never a value; other ops
 	// and failed gets ignore it.
 	Dest string
 }
