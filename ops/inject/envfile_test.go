@@ -53,7 +53,7 @@ func TestParseEnvFileRefusals(t *testing.T) {
 		{"not an assignment", "OK=1\n" + value + "\n", "a.env: line 2: not an assignment NAME=value, a comment or a blank line"},
 		{"twice", "A=1\nA=" + value + "\n", "a.env: line 2: A is also set on line 1"},
 		{"unclosed quote", "A=1\nB=\"" + value + "\n", `a.env: line 2: B: the double quote opened on line 2 is not closed`},
-		{"not a segment", "MY KEY=" + value + "\n", `a.env: line 1: name "MY KEY" is not a valid name`},
+		{"not a segment", "MY KEY=" + value + "\n", `a.env: line 1: the name before = is not a valid name`},
 		{"not a variable name", "OK=1\n1X=" + value + "\n", `a.env: line 2: secret name "1X" is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)`},
 		{"dash", "DB-PASS=" + value + "\n", `a.env: line 1: secret name "DB-PASS" is not an environment variable name`},
 		{"dot", "db.pass=" + value + "\n", `a.env: line 1: secret name "db.pass" is not an environment variable name`},
