@@ -90,6 +90,8 @@ func oneTarget(df deployFlags, names []string) ([]deploy.Target, error) {
 		return nil, usagef("--template renders one template: it takes no target NAME")
 	case *df.template == "" || *df.out == "":
 		return nil, usagef("--template FILE and --out PATH go together")
+	case *df.check && *df.out == deploy.Stdout:
+		return nil, usagef("--check compares a target with its file: --out - has none")
 	}
 	d := config.Deploy{Mode: *df.mode}
 	if err := d.CheckMode(); err != nil {
