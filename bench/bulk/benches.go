@@ -1,0 +1,186 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// migrateArgs are the arguments of the migration every arca run times.
+func migrateArgs(in input) []string {
+	return []string{"migrate", "--from", "dotenv", "--ns", ns, in.path}
+}
+
+// benchFileVault times, on the default file vault: migrate (each run into
+// a fresh vault), backup of the last vault migrated into, and restore of
+// that backup into a fresh vault opened by the same identity. The first
+// row is a baseline: arca list on an empty vault, the least a verb costs.
+func benchFileVault(o options, root string, in input) ([]row, error) {
+	base, err := benchBaseline(o, root)
+	if err != nil {
+		return nil, err
+	}
+	rows := []row{base}
+	mig := row{what: "arca migrate --from dotenv (file vault)", n: o.n, input: in.size}
+	var last home
+	for r := range o.runs {
+		progress("migrate %d secrets into a file vault, run %d/%d", o.n, r+1, o.runs)
+		if last, err = initHome(o.arca, root, fmt.Sprintf("migrate-%d", r), nil); err != nil {
+			return rows, err
+		}
+		s, err := last.run(migrateArgs(in)...)
+		if err == nil {
+			err = checkCreated("migrate", s, o.n)
+		}
+		if err != nil {
+			return rows, err
+		}
+		mig.add(s)
+	}
+	if mig.output, err = fileSize(last.vaultFile()); err != nil {
+		return rows, err
+	}
+	rows = append(rows, mig)
+	if err := checkValues(last, in); err != nil {
+		return rows, fmt.Errorf("after migrate: %w", err)
+	}
+	more, err := benchBackupRestore(o, root, last, in)
+	return append(rows, more...), err
+}
+
+// benchBaseline times arca list on a fresh, empty file vault.
+func benchBaseline(o options, root string) (row, error) {
+	r := row{what: "arca list (empty vault: baseline)"}
+	for i := range o.runs {
+		h, err := initHome(o.arca, root, fmt.Sprintf("baseline-%d", i), nil)
+		if err != nil {
+			return r, err
+		}
+		s, err := h.run("list")
+		if err != nil {
+			return r, err
+		}
+		r.add(s)
+	}
+	return r, nil
+}
+
+// benchBackupRestore times arca vault backup of src's vault, then arca
+// vault restore of that backup into a fresh home that has src's identity
+// (the backup is wrapped to the vault's recipients).
+func benchBackupRestore(o options, root string, src home, in input) ([]row, error) {
+	vaultSize, err := fileSize(src.vaultFile())
+	if err != nil {
+		return nil, err
+	}
+	bk := row{what: "arca vault backup (file vault)", n: o.n, input: vaultSize}
+	rs := row{what: "arca vault restore (into an empty vault)", n: o.n}
+	for r := range o.runs {
+		progress("backup and restore %d records, run %d/%d", o.n, r+1, o.runs)
+		file := filepath.Join(root, fmt.Sprintf("backup-%d.vault", r))
+		s, err := src.run("vault", "backup", file)
+		if err != nil {
+			return nil, err
+		}
+		bk.add(s)
+		if rs.input, err = fileSize(file); err != nil {
+			return nil, fmt.Errorf("vault backup wrote no file: %w", err)
+		}
+		dst, err := initHome(o.arca, root, fmt.Sprintf("restore-%d", r), withIdentityOf(src))
+		if err != nil {
+			return nil, err
+		}
+		s, err = dst.run("vault", "restore", file)
+		if err == nil {
+			err = checkCreated("vault restore", s, o.n)
+		}
+		if err != nil {
+			return []row{bk}, err
+		}
+		rs.add(s)
+		if r == o.runs-1 {
+			if err := checkValues(dst, in); err != nil {
+				return []row{bk, rs}, fmt.Errorf("after restore: %w", err)
+			}
+		}
+	}
+	return []row{bk, rs}, nil
+}
+
+// withIdentityOf is a setup for initHome that copies src's identity into
+// the new home, so that its init keeps it rather than making a new one.
+func withIdentityOf(src home) func(home) error {
+	return func(h home) error {
+		b, err := os.ReadFile(src.identity())
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(h.identity()), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(h.identity(), b, 0o600)
+	}
+}
+
+// fileSize is the size of the file at path.
+func fileSize(path string) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// benchEtcd times migrate into a vault of kind etcd on a new three-member
+// loopback cluster: each run in a fresh home with its own key prefix.
+func benchEtcd(o options, root string, in input) (row, error) {
+	r := row{what: "arca migrate --from dotenv (etcd vault, 3 members)", n: o.n, input: in.size}
+	progress("starting a 3-member etcd cluster")
+	c, err := startCluster(filepath.Join(root, "etcd"), 3)
+	if err != nil {
+		return r, err
+	}
+	defer c.stop()
+	for i := range o.runs {
+		progress("migrate %d secrets into an etcd vault, run %d/%d", o.n, i+1, o.runs)
+		toml := etcdConfig(c.endpoints(), fmt.Sprintf("/arca-bench/run%d/", i))
+		h, err := initHome(o.arca, root, fmt.Sprintf("etcd-%d", i), func(h home) error { return h.config(toml) })
+		if err != nil {
+			return r, err
+		}
+		s, err := h.run(migrateArgs(in)...)
+		if err == nil {
+			err = checkCreated("migrate (etcd)", s, o.n)
+		}
+		if err != nil {
+			return r, err
+		}
+		r.add(s)
+		if i == o.runs-1 {
+			if err := checkValues(h, in); err != nil {
+				return r, fmt.Errorf("after migrate: %w", err)
+			}
+		}
+	}
+	return r, nil
+}
+
+// etcdConfig is an arca.toml whose only env, default, is a vault of kind
+// etcd under prefix.
+func etcdConfig(endpoints []string, prefix string) string {
+	quoted := make([]string, len(endpoints))
+	for i, e := range endpoints {
+		quoted[i] = strconv.Quote(e)
+	}
+	return fmt.Sprintf(`[envs.default]
+vault = "team"
+
+[vaults.team]
+kind = "etcd"
+endpoints = [%s]
+prefix = %q
+timeout_ms = 60000
+`, strings.Join(quoted, ", "), prefix)
+}
