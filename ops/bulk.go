@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -136,8 +135,8 @@ func (s *Service) bulkCheck(env, op string, items []Item) error {
 	var denied []string
 	for i, it := range items {
 		_, err := ParseRef(ref.Scheme + it.Ref)
-		if err == nil {
-			err = checkValue(it.Value, op == "put")
+		if err == nil && op == "put" {
+			err = validateValue(it.Value)
 		}
 		if j, dup := seen[it.Ref]; err == nil && dup {
 			err = fmt.Errorf("also given at %s", items[j].Where)
@@ -167,21 +166,6 @@ func (s *Service) bulkCheck(env, op string, items []Item) error {
 // bulkCall is the call of one record of a bulk request, for its events.
 func bulkCall(env, op, path string) call {
 	return call{op: op, env: env, ev: audit.Event{Op: op, Env: env, Ref: path}}
-}
-
-// checkValue applies put's value rules when put is set.
-func checkValue(v vault.Secret, put bool) error {
-	switch {
-	case !put:
-		return nil
-	case v.Len() == 0:
-		return errors.New("value is empty (a secret needs at least one byte)")
-	case v.Len() > manifest.MaxValue:
-		return fmt.Errorf("value is larger than %d bytes", manifest.MaxValue)
-	case !utf8.Valid(v.Reveal()):
-		return errors.New("value is not valid UTF-8")
-	}
-	return nil
 }
 
 func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) == c }

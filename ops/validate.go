@@ -5,6 +5,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
 )
 
 // validate checks the fields every door shares: which fields the op takes,
@@ -22,18 +23,32 @@ func validate(req Request) error {
 		return Errorf(manifest.BadRequest, "%s takes no ref", req.Op)
 	case !needsValue && req.Value.Len() > 0:
 		return Errorf(manifest.BadRequest, "%s takes no value", req.Op)
-	case needsValue && req.Value.Len() == 0:
-		return Errorf(manifest.BadRequest, "value is empty (a secret needs at least one byte)")
-	case req.Value.Len() > manifest.MaxValue:
-		return Errorf(manifest.BadRequest, "value is larger than %d bytes", manifest.MaxValue)
-	case !utf8.Valid(req.Value.Reveal()):
-		return Errorf(manifest.BadRequest, "value is not valid UTF-8")
+	case needsValue:
+		if err := validateValue(req.Value); err != nil {
+			return err
+		}
+	}
+	switch {
 	case len(req.Env) > manifest.MaxSegment:
 		return Errorf(manifest.BadRequest, "env is longer than %d bytes", manifest.MaxSegment)
 	case len(req.Attestation) > manifest.MaxAttestation:
 		return Errorf(manifest.BadRequest, "attestation is larger than %d bytes", manifest.MaxAttestation)
 	}
 	return validateActor(req.Actor)
+}
+
+// validateValue checks a value to be stored: at least one byte, at most
+// manifest.MaxValue, UTF-8.
+func validateValue(v vault.Secret) error {
+	switch {
+	case v.Len() == 0:
+		return Errorf(manifest.BadRequest, "value is empty (a secret needs at least one byte)")
+	case v.Len() > manifest.MaxValue:
+		return Errorf(manifest.BadRequest, "value is larger than %d bytes", manifest.MaxValue)
+	case !utf8.Valid(v.Reveal()):
+		return Errorf(manifest.BadRequest, "value is not valid UTF-8")
+	}
+	return nil
 }
 
 // ValidActor reports whether a is an actor claim arca records: at most 256
