@@ -14,6 +14,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -189,8 +190,8 @@ func label(t Target) string {
 // withholdAll records, for every value read, that it goes no further
 // because of err, and returns err (or the failure to record that).
 func withholdAll(src Source, read []ops.GetResult, err error) error {
-	e, ok := err.(*ops.Error)
-	if !ok {
+	var e *ops.Error
+	if !errors.As(err, &e) {
 		e = &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}
 	for _, r := range read {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,5 +174,20 @@ func BenchmarkDeploy100x1000(b *testing.B) {
 		if _, err := deploy.Run(context.Background(), f.svc, targets, deploy.Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A FIFO where a target goes is refused at once, never waited on.
+func TestFIFOTargetRefused(t *testing.T) {
+	f := newFixture(t)
+	f.put(t, "arca://app/db", "v")
+	out := filepath.Join(f.dir, "fifo")
+	if err := syscall.Mkfifo(out, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tg := deploy.Target{Name: "f", Template: f.file(t, "f.tmpl", "{{ arca://app/db }}"), Out: out, Mode: 0o600}
+	_, err := deploy.Run(context.Background(), f.svc, []deploy.Target{tg}, deploy.Options{})
+	if err == nil || !strings.Contains(err.Error(), "is not a regular file") {
+		t.Fatalf("err %v, want the FIFO refused", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -59,9 +60,10 @@ func place(j *job, o Options) (Status, error) {
 }
 
 // holds reports whether the regular file at path holds exactly b; a file
-// that does not exist does not. Only len(b)+1 bytes are ever read.
+// that does not exist does not. Only len(b)+1 bytes are ever read, and the
+// open never blocks (a FIFO at path is refused, not waited on).
 func holds(path string, b []byte) (bool, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {
