@@ -59,9 +59,9 @@ func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, e
 	// record passes the guardrails as a get, as export's do.
 	items := make([]Item, len(recs))
 	for i, r := range recs {
-		items[i] = Item{Ref: r.Name, Where: "env " + res.Env}
+		items[i] = Item{Ref: r.Name}
 	}
-	if err := s.bulkCheck(res.Env, "get", items); err != nil {
+	if err := s.bulkCheck(res.Env, "get", "env "+res.Env, items); err != nil {
 		return res, err
 	}
 	res.Records = len(recs)
@@ -104,14 +104,20 @@ func (s *Service) writeBackup(ctx context.Context, res BackupResult, recs []vaul
 		return tmp, asError(err)
 	}
 	defer bst.Close()
-	ws := make([]vault.Write, len(recs))
-	for i, r := range recs {
-		ws[i] = vault.Write{Kind: vault.Restore, Name: r.Name, Value: r.Value, Meta: r.Meta}
-	}
-	if _, err := bst.ApplyBatch(ctx, ws, func([]vault.Meta) error { return nil }); err != nil {
+	if _, err := bst.ApplyBatch(ctx, restores(recs), func([]vault.Meta) error { return nil }); err != nil {
 		return tmp, asError(err)
 	}
 	return tmp, nil
+}
+
+// restores is the batch that writes records as they are, with their
+// versions and times.
+type restores []vault.Record
+
+func (rs restores) Len() int { return len(rs) }
+
+func (rs restores) At(i int) vault.Write {
+	return vault.Write{Kind: vault.Restore, Name: rs[i].Name, Value: rs[i].Value, Meta: rs[i].Meta}
 }
 
 // placeNew moves the finished file tmp to path, which must not exist: a
@@ -201,10 +207,11 @@ func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryR
 	}
 	items := make([]Item, len(recs))
 	for i, r := range recs {
-		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta, Where: "backup " + path}
+		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta}
 	}
+	source := "backup " + path
 	// Checked before the vault is made: a refused restore makes nothing.
-	err = s.bulkCheck(env, "put", items)
+	err = s.bulkCheck(env, "put", source, items)
 	if err == nil && !dryRun {
 		err = s.createLike(ctx, env, bst)
 	}
@@ -212,7 +219,7 @@ func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryR
 	if err != nil {
 		return BulkResult{Env: env}, asError(err)
 	}
-	return s.Import(ctx, BulkRequest{Env: env, Items: items, Overwrite: overwrite, DryRun: dryRun})
+	return s.Import(ctx, BulkRequest{Env: env, Source: source, Items: items, Overwrite: overwrite, DryRun: dryRun})
 }
 
 // createLike makes env's vault, when there is none yet (a new cluster, a

@@ -18,12 +18,13 @@ type Item struct {
 	// Meta, for a restore, is the version and times the record keeps; nil
 	// for a migration, whose records are put.
 	Meta  *vault.Meta
-	Where string // where the item was read, for messages ("line 3")
+	Where string // where in Source the item was read, for messages ("line 3"); "" when Source says it
 }
 
 // BulkRequest is a bulk write into one env's vault.
 type BulkRequest struct {
 	Env       string // "" for the process context's
+	Source    string // what the items were read from, for messages ("secrets.env", "backup FILE")
 	Items     []Item
 	Overwrite bool // replace records that exist; else they are skipped
 	DryRun    bool // plan only: nothing is written
@@ -38,7 +39,7 @@ const (
 
 // BulkRow is what a bulk write does, or would do, to one record.
 type BulkRow struct {
-	Ref     string // "arca://ns/name"
+	Ref     string // "ns/name", the item's
 	Action  string
 	Version uint64 // after the write; 0 on a dry run and for a skip
 }
@@ -72,7 +73,7 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 		return BulkResult{}, err
 	}
 	res := BulkResult{Env: env, DryRun: req.DryRun}
-	if err := s.bulkCheck(env, "put", req.Items); err != nil {
+	if err := s.bulkCheck(env, "put", req.Source, req.Items); err != nil {
 		return res, err
 	}
 	// The plan says which records exist: as much as a list does.
@@ -92,27 +93,41 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	for _, m := range metas {
 		exists[m.Name] = true
 	}
-	var ws []vault.Write
-	var todo []int // the row of each write
+	res.Rows = make([]BulkRow, len(req.Items))
+	b := bulkBatch{items: req.Items}
 	for i, it := range req.Items {
-		row := BulkRow{Ref: ref.Scheme + it.Ref, Action: ActionCreate}
+		row := BulkRow{Ref: it.Ref, Action: ActionCreate}
 		switch {
 		case exists[it.Ref] && !req.Overwrite:
 			row.Action = ActionSkip
 		case exists[it.Ref]:
 			row.Action = ActionOverwrite
 		}
-		res.Rows = append(res.Rows, row)
+		res.Rows[i] = row
 		if row.Action != ActionSkip {
-			ws, todo = append(ws, bulkWrite(it)), append(todo, i)
+			b.todo = append(b.todo, int32(i))
 		}
 	}
 	if req.DryRun {
 		c := &call{op: "list", env: env, ev: audit.Event{Op: "list", Env: env}}
 		return res, s.record(c, 0)
 	}
-	return res, s.commitBulk(ctx, st, ws, todo, &res)
+	return res, s.commitBulk(ctx, st, b, &res)
 }
+
+// bulkBatch is the writes of a bulk request, read from its items: those
+// at todo, in order. It holds no copy of them.
+type bulkBatch struct {
+	items []Item
+	todo  []int32
+}
+
+func (b bulkBatch) Len() int { return len(b.todo) }
+
+func (b bulkBatch) At(i int) vault.Write { return bulkWrite(b.items[b.todo[i]]) }
+
+// row is the row of write i.
+func (b bulkBatch) row(res *BulkResult, i int) *BulkRow { return &res.Rows[b.todo[i]] }
 
 // bulkWrite is the vault write of it: a put, or a restore when it carries
 // metadata.
@@ -125,9 +140,9 @@ func bulkWrite(it Item) vault.Write {
 
 // bulkCheck checks every item and runs the guardrails on it as op. An
 // item that fails a check refuses the whole request (bad_request, naming
-// where it was read); denied items are each audited and refuse it too. It
-// keeps nothing per item: a bulk request's memory is its items.
-func (s *Service) bulkCheck(env, op string, items []Item) error {
+// where in source it was read); denied items are each audited and refuse
+// it too. It keeps nothing per item: a bulk request's memory is its items.
+func (s *Service) bulkCheck(env, op, source string, items []Item) error {
 	if err := s.canOpen(env); err != nil {
 		return err
 	}
@@ -139,10 +154,10 @@ func (s *Service) bulkCheck(env, op string, items []Item) error {
 			err = validateValue(it.Value)
 		}
 		if j, dup := seen[it.Ref]; err == nil && dup {
-			err = fmt.Errorf("also given at %s", items[j].Where)
+			err = fmt.Errorf("also given at %s", where(source, items[j].Where))
 		}
 		if err != nil {
-			return Errorf(manifest.BadRequest, "%s: %s: %v; nothing was written", it.Where, it.Ref, err)
+			return Errorf(manifest.BadRequest, "%s: %s: %v; nothing was written", where(source, it.Where), it.Ref, err)
 		}
 		seen[it.Ref] = int32(i)
 		if reason, no := s.cfg.Guardrail(env, op, it.Ref, ""); no {
@@ -163,6 +178,14 @@ func (s *Service) bulkCheck(env, op string, items []Item) error {
 	return nil
 }
 
+// where is the place an item was read: where in source, or source.
+func where(source, in string) string {
+	if in == "" {
+		return source
+	}
+	return source + ": " + in
+}
+
 // bulkCall is the call of one record of a bulk request, for its events.
 func bulkCall(env, op, path string) call {
 	return call{op: op, env: env, ev: audit.Event{Op: op, Env: env, Ref: path}}
@@ -170,21 +193,22 @@ func bulkCall(env, op, path string) call {
 
 func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) == c }
 
-// commitBulk applies ws as one batch. Each unit's events are written, and
+// commitBulk applies b as one batch. Each unit's events are written, and
 // flushed, before the unit commits; a unit whose commit then fails gets
-// an error event for every write in it. todo is the row of each write.
-func (s *Service) commitBulk(ctx context.Context, st vault.Store, ws []vault.Write, todo []int, res *BulkResult) error {
+// an error event for every write in it. A row takes its version when its
+// write is approved, and loses it again if the write does not land.
+func (s *Service) commitBulk(ctx context.Context, st vault.Store, b bulkBatch, res *BulkResult) error {
 	approved := 0
 	var auditErr error
-	landed, err := st.ApplyBatch(ctx, ws, func(ms []vault.Meta) error {
+	landed, err := st.ApplyBatch(ctx, b, func(ms []vault.Meta) error {
 		for j, m := range ms {
-			i := todo[approved+j]
-			if res.Rows[i].Action == ActionCreate && !m.Created {
-				return Errorf(manifest.OpError, "%s was created by another writer during the import; nothing more was written: run it again", res.Rows[i].Ref)
+			if row := b.row(res, approved+j); row.Action == ActionCreate && !m.Created {
+				return Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, row.Ref)
 			}
 		}
 		for j, m := range ms {
-			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: res.Env, Ref: ws[approved+j].Name, Version: m.Version}
+			row := b.row(res, approved+j)
+			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: res.Env, Ref: row.Ref, Version: m.Version}
 			write := s.audit.Write
 			if j == len(ms)-1 {
 				write = s.audit.WriteFlush
@@ -194,15 +218,16 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, ws []vault.Wri
 				auditErr = &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
 				return auditErr
 			}
+			row.Version = m.Version
+			if m.Created {
+				row.Action = ActionCreate
+			}
 		}
 		approved += len(ms)
 		return nil
 	})
-	for j, m := range landed {
-		res.Rows[todo[j]].Version = m.Version
-		if m.Created {
-			res.Rows[todo[j]].Action = ActionCreate
-		}
+	for j := landed; j < b.Len(); j++ {
+		b.row(res, j).Version = 0
 	}
 	if err == nil {
 		return nil
@@ -216,14 +241,15 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, ws []vault.Wri
 	if errors.Is(err, vault.ErrUnknownOutcome) {
 		what = "was audited, but whether it was committed is unknown"
 	}
-	for j := len(landed); j < approved; j++ {
-		c := bulkCall(res.Env, "put", ws[j].Name)
-		if ferr := s.fail(&c, Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, ws[j].Name, what, err)); errors.Is(ferr, ErrAudit) {
+	for j := landed; j < approved; j++ {
+		name := b.row(res, j).Ref
+		c := bulkCall(res.Env, "put", name)
+		if ferr := s.fail(&c, Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ErrAudit) {
 			return ferr
 		}
 	}
-	if len(landed) > 0 {
-		return Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", len(landed), len(ws), err)
+	if landed > 0 {
+		return Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, b.Len(), err)
 	}
 	return asError(err)
 }

@@ -45,10 +45,10 @@ func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, err
 	for _, r := range all {
 		if ns == "" || strings.HasPrefix(r.Name, ns+"/") {
 			res.Records = append(res.Records, r)
-			items = append(items, Item{Ref: r.Name, Where: "env " + env})
+			items = append(items, Item{Ref: r.Name})
 		}
 	}
-	if err := s.bulkCheck(env, "get", items); err != nil {
+	if err := s.bulkCheck(env, "get", "env "+env, items); err != nil {
 		return ExportResult{Env: env}, err
 	}
 	for i, r := range res.Records {

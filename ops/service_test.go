@@ -68,19 +68,19 @@ func (s *spyStore) List(ctx context.Context) ([]vault.Meta, error) {
 	return s.Store.List(ctx)
 }
 
-func (s *spyStore) ApplyBatch(ctx context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
+func (s *spyStore) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.ApproveBatch) (int, error) {
 	s.calls++
 	if s.failCommit {
-		ms := make([]vault.Meta, len(ws))
-		for i, w := range ws {
-			ms[i] = vault.Meta{Name: w.Name, Version: 7, Created: true}
+		ms := make([]vault.Meta, b.Len())
+		for i := range ms {
+			ms[i] = vault.Meta{Name: b.At(i).Name, Version: 7, Created: true}
 		}
 		if err := approve(ms); err != nil {
-			return nil, err
+			return 0, err
 		}
-		return nil, errors.New("disk full")
+		return 0, errors.New("disk full")
 	}
-	return s.Store.ApplyBatch(ctx, ws, approve)
+	return s.Store.ApplyBatch(ctx, b, approve)
 }
 
 func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {

@@ -54,15 +54,23 @@ func restored(w Write, exists bool) (Record, error) {
 // CheckBatch refuses a batch that names a record twice: what the second
 // write would see is not worth a rule. The error names writes by position,
 // never a record by name.
-func CheckBatch(ws []Write) error {
-	seen := make(map[string]int, len(ws))
-	for i, w := range ws {
-		if j, dup := seen[w.Name]; dup {
-			return fmt.Errorf("writes %d and %d of the batch name the same record", j+1, i+1)
+func CheckBatch(b Batch) error {
+	seen := make(map[string]int32, b.Len())
+	for i := range b.Len() {
+		name := b.At(i).Name
+		if j, dup := seen[name]; dup {
+			return TwiceError(int(j), i)
 		}
-		seen[w.Name] = i
+		seen[name] = int32(i)
 	}
 	return nil
+}
+
+// TwiceError is CheckBatch's error for writes i and j (from 0) naming one
+// record, for a store that finds them its own way.
+func TwiceError(i, j int) error {
+	i, j = min(i, j), max(i, j)
+	return fmt.Errorf("writes %d and %d of the batch name the same record", i+1, j+1)
 }
 
 // SortByName returns metas sorted by name. It sorts small keys rather than

@@ -74,17 +74,36 @@ type Write struct {
 	Meta  Meta   // for Restore: the version and times the record is given
 }
 
+// Batch is the writes of Store.ApplyBatch: Len of them, the i-th given by
+// At(i). A bulk write hands its own records through it rather than
+// holding a copy of each as a Write.
+type Batch interface {
+	Len() int
+	At(i int) Write
+}
+
+// Writes is a Batch held in a slice.
+type Writes []Write
+
+// Len implements Batch.
+func (ws Writes) Len() int { return len(ws) }
+
+// At implements Batch.
+func (ws Writes) At(i int) Write { return ws[i] }
+
 // Approve is called by Store.Apply once a change is prepared and before it is
 // committed, with the metadata the record will have (for Remove: the metadata
 // it had). An error aborts the change, which is then never committed. The
 // ops layer writes the audit event here: nothing changes unaudited.
 type Approve func(Meta) error
 
-// ApproveBatch is Approve for Store.ApplyBatch: it is called once for each
-// unit the batch commits, before the unit is committed, with the metadata
-// each of its writes will leave (for Remove: what the record had), in the
-// order of the writes. An error aborts the unit, and the rest of the batch
-// with it.
+// ApproveBatch is Approve for Store.ApplyBatch. Before a unit of the batch
+// is committed it is called, one or more times, with the metadata each of
+// the unit's writes will leave (for Remove: what the record had): runs of
+// consecutive writes, in the order of the writes, that together cover the
+// unit. A large unit is shown in runs so that its metadata is never held
+// whole; ms is valid only during the call. An error aborts the unit, and
+// the rest of the batch with it.
 type ApproveBatch func([]Meta) error
 
 // Report is the result of a Check. Problems and Info are one line each and
@@ -111,17 +130,17 @@ type Store interface {
 	// returned nil. It returns the record's metadata after the change (for
 	// Remove: before it).
 	Apply(ctx context.Context, w Write, approve Approve) (Meta, error)
-	// ApplyBatch applies ws in order, each as Apply would, in commit
-	// units: a unit's writes are prepared, approved together, and
-	// committed together, landing whole or not at all, and a unit is
-	// committed only after the one before it landed. The file vault makes
-	// a batch one unit; a shared vault may split it (etcd: transactions of
-	// bounded size). It returns the metadata of the writes that landed,
-	// in order: a prefix of ws. On an error the writes past that prefix
-	// did not land, except that with ErrUnknownOutcome the unit in flight
-	// may have. A batch CheckBatch refuses is refused before anything is
-	// approved; an empty one does nothing.
-	ApplyBatch(ctx context.Context, ws []Write, approve ApproveBatch) ([]Meta, error)
+	// ApplyBatch applies the writes of b in order, each as Apply would, in
+	// commit units: a unit's writes are prepared, approved (every one of
+	// them before any is committed), and committed together, landing whole
+	// or not at all, and a unit is committed only after the one before it
+	// landed. The file vault makes a batch one unit; a shared vault may
+	// split it (etcd: transactions of bounded size). It returns how many
+	// writes landed: always a prefix of b. On an error the writes past that
+	// prefix did not land, except that with ErrUnknownOutcome the unit in
+	// flight may have. A batch CheckBatch refuses is refused before
+	// anything is approved; an empty one does nothing.
+	ApplyBatch(ctx context.Context, b Batch, approve ApproveBatch) (int, error)
 	// Check probes the vault: reachability, the key, every record.
 	Check(ctx context.Context) (Report, error)
 	// Close releases the store's resources.

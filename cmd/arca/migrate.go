@@ -33,11 +33,11 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 		mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
 	}
 	return c.vaultVerb(ctx, args, "migrate", "[FILE]", anyArgs, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
-		items, err := c.readMigration(mf, pos)
+		items, source, err := c.readMigration(mf, pos)
 		if err != nil {
 			return err
 		}
-		res, err := svc.Import(ctx, ops.BulkRequest{Items: items, Overwrite: *mf.overwrite, DryRun: *mf.dryRun})
+		res, err := svc.Import(ctx, ops.BulkRequest{Source: source, Items: items, Overwrite: *mf.overwrite, DryRun: *mf.dryRun})
 		if err != nil {
 			return err
 		}
@@ -45,49 +45,56 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
-// readMigration reads and parses the input, mapping its names to refs.
-func (c *cli) readMigration(mf migrateFlags, pos []string) ([]ops.Item, error) {
+// readMigration reads and parses the input, mapping its names to refs; it
+// returns them with the input's name.
+func (c *cli) readMigration(mf migrateFlags, pos []string) ([]ops.Item, string, error) {
 	if len(pos) > 1 {
-		return nil, usagef("migrate reads one FILE (or stdin), not %d", len(pos))
+		return nil, "", usagef("migrate reads one FILE (or stdin), not %d", len(pos))
 	}
 	if !slices.Contains(secretfile.Formats(), *mf.from) {
-		return nil, usagef("--from must be one of %s", strings.Join(secretfile.Formats(), ", "))
+		return nil, "", usagef("--from must be one of %s", strings.Join(secretfile.Formats(), ", "))
 	}
 	if *mf.ns != "" && !ref.ValidSegment(*mf.ns) {
-		return nil, usagef("--ns %q %s", *mf.ns, ref.SegmentProblem(*mf.ns))
+		return nil, "", usagef("--ns %q %s", *mf.ns, ref.SegmentProblem(*mf.ns))
 	}
 	var o secretfile.Options
 	if *mf.identity != "" {
 		ids, err := identity.Load(*mf.identity)
 		if err != nil {
-			return nil, usagef("--identity: %v", err)
+			return nil, "", usagef("--identity: %v", err)
 		}
 		o.Identities = ids
 	}
 	r, name, done, err := c.input(pos)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer done()
-	es, shape, err := secretfile.Read(r, *mf.from, o)
+	data, err := secretfile.ReadInput(r)
 	if err != nil {
-		return nil, usagef("%s: %v; nothing was written", name, err)
+		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
-	switch {
-	case shape == secretfile.Flat && *mf.ns == "":
-		return nil, usagef("%s holds names without a namespace: give one with --ns NS", name)
-	case shape == secretfile.Nested && *mf.ns != "":
-		return nil, usagef("%s names its namespaces (its outer keys): --ns is only for flat inputs", name)
-	}
-	items := make([]ops.Item, len(es))
-	for i, e := range es {
+	// Each entry becomes an item as it is read: a large input's entries
+	// are never held twice.
+	items := make([]ops.Item, 0, secretfile.SizeHint(data))
+	shape, err := secretfile.ParseEach(data, *mf.from, o, func(e secretfile.Entry) error {
 		ns := e.NS
 		if ns == "" {
 			ns = *mf.ns
 		}
-		items[i] = ops.Item{Ref: ns + "/" + e.Name, Value: e.Value, Where: name + ": " + e.Where}
+		items = append(items, ops.Item{Ref: ns + "/" + e.Name, Value: e.Value, Where: e.Where})
+		return nil
+	})
+	if err != nil {
+		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
-	return items, nil
+	switch {
+	case shape == secretfile.Flat && *mf.ns == "":
+		return nil, "", usagef("%s holds names without a namespace: give one with --ns NS", name)
+	case shape == secretfile.Nested && *mf.ns != "":
+		return nil, "", usagef("%s names its namespaces (its outer keys): --ns is only for flat inputs", name)
+	}
+	return items, name, nil
 }
 
 // input opens the FILE in pos, or stdin when there is none or it is "-".
@@ -117,11 +124,11 @@ func (c *cli) printBulk(res ops.BulkResult) error {
 	for _, r := range res.Rows {
 		switch {
 		case r.Action == ops.ActionSkip:
-			fmt.Fprintf(c.stdout, "%sskip %s (it exists; --overwrite replaces it)\n", prefix, r.Ref)
+			fmt.Fprintf(c.stdout, "%sskip %s%s (it exists; --overwrite replaces it)\n", prefix, ref.Scheme, r.Ref)
 		case res.DryRun:
-			fmt.Fprintf(c.stdout, "would %s %s\n", r.Action, r.Ref)
+			fmt.Fprintf(c.stdout, "would %s %s%s\n", r.Action, ref.Scheme, r.Ref)
 		default:
-			fmt.Fprintf(c.stdout, "%s %s version %d\n", past(r.Action), r.Ref, r.Version)
+			fmt.Fprintf(c.stdout, "%s %s%s version %d\n", past(r.Action), ref.Scheme, r.Ref, r.Version)
 		}
 	}
 	n := func(a string) int { return res.Count(a) }

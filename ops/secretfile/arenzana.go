@@ -26,10 +26,10 @@ import (
 // value is what a store is read for, and a field added later must not stop
 // a migration. A store with "secrets" missing or null has no entries, as
 // the peer itself reads it.
-func parseArenzana(data []byte, o Options) ([]Entry, error) {
+func parseArenzana(data []byte, o Options, c *collector) error {
 	w, err := newJSONWalker(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	type sealed struct {
 		name, armored string
@@ -92,28 +92,27 @@ func parseArenzana(data []byte, o Options) ([]Entry, error) {
 		return w.skip(v)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case vline == 0:
-		return nil, errors.New(`no "version": not an arenzana/arca store`)
+		return errors.New(`no "version": not an arenzana/arca store`)
 	case version != "1":
-		return nil, fmt.Errorf("line %d: the version is %s (want 1)", vline, version)
+		return fmt.Errorf("line %d: the version is %s (want 1)", vline, version)
 	case len(secrets) > 0 && len(o.Identities) == 0:
-		return nil, errors.New("an arenzana/arca store is encrypted: give the age identity that opens it (--identity)")
+		return errors.New("an arenzana/arca store is encrypted: give the age identity that opens it (--identity)")
 	}
-	var c collector
 	for _, s := range secrets {
 		where := "secret " + quoteName(s.name)
 		value, err := arenzanaOpen(s.armored, o.Identities)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %v", where, err)
+			return fmt.Errorf("%s: %v", where, err)
 		}
-		if err := c.add("", s.name, value, where, where); err != nil {
-			return nil, err
+		if err := c.add("", s.name, value, where, func() string { return where }); err != nil {
+			return err
 		}
 	}
-	return c.es, nil
+	return nil
 }
 
 func arenzanaName(line int, name string) error {

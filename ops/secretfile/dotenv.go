@@ -34,10 +34,10 @@ type dotenvParser struct {
 	line int // the line of data[i]
 }
 
-func parseDotenv(data []byte) ([]Entry, error) {
+func parseDotenv(data []byte, c *collector) error {
 	p := dotenvParser{data: data, line: 1}
-	var c collector
-	seen := map[string]int{}
+	c.room(data)
+	seen := map[string]int32{}
 	for p.i < len(p.data) {
 		p.skipBlanks()
 		if p.atEOL() {
@@ -52,18 +52,18 @@ func parseDotenv(data []byte) ([]Entry, error) {
 		line := p.line
 		name, value, err := p.assignment()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if first, ok := seen[name]; ok {
-			return nil, fmt.Errorf("line %d: %s is also set on line %d", line, name, first)
+			return fmt.Errorf("line %d: %s is also set on line %d", line, name, first)
 		}
-		seen[name] = line
+		seen[name] = int32(line)
 		where := "line " + strconv.Itoa(line)
-		if err := c.add("", name, value, where, where+": "+name); err != nil {
-			return nil, err
+		if err := c.add("", name, value, where, func() string { return where + ": " + name }); err != nil {
+			return err
 		}
 	}
-	return c.es, nil
+	return nil
 }
 
 // assignment reads one NAME=VALUE, the parser at its first non-blank byte,
@@ -91,12 +91,11 @@ func (p *dotenvParser) assignment() (name string, value []byte, err error) {
 	}
 	p.i += len(whole) - len(rest) + eq + 1 // past the =
 	p.skipBlanks()
-	pos := fmt.Sprintf("line %d: %s", line, name)
 	switch {
 	case p.i < len(p.data) && p.data[p.i] == '\'':
-		value, err = p.quoted('\'', pos)
+		value, err = p.quoted('\'', name)
 	case p.i < len(p.data) && p.data[p.i] == '"':
-		value, err = p.quoted('"', pos)
+		value, err = p.quoted('"', name)
 	default:
 		v := p.unquoted()
 		if len(v) > 0 && v[0] == '=' {
@@ -135,11 +134,20 @@ func (p *dotenvParser) unquoted() []byte {
 	return bytes.TrimRight(v, " \t\r")
 }
 
-// quoted reads a value in quotes q, the parser at the opening quote, and
-// leaves it past the closing one.
-func (p *dotenvParser) quoted(q byte, pos string) ([]byte, error) {
+// quoted reads the value of name in quotes q, the parser at the opening
+// quote, and leaves it past the closing one. A value with nothing to
+// unescape (no backslash in double quotes, no CR) is the input's own bytes.
+func (p *dotenvParser) quoted(q byte, name string) ([]byte, error) {
 	line := p.line
 	p.i++
+	if j := bytes.IndexByte(p.data[p.i:], q); j >= 0 {
+		v := p.data[p.i : p.i+j]
+		if bytes.IndexByte(v, '\r') < 0 && (q == '\'' || bytes.IndexByte(v, '\\') < 0) {
+			p.line += bytes.Count(v, []byte("\n"))
+			p.i += j + 1
+			return v, nil
+		}
+	}
 	var v []byte
 	for p.i < len(p.data) {
 		c := p.data[p.i]
@@ -166,7 +174,7 @@ func (p *dotenvParser) quoted(q byte, pos string) ([]byte, error) {
 	if q == '"' {
 		kind = "double"
 	}
-	return nil, fmt.Errorf("%s: the %s quote opened on line %d is not closed", pos, kind, line)
+	return nil, fmt.Errorf("line %d: %s: the %s quote opened on line %d is not closed", line, name, kind, line)
 }
 
 // dotenvEscape decodes the byte after a backslash in double quotes.

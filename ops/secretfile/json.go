@@ -13,13 +13,12 @@ import (
 // exactly as written ("5432", "1e3", "true"). null, arrays, objects at the
 // name level and a mix of the two shapes are refused naming the key. An
 // empty object is Flat with no entries.
-func parseJSON(data []byte) ([]Entry, Shape, error) {
+func parseJSON(data []byte, c *collector) (Shape, error) {
 	w, err := newJSONWalker(data)
 	if err != nil {
-		return nil, Flat, err
+		return Flat, err
 	}
 	var (
-		c       collector
 		shape   Shape
 		decided bool
 	)
@@ -34,7 +33,7 @@ func parseJSON(data []byte) ([]Entry, Shape, error) {
 			return mixedShapes(line, []string{key}, describe(v), shape)
 		}
 		if shape == Flat {
-			return jsonLeaf(w, &c, "", key, line, v)
+			return jsonLeaf(w, c, "", key, line, v)
 		}
 		if p := ref.SegmentProblem(key); p != "" {
 			return fmt.Errorf("line %d: %s is not a valid namespace: %s", line, keyPath(key), p)
@@ -43,13 +42,13 @@ func parseJSON(data []byte) ([]Entry, Shape, error) {
 			if v == json.Delim('{') {
 				return fmt.Errorf("line %d: %s is an object (want a string: the nesting is namespace, name, value)", line, keyPath(key, name))
 			}
-			return jsonLeaf(w, &c, key, name, line, v)
+			return jsonLeaf(w, c, key, name, line, v)
 		})
 	})
 	if err != nil {
-		return nil, Flat, err
+		return Flat, err
 	}
-	return c.es, shape, nil
+	return shape, nil
 }
 
 // jsonLeaf adds the secret ns/name whose value starts with token v.
@@ -66,7 +65,7 @@ func jsonLeaf(w *jsonWalker, c *collector, ns, name string, line int, v json.Tok
 		return err
 	}
 	where := keyPath(path...)
-	return c.add(ns, name, []byte(text), where, fmt.Sprintf("line %d: %s", line, where))
+	return c.add(ns, name, []byte(text), where, func() string { return fmt.Sprintf("line %d: %s", line, where) })
 }
 
 // checkName refuses a key path whose last key is not a valid name.

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -104,72 +105,129 @@ func Formats() []string {
 // Read reads all of r, refusing more than MaxInput bytes (it reads at most
 // MaxInput+1), and parses it as Parse does.
 func Read(r io.Reader, format string, o Options) ([]Entry, Shape, error) {
-	data, err := fsio.Read(r, MaxInput)
-	if errors.Is(err, fsio.ErrTooLarge) {
-		return nil, Flat, tooLarge()
-	}
+	data, err := read(r)
 	if err != nil {
-		return nil, Flat, fmt.Errorf("reading the input: %v", err)
+		return nil, Flat, err
 	}
 	return Parse(data, format, o)
+}
+
+// ReadInput reads all of r as Read does, for ParseEach.
+func ReadInput(r io.Reader) ([]byte, error) { return read(r) }
+
+// SizeHint is how many entries to make room for to hold what data parses
+// to: one a line, at most MaxEntries. It is exact for a dotenv file of
+// assignments alone, and a guess for other inputs.
+func SizeHint(data []byte) int { return min(bytes.Count(data, []byte("\n"))+1, MaxEntries) }
+
+func read(r io.Reader) ([]byte, error) {
+	data, err := fsio.Read(r, MaxInput)
+	if errors.Is(err, fsio.ErrTooLarge) {
+		return nil, tooLarge()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the input: %v", err)
+	}
+	return data, nil
 }
 
 // Parse parses data as format, one of Formats. The entries come in input
 // order; the Shape is Flat unless a json or yaml input is Nested. data is
 // not kept: the values are copies.
 func Parse(data []byte, format string, o Options) ([]Entry, Shape, error) {
-	if len(data) > MaxInput {
-		return nil, Flat, tooLarge()
-	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	var (
-		es    []Entry
-		shape Shape
-		err   error
-	)
-	switch format {
-	case "dotenv":
-		es, err = parseDotenv(data)
-	case "json":
-		es, shape, err = parseJSON(data)
-	case "yaml":
-		es, shape, err = parseYAML(data)
-	case "vault-kv":
-		es, err = parseVaultKV(data)
-	case "sops-dotenv":
-		es, err = parseSopsDotenv(data)
-	case "arenzana":
-		es, err = parseArenzana(data, o)
-	default:
-		return nil, Flat, fmt.Errorf("unknown format %s (one of: %s)", quoteName(format), strings.Join(Formats(), ", "))
-	}
+	c := &collector{}
+	shape, err := parse(data, format, o, c)
 	if err != nil {
 		return nil, Flat, err
 	}
-	return es, shape, nil
+	return c.es, shape, nil
+}
+
+// ParseEach parses data as Parse does, but hands each entry to fn as it
+// is read (for vault-kv: once the input is read) instead of collecting
+// them, so a large input's entries are never held twice, once here and
+// once as what fn makes of them. The whole input is still checked: an
+// error after some entries were handed over means the input is refused,
+// and what fn made of them is to be dropped. An error of fn stops the
+// parse and is returned.
+func ParseEach(data []byte, format string, o Options, fn func(Entry) error) (Shape, error) {
+	return parse(data, format, o, &collector{emit: fn})
+}
+
+func parse(data []byte, format string, o Options, c *collector) (Shape, error) {
+	if len(data) > MaxInput {
+		return Flat, tooLarge()
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	switch format {
+	case "dotenv":
+		return Flat, parseDotenv(data, c)
+	case "json":
+		return parseJSON(data, c)
+	case "yaml":
+		return parseYAML(data, c)
+	case "vault-kv":
+		return Flat, parseVaultKV(data, c)
+	case "sops-dotenv":
+		return Flat, parseSopsDotenv(data, c)
+	case "arenzana":
+		return Flat, parseArenzana(data, o, c)
+	}
+	return Flat, fmt.Errorf("unknown format %s (one of: %s)", quoteName(format), strings.Join(Formats(), ", "))
 }
 
 func tooLarge() error {
 	return fmt.Errorf("the input is larger than %d bytes (64 MiB)", MaxInput)
 }
 
-// collector gathers entries, checking the bounds every format shares.
+// collector gathers entries, checking the bounds every format shares, or
+// hands them on to emit.
 type collector struct {
-	es []Entry
+	es   []Entry
+	n    int
+	emit func(Entry) error // nil: gather them in es
+}
+
+// room makes room in es for the entries of data (see SizeHint), so that a large input's entries are allocated once rather
+// than grown into.
+func (c *collector) room(data []byte) {
+	if c.emit == nil {
+		c.es = slices.Grow(c.es, SizeHint(data))
+	}
+}
+
+// putAll puts es, entries another collector gathered and checked.
+func (c *collector) putAll(es []Entry) error {
+	for _, e := range es {
+		if err := c.put(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// put gathers or hands on e, counting it.
+func (c *collector) put(e Entry) error {
+	c.n++
+	if c.emit != nil {
+		return c.emit(e)
+	}
+	c.es = append(c.es, e)
+	return nil
 }
 
 // add appends an entry of value (copied). pos places it in an error ("line
-// 4: DB", `line 4: key "app"."db"`); where is the entry's Where. The name
-// and namespace are checked by the caller, whose messages differ by format.
-func (c *collector) add(ns, name string, value []byte, where, pos string) error {
-	if len(c.es) >= MaxEntries {
-		return fmt.Errorf("%s: more than %d entries", pos, MaxEntries)
+// 4: DB", `line 4: key "app"."db"`), and is called only for one; where is
+// the entry's Where. The name and namespace are checked by the caller,
+// whose messages differ by format.
+func (c *collector) add(ns, name string, value []byte, where string, pos func() string) error {
+	if c.n >= MaxEntries {
+		return fmt.Errorf("%s: more than %d entries", pos(), MaxEntries)
 	}
 	if err := valueProblem(value); err != "" {
-		return fmt.Errorf("%s: %s", pos, err)
+		return fmt.Errorf("%s: %s", pos(), err)
 	}
-	c.es = append(c.es, Entry{NS: ns, Name: name, Value: vault.NewSecret(bytes.Clone(value)), Where: where})
-	return nil
+	return c.put(Entry{NS: ns, Name: name, Value: vault.NewSecret(bytes.Clone(value)), Where: where})
 }
 
 // valueProblem describes what makes v a value no parser returns, or is "".

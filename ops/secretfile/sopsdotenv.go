@@ -3,6 +3,7 @@ package secretfile
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 
 	"github.com/arca-secrets/arca/ops/ref"
 )
@@ -14,8 +15,7 @@ import (
 // no quotes and no comments after a value; \n in VALUE is a newline and
 // nothing else is decoded. Blank lines and lines starting with # are
 // skipped, as sops skips them.
-func parseSopsDotenv(data []byte) ([]Entry, error) {
-	var c collector
+func parseSopsDotenv(data []byte, c *collector) error {
 	seen := map[string]int{}
 	for n, line := range bytes.Split(data, []byte("\n")) {
 		lineNo := n + 1
@@ -25,19 +25,19 @@ func parseSopsDotenv(data []byte) ([]Entry, error) {
 		}
 		name, value, ok := bytes.Cut(line, []byte("="))
 		if !ok {
-			return nil, fmt.Errorf("line %d: not an assignment NAME=value, a comment or a blank line", lineNo)
+			return fmt.Errorf("line %d: not an assignment NAME=value, a comment or a blank line", lineNo)
 		}
 		if prob := ref.SegmentProblem(string(name)); prob != "" {
-			return nil, fmt.Errorf("line %d: the name before = is not a valid name: %s", lineNo, prob)
+			return fmt.Errorf("line %d: the name before = is not a valid name: %s", lineNo, prob)
 		}
 		if first, dup := seen[string(name)]; dup {
-			return nil, fmt.Errorf("line %d: %s is also set on line %d", lineNo, name, first)
+			return fmt.Errorf("line %d: %s is also set on line %d", lineNo, name, first)
 		}
 		seen[string(name)] = lineNo
 		value = bytes.ReplaceAll(value, []byte(`\n`), []byte("\n"))
-		if err := c.add("", string(name), value, fmt.Sprintf("line %d", lineNo), fmt.Sprintf("line %d: %s", lineNo, name)); err != nil {
-			return nil, err
+		if err := c.add("", string(name), value, "line "+strconv.Itoa(lineNo), func() string { return fmt.Sprintf("line %d: %s", lineNo, name) }); err != nil {
+			return err
 		}
 	}
-	return c.es, nil
+	return nil
 }

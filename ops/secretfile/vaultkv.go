@@ -15,10 +15,10 @@ import (
 // and "metadata" and the inner "data" is an object. Values are as in json;
 // every other key at the top and everything under "metadata" is ignored.
 // The result is Flat.
-func parseVaultKV(data []byte) ([]Entry, error) {
+func parseVaultKV(data []byte, c *collector) error {
 	w, err := newJSONWalker(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var (
 		found  bool
@@ -69,17 +69,17 @@ func parseVaultKV(data []byte) ([]Entry, error) {
 		})
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case !found:
-		return nil, errors.New(`no "data" key: not the output of vault kv get -format=json`)
+		return errors.New(`no "data" key: not the output of vault kv get -format=json`)
 	case inner && meta && !other:
-		return v2.es, nil
+		return c.putAll(v2.es)
 	case v1Err != nil:
-		return nil, v1Err
+		return v1Err
 	}
-	return v1.es, nil
+	return c.putAll(v1.es)
 }
 
 // vaultLeaf adds the secret at path, whose value starts with token v.
@@ -93,5 +93,5 @@ func vaultLeaf(w *jsonWalker, c *collector, line int, path []string, v json.Toke
 	}
 	name := path[len(path)-1]
 	where := keyPath(name)
-	return c.add("", name, []byte(text), where, fmt.Sprintf("line %d: %s", line, keyPath(path...)))
+	return c.add("", name, []byte(text), where, func() string { return fmt.Sprintf("line %d: %s", line, keyPath(path...)) })
 }

@@ -30,35 +30,34 @@ import (
 // short key a line (some 9 million nodes) about 15 s and 2.5 GB before the
 // entry bound refuses it. So YAML input has a bound of its own,
 // MaxYAMLInput, an eighth of MaxInput.
-func parseYAML(data []byte) ([]Entry, Shape, error) {
+func parseYAML(data []byte, c *collector) (Shape, error) {
 	if len(data) > MaxYAMLInput {
-		return nil, Flat, fmt.Errorf("the input is larger than %d bytes (8 MiB), the most YAML arca parses: convert it to JSON (yq -o=json) and migrate that", MaxYAMLInput)
+		return Flat, fmt.Errorf("the input is larger than %d bytes (8 MiB), the most YAML arca parses: convert it to JSON (yq -o=json) and migrate that", MaxYAMLInput)
 	}
 	if err := yamlCheckText(data); err != nil {
-		return nil, Flat, err
+		return Flat, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err == io.EOF {
-		return nil, Flat, nil
+		return Flat, nil
 	} else if err != nil {
-		return nil, Flat, yamlError(err)
+		return Flat, yamlError(err)
 	}
 	var next yaml.Node
 	if err := dec.Decode(&next); err == nil {
-		return nil, Flat, fmt.Errorf("line %d: a second document (want one)", next.Line)
+		return Flat, fmt.Errorf("line %d: a second document (want one)", next.Line)
 	} else if err != io.EOF {
-		return nil, Flat, yamlError(err)
+		return Flat, yamlError(err)
 	}
 	root := doc.Content[0] // a document node holds its one root
 	if root.Kind != yaml.MappingNode {
 		if err := yamlPlain(root, nil); err != nil {
-			return nil, Flat, err
+			return Flat, err
 		}
-		return nil, Flat, fmt.Errorf("line %d: the top level is %s (want a mapping)", root.Line, yamlKind(root))
+		return Flat, fmt.Errorf("line %d: the top level is %s (want a mapping)", root.Line, yamlKind(root))
 	}
 	var (
-		c       collector
 		shape   Shape
 		decided bool
 	)
@@ -73,7 +72,7 @@ func parseYAML(data []byte) ([]Entry, Shape, error) {
 			return mixedShapes(k.Line, []string{key}, yamlKind(v), shape)
 		}
 		if shape == Flat {
-			return yamlLeaf(&c, "", key, k, v)
+			return yamlLeaf(c, "", key, k, v)
 		}
 		if p := ref.SegmentProblem(key); p != "" {
 			return fmt.Errorf("line %d: %s is not a valid namespace: %s", k.Line, keyPath(key), p)
@@ -82,13 +81,13 @@ func parseYAML(data []byte) ([]Entry, Shape, error) {
 			if v.Kind == yaml.MappingNode {
 				return fmt.Errorf("line %d: %s is a mapping (want a string: the nesting is namespace, name, value)", k.Line, keyPath(key, name))
 			}
-			return yamlLeaf(&c, key, name, k, v)
+			return yamlLeaf(c, key, name, k, v)
 		})
 	})
 	if err != nil {
-		return nil, Flat, err
+		return Flat, err
 	}
-	return c.es, shape, nil
+	return shape, nil
 }
 
 // yamlMapping calls fn for each key and value of mapping m (at key path
@@ -157,7 +156,7 @@ func yamlLeaf(c *collector, ns, name string, k, v *yaml.Node) error {
 	if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" {
 		return fmt.Errorf("line %d: %s is %s (want a string)", k.Line, where, yamlKind(v))
 	}
-	return c.add(ns, name, []byte(v.Value), where, fmt.Sprintf("line %d: %s", k.Line, where))
+	return c.add(ns, name, []byte(v.Value), where, func() string { return fmt.Sprintf("line %d: %s", k.Line, where) })
 }
 
 // yamlKind names the kind of node n, for messages.

@@ -44,32 +44,30 @@ const (
 // of it changed. A unit that fails stops the batch there and is not
 // tried again, since approve has seen it. Each unit has the op's timeout
 // to itself; ctx ending stops the batch between units.
-func (e *Vault) ApplyBatch(ctx context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
-	landed := make([]vault.Meta, 0, len(ws))
-	if err := vault.CheckBatch(ws); err != nil {
-		return landed, fmt.Errorf("%s: %w; nothing was changed", e.where(), err)
+func (e *Vault) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.ApproveBatch) (int, error) {
+	if err := vault.CheckBatch(b); err != nil {
+		return 0, fmt.Errorf("%s: %w; nothing was changed", e.where(), err)
 	}
-	if len(ws) == 0 {
-		return landed, nil
+	n := b.Len()
+	if n == 0 {
+		return 0, nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.loadForBatch(ctx, ws[0].Kind); err != nil {
-		return landed, err
+	if err := e.loadForBatch(ctx, b.At(0).Kind); err != nil {
+		return 0, err
 	}
-	for start := 0; start < len(ws); {
+	ws := make([]vault.Write, 0, maxUnitWrites)
+	for start := 0; start < n; start += len(ws) {
 		if err := ctx.Err(); err != nil {
-			return landed, fmt.Errorf("%s: the batch stopped after %d of its %d writes: %w", e.where(), start, len(ws), err)
+			return start, fmt.Errorf("%s: the batch stopped after %d of its %d writes: %w", e.where(), start, n, err)
 		}
-		end := e.unitEnd(ws, start)
-		metas, err := e.applyUnit(ctx, ws[start:end], start, approve)
-		if err != nil {
-			return landed, err
+		ws = e.unit(ws[:0], b, start)
+		if err := e.applyUnit(ctx, ws, start, approve); err != nil {
+			return start, err
 		}
-		landed = append(landed, metas...)
-		start = end
 	}
-	return landed, nil
+	return n, nil
 }
 
 // loadForBatch is loadForWrite for a batch whose first write is of kind
@@ -84,19 +82,20 @@ func (e *Vault) loadForBatch(ctx context.Context, k vault.Kind) error {
 	return nil
 }
 
-// unitEnd is the end of the unit that starts at ws[start]: as many writes
-// as fit maxUnitWrites and maxUnitBytes, and at least one.
-func (e *Vault) unitEnd(ws []vault.Write, start int) int {
-	end, size := start, 0
-	for end < len(ws) && end-start < maxUnitWrites {
-		cost := e.writeCost(ws[end])
-		if end > start && size+cost > maxUnitBytes {
+// unit appends to ws the writes of the unit that starts at write start
+// of b: as many as fit maxUnitWrites and maxUnitBytes, and at least one.
+func (e *Vault) unit(ws []vault.Write, b vault.Batch, start int) []vault.Write {
+	size := 0
+	for i := start; i < b.Len() && len(ws) < maxUnitWrites; i++ {
+		w := b.At(i)
+		cost := e.writeCost(w)
+		if len(ws) > 0 && size+cost > maxUnitBytes {
 			break
 		}
 		size += cost
-		end++
+		ws = append(ws, w)
 	}
-	return end
+	return ws
 }
 
 // writeCost is the bytes w adds to its unit's transaction: its record's
@@ -112,28 +111,27 @@ func (e *Vault) writeCost(w vault.Write) int {
 
 // applyUnit prepares ws (the writes first to first+len(ws)-1 of the
 // batch, counted from 0), has approve see them and commits them in one
-// transaction, on a deadline of its own. It returns their metadata once
-// they landed. Callers hold e.mu.
-func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, approve vault.ApproveBatch) ([]vault.Meta, error) {
+// transaction, on a deadline of its own. Callers hold e.mu.
+func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, approve vault.ApproveBatch) error {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	if err := e.ensureSession(ctx); err != nil {
-		return nil, e.unitErr(first, len(ws), err)
+		return e.unitErr(first, len(ws), err)
 	}
 	u, err := e.readUnit(ctx, ws)
 	if err != nil {
-		return nil, e.unitErr(first, len(ws), err)
+		return e.unitErr(first, len(ws), err)
 	}
 	if err := e.prepareUnit(u, ws, first); err != nil {
-		return nil, err
+		return err
 	}
 	if err := approve(u.metas); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
-		return nil, e.unitErr(first, len(ws), err)
+		return e.unitErr(first, len(ws), err)
 	}
-	return u.metas, nil
+	return nil
 }
 
 // unitErr says which writes of the batch err stopped.

@@ -75,6 +75,22 @@ type units struct {
 	hook func(unit int, metas []vault.Meta) error
 }
 
+// applyBatch is e.ApplyBatch of ws; it returns what approve was shown of
+// the writes that landed, and fails the test when e says more landed than
+// approve was shown.
+func applyBatch(t testing.TB, e *Vault, ctx context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
+	t.Helper()
+	var shown []vault.Meta
+	n, err := e.ApplyBatch(ctx, vault.Writes(ws), func(ms []vault.Meta) error {
+		shown = append(shown, ms...)
+		return approve(ms)
+	})
+	if n < 0 || n > len(shown) {
+		t.Fatalf("ApplyBatch says %d of %d writes landed; approve was shown %d", n, len(ws), len(shown))
+	}
+	return shown[:n], err
+}
+
 func (u *units) approve(metas []vault.Meta) error {
 	u.seen = append(u.seen, slices.Clone(metas))
 	if u.hook != nil {
@@ -179,7 +195,7 @@ func testBatchLands(t *testing.T, b *batchCluster) {
 		}
 		return nil
 	}}
-	metas, err := e1.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e1, context.Background(), ws, u.approve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +228,7 @@ func testBatchRefusedUnit(t *testing.T, b *batchCluster) {
 		}
 		return nil
 	}}
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if !errors.Is(err, errDenied) {
 		t.Fatalf("refused unit 2: %v, want the refusal", err)
 	}
@@ -246,7 +262,7 @@ func testBatchConcurrentWrite(t *testing.T, b *batchCluster) {
 		}
 		return nil
 	}}
-	metas, err := e1.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e1, context.Background(), ws, u.approve)
 	if !errors.Is(err, errConflict) || !strings.Contains(err.Error(), "writes 101 to 200") {
 		t.Fatalf("unit 2 after a concurrent write: %v, want the conflict for writes 101 to 200", err)
 	}
@@ -265,7 +281,7 @@ func testBatchSplitsByBytes(t *testing.T, b *batchCluster) {
 		ws[i] = vault.Write{Kind: vault.Put, Name: fmt.Sprintf("big/r%02d", i), Value: vault.NewSecret(bytes.Repeat([]byte{byte('a' + i%26)}, 60<<10))}
 	}
 	u := &units{}
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +312,7 @@ func testBatchMissing(t *testing.T, b *batchCluster) {
 		ws := putBatch(3)
 		ws[1] = vault.Write{Kind: k, Name: "batch/missing", Value: vault.NewSecret([]byte("x"))}
 		u := &units{}
-		metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+		metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 		if !errors.Is(err, vault.ErrNotFound) || len(metas) != 0 || len(u.seen) != 0 {
 			t.Fatalf("kind %d of a missing record: %d landed, approve called %d times, %v", k, len(metas), len(u.seen), err)
 		}
@@ -308,7 +324,7 @@ func testBatchMissing(t *testing.T, b *batchCluster) {
 	ws := putBatch(150)
 	ws[120] = vault.Write{Kind: vault.Remove, Name: "batch/missing"}
 	u := &units{}
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if !errors.Is(err, vault.ErrNotFound) || !strings.Contains(err.Error(), "write 121 of the batch") {
 		t.Fatalf("a remove of a missing record as write 121: %v", err)
 	}
@@ -329,7 +345,7 @@ func testBatchFirstWriteCreates(t *testing.T, b *batchCluster) {
 	for _, k := range []vault.Kind{vault.Rotate, vault.Remove} {
 		ws := []vault.Write{{Kind: k, Name: "app/a", Value: vault.NewSecret([]byte("x"))}, {Kind: vault.Put, Name: "app/b", Value: vault.NewSecret([]byte("y"))}}
 		u := &units{}
-		if _, err := e.ApplyBatch(context.Background(), ws, u.approve); !errors.Is(err, vault.ErrNotFound) || len(u.seen) != 0 {
+		if _, err := applyBatch(t, e, context.Background(), ws, u.approve); !errors.Is(err, vault.ErrNotFound) || len(u.seen) != 0 {
 			t.Fatalf("kind %d first, no vault: approve called %d times, %v", k, len(u.seen), err)
 		}
 		if resp, err := raw.Get(context.Background(), v.prefix, clientv3.WithPrefix()); err != nil || len(resp.Kvs) != 0 {
@@ -337,7 +353,7 @@ func testBatchFirstWriteCreates(t *testing.T, b *batchCluster) {
 		}
 	}
 	ws := putBatch(3)
-	metas, err := e.ApplyBatch(context.Background(), ws, approveAll)
+	metas, err := applyBatch(t, e, context.Background(), ws, approveAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,9 +368,9 @@ func testBatchEmpty(t *testing.T, b *batchCluster) {
 	e := v.open(t)
 	for _, ws := range [][]vault.Write{nil, {}} {
 		u := &units{}
-		metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
-		if err != nil || metas == nil || len(metas) != 0 || len(u.seen) != 0 {
-			t.Fatalf("empty batch: %v (nil %t), approve called %d times, %v", metas, metas == nil, len(u.seen), err)
+		metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
+		if err != nil || len(metas) != 0 || len(u.seen) != 0 {
+			t.Fatalf("empty batch: %v, approve called %d times, %v", metas, len(u.seen), err)
 		}
 	}
 	if resp, err := b.c.Client(t).Get(context.Background(), v.prefix, clientv3.WithPrefix()); err != nil || len(resp.Kvs) != 0 {
@@ -369,7 +385,7 @@ func testBatchDuplicates(t *testing.T, b *batchCluster) {
 	ws := putBatch(3)
 	ws[0].Name, ws[2].Name = "dupns/DUP-NAME", "dupns/DUP-NAME"
 	u := &units{}
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if err == nil || !strings.Contains(err.Error(), "writes 1 and 3") || len(metas) != 0 || len(u.seen) != 0 {
 		t.Fatalf("duplicates: %d landed, approve called %d times, %v", len(metas), len(u.seen), err)
 	}
@@ -431,7 +447,7 @@ func testBatchRestore(t *testing.T, b *batchCluster) {
 		{Kind: vault.Rotate, Name: "app/rot", Value: vault.NewSecret([]byte("v2"))},
 		{Kind: vault.Remove, Name: "app/gone"},
 	}
-	metas, err := e.ApplyBatch(context.Background(), ws, approveAll)
+	metas, err := applyBatch(t, e, context.Background(), ws, approveAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +508,7 @@ func testRestoreOverCorrupt(t *testing.T, b *batchCluster) {
 		}
 	}
 	u := &units{}
-	if _, err := e.ApplyBatch(context.Background(), []vault.Write{restore}, u.approve); !errors.Is(err, seal.ErrAuth) {
+	if _, err := applyBatch(t, e, context.Background(), []vault.Write{restore}, u.approve); !errors.Is(err, seal.ErrAuth) {
 		t.Errorf("a batch restore over a corrupt record: %v, want it to fail to authenticate", err)
 	}
 	if approved != 0 || len(u.seen) != 0 {
@@ -555,7 +571,7 @@ func testBatchRekeyBetweenUnits(t *testing.T, b *batchCluster) {
 		}
 	}}
 	ws := putBatch(250)
-	metas, err := e1.ApplyBatch(context.Background(), ws, approveAll)
+	metas, err := applyBatch(t, e1, context.Background(), ws, approveAll)
 	if err != nil {
 		t.Fatalf("a batch across a rekey: %v", err)
 	}
@@ -584,13 +600,13 @@ func testBatchRekeyInApprove(t *testing.T, b *batchCluster) {
 		}
 		return nil
 	}}
-	metas, err := e1.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e1, context.Background(), ws, u.approve)
 	if !errors.Is(err, errConflict) || len(metas) != 0 {
 		t.Fatalf("unit 1 after a rekey in its approve: %d landed, %v; want the conflict", len(metas), err)
 	}
 	wantListed(t, e2, pre)
 	wantValues(t, e2, pre, 1)
-	if metas, err = e1.ApplyBatch(context.Background(), ws, approveAll); err != nil || len(metas) != len(ws) {
+	if metas, err = applyBatch(t, e1, context.Background(), ws, approveAll); err != nil || len(metas) != len(ws) {
 		t.Fatalf("the batch run again: %d landed, %v", len(metas), err)
 	}
 	all := append(slices.Clone(pre), ws...)
@@ -605,7 +621,7 @@ func testBatchLostAnswer(t *testing.T, b *batchCluster) {
 	e := v.open(t)
 	e.cli.KV = &lossyKV{KV: e.cli.KV, match: commitsFrom(2)}
 	ws := putBatch(250)
-	metas, err := e.ApplyBatch(context.Background(), ws, approveAll)
+	metas, err := applyBatch(t, e, context.Background(), ws, approveAll)
 	if err != nil {
 		t.Fatalf("a batch whose unit 2 lost its answer once: %v", err)
 	}
@@ -635,7 +651,7 @@ func testBatchUnknownOutcome(t *testing.T, b *batchCluster) {
 	e.cli.KV = noTokenKV{&lossyKV{KV: e.cli.KV, match: commitsFrom(2), always: true}}
 	ws := putBatch(250)
 	u := &units{}
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if !errors.Is(err, vault.ErrUnknownOutcome) || !strings.Contains(err.Error(), "writes 101 to 200") {
 		t.Fatalf("unit 2 without any answer: %v, want the unknown outcome of writes 101 to 200", err)
 	}
@@ -665,7 +681,7 @@ func testBatchRacingApply(t *testing.T, b *batchCluster) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range rounds {
-			metas, err := eb.ApplyBatch(context.Background(), ws, approveAll)
+			metas, err := applyBatch(t, eb, context.Background(), ws, approveAll)
 			if err != nil && !errors.Is(err, errConflict) {
 				t.Errorf("batch: %v", err)
 			}
@@ -712,7 +728,7 @@ func testBatchCancelStops(t *testing.T, b *batchCluster) {
 	e.cli.KV = &lossyKV{KV: e.cli.KV, match: commitsFrom(1), answer: true, hook: cancel}
 	ws := putBatch(250)
 	u := &units{}
-	metas, err := e.ApplyBatch(ctx, ws, u.approve)
+	metas, err := applyBatch(t, e, ctx, ws, u.approve)
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "after 100 of its 250 writes") {
 		t.Fatalf("a batch cancelled after unit 1: %v", err)
 	}
@@ -734,7 +750,7 @@ func testBatchDeadlinePerUnit(t *testing.T, b *batchCluster) {
 		return nil
 	}}
 	start := time.Now()
-	metas, err := e.ApplyBatch(context.Background(), ws, u.approve)
+	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if err != nil {
 		t.Fatalf("a batch of 3 units, each approved in 400 ms, with a timeout of 1 s: %v", err)
 	}

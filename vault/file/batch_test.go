@@ -10,8 +10,8 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-func batchOf(kind vault.Kind, from, to int) []vault.Write {
-	var ws []vault.Write
+func batchOf(kind vault.Kind, from, to int) vault.Writes {
+	var ws vault.Writes
 	for i := from; i < to; i++ {
 		name := fmt.Sprintf("bulk/rec-%05d", i)
 		ws = append(ws, vault.Write{Kind: kind, Name: name, Value: vault.NewSecret([]byte("v-" + name))})
@@ -20,7 +20,10 @@ func batchOf(kind vault.Kind, from, to int) []vault.Write {
 }
 
 // A batch is one rewrite of the file and one directory sync, however many
-// writes it holds; what the handle holds afterwards is what the file says.
+// writes it holds. A large one is approved in runs of approveRun, in
+// order, and leaves the handle to reread the file; a small one updates
+// what the handle holds in place. Either way the handle then reads what
+// the file says.
 func TestBatchIsOneRewrite(t *testing.T) {
 	path, idPath := newVaultFiles(t)
 	var s syncs
@@ -38,17 +41,54 @@ func TestBatchIsOneRewrite(t *testing.T) {
 	s.take()
 	// Interleaved with what is there: new records between existing ones,
 	// overwrites and removals.
-	ws := append(batchOf(vault.Put, 250, 700), batchOf(vault.Remove, 0, 100)...)
-	calls := 0
-	ms, err := f.ApplyBatch(ctx, ws, func(ms []vault.Meta) error { calls++; return nil })
+	ws := append(batchOf(vault.Put, 250, 2500), batchOf(vault.Remove, 0, 100)...)
+	var runs []int
+	var names []string
+	n, err := f.ApplyBatch(ctx, ws, func(ms []vault.Meta) error {
+		runs = append(runs, len(ms))
+		for _, m := range ms {
+			names = append(names, m.Name)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != len(ws) || calls != 1 {
-		t.Fatalf("%d metas, %d approve calls; want %d and 1", len(ms), calls, len(ws))
+	if want := []int{approveRun, approveRun, len(ws) - 2*approveRun}; n != len(ws) || !slices.Equal(runs, want) {
+		t.Fatalf("%d landed, approve runs %v; want %d and %v", n, runs, len(ws), want)
+	}
+	for i, w := range ws {
+		if names[i] != w.Name {
+			t.Fatalf("approve saw write %d as %s, want %s: out of order", i, names[i], w.Name)
+		}
 	}
 	if d := s.take(); len(d) != 1 {
 		t.Errorf("a batch of %d writes synced the directory %d times, want once", len(ws), len(d))
+	}
+	if !f.stale {
+		t.Error("after a batch of thousands of writes the handle kept what it held")
+	}
+	if metas, err := f.List(ctx); err != nil || len(metas) != 2400 {
+		t.Fatalf("List: %d records, %v; want 2400", len(metas), err)
+	}
+	sameAsFile(t, f, path, idPath)
+	// A small batch, kept in place: no reread.
+	small := append(batchOf(vault.Put, 2490, 2510), batchOf(vault.Remove, 100, 110)...)
+	if n, err := f.ApplyBatch(ctx, small, func([]vault.Meta) error { return nil }); err != nil || n != len(small) {
+		t.Fatalf("a small batch: %d landed, %v", n, err)
+	}
+	if f.stale {
+		t.Error("after a batch of 30 writes the handle rereads the file")
+	}
+	sameAsFile(t, f, path, idPath)
+}
+
+// sameAsFile fails unless f holds, indexed, what a fresh handle reads of
+// the file at path.
+func sameAsFile(t *testing.T, f *Vault, path, idPath string) {
+	t.Helper()
+	if err := f.index(); err != nil {
+		t.Fatal(err)
 	}
 	fresh, err := Open(path, idPath, nil)
 	if err != nil {
@@ -68,9 +108,6 @@ func TestBatchIsOneRewrite(t *testing.T) {
 	}
 	if len(f.cur.byPrefix) != len(fresh.cur.byPrefix) {
 		t.Fatalf("index sizes %d and %d", len(f.cur.byPrefix), len(fresh.cur.byPrefix))
-	}
-	if metas, err := fresh.List(ctx); err != nil || len(metas) != 600 {
-		t.Fatalf("List: %d records, %v; want 600", len(metas), err)
 	}
 }
 

@@ -58,7 +58,7 @@ func benchVault(b *testing.B, n int) (*Vault, []string) {
 	}
 	slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
 	f.Close()
-	if err := defaultOptions().replace(path, &c, nil); err != nil {
+	if err := defaultOptions().replace(path, path, &c, 0); err != nil {
 		b.Fatal(err)
 	}
 	if f, err = Open(path, idPath, nil); err != nil {

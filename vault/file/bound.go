@@ -1,8 +1,9 @@
 package file
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/arca-secrets/arca/vault/fsio"
 )
@@ -33,36 +34,30 @@ func defaultOptions() options {
 	return options{maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile, syncDir: fsio.SyncDir}
 }
 
-// fits reports an error when writing c with changes applied would take
-// the vault at path past o.maxWrite and past old, the size of the file it
-// replaces.
-func (o options) fits(path string, c *contents, changes []entry, old int64) error {
-	size, err := sizeOf(c, changes)
-	if err != nil {
-		return err
-	}
-	if size > o.maxWrite && size > old {
-		return fmt.Errorf("vault %s would grow to %d bytes, over its limit of %d bytes; nothing was changed (rm records to make room)", path, size, o.maxWrite)
-	}
-	return nil
+// errTooLarge is a write stopped at its bound.
+var errTooLarge = errors.New("past the bound")
+
+// bound is the most a write may make of a vault file that is old bytes
+// now: o.maxWrite, or old when it is larger already, so that a write that
+// does not grow the file is never refused.
+func (o options) bound(old int64) int64 { return max(o.maxWrite, old) }
+
+// limitWriter passes at most left bytes on to w. A write that would take
+// it past that fails with errTooLarge and passes nothing on.
+type limitWriter struct {
+	w    io.Writer
+	left int64
 }
 
-// sizeOf is the size of the file writeVault makes of c with changes
-// applied: the header line, every record line with the comma between two
-// of them, the trailer.
-func sizeOf(c *contents, changes []entry) (int64, error) {
-	hb, err := json.Marshal(c.hdr)
-	if err != nil {
-		return 0, err
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, errTooLarge
 	}
-	size := int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
-	n := 0
-	c.merged(changes, func(_, b string) {
-		n++
-		size += int64(len("\n\"") + slotHexSize + len(`":"`) + len(b) + len(`"`))
-	})
-	if n > 1 {
-		size += int64(n - 1) // the commas
-	}
-	return size, nil
+	l.left -= int64(len(p))
+	return l.w.Write(p)
+}
+
+// tooLargeWrite is the error of a write refused at the bound.
+func (o options) tooLargeWrite(path string) error {
+	return fmt.Errorf("vault %s would grow over its limit of %d bytes; nothing was changed (rm records to make room)", path, o.maxWrite)
 }

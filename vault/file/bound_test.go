@@ -174,39 +174,68 @@ func otherRecipient(t *testing.T) string {
 	return pub
 }
 
-// sizeOf is the size writeVault makes, for every kind of change.
-func TestSizeOfMatchesWrite(t *testing.T) {
+// The bound is exact: a batch whose file comes to exactly the bound lands,
+// one byte less refuses it, unapproved, with the file as it was. The batch
+// mixes new records between old ones, overwrites and removals.
+func TestWriteBoundIsExact(t *testing.T) {
 	path, idPath := newVaultFiles(t)
-	f, err := Open(path, idPath, nil)
+	f, err := Open(path, idPath, fixedNow)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if err := f.index(); err != nil {
+	ctx := context.Background()
+	if _, err := f.ApplyBatch(ctx, batchOf(vault.Put, 0, 40), func([]vault.Meta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	slot := func(i int) string { return fmt.Sprintf("%032x", i*7919) }
-	one := func(s, b string) []entry { return []entry{{s, b}} }
-	for step, changes := range [][]entry{
-		one(slot(5), "AAAA"), one(slot(1), "BBBBBBBB"), one(slot(9), "CC=="), one(slot(5), "DDDDDDDDDDDD"),
-		{{slot(0), "EE"}, {slot(2), ""}, {slot(4), "FFFF"}, {slot(5), ""}, {slot(12), "GG"}},
-		one(slot(1), ""), one(slot(3), ""), one(slot(5), ""), one(slot(9), ""), nil,
-		{{slot(0), ""}, {slot(4), ""}, {slot(12), ""}},
-	} {
-		want, err := sizeOf(&f.cur, changes)
+	f.Close()
+	before := fileBytes(t, path)
+	ws := append(batchOf(vault.Put, 30, 90), batchOf(vault.Remove, 0, 10)...)
+	// The size the batch makes, measured on a copy.
+	probe := filepath.Join(t.TempDir(), "probe.vault")
+	if err := os.WriteFile(probe, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := Open(probe, idPath, fixedNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.ApplyBatch(ctx, ws, func([]vault.Meta) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(fileBytes(t, probe)))
+	if size <= int64(len(before)) {
+		t.Fatalf("the batch does not grow the vault (%d to %d bytes)", len(before), size)
+	}
+	for _, bound := range []int64{size - 1, size} {
+		calls := 0
+		h, err := openBounded(t, path, idPath, 1<<20, bound)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := writeVault(&buf, &f.cur, changes); err != nil {
-			t.Fatal(err)
+		h.now = fixedNow
+		_, err = h.ApplyBatch(ctx, ws, func([]vault.Meta) error { calls++; return nil })
+		if bound < size {
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("over its limit of %d bytes", bound)) || calls != 0 {
+				t.Fatalf("bound %d, one byte short: %v, %d approve calls; want the limit named and none", bound, err, calls)
+			}
+			if !bytes.Equal(before, fileBytes(t, path)) {
+				t.Fatal("a refused batch changed the vault file")
+			}
+			if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+				t.Fatalf("a refused batch left its temp file: %v", err)
+			}
+			continue
 		}
-		if int64(buf.Len()) != want {
-			t.Errorf("step %d: sizeOf %d, writeVault wrote %d", step, want, buf.Len())
+		if err != nil || calls != 1 {
+			t.Fatalf("bound %d, exactly the size: %v, %d approve calls", bound, err, calls)
 		}
-		f.cur.apply(changes)
-	}
-	if len(f.cur.entries) != 0 || len(f.cur.byPrefix) != 0 {
-		t.Errorf("every record dropped, yet %d entries and %d index keys are left", len(f.cur.entries), len(f.cur.byPrefix))
+		if got := int64(len(fileBytes(t, path))); got != size {
+			t.Fatalf("the vault is %d bytes, want %d", got, size)
+		}
 	}
 }
+
+// fixedNow stamps every record with one time, so two runs of a batch make
+// files of one size.
+func fixedNow() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }

@@ -180,36 +180,54 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 	return slot, blob, true
 }
 
-// merged calls fn with every record line of c with changes applied, in
-// slot order: changes is sorted by slot, names each slot at most once, and
-// gives it a new blob, or drops it when the blob is "". A change dropping
-// a slot c does not hold does nothing.
-func (c *contents) merged(changes []entry, fn func(slot, blob string)) {
-	es, i := c.entries, 0
-	for _, ch := range changes {
-		for ; i < len(es) && es[i].slot < ch.slot; i++ {
-			fn(es[i].slot, es[i].blob)
+// change is one write of a batch as the file is written: the slot it
+// writes, held in place (a batch holds one per write), and the write's
+// place in the batch.
+type change struct {
+	slot [slotHexSize]byte
+	i    int32
+}
+
+// cmpChange compares the slots of an entry and a change.
+func cmpChange(e *entry, ch *change) int { return strings.Compare(e.slot, string(ch.slot[:])) }
+
+// mergeSlots walks es and cs, both sorted by slot and cs naming each slot
+// at most once, in slot order: keep is called with every entry of es no
+// change names, change with every change. cmp compares an entry's slot
+// with a change's.
+func mergeSlots[C any](es []entry, cs []C, cmp func(*entry, *C) int, keep func(entry), change func(*C)) {
+	i := 0
+	for j := range cs {
+		c := &cs[j]
+		for ; i < len(es) && cmp(&es[i], c) < 0; i++ {
+			keep(es[i])
 		}
-		if i < len(es) && es[i].slot == ch.slot {
+		if i < len(es) && cmp(&es[i], c) == 0 {
 			i++
 		}
-		if ch.blob != "" {
-			fn(ch.slot, ch.blob)
-		}
+		change(c)
 	}
 	for ; i < len(es); i++ {
-		fn(es[i].slot, es[i].blob)
+		keep(es[i])
 	}
 }
 
-// apply makes changes (as merged takes them) to c's records and index.
+// apply makes changes to c's records and index: changes is sorted by slot,
+// names each slot at most once, and gives it a new blob, or drops it when
+// the blob is "". A change dropping a slot c does not hold does nothing.
 func (c *contents) apply(changes []entry) {
 	if len(changes) == 1 {
 		c.set(changes[0].slot, changes[0].blob)
 		return
 	}
 	out := make([]entry, 0, len(c.entries)+len(changes))
-	c.merged(changes, func(slot, blob string) { out = append(out, entry{slot, blob}) })
+	keep := func(e entry) { out = append(out, e) }
+	cmp := func(e, ch *entry) int { return strings.Compare(e.slot, ch.slot) }
+	mergeSlots(c.entries, changes, cmp, keep, func(e *entry) {
+		if e.blob != "" {
+			keep(*e)
+		}
+	})
 	c.entries = out
 	for _, ch := range changes {
 		c.reindex(ch.slot, ch.blob, -1)
@@ -258,31 +276,63 @@ func (c *contents) reindex(slot, blob string, i int) {
 	}
 }
 
-// writeVault writes c in the canonical layout, with changes (as merged
-// takes them) applied.
-func writeVault(w io.Writer, c *contents, changes []entry) error {
-	bw := bufio.NewWriterSize(w, 1<<20)
+// writeVault writes c in the canonical layout with the changes of a batch
+// merged in (sorted by slot, each slot at most once). sealed gives each
+// change's record, sealed and base64-encoded, or nil when the write drops
+// it; its buffer need only last until the next call. The first error, of
+// sealed or of w, stops the write.
+func writeVault(w io.Writer, c *contents, changes []change, sealed func(change) ([]byte, error)) error {
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
 		return err
 	}
-	bw.WriteString(linePrefix)
-	bw.Write(hb)
-	bw.WriteString(lineSuffix)
-	first := true
-	c.merged(changes, func(s, b string) {
-		if !first {
-			bw.WriteString(",")
-		}
-		first = false
-		bw.WriteString("\n\"")
-		bw.WriteString(s)
-		bw.WriteString(`":"`)
-		bw.WriteString(b)
-		bw.WriteString(`"`)
-	})
-	bw.WriteString("\n" + fileTrailer)
-	return bw.Flush()
+	lw := lineWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	lw.bw.WriteString(linePrefix)
+	lw.bw.Write(hb)
+	lw.bw.WriteString(lineSuffix)
+	mergeSlots(c.entries, changes, cmpChange,
+		func(e entry) { lw.line(e.slot, nil, e.blob) },
+		func(ch *change) {
+			if lw.err != nil {
+				return
+			}
+			b, err := sealed(*ch)
+			if err != nil {
+				lw.err = err
+			} else if b != nil {
+				lw.line(string(ch.slot[:]), b, "")
+			}
+		})
+	if lw.err != nil {
+		return lw.err
+	}
+	lw.bw.WriteString("\n" + fileTrailer)
+	return lw.bw.Flush()
+}
+
+// lineWriter writes record lines, a comma between two, and keeps the
+// first error.
+type lineWriter struct {
+	bw    *bufio.Writer
+	lines int
+	err   error
+}
+
+// line writes the record line of slot; its blob is b, or s when b is nil.
+func (lw *lineWriter) line(slot string, b []byte, s string) {
+	if lw.err != nil {
+		return
+	}
+	if lw.lines > 0 {
+		lw.bw.WriteByte(',')
+	}
+	lw.lines++
+	lw.bw.WriteString("\n\"")
+	lw.bw.WriteString(slot)
+	lw.bw.WriteString(`":"`)
+	lw.bw.Write(b)
+	lw.bw.WriteString(s)
+	_, lw.err = lw.bw.WriteString(`"`)
 }
 
 // decodeBlob decodes a base64 sealed record, accepting only the canonical
@@ -301,3 +351,6 @@ func appendBlob(dst []byte, b64 string) ([]byte, error) {
 }
 
 func encodeBlob(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// appendEncoded appends the base64 of a sealed record to dst.
+func appendEncoded(dst, b []byte) []byte { return base64.StdEncoding.AppendEncode(dst, b) }

@@ -94,10 +94,7 @@ func (f *Vault) rewrite(next func() (contents, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := f.opt.fits(f.path, &c, nil, f.heldInfo.Size()); err != nil {
-		return err
-	}
-	if err := f.opt.replace(dest, &c, nil); err != nil {
+	if err := f.opt.replace(dest, f.path, &c, f.heldInfo.Size()); err != nil {
 		return err
 	}
 	f.stale = true

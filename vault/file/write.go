@@ -1,14 +1,18 @@
 package file
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"time"
 
 	"filippo.io/age"
 
@@ -50,122 +54,252 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 	if c.hdr, err = fileHeader(k, recipients); err != nil {
 		return false, err
 	}
-	if err := o.fits(path, &c, nil, 0); err != nil {
-		return false, err
+	return true, o.replace(dest, path, &c, 0)
+}
+
+// replace writes c as the vault at dest, the target of the vault named
+// path, in place of a file of old bytes: writeTemp, then commit.
+func (o options) replace(dest, path string, c *contents, old int64) error {
+	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error { return writeVault(w, c, nil, nil) })
+	if errors.Is(err, errTooLarge) {
+		return o.tooLargeWrite(path)
+	} else if err != nil {
+		return err
 	}
-	return true, o.replace(dest, &c, nil)
+	return o.commit(tmp, dest)
 }
 
 // Apply implements vault.Store: a batch of one.
 func (f *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
-	ms, err := f.ApplyBatch(ctx, []vault.Write{w}, func(ms []vault.Meta) error { return approve(ms[0]) })
+	var m vault.Meta
+	_, err := f.ApplyBatch(ctx, vault.Writes{w}, func(ms []vault.Meta) error {
+		m = ms[0]
+		return approve(m)
+	})
 	if err != nil {
 		return vault.Meta{}, err
 	}
-	return ms[0], nil
+	return m, nil
 }
+
+// approveRun is how many writes' metadata approve is shown at a time.
+const approveRun = 1024
+
+// keepMax is the largest batch whose sealed records the handle keeps, to
+// update what it holds in place (a put, a small batch). After a larger
+// batch the handle rereads the file at its next read: holding every sealed
+// record of a migration until its commit would take several times the
+// memory of its input.
+const keepMax = 64
 
 // ApplyBatch implements vault.Store: the whole batch is one unit, one
 // rewrite of the file and one fsync. The writer lock is held from the read
 // of the current records to the rename, so no concurrent write is lost.
-func (f *Vault) ApplyBatch(_ context.Context, ws []vault.Write, approve vault.ApproveBatch) ([]vault.Meta, error) {
-	if err := vault.CheckBatch(ws); err != nil {
-		return nil, err
-	}
-	if len(ws) == 0 {
-		return []vault.Meta{}, nil
+//
+// Every write is first worked out (vault.Next) and the size of the new
+// file computed, so a batch that fails or would grow the file past its
+// limit is refused unapproved; then approve sees every write's metadata,
+// in runs; then the new file is written, each record sealed as the merge
+// reaches its slot and nothing of it kept, synced and renamed into place.
+// Memory is a slot per write beside the vault's own records, whatever the
+// size of the batch.
+func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.ApproveBatch) (int, error) {
+	n := b.Len()
+	if n == 0 {
+		return 0, nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	dest, unlock, err := lockTarget(f.path)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer unlock()
 	if err := f.refreshAt(dest); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if err := f.index(); err != nil {
-		return nil, err
+		return 0, err
 	}
-	metas, changes, err := f.prepare(ws)
+	changes, err := f.changes(b)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if err := f.opt.fits(f.path, &f.cur, changes, f.heldInfo.Size()); err != nil {
-		return nil, err
+	now := f.now().UTC()
+	size, err := f.sizeWith(b, changes, now)
+	if err != nil {
+		return 0, err
 	}
-	if err := approve(metas); err != nil {
-		return nil, err
+	if size > f.opt.bound(f.heldInfo.Size()) {
+		return 0, f.opt.tooLargeWrite(f.path)
 	}
-	if err := f.opt.replace(dest, &f.cur, changes); err != nil {
-		return nil, err
+	if err := f.approveAll(b, now, approve); err != nil {
+		return 0, err
+	}
+	var kept []entry // a small batch's sealed records, for the handle
+	var buf []byte
+	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
+		return writeVault(w, &f.cur, changes, func(ch change) ([]byte, error) {
+			slot := string(ch.slot[:])
+			var err error
+			buf, err = f.sealed(buf[:0], b.At(int(ch.i)), slot, now)
+			if err == nil && n <= keepMax {
+				kept = append(kept, entry{slot, string(buf)})
+			}
+			if len(buf) == 0 {
+				return nil, err // dropped
+			}
+			return buf, err
+		})
+	})
+	if errors.Is(err, errTooLarge) {
+		return 0, f.opt.tooLargeWrite(f.path)
+	} else if err != nil {
+		return 0, err
+	}
+	if err := f.opt.commit(tmp, dest); err != nil {
+		return 0, err
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
-	f.cur.apply(changes)
+	if n > keepMax {
+		f.stale = true
+		return n, nil
+	}
+	f.cur.apply(kept)
 	if f.adopt() != nil {
 		f.stale = true
 	}
-	return metas, nil
+	return n, nil
 }
 
-// prepare computes what each write makes of its record, all stamped with
-// one time: the metadata to approve, in the order of ws, and the sealed
-// record lines to write, sorted by slot.
-func (f *Vault) prepare(ws []vault.Write) ([]vault.Meta, []entry, error) {
-	now := f.now().UTC()
-	metas, changes := make([]vault.Meta, 0, len(ws)), make([]entry, 0, len(ws))
-	for _, w := range ws {
-		slot := f.k.Slot(w.Name)
-		cur, exists, err := f.lookup(slot, w.Name)
-		if err != nil && !(w.Kind == vault.Remove && exists) {
-			return nil, nil, err
-		}
-		next, err := vault.Next(w, cur, exists, now)
-		if err != nil {
-			return nil, nil, err
-		}
-		blob := ""
-		if w.Kind != vault.Remove {
-			sealed, err := f.k.Seal(slot, next)
-			if err != nil {
-				return nil, nil, err
-			}
-			blob = encodeBlob(sealed)
-		}
-		metas, changes = append(metas, next.Meta), append(changes, entry{slot, blob})
+// changes is the slot of every write of b, sorted by slot. Two writes of
+// one record share a slot: such a batch is refused.
+func (f *Vault) changes(b vault.Batch) ([]change, error) {
+	cs := make([]change, b.Len())
+	for i := range cs {
+		copy(cs[i].slot[:], f.k.Slot(b.At(i).Name))
+		cs[i].i = int32(i)
 	}
-	slices.SortFunc(changes, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
-	return metas, changes, nil
+	slices.SortFunc(cs, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
+	for j := 1; j < len(cs); j++ {
+		if cs[j].slot == cs[j-1].slot {
+			return nil, vault.TwiceError(int(cs[j-1].i), int(cs[j].i))
+		}
+	}
+	return cs, nil
 }
 
-// replace writes c, with changes applied, to path atomically: a temp
-// file beside it, fsync, rename over path, fsync of the directory. path is
-// the vault's target (never a symlink, which the rename would replace).
-// The caller holds the writer lock, so the temp name is ours alone; a temp
-// file a crashed writer left is removed rather than reused, so the new
-// vault is always a fresh 0600 file.
-func (o options) replace(path string, c *contents, changes []entry) error {
+// sizeWith is the size of the file writeVault makes of the vault with
+// the writes of b applied (changes their slots, sorted): the header line,
+// every record line with the comma between two, the trailer. Each write is
+// worked out on the way, so one that fails fails here.
+func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64, error) {
+	hb, err := json.Marshal(f.cur.hdr)
+	if err != nil {
+		return 0, err
+	}
+	size := int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
+	lines := 0
+	line := func(blob int) {
+		lines++
+		size += int64(len("\n\"") + slotHexSize + len(`":"`) + blob + len(`"`))
+	}
+	mergeSlots(f.cur.entries, changes, cmpChange, func(e entry) { line(len(e.blob)) }, func(ch *change) {
+		if err != nil {
+			return
+		}
+		w := b.At(int(ch.i))
+		var next vault.Record
+		if next, err = f.next(w, string(ch.slot[:]), now); err == nil && w.Kind != vault.Remove {
+			line(base64.StdEncoding.EncodedLen(seal.SealedSize(next)))
+		}
+	})
+	if lines > 1 {
+		size += int64(lines - 1) // the commas
+	}
+	return size, err
+}
+
+// next is what w makes of the record in slot, at now.
+func (f *Vault) next(w vault.Write, slot string, now time.Time) (vault.Record, error) {
+	cur, exists, err := f.lookup(slot, w.Name)
+	if err != nil && !(w.Kind == vault.Remove && exists) {
+		return vault.Record{}, err
+	}
+	return vault.Next(w, cur, exists, now)
+}
+
+// sealed appends to dst the record w leaves in slot, sealed and
+// base64-encoded; nothing for a remove.
+func (f *Vault) sealed(dst []byte, w vault.Write, slot string, now time.Time) ([]byte, error) {
+	next, err := f.next(w, slot, now)
+	if err != nil || w.Kind == vault.Remove {
+		return dst, err
+	}
+	s, err := f.k.Seal(slot, next)
+	if err != nil {
+		return dst, err
+	}
+	return appendEncoded(dst, s), nil
+}
+
+// approveAll shows approve the metadata every write of b leaves, in the
+// order of b, in runs of at most approveRun.
+func (f *Vault) approveAll(b vault.Batch, now time.Time, approve vault.ApproveBatch) error {
+	n := b.Len()
+	run := make([]vault.Meta, 0, min(n, approveRun))
+	for i := range n {
+		w := b.At(i)
+		next, err := f.next(w, f.k.Slot(w.Name), now)
+		if err != nil {
+			return err
+		}
+		if run = append(run, next.Meta); len(run) == cap(run) || i == n-1 {
+			if err := approve(run); err != nil {
+				return err
+			}
+			run = run[:0]
+		}
+	}
+	return nil
+}
+
+// writeTemp writes a new vault file beside path with body, bounded (see
+// options.bound; past it, errTooLarge) and synced, and returns its name:
+// what commit puts in place. The caller holds the writer lock, so the
+// temp name is ours alone; a temp file a crashed writer left is removed
+// rather than reused, so the new vault is always a fresh 0600 file.
+func (o options) writeTemp(path string, old int64, body func(io.Writer) error) (string, error) {
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("write vault: %w", err)
+		return "", fmt.Errorf("write vault: %w", err)
 	}
 	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("write vault: %w", err)
+		return "", fmt.Errorf("write vault: %w", err)
 	}
-	err = writeVault(t, c, changes)
+	err = body(&limitWriter{w: t, left: o.bound(old)})
 	if err == nil {
 		err = t.Sync()
 	}
 	if cerr := t.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
 	if err != nil {
+		os.Remove(tmp)
+		if errors.Is(err, errTooLarge) {
+			return "", err
+		}
+		return "", fmt.Errorf("write vault %s: %w", path, err)
+	}
+	return tmp, nil
+}
+
+// commit renames tmp over path, the vault's target (never a symlink,
+// which the rename would replace), and syncs the directory.
+func (o options) commit(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write vault %s: %w", path, err)
 	}

@@ -18,14 +18,33 @@ import (
 // ErrTooLarge is returned by Read and ReadFile for input over their bound.
 var ErrTooLarge = errors.New("too large")
 
-// Read reads r to its end, refusing more than max bytes.
-func Read(r io.Reader, max int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, err
+// Read reads r to its end, refusing more than limit bytes. A regular file
+// (r has Stat) is read into a buffer of its size, so a large input is held
+// once rather than grown into by doubling.
+func Read(r io.Reader, limit int64) ([]byte, error) {
+	size := int64(511)
+	if st, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
 	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("larger than %d bytes: %w", max, ErrTooLarge)
+	b := make([]byte, 0, min(max(size, 0), limit)+1)
+	lr := io.LimitReader(r, limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("larger than %d bytes: %w", limit, ErrTooLarge)
 	}
 	return b, nil
 }

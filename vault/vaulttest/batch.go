@@ -13,17 +13,24 @@ import (
 type batchCall []vault.Meta
 
 // applyBatch applies ws with an approve that records what it is shown and
-// runs hook (when not nil) on each call: hook's error refuses the unit.
+// runs hook (when not nil) on each call: hook's error refuses the unit. It
+// returns what approve was shown of the writes that landed, and fails the
+// test when the store says more landed than approve was shown.
 func (f *fixture) applyBatch(s vault.Store, ws []vault.Write, hook func(call int, ms []vault.Meta) error) ([]vault.Meta, []batchCall, error) {
+	f.t.Helper()
 	var calls []batchCall
-	ms, err := s.ApplyBatch(f.t.Context(), ws, func(ms []vault.Meta) error {
+	n, err := s.ApplyBatch(f.t.Context(), vault.Writes(ws), func(ms []vault.Meta) error {
 		calls = append(calls, slices.Clone(ms))
 		if hook != nil {
 			return hook(len(calls), ms)
 		}
 		return nil
 	})
-	return ms, calls, err
+	shown := flat(calls)
+	if n < 0 || n > len(shown) || n > len(ws) {
+		f.t.Fatalf("ApplyBatch says %d of %d writes landed; approve was shown %d", n, len(ws), len(shown))
+	}
+	return shown[:n], calls, err
 }
 
 // flat is every meta approve was shown, in order.

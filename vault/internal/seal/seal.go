@@ -142,6 +142,12 @@ func (k *Keys) Seal(slot string, r vault.Record) ([]byte, error) {
 	return k.aead.Seal(nonce, nonce, encodeRecord(r), k.ad(slot)), nil
 }
 
+// SealedSize is the length of what Seal makes of r, known before it is
+// sealed: the nonce, the encoded record, the tag.
+func SealedSize(r vault.Record) int {
+	return chacha20poly1305.NonceSizeX + recordHeader + len(r.Name) + r.Value.Len() + chacha20poly1305.Overhead
+}
+
 // Open decrypts a sealed record of slot. blob is overwritten.
 func (k *Keys) Open(slot string, blob []byte) (vault.Record, error) {
 	n := k.aead.NonceSize()

@@ -1,8 +1,13 @@
 package seal
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
 )
 
 // The slot cache gives the same ids as computing them, and never holds more
@@ -25,5 +30,30 @@ func TestSlotCacheBounded(t *testing.T) {
 	}
 	if k.Slot("a/b") == k.Slot("a/c") {
 		t.Fatal("two names share a slot id")
+	}
+}
+
+// SealedSize is what Seal makes, for names and values of every length a
+// record may have, rotated or not.
+func TestSealedSize(t *testing.T) {
+	k, err := Derive(make([]byte, 32), []byte("vault-id-for-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	for _, name := range []string{"a/b", "ns/" + strings.Repeat("n", 200)} {
+		for _, n := range []int{1, 40, 1000, 64 << 10} {
+			r := vault.Record{Meta: vault.Meta{Name: name, Version: 3, CreatedAt: now, UpdatedAt: now}, Value: vault.NewSecret(bytes.Repeat([]byte("v"), n))}
+			if n == 40 {
+				r.RotatedAt = now
+			}
+			sealed, err := k.Seal(k.Slot(name), r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := SealedSize(r); got != len(sealed) {
+				t.Errorf("name of %d bytes, value of %d: SealedSize %d, sealed %d bytes", len(name), n, got, len(sealed))
+			}
+		}
 	}
 }
