@@ -57,11 +57,7 @@ func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, e
 	}
 	// A backup restored elsewhere hands its values out there: every
 	// record passes the guardrails as a get, as export's do.
-	items := make([]Item, len(recs))
-	for i, r := range recs {
-		items[i] = Item{Ref: r.Name}
-	}
-	if err := s.bulkCheck(res.Env, "get", "env "+res.Env, items); err != nil {
+	if err := s.bulkCheck(res.Env, "get", "env "+res.Env, Records(recs)); err != nil {
 		return res, err
 	}
 	res.Records = len(recs)
@@ -205,10 +201,7 @@ func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryR
 		bst.Close()
 		return BulkResult{Env: env}, asError(err)
 	}
-	items := make([]Item, len(recs))
-	for i, r := range recs {
-		items[i] = Item{Ref: r.Name, Value: r.Value, Meta: &recs[i].Meta}
-	}
+	items := Records(recs)
 	source := "backup " + path
 	// Checked before the vault is made: a refused restore makes nothing.
 	err = s.bulkCheck(env, "put", source, items)

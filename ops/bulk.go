@@ -1,9 +1,12 @@
 package ops
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -11,37 +14,41 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// Item is one record of a bulk write: a migration or a restore.
-type Item struct {
-	Ref   string // "ns/name"
-	Value vault.Secret
-	// Meta, for a restore, is the version and times the record keeps; nil
-	// for a migration, whose records are put.
-	Meta  *vault.Meta
-	Where string // where in Source the item was read, for messages ("line 3"); "" when Source says it
-}
-
 // BulkRequest is a bulk write into one env's vault.
 type BulkRequest struct {
 	Env       string // "" for the process context's
 	Source    string // what the items were read from, for messages ("secrets.env", "backup FILE")
-	Items     []Item
+	Items     Items
 	Overwrite bool // replace records that exist; else they are skipped
 	DryRun    bool // plan only: nothing is written
 }
 
+// Action is what a bulk write does to a record.
+type Action uint8
+
 // Actions a bulk write takes on a record.
 const (
-	ActionCreate    = "create"
-	ActionOverwrite = "overwrite"
-	ActionSkip      = "skip" // it exists and Overwrite was not asked for
+	ActionCreate Action = iota
+	ActionOverwrite
+	ActionSkip // it exists and Overwrite was not asked for
 )
+
+// String is "create", "overwrite" or "skip".
+func (a Action) String() string {
+	switch a {
+	case ActionCreate:
+		return "create"
+	case ActionOverwrite:
+		return "overwrite"
+	}
+	return "skip"
+}
 
 // BulkRow is what a bulk write does, or would do, to one record.
 type BulkRow struct {
 	Ref     string // "ns/name", the item's
-	Action  string
 	Version uint64 // after the write; 0 on a dry run and for a skip
+	Action  Action
 }
 
 // BulkResult is a bulk write's plan, or what it did.
@@ -52,7 +59,7 @@ type BulkResult struct {
 }
 
 // Count returns how many rows took action a.
-func (r BulkResult) Count(a string) int {
+func (r BulkResult) Count(a Action) int {
 	n := 0
 	for _, row := range r.Rows {
 		if row.Action == a {
@@ -93,41 +100,60 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	for _, m := range metas {
 		exists[m.Name] = true
 	}
-	res.Rows = make([]BulkRow, len(req.Items))
-	b := bulkBatch{items: req.Items}
-	for i, it := range req.Items {
-		row := BulkRow{Ref: it.Ref, Action: ActionCreate}
-		switch {
-		case exists[it.Ref] && !req.Overwrite:
-			row.Action = ActionSkip
-		case exists[it.Ref]:
-			row.Action = ActionOverwrite
-		}
-		res.Rows[i] = row
-		if row.Action != ActionSkip {
-			b.todo = append(b.todo, int32(i))
-		}
-	}
+	p := plan(req.Items, exists, req.Overwrite)
 	if req.DryRun {
+		res.Rows = p.rows()
 		c := &call{op: "list", env: env, ev: audit.Event{Op: "list", Env: env}}
 		return res, s.record(c, 0)
 	}
-	return res, s.commitBulk(ctx, st, b, &res)
+	err = s.commitBulk(ctx, st, p, env)
+	res.Rows = p.rows()
+	return res, err
 }
 
-// bulkBatch is the writes of a bulk request, read from its items: those
-// at todo, in order. It holds no copy of them.
-type bulkBatch struct {
-	items []Item
-	todo  []int32
+// bulkPlan is what a bulk write does to each of its items, held
+// compactly (nine bytes an item) until the write is done and the rows of
+// its result are made. It is the vault.Batch of the items it writes.
+type bulkPlan struct {
+	items    Items
+	actions  []Action
+	versions []uint64 // after the write
+	todo     []int32  // the items written, in order
 }
 
-func (b bulkBatch) Len() int { return len(b.todo) }
+// plan plans the write of items into a vault holding exists.
+func plan(items Items, exists map[string]bool, overwrite bool) *bulkPlan {
+	n := items.Len()
+	p := &bulkPlan{items: items, actions: make([]Action, n), versions: make([]uint64, n), todo: make([]int32, 0, n)}
+	for i := range n {
+		ref := items.At(i).Ref
+		switch {
+		case exists[ref] && !overwrite:
+			p.actions[i] = ActionSkip
+			continue
+		case exists[ref]:
+			p.actions[i] = ActionOverwrite
+		}
+		p.todo = append(p.todo, int32(i))
+	}
+	return p
+}
 
-func (b bulkBatch) At(i int) vault.Write { return bulkWrite(b.items[b.todo[i]]) }
+func (p *bulkPlan) Len() int { return len(p.todo) }
 
-// row is the row of write i.
-func (b bulkBatch) row(res *BulkResult, i int) *BulkRow { return &res.Rows[b.todo[i]] }
+func (p *bulkPlan) At(i int) vault.Write { return bulkWrite(p.items.At(int(p.todo[i]))) }
+
+// ref is the ref of write i.
+func (p *bulkPlan) ref(i int) string { return p.items.At(int(p.todo[i])).Ref }
+
+// rows is the rows of the result, in the order of the items.
+func (p *bulkPlan) rows() []BulkRow {
+	rows := make([]BulkRow, len(p.actions))
+	for i := range rows {
+		rows[i] = BulkRow{Ref: p.items.At(i).Ref, Action: p.actions[i], Version: p.versions[i]}
+	}
+	return rows
+}
 
 // bulkWrite is the vault write of it: a put, or a restore when it carries
 // metadata.
@@ -142,24 +168,25 @@ func bulkWrite(it Item) vault.Write {
 // item that fails a check refuses the whole request (bad_request, naming
 // where in source it was read); denied items are each audited and refuse
 // it too. It keeps nothing per item: a bulk request's memory is its items.
-func (s *Service) bulkCheck(env, op, source string, items []Item) error {
+func (s *Service) bulkCheck(env, op, source string, items Items) error {
 	if err := s.canOpen(env); err != nil {
 		return err
 	}
-	seen := make(map[string]int32, len(items))
+	n := items.Len()
+	first, again := firstRepeat(items)
 	var denied []string
-	for i, it := range items {
+	for i := range n {
+		it := items.At(i)
 		_, err := ParseRef(ref.Scheme + it.Ref)
 		if err == nil && op == "put" {
 			err = validateValue(it.Value)
 		}
-		if j, dup := seen[it.Ref]; err == nil && dup {
-			err = fmt.Errorf("also given at %s", where(source, items[j].Where))
+		if err == nil && i == again {
+			err = fmt.Errorf("also given at %s", where(source, items.At(first).Where))
 		}
 		if err != nil {
 			return Errorf(manifest.BadRequest, "%s: %s: %v; nothing was written", where(source, it.Where), it.Ref, err)
 		}
-		seen[it.Ref] = int32(i)
 		if reason, no := s.cfg.Guardrail(env, op, it.Ref, ""); no {
 			denied = append(denied, ref.Scheme+it.Ref)
 			c := bulkCall(env, op, it.Ref)
@@ -173,9 +200,37 @@ func (s *Service) bulkCheck(env, op, source string, items []Item) error {
 		if op == "get" {
 			nothing = "nothing was printed"
 		}
-		return Errorf(manifest.Denied, "%d of %d records denied by guardrails (first %s); %s", len(denied), len(items), denied[0], nothing)
+		return Errorf(manifest.Denied, "%d of %d records denied by guardrails (first %s); %s", len(denied), n, denied[0], nothing)
 	}
 	return nil
+}
+
+// firstRepeat finds the first item whose ref an item before it has: again
+// is its index, first the earlier one's; again is -1 when every ref is
+// given once. It sorts the items' indexes by ref, which costs a fraction
+// of a map of the refs.
+func firstRepeat(items Items) (first, again int) {
+	idx := make([]int32, items.Len())
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		if c := strings.Compare(items.At(int(a)).Ref, items.At(int(b)).Ref); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	first, again = -1, -1
+	for g, k := 0, 1; k < len(idx); k++ {
+		if items.At(int(idx[k])).Ref != items.At(int(idx[g])).Ref {
+			g = k
+			continue
+		}
+		if k == g+1 && (again < 0 || int(idx[k]) < again) {
+			first, again = int(idx[g]), int(idx[k])
+		}
+	}
+	return first, again
 }
 
 // where is the place an item was read: where in source, or source.
@@ -193,22 +248,22 @@ func bulkCall(env, op, path string) call {
 
 func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) == c }
 
-// commitBulk applies b as one batch. Each unit's events are written, and
-// flushed, before the unit commits; a unit whose commit then fails gets
-// an error event for every write in it. A row takes its version when its
-// write is approved, and loses it again if the write does not land.
-func (s *Service) commitBulk(ctx context.Context, st vault.Store, b bulkBatch, res *BulkResult) error {
+// commitBulk applies the writes of p as one batch into env's store st.
+// Each unit's events are written, and flushed, before the unit commits; a
+// unit whose commit then fails gets an error event for every write in it.
+// An item takes its version when its write is approved, and loses it again
+// if the write does not land.
+func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, env string) error {
 	approved := 0
 	var auditErr error
-	landed, err := st.ApplyBatch(ctx, b, func(ms []vault.Meta) error {
+	landed, err := st.ApplyBatch(ctx, p, func(ms []vault.Meta) error {
 		for j, m := range ms {
-			if row := b.row(res, approved+j); row.Action == ActionCreate && !m.Created {
-				return Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, row.Ref)
+			if i := p.todo[approved+j]; p.actions[i] == ActionCreate && !m.Created {
+				return Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, p.ref(approved+j))
 			}
 		}
 		for j, m := range ms {
-			row := b.row(res, approved+j)
-			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: res.Env, Ref: row.Ref, Version: m.Version}
+			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: env, Ref: p.ref(approved + j), Version: m.Version}
 			write := s.audit.Write
 			if j == len(ms)-1 {
 				write = s.audit.WriteFlush
@@ -218,16 +273,17 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, b bulkBatch, r
 				auditErr = &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
 				return auditErr
 			}
-			row.Version = m.Version
+			i := p.todo[approved+j]
+			p.versions[i] = m.Version
 			if m.Created {
-				row.Action = ActionCreate
+				p.actions[i] = ActionCreate
 			}
 		}
 		approved += len(ms)
 		return nil
 	})
-	for j := landed; j < b.Len(); j++ {
-		b.row(res, j).Version = 0
+	for j := landed; j < p.Len(); j++ {
+		p.versions[p.todo[j]] = 0
 	}
 	if err == nil {
 		return nil
@@ -242,14 +298,14 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, b bulkBatch, r
 		what = "was audited, but whether it was committed is unknown"
 	}
 	for j := landed; j < approved; j++ {
-		name := b.row(res, j).Ref
-		c := bulkCall(res.Env, "put", name)
+		name := p.ref(j)
+		c := bulkCall(env, "put", name)
 		if ferr := s.fail(&c, Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ErrAudit) {
 			return ferr
 		}
 	}
 	if landed > 0 {
-		return Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, b.Len(), err)
+		return Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, p.Len(), err)
 	}
 	return asError(err)
 }

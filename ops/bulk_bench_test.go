@@ -28,14 +28,7 @@ func BenchmarkMigrate10k(b *testing.B) {
 		b.StopTimer()
 		f := newFixture(b, "")
 		b.StartTimer()
-		es, _, err := secretfile.Parse(in, "dotenv", secretfile.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		items := make([]Item, len(es))
-		for i, e := range es {
-			items[i] = Item{Ref: "bulk/" + e.Name, Value: e.Value, Where: e.Where}
-		}
+		items := packDotenv(b, in)
 		if _, err := f.svc.Import(context.Background(), BulkRequest{Items: items}); err != nil {
 			b.Fatal(err)
 		}
@@ -46,14 +39,7 @@ func BenchmarkMigrate10k(b *testing.B) {
 // restores the backup into an empty one.
 func BenchmarkBackupRestore10k(b *testing.B) {
 	f := newFixture(b, "[envs.default]\nvault = \"a\"\n[envs.copy]\nvault = \"b\"\n[vaults.a]\nkind = \"file\"\n[vaults.b]\nkind = \"file\"\n")
-	es, _, err := secretfile.Parse(benchDotenv(10_000), "dotenv", secretfile.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	items := make([]Item, len(es))
-	for i, e := range es {
-		items[i] = Item{Ref: "bulk/" + e.Name, Value: e.Value, Where: e.Where}
-	}
+	items := packDotenv(b, benchDotenv(10_000))
 	ctx := context.Background()
 	if _, err := f.svc.Import(ctx, BulkRequest{Items: items}); err != nil {
 		b.Fatal(err)
@@ -65,8 +51,19 @@ func BenchmarkBackupRestore10k(b *testing.B) {
 			b.Fatal(err)
 		}
 		os.Remove(copyVault.Path)
-		if res, err := f.svc.Restore(ctx, "copy", path, false, false); err != nil || res.Count(ActionCreate) != len(items) {
+		if res, err := f.svc.Restore(ctx, "copy", path, false, false); err != nil || res.Count(ActionCreate) != items.Len() {
 			b.Fatalf("restore: %d created, %v", res.Count(ActionCreate), err)
 		}
 	}
+}
+
+// packDotenv packs a dotenv file into items of namespace bulk, as
+// migrate does.
+func packDotenv(b *testing.B, in []byte) *Packed {
+	b.Helper()
+	p, _, err := Pack(in, "dotenv", secretfile.Options{}, "bulk")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/arca-secrets/arca/manifest"
 )
 
-func items(kv ...string) []Item {
-	var out []Item
+func items(kv ...string) ItemList {
+	var out ItemList
 	for i := 0; i+1 < len(kv); i += 2 {
 		out = append(out, Item{Ref: kv[i], Value: secret(kv[i+1]), Where: fmt.Sprintf("line %d", i/2+1)})
 	}
@@ -87,7 +87,7 @@ reason = "prod is written by the deploy pipeline"
 `)
 	ctx := context.Background()
 	for name, tc := range map[string]struct {
-		in    []Item
+		in    ItemList
 		code  manifest.Code
 		parts []string
 	}{

@@ -41,14 +41,12 @@ func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, err
 		return ExportResult{}, asError(err)
 	}
 	res := ExportResult{Env: env, Records: make([]vault.Record, 0, len(all))}
-	items := make([]Item, 0, len(all))
 	for _, r := range all {
 		if ns == "" || strings.HasPrefix(r.Name, ns+"/") {
 			res.Records = append(res.Records, r)
-			items = append(items, Item{Ref: r.Name})
 		}
 	}
-	if err := s.bulkCheck(env, "get", "env "+env, items); err != nil {
+	if err := s.bulkCheck(env, "get", "env "+env, Records(res.Records)); err != nil {
 		return ExportResult{Env: env}, err
 	}
 	for i, r := range res.Records {

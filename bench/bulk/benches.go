@@ -16,13 +16,13 @@ func migrateArgs(in input) []string {
 // benchFileVault times, on the default file vault: migrate (each run into
 // a fresh vault), backup of the last vault migrated into, and restore of
 // that backup into a fresh vault opened by the same identity. The first
-// row is a baseline: arca list on an empty vault, the least a verb costs.
+// rows are the baselines: arca list on an empty vault, the least a verb
+// costs, and the same with its collector run.
 func benchFileVault(o options, root string, in input) ([]row, error) {
-	base, err := benchBaseline(o, root)
+	rows, err := benchBaselines(o, root)
 	if err != nil {
 		return nil, err
 	}
-	rows := []row{base}
 	mig := row{what: "arca migrate --from dotenv (file vault)", n: o.n, input: in.size}
 	var last home
 	for r := range o.runs {
@@ -50,21 +50,30 @@ func benchFileVault(o options, root string, in input) ([]row, error) {
 	return append(rows, more...), err
 }
 
-// benchBaseline times arca list on a fresh, empty file vault.
-func benchBaseline(o options, root string) (row, error) {
-	r := row{what: "arca list (empty vault: baseline)"}
+// benchBaselines times arca list on a fresh, empty file vault: as it is
+// (it allocates too little for its collector ever to run), and with
+// GOGC=1, which makes the collector run. A verb that allocates a few MiB
+// runs it whatever its input; its code and the tables it reads (some
+// 1.2 MiB of the binary paged in) cost the same for any input.
+func benchBaselines(o options, root string) ([]row, error) {
+	idle := row{what: "arca list (empty vault: baseline)", baseline: idleBaseline}
+	gc := row{what: "arca list, collector run (GOGC=1: baseline)", baseline: gcBaseline}
 	for i := range o.runs {
 		h, err := initHome(o.arca, root, fmt.Sprintf("baseline-%d", i), nil)
 		if err != nil {
-			return r, err
+			return nil, err
 		}
 		s, err := h.run("list")
 		if err != nil {
-			return r, err
+			return nil, err
 		}
-		r.add(s)
+		idle.add(s)
+		if s, err = h.runWith([]string{"GOGC=1"}, "list"); err != nil {
+			return nil, err
+		}
+		gc.add(s)
 	}
-	return r, nil
+	return []row{idle, gc}, nil
 }
 
 // benchBackupRestore times arca vault backup of src's vault, then arca
@@ -134,13 +143,17 @@ func fileSize(path string) (int64, error) {
 }
 
 // benchEtcd times migrate into a vault of kind etcd on a new three-member
-// loopback cluster: each run in a fresh home with its own key prefix.
-func benchEtcd(o options, root string, in input) (row, error) {
-	r := row{what: "arca migrate --from dotenv (etcd vault, 3 members)", n: o.n, input: in.size}
+// loopback cluster: each run in a fresh home with its own key prefix. Its
+// baseline is arca list of the empty vault first, with its collector run
+// (the etcd client costs more memory than the file vault before any work).
+func benchEtcd(o options, root string, in input) ([]row, error) {
+	base := row{what: "arca list, etcd vault, collector run (GOGC=1: baseline)", baseline: etcdBaseline}
+	r := row{what: "arca migrate --from dotenv (etcd vault, 3 members)", n: o.n, input: in.size, etcd: true}
+	rows := func() []row { return []row{base, r} }
 	progress("starting a 3-member etcd cluster")
 	c, err := startCluster(filepath.Join(root, "etcd"), 3)
 	if err != nil {
-		return r, err
+		return rows(), err
 	}
 	defer c.stop()
 	for i := range o.runs {
@@ -148,23 +161,28 @@ func benchEtcd(o options, root string, in input) (row, error) {
 		toml := etcdConfig(c.endpoints(), fmt.Sprintf("/arca-bench/run%d/", i))
 		h, err := initHome(o.arca, root, fmt.Sprintf("etcd-%d", i), func(h home) error { return h.config(toml) })
 		if err != nil {
-			return r, err
+			return rows(), err
 		}
-		s, err := h.run(migrateArgs(in)...)
+		s, err := h.runWith([]string{"GOGC=1"}, "list")
+		if err != nil {
+			return rows(), err
+		}
+		base.add(s)
+		s, err = h.run(migrateArgs(in)...)
 		if err == nil {
 			err = checkCreated("migrate (etcd)", s, o.n)
 		}
 		if err != nil {
-			return r, err
+			return rows(), err
 		}
 		r.add(s)
 		if i == o.runs-1 {
 			if err := checkValues(h, in); err != nil {
-				return r, fmt.Errorf("after migrate: %w", err)
+				return rows(), fmt.Errorf("after migrate: %w", err)
 			}
 		}
 	}
-	return r, nil
+	return rows(), nil
 }
 
 // etcdConfig is an arca.toml whose only env, default, is a vault of kind

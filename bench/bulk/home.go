@@ -77,6 +77,13 @@ func (h home) cmd(args ...string) *exec.Cmd {
 // run runs arca with args in h and measures it.
 func (h home) run(args ...string) (sample, error) { return measure(h.cmd(args...)) }
 
+// runWith is run with env (NAME=value) added to h's environment.
+func (h home) runWith(env []string, args ...string) (sample, error) {
+	cmd := h.cmd(args...)
+	cmd.Env = append(cmd.Env, env...)
+	return measure(cmd)
+}
+
 // identity is where arca keeps the default identity (docs/config.md).
 func (h home) identity() string { return filepath.Join(h.dir, ".config", "arca", "identity.txt") }
 

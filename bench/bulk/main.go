@@ -103,11 +103,11 @@ func measureAll(o options, root string, in input) ([]row, error) {
 		return rows, err
 	}
 	if o.etcd {
-		r, err := benchEtcd(o, root, in)
+		more, err := benchEtcd(o, root, in)
+		rows = append(rows, more...)
 		if err != nil {
 			return rows, fmt.Errorf("etcd: %w", err)
 		}
-		rows = append(rows, r)
 	}
 	if o.peer != "" {
 		r, err := benchPeer(o, root, in)

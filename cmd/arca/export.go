@@ -20,6 +20,7 @@ func runExport(ctx context.Context, c *cli, args []string) error {
 		terminal = fs.Bool("terminal", false, "print the values even when stdout is a terminal")
 	}
 	return c.vaultVerb(ctx, args, "export", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
+		c.bulkMemory()
 		switch {
 		case *format != "json" && *format != "dotenv":
 			return usagef("--format must be json or dotenv")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -33,6 +34,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 		mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
 	}
 	return c.vaultVerb(ctx, args, "migrate", "[FILE]", anyArgs, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		c.bulkMemory()
 		items, source, err := c.readMigration(mf, pos)
 		if err != nil {
 			return err
@@ -47,7 +49,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 
 // readMigration reads and parses the input, mapping its names to refs; it
 // returns them with the input's name.
-func (c *cli) readMigration(mf migrateFlags, pos []string) ([]ops.Item, string, error) {
+func (c *cli) readMigration(mf migrateFlags, pos []string) (*ops.Packed, string, error) {
 	if len(pos) > 1 {
 		return nil, "", usagef("migrate reads one FILE (or stdin), not %d", len(pos))
 	}
@@ -74,17 +76,7 @@ func (c *cli) readMigration(mf migrateFlags, pos []string) ([]ops.Item, string, 
 	if err != nil {
 		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
-	// Each entry becomes an item as it is read: a large input's entries
-	// are never held twice.
-	items := make([]ops.Item, 0, secretfile.SizeHint(data))
-	shape, err := secretfile.ParseEach(data, *mf.from, o, func(e secretfile.Entry) error {
-		ns := e.NS
-		if ns == "" {
-			ns = *mf.ns
-		}
-		items = append(items, ops.Item{Ref: ns + "/" + e.Name, Value: e.Value, Where: e.Where})
-		return nil
-	})
+	items, shape, err := ops.Pack(data, *mf.from, o, *mf.ns)
 	if err != nil {
 		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
@@ -114,6 +106,22 @@ func (c *cli) input(pos []string) (r io.Reader, name string, done func(), err er
 	return f, pos[0], func() { f.Close() }, nil
 }
 
+// bulkGCPercent is the collector's headroom for the bulk verbs (migrate,
+// export, vault backup and restore), which hold their records until the
+// write is done: most of their heap is those records, and the default
+// headroom (100%: as much again as is live) would double their peak. At
+// 25% a migration of 10,000 secrets collects a few more times, some 10 ms
+// in all.
+const bulkGCPercent = 25
+
+// bulkMemory sets the collector's headroom for a bulk verb, unless GOGC
+// says otherwise.
+func (c *cli) bulkMemory() {
+	if c.getenv("GOGC") == "" {
+		debug.SetGCPercent(bulkGCPercent)
+	}
+}
+
 // printBulk prints a bulk write's rows on stdout, one per record, and a
 // summary on stderr.
 func (c *cli) printBulk(res ops.BulkResult) error {
@@ -131,7 +139,7 @@ func (c *cli) printBulk(res ops.BulkResult) error {
 			fmt.Fprintf(c.stdout, "%s %s%s version %d\n", past(r.Action), ref.Scheme, r.Ref, r.Version)
 		}
 	}
-	n := func(a string) int { return res.Count(a) }
+	n := func(a ops.Action) int { return res.Count(a) }
 	if res.DryRun {
 		c.warnf("env %s: would create %d, overwrite %d, skip %d; nothing was written (dry run)", res.Env, n(ops.ActionCreate), n(ops.ActionOverwrite), n(ops.ActionSkip))
 	} else {
@@ -140,7 +148,7 @@ func (c *cli) printBulk(res ops.BulkResult) error {
 	return nil
 }
 
-func past(action string) string {
+func past(action ops.Action) string {
 	if action == ops.ActionCreate {
 		return "created"
 	}

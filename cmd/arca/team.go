@@ -15,6 +15,7 @@ func runVault(ctx context.Context, c *cli, args []string) error {
 	switch {
 	case len(args) >= 1 && args[0] == "backup":
 		return c.vaultVerb(ctx, args[1:], "vault backup", "FILE", 1, nil, func(ctx context.Context, svc *ops.Service, pos []string) error {
+			c.bulkMemory()
 			res, err := svc.Backup(ctx, "", pos[0])
 			if err == nil {
 				c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Path)
@@ -28,6 +29,7 @@ func runVault(ctx context.Context, c *cli, args []string) error {
 			dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
 		}
 		return c.vaultVerb(ctx, args[1:], "vault restore", "FILE", 1, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
+			c.bulkMemory()
 			res, err := svc.Restore(ctx, "", pos[0], *overwrite, *dryRun)
 			if err != nil {
 				return err

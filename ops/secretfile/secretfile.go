@@ -146,7 +146,8 @@ func Parse(data []byte, format string, o Options) ([]Entry, Shape, error) {
 // ParseEach parses data as Parse does, but hands each entry to fn as it
 // is read (for vault-kv: once the input is read) instead of collecting
 // them, so a large input's entries are never held twice, once here and
-// once as what fn makes of them. The whole input is still checked: an
+// once as what fn makes of them. An entry's value is valid only during
+// the call (it may be data's own bytes): fn keeps a copy. The whole input is still checked: an
 // error after some entries were handed over means the input is refused,
 // and what fn made of them is to be dropped. An error of fn stops the
 // parse and is returned.
@@ -216,7 +217,8 @@ func (c *collector) put(e Entry) error {
 	return nil
 }
 
-// add appends an entry of value (copied). pos places it in an error ("line
+// add appends an entry of value (copied when gathered; handed on as it
+// is). pos places it in an error ("line
 // 4: DB", `line 4: key "app"."db"`), and is called only for one; where is
 // the entry's Where. The name and namespace are checked by the caller,
 // whose messages differ by format.
@@ -227,7 +229,10 @@ func (c *collector) add(ns, name string, value []byte, where string, pos func() 
 	if err := valueProblem(value); err != "" {
 		return fmt.Errorf("%s: %s", pos(), err)
 	}
-	return c.put(Entry{NS: ns, Name: name, Value: vault.NewSecret(bytes.Clone(value)), Where: where})
+	if c.emit == nil {
+		value = bytes.Clone(value)
+	}
+	return c.put(Entry{NS: ns, Name: name, Value: vault.NewSecret(value), Where: where})
 }
 
 // valueProblem describes what makes v a value no parser returns, or is "".

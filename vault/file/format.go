@@ -181,15 +181,25 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 }
 
 // change is one write of a batch as the file is written: the slot it
-// writes, held in place (a batch holds one per write), and the write's
-// place in the batch.
+// writes, in binary (a batch holds one per write), and the write's place
+// in the batch.
 type change struct {
-	slot [slotHexSize]byte
+	slot [seal.SlotSize]byte
 	i    int32
 }
 
+// hexSlot is the slot of ch as the file writes it, on the caller's stack
+// when it does not escape.
+func (ch *change) hexSlot() (h [slotHexSize]byte) {
+	hex.Encode(h[:], ch.slot[:])
+	return h
+}
+
 // cmpChange compares the slots of an entry and a change.
-func cmpChange(e *entry, ch *change) int { return strings.Compare(e.slot, string(ch.slot[:])) }
+func cmpChange(e *entry, ch *change) int {
+	h := ch.hexSlot()
+	return strings.Compare(e.slot, string(h[:]))
+}
 
 // mergeSlots walks es and cs, both sorted by slot and cs naming each slot
 // at most once, in slot order: keep is called with every entry of es no
@@ -300,7 +310,8 @@ func writeVault(w io.Writer, c *contents, changes []change, sealed func(change) 
 			if err != nil {
 				lw.err = err
 			} else if b != nil {
-				lw.line(string(ch.slot[:]), b, "")
+				h := ch.hexSlot()
+				lw.line(string(h[:]), b, "")
 			}
 		})
 	if lw.err != nil {

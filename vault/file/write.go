@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,7 +141,8 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 	var buf []byte
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
 		return writeVault(w, &f.cur, changes, func(ch change) ([]byte, error) {
-			slot := string(ch.slot[:])
+			h := ch.hexSlot()
+			slot := string(h[:])
 			var err error
 			buf, err = f.sealed(buf[:0], b.At(int(ch.i)), slot, now)
 			if err == nil && n <= keepMax {
@@ -178,7 +180,9 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 func (f *Vault) changes(b vault.Batch) ([]change, error) {
 	cs := make([]change, b.Len())
 	for i := range cs {
-		copy(cs[i].slot[:], f.k.Slot(b.At(i).Name))
+		if _, err := hex.Decode(cs[i].slot[:], []byte(f.k.Slot(b.At(i).Name))); err != nil {
+			return nil, err
+		}
 		cs[i].i = int32(i)
 	}
 	slices.SortFunc(cs, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
@@ -211,7 +215,8 @@ func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64,
 		}
 		w := b.At(int(ch.i))
 		var next vault.Record
-		if next, err = f.next(w, string(ch.slot[:]), now); err == nil && w.Kind != vault.Remove {
+		h := ch.hexSlot()
+		if next, err = f.next(w, string(h[:]), now); err == nil && w.Kind != vault.Remove {
 			line(base64.StdEncoding.EncodedLen(seal.SealedSize(next)))
 		}
 	})
