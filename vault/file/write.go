@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,13 +137,13 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 		return 0, err
 	}
 	var kept []entry // a small batch's sealed records, for the handle
-	var buf []byte
+	var buf, raw []byte
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
 		return writeVault(w, &f.cur, changes, func(ch change) ([]byte, error) {
 			h := ch.hexSlot()
 			slot := string(h[:])
 			var err error
-			buf, err = f.sealed(buf[:0], b.At(int(ch.i)), slot, now)
+			buf, raw, err = f.sealed(buf[:0], raw[:0], b.At(int(ch.i)), slot, now)
 			if err == nil && n <= keepMax {
 				kept = append(kept, entry{slot, string(buf)})
 			}
@@ -180,10 +179,7 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 func (f *Vault) changes(b vault.Batch) ([]change, error) {
 	cs := make([]change, b.Len())
 	for i := range cs {
-		if _, err := hex.Decode(cs[i].slot[:], []byte(f.k.Slot(b.At(i).Name))); err != nil {
-			return nil, err
-		}
-		cs[i].i = int32(i)
+		cs[i] = change{f.k.SlotBytes(b.At(i).Name), int32(i)}
 	}
 	slices.SortFunc(cs, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
 	for j := 1; j < len(cs); j++ {
@@ -235,18 +231,17 @@ func (f *Vault) next(w vault.Write, slot string, now time.Time) (vault.Record, e
 	return vault.Next(w, cur, exists, now)
 }
 
-// sealed appends to dst the record w leaves in slot, sealed and
-// base64-encoded; nothing for a remove.
-func (f *Vault) sealed(dst []byte, w vault.Write, slot string, now time.Time) ([]byte, error) {
+// sealed appends to dst the record w leaves in slot, sealed (into raw,
+// which it returns for reuse) and base64-encoded; nothing for a remove.
+func (f *Vault) sealed(dst, raw []byte, w vault.Write, slot string, now time.Time) ([]byte, []byte, error) {
 	next, err := f.next(w, slot, now)
 	if err != nil || w.Kind == vault.Remove {
-		return dst, err
+		return dst, raw, err
 	}
-	s, err := f.k.Seal(slot, next)
-	if err != nil {
-		return dst, err
+	if raw, err = f.k.AppendSeal(raw, slot, next); err != nil {
+		return dst, raw, err
 	}
-	return appendEncoded(dst, s), nil
+	return appendEncoded(dst, raw), raw, nil
 }
 
 // approveAll shows approve the metadata every write of b leaves, in the
@@ -256,7 +251,9 @@ func (f *Vault) approveAll(b vault.Batch, now time.Time, approve vault.ApproveBa
 	run := make([]vault.Meta, 0, min(n, approveRun))
 	for i := range n {
 		w := b.At(i)
-		next, err := f.next(w, f.k.Slot(w.Name), now)
+		id := f.k.SlotBytes(w.Name)
+		h := (&change{slot: id}).hexSlot()
+		next, err := f.next(w, string(h[:]), now)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"time"
 
 	"filippo.io/age"
@@ -56,6 +57,7 @@ type Keys struct {
 	macKey  []byte
 	scratch []byte // reused input buffers, under the backend's lock
 	adBuf   []byte
+	plain   []byte // a record's plaintext while it is sealed; cleared after
 }
 
 // Derive returns the working keys of a data key and vault id.
@@ -102,6 +104,16 @@ func (k *Keys) Slot(name string) string {
 const slotCacheSize = 1024
 
 func (k *Keys) computeSlot(name string) string {
+	id := k.SlotBytes(name)
+	var out [2 * SlotSize]byte
+	hex.Encode(out[:], id[:])
+	return string(out[:])
+}
+
+// SlotBytes is the slot id of name in binary, computed afresh: for a bulk
+// write, whose names would only churn the cache of Slot. It allocates
+// nothing.
+func (k *Keys) SlotBytes(name string) (id [SlotSize]byte) {
 	if k.slotMAC == nil {
 		k.slotMAC = hmac.New(sha256.New, k.slotKey)
 	}
@@ -109,9 +121,8 @@ func (k *Keys) computeSlot(name string) string {
 	k.scratch = append(k.scratch[:0], name...)
 	k.slotMAC.Write(k.scratch)
 	var sum [sha256.Size]byte
-	var out [2 * SlotSize]byte
-	hex.Encode(out[:], k.slotMAC.Sum(sum[:0])[:SlotSize])
-	return string(out[:])
+	copy(id[:], k.slotMAC.Sum(sum[:0]))
+	return id
 }
 
 // HeaderMAC authenticates the vault's header fields.
@@ -135,11 +146,23 @@ func (k *Keys) ad(slot string) []byte {
 
 // Seal encrypts r for slot: nonce || ciphertext.
 func (k *Keys) Seal(slot string, r vault.Record) ([]byte, error) {
-	nonce := make([]byte, k.aead.NonceSize(), k.aead.NonceSize()+64+len(r.Name)+r.Value.Len())
+	return k.AppendSeal(make([]byte, 0, SealedSize(r)), slot, r)
+}
+
+// AppendSeal appends what Seal makes of r to dst. The plaintext is put
+// together in a buffer of k's own, cleared once sealed, so that a bulk
+// write sealing record after record into one buffer allocates nothing.
+func (k *Keys) AppendSeal(dst []byte, slot string, r vault.Record) ([]byte, error) {
+	n := k.aead.NonceSize()
+	dst = slices.Grow(dst, SealedSize(r))
+	nonce := dst[len(dst) : len(dst)+n]
 	if _, err := rand.Read(nonce); err != nil {
 		return nil, err
 	}
-	return k.aead.Seal(nonce, nonce, encodeRecord(r), k.ad(slot)), nil
+	k.plain = appendRecord(k.plain[:0], r)
+	out := k.aead.Seal(dst[:len(dst)+n], nonce, k.plain, k.ad(slot))
+	clear(k.plain)
+	return out, nil
 }
 
 // SealedSize is the length of what Seal makes of r, known before it is
@@ -167,7 +190,14 @@ func (k *Keys) Open(slot string, blob []byte) (vault.Record, error) {
 const recordHeader = 1 + 8*4 + 2
 
 func encodeRecord(r vault.Record) []byte {
-	b := make([]byte, recordHeader, recordHeader+len(r.Name)+r.Value.Len())
+	return appendRecord(make([]byte, 0, recordHeader+len(r.Name)+r.Value.Len()), r)
+}
+
+// appendRecord appends the plaintext of r to dst.
+func appendRecord(dst []byte, r vault.Record) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, recordHeader)...)
+	b := dst[start:]
 	b[0] = recordFmt
 	binary.BigEndian.PutUint64(b[1:], r.Version)
 	binary.BigEndian.PutUint64(b[9:], uint64(r.CreatedAt.UnixNano()))
@@ -178,8 +208,8 @@ func encodeRecord(r vault.Record) []byte {
 	}
 	binary.BigEndian.PutUint64(b[25:], uint64(rot))
 	binary.BigEndian.PutUint16(b[33:], uint16(len(r.Name)))
-	b = append(b, r.Name...)
-	return append(b, r.Value.Reveal()...)
+	dst = append(dst, r.Name...)
+	return append(dst, r.Value.Reveal()...)
 }
 
 func decodeRecord(pt []byte) (vault.Record, error) {
