@@ -55,6 +55,7 @@ func TestDotenvRefused(t *testing.T) {
 		{"a YAML line", "KEY: " + canary + "==\n", "line 1: the name before = is not a valid name: has a character outside [A-Za-z0-9._-]: ':'"},
 		{"a JSON line", `  "KEY": "` + canary + `=="` + "\n", "line 1: the name before = is not a valid name: has a character outside [A-Za-z0-9._-]: '\"'"},
 		{"duplicate", "A=1\nDB_PASSWORD=" + canary + "\n\n\n\n\n\n\nDB_PASSWORD=" + canary + "\n", "line 9: DB_PASSWORD is also set on line 2"},
+		{"the first repeat down the file", "B=" + canary + "\nA=" + canary + "\nA=" + canary + "\nB=" + canary + "\nA=" + canary + "\n", "line 3: A is also set on line 2"},
 		{"duplicate via export", "A=" + canary + "\nexport A=" + canary + "\n", "line 2: A is also set on line 1"},
 		{"single quote not closed", "A=1\nB='" + canary + "\nC=3\n", "line 2: B: the single quote opened on line 2 is not closed"},
 		{"double quote not closed", "A=\"" + canary + "\n\n", "line 1: A: the double quote opened on line 1 is not closed"},

@@ -51,6 +51,23 @@ func parseOK(t *testing.T, format, in string, shape Shape, want ...kv) {
 	if got := plain(es); !slices.Equal(got, want) || s != shape {
 		t.Fatalf("got %v %v\nwant %v %v", s, got, shape, want)
 	}
+	each, s, err := parseEach([]byte(in), format, Options{})
+	if got := plain(each); err != nil || !slices.Equal(got, want) || s != shape {
+		t.Fatalf("ParseEach: got %v %v, %v\nwant %v %v", s, got, err, shape, want)
+	}
+}
+
+// parseEach is ParseEach gathering what it hands over, each value copied
+// as its contract asks; the copies are checked after the parse, so a value
+// that changed under the caller once handed over would show.
+func parseEach(data []byte, format string, o Options) ([]Entry, Shape, error) {
+	var es []Entry
+	s, err := ParseEach(data, format, o, func(e Entry) error {
+		e.Value = vault.NewSecret(bytes.Clone(e.Value.Reveal()))
+		es = append(es, e)
+		return nil
+	})
+	return es, s, err
 }
 
 // parseErr parses in as format and wants exactly the error msg, which must
@@ -65,6 +82,9 @@ func parseErr(t *testing.T, format, in, msg string, o Options) {
 		t.Fatalf("error %q\nwant  %q", err, msg)
 	}
 	noCanary(t, err)
+	if _, _, err := parseEach([]byte(in), format, o); err == nil || err.Error() != msg {
+		t.Fatalf("ParseEach: error %v\nwant  %q", err, msg)
+	}
 }
 
 func noCanary(t *testing.T, err error) {
@@ -253,5 +273,20 @@ func checkResult(t *testing.T, es []Entry, shape Shape) {
 		if e.Where == "" {
 			t.Fatalf("entry %q has no Where", e.Name)
 		}
+	}
+}
+
+// An error of ParseEach's fn stops the parse there and is what it returns.
+func TestParseEachStops(t *testing.T) {
+	stop := errors.New("stop here")
+	calls := 0
+	_, err := ParseEach([]byte("A=1\nB=2\nC=3\n"), "dotenv", Options{}, func(e Entry) error {
+		if calls++; e.Name == "B" {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || calls != 2 {
+		t.Fatalf("ParseEach: %v after %d calls, want the fn's error after 2", err, calls)
 	}
 }

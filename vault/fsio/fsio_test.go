@@ -73,3 +73,58 @@ func TestReadStringBounds(t *testing.T) {
 		}
 	}
 }
+
+// Read takes a regular file's size from a stat for its buffer, and still
+// reads what is there when that size is wrong: a file that grew after the
+// stat is read whole, and one past the bound refused. Other readers (a
+// pipe, a buffer) are read in full as well.
+func TestReadSizedFromStat(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(p, []byte(strings.Repeat("a", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It grows after the stat Read sees.
+	grown := strings.Repeat("a", 1000) + strings.Repeat("b", 3000)
+	if err := os.WriteFile(p, []byte(grown), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := fsio.Read(staleStat{f, fi}, 1<<20)
+	if err != nil || string(b) != grown {
+		t.Fatalf("Read of a grown file: %d bytes, %v; want %d", len(b), err, len(grown))
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsio.Read(staleStat{f, fi}, 3999); !errors.Is(err, fsio.ErrTooLarge) {
+		t.Fatalf("Read past the bound: %v, want too large", err)
+	}
+	if b, err := fsio.Read(strings.NewReader(grown), 4000); err != nil || string(b) != grown {
+		t.Fatalf("Read of a reader without Stat: %d bytes, %v", len(b), err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.WriteString(grown); w.Close() }()
+	if b, err := fsio.Read(r, 4000); err != nil || string(b) != grown {
+		t.Fatalf("Read of a pipe: %d bytes, %v", len(b), err)
+	}
+	r.Close()
+}
+
+// staleStat is a file whose Stat says what it said before it grew.
+type staleStat struct {
+	*os.File
+	fi os.FileInfo
+}
+
+func (s staleStat) Stat() (os.FileInfo, error) { return s.fi, nil }

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -55,5 +56,35 @@ func TestSealedSize(t *testing.T) {
 				t.Errorf("name of %d bytes, value of %d: SealedSize %d, sealed %d bytes", len(name), n, got, len(sealed))
 			}
 		}
+	}
+}
+
+// AppendSeal appends to what dst holds, opens to the record, and leaves
+// no plaintext in its own buffer.
+func TestAppendSeal(t *testing.T) {
+	k, err := Derive(make([]byte, 32), []byte("vault-id-for-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	r := vault.Record{Meta: vault.Meta{Name: "app/db", Version: 2, CreatedAt: now, UpdatedAt: now}, Value: vault.NewSecret([]byte("canary-value-0123"))}
+	slot := k.Slot(r.Name)
+	prefix := []byte("kept")
+	out, err := k.AppendSeal(prefix, slot, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out[:4]) != "kept" || len(out) != 4+SealedSize(r) {
+		t.Fatalf("AppendSeal gave %d bytes starting %q; want the prefix and %d sealed", len(out), out[:4], SealedSize(r))
+	}
+	got, err := k.Open(slot, out[4:])
+	if err != nil || got.Name != r.Name || got.Version != 2 || string(got.Value.Reveal()) != "canary-value-0123" {
+		t.Fatalf("Open: %+v, %v", got, err)
+	}
+	if bytes.Contains(k.plain[:cap(k.plain)], []byte("canary-value")) {
+		t.Fatal("the plaintext stays in the sealing buffer")
+	}
+	if id := k.SlotBytes(r.Name); hex.EncodeToString(id[:]) != slot {
+		t.Fatalf("SlotBytes %x, Slot %s", id, slot)
 	}
 }
