@@ -64,6 +64,10 @@ type Event struct {
 	Message           string          `json:"message,omitempty"`
 	Policy            *Policy         `json:"policy,omitempty"`
 	Source            string          `json:"source"`
+	// Prev links the event to the one before it in its stream: the hex
+	// SHA-256 of that event's line (see Link). The first event of a
+	// stream has none.
+	Prev string `json:"prev,omitempty"`
 }
 
 // HashAttestation returns the hex SHA-256 recorded in place of an attestation.
@@ -72,14 +76,18 @@ func HashAttestation(a string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Writer numbers events and writes them one line each. It is safe for
-// concurrent use; seq has no gaps as long as writes succeed.
+// Writer numbers events, links each to the one before it, and writes them
+// one line each. It is safe for concurrent use; seq has no gaps as long as
+// writes succeed. Written to a Chained sink (the CLI's audit file), the
+// seq and the link continue from the sink's last event, whoever wrote it;
+// to any other (serve's stderr) they are this writer's own, from 1.
 type Writer struct {
 	mu     sync.Mutex
 	w      io.Writer
 	now    func() time.Time
 	source string
 	seq    uint64
+	prev   string // the link of the last event written; "" before the first
 	buf    []byte
 }
 
@@ -98,14 +106,24 @@ func (a *Writer) Write(e Event) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	e.V = 1
-	e.Seq = a.seq + 1
 	e.TS = ""
 	e.Source = a.source
-	a.buf = append(appendEvent(a.buf[:0], &e, a.now()), '\n')
-	if _, err := a.w.Write(a.buf); err != nil {
+	encode := func(last uint64, prev string) []byte {
+		e.Seq, e.Prev = last+1, prev
+		a.buf = append(appendEvent(a.buf[:0], &e, a.now()), '\n')
+		return a.buf
+	}
+	if c, ok := a.w.(Chained); ok {
+		if err := c.Append(encode); err != nil {
+			return fmt.Errorf("audit: write event: %w", err)
+		}
+		a.seq = e.Seq
+		return nil
+	}
+	if _, err := a.w.Write(encode(a.seq, a.prev)); err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}
-	a.seq++
+	a.seq, a.prev = e.Seq, Link(a.buf[:len(a.buf)-1])
 	return nil
 }
 
@@ -139,7 +157,15 @@ func (a *Writer) WriteFlush(e Event) error {
 
 // File is an append-only audit file. Flush fsyncs it, so an event written
 // with WriteFlush is on disk before the change it describes is committed.
-type File struct{ f *os.File }
+// It is Chained: every process appending to it continues one chain.
+type File struct {
+	f       *os.File
+	known   bool   // lastSeq, prev and torn describe the file up to end
+	end     int64  // the file's size after this process's last append
+	lastSeq uint64 // the seq of the last event in the file
+	prev    string // its link
+	torn    bool   // the file ends in the middle of a line
+}
 
 // OpenFile opens the audit file at path for appending, creating it (mode
 // 0600) and its directory (0700) if needed. Each event is one write, so
@@ -155,7 +181,7 @@ func OpenFile(path string) (*File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit file directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
 			return nil, notRegular(path, fi.Mode())
@@ -190,7 +216,7 @@ func notRegular(path string, m os.FileMode) error {
 	return fmt.Errorf("audit file %s is %s: the audit trail must be a regular file (to ship events elsewhere, follow the file)", path, what)
 }
 
-// Write appends p.
+// Write appends p as it is, outside the chain; events go through Append.
 func (a *File) Write(p []byte) (int, error) { return a.f.Write(p) }
 
 // Flush makes what was written durable.

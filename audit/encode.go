@@ -43,6 +43,7 @@ func appendEvent(b []byte, e *Event, stamp time.Time) []byte {
 		b = AppendPolicy(b, e.Policy)
 	}
 	b = appendField(b, "source", e.Source, true)
+	b = appendField(b, "prev", e.Prev, false)
 	return append(b, '}')
 }
 

@@ -29,6 +29,8 @@ import (
 	"testing"
 	"time"
 
+	audittrail "github.com/arca-secrets/arca/audit/trail"
+
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/arca-secrets/arca/audit"
@@ -461,6 +463,9 @@ func checkAccounting(t reporter, tr transcript) {
 	}
 	if len(es) == 0 || es[0].Event != "start" {
 		t.Errorf("the first event is not start: %q", tr.stderr)
+	}
+	if res, err := audittrail.Verify(bytes.NewReader(tr.rawErr), nil); err != nil || res.Streams != 1 || res.MidChain {
+		t.Errorf("the events are not one chain from start: %+v, %v", res, err)
 	}
 	if n := len(es); n == 0 || es[n-1].Event != "stop" {
 		t.Errorf("the last event is not stop: %q", tr.stderr)

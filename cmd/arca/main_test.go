@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -95,6 +97,8 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			"hexfile":   cmdHexfile,
 			"linecount": cmdLinecount,
 			"chomp":     cmdChomp,
+			"unlinked":  cmdUnlinked,
+			"chain":     cmdChain,
 		},
 	}
 }
@@ -287,6 +291,35 @@ func cmdLinecount(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got := strings.Count(s, "\n"); got != want {
 		ts.Fatalf("%s has %d lines, want %d", args[1], got, want)
+	}
+}
+
+// unlinked FILE OUT writes FILE, an audit trail, to OUT with every
+// event's link (its "prev") taken out: for comparing a trail's events
+// with cmp when the links are checked by chain.
+func cmdUnlinked(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: unlinked FILE OUT")
+	}
+	out := regexp.MustCompile(`,"prev":"[0-9a-f]{64}"`).ReplaceAllString(ts.ReadFile(args[0]), "")
+	if err := os.WriteFile(ts.MkAbs(args[1]), []byte(out), 0o600); err != nil {
+		ts.Fatalf("unlinked: %v", err)
+	}
+}
+
+// chain FILE fails unless FILE, an audit trail, is one chain from its
+// first event (seq 1), as arca audit verify checks it.
+func cmdChain(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: chain FILE")
+	}
+	res, err := trail.Verify(strings.NewReader(ts.ReadFile(args[0])), nil)
+	ok := err == nil && res.Streams == 1 && res.First == 1 && !res.MidChain
+	switch {
+	case neg && ok:
+		ts.Fatalf("%s is one chain from seq 1 (%d events)", args[0], res.Lines)
+	case !neg && !ok:
+		ts.Fatalf("%s is not one chain from seq 1: %+v, %v", args[0], res, err)
 	}
 }
 

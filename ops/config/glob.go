@@ -151,8 +151,8 @@ func classChar(p string, i int) (rune, int, error) {
 	return r, n, nil
 }
 
-// globProblem says what is wrong with pattern, or returns "".
-func globProblem(pattern string) string {
+// GlobProblem says what is wrong with pattern, or returns "".
+func GlobProblem(pattern string) string {
 	if _, err := parseGlob(pattern); err != nil {
 		return err.Error()
 	}

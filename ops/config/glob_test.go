@@ -80,16 +80,16 @@ func TestGlobProblem(t *testing.T) {
 		{"a\xff", "not valid UTF-8"},
 	}
 	for _, tc := range tests {
-		if got := globProblem(tc.pattern); got != tc.problem {
-			t.Errorf("globProblem(%q) = %q, want %q", tc.pattern, got, tc.problem)
+		if got := GlobProblem(tc.pattern); got != tc.problem {
+			t.Errorf("GlobProblem(%q) = %q, want %q", tc.pattern, got, tc.problem)
 		}
 		if !MatchGlob(tc.pattern, "anything") {
 			t.Errorf("malformed %q does not match: a rule holding it would not fail closed", tc.pattern)
 		}
 	}
 	for _, ok := range []string{"", "*", "?", "[a]", "[!a]", "[^a]", "[a-z]", "[-]", "[a-]", "[-a]", "a-b", "x!y^z"} {
-		if p := globProblem(ok); p != "" {
-			t.Errorf("globProblem(%q) = %q, want none", ok, p)
+		if p := GlobProblem(ok); p != "" {
+			t.Errorf("GlobProblem(%q) = %q, want none", ok, p)
 		}
 	}
 }
@@ -97,7 +97,7 @@ func TestGlobProblem(t *testing.T) {
 // globRegexp is the glob language written as a regular expression, to
 // check the matcher against.
 func globRegexp(pattern string) (*regexp.Regexp, bool) {
-	if globProblem(pattern) != "" {
+	if GlobProblem(pattern) != "" {
 		return nil, false
 	}
 	var b strings.Builder

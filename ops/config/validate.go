@@ -193,7 +193,7 @@ func opsEntryProblem(op string) string {
 	if !strings.ContainsAny(op, "*?[]\\") {
 		return "unknown op " + strconv.Quote(op) + " (want " + vaultOps() + ")"
 	}
-	if p := globProblem(op); p != "" {
+	if p := GlobProblem(op); p != "" {
 		return "invalid glob " + strconv.Quote(op) + ": " + p
 	}
 	for _, o := range manifest.Ops() {
@@ -218,7 +218,7 @@ func (r *Rule) problem() string {
 		}
 	}
 	for _, g := range [...]struct{ key, pattern string }{{"env", r.Env}, {"ref", r.Ref}, {"actor", r.Actor}} {
-		if p := globProblem(g.pattern); p != "" {
+		if p := GlobProblem(g.pattern); p != "" {
 			return g.key + ": invalid glob " + strconv.Quote(g.pattern) + ": " + p
 		}
 	}

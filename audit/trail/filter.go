@@ -1,0 +1,153 @@
+package trail
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/ops/config"
+)
+
+// Filter picks events. A zero field picks every event; Ref and Actor are
+// globs in the guardrails' language (config.MatchGlob), the others are
+// matched whole.
+type Filter struct {
+	Since, Until time.Time // Since inclusive, Until exclusive
+	Env          string
+	Ref          string
+	Op           string // an event's op, or its event when it has none (a start)
+	Outcome      string
+	Actor        string
+}
+
+// Check refuses a filter whose globs are malformed.
+func (f Filter) Check() error {
+	for name, g := range map[string]string{"--ref": f.Ref, "--actor": f.Actor} {
+		if g == "" {
+			continue
+		}
+		if p := config.GlobProblem(g); p != "" {
+			return fmt.Errorf("%s %q: %s", name, g, p)
+		}
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		return errors.New("--until must be after --since")
+	}
+	return nil
+}
+
+// Match reports whether f picks e, stamped at ts.
+func (f Filter) Match(e audit.Event, ts time.Time) bool {
+	op := e.Op
+	if op == "" {
+		op = e.Event
+	}
+	switch {
+	case !f.Since.IsZero() && ts.Before(f.Since), !f.Until.IsZero() && !ts.Before(f.Until):
+		return false
+	case f.Env != "" && e.Env != f.Env, f.Op != "" && op != f.Op, f.Outcome != "" && e.Outcome != f.Outcome:
+		return false
+	case f.Ref != "" && !config.MatchGlob(f.Ref, e.Ref), f.Actor != "" && !config.MatchGlob(f.Actor, e.Actor):
+		return false
+	}
+	return true
+}
+
+// Entry is one event read from a trail, with its line.
+type Entry struct {
+	Line  []byte // the exact line, valid only during the call it is passed to
+	Event audit.Event
+	TS    time.Time
+}
+
+// Scan reads events from r and calls fn with each that f picks. A line
+// that is not an event stops it with an error naming the line; so does an
+// error of fn.
+func Scan(r io.Reader, f Filter, fn func(Entry) error) error {
+	lr := newLineReader(r)
+	for n := 1; ; n++ {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %v", n, err)
+		}
+		if err := pick(line, n, f, fn); err != nil {
+			return err
+		}
+	}
+}
+
+// pick decodes line n and hands it to fn if f picks it.
+func pick(line []byte, n int, f Filter, fn func(Entry) error) error {
+	var e audit.Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("line %d: not an audit event", n)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, e.TS)
+	if err != nil {
+		return fmt.Errorf("line %d: not an audit event (its ts is %q)", n, e.TS)
+	}
+	if !f.Match(e, ts) {
+		return nil
+	}
+	return fn(Entry{Line: line, Event: e, TS: ts})
+}
+
+// Follow is Scan of the file at path that, at its end, waits for more:
+// it reads what is appended every poll until ctx ends, which is how it
+// returns (nil). A file that shrinks (rotated, truncated) is read again
+// from its start. A line is handed over only once its newline is there.
+func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn func(Entry) error) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	var (
+		off     int64
+		pending []byte // a line whose newline has not come yet
+		n       = 1
+		buf     = make([]byte, 64<<10)
+	)
+	for {
+		if fi, err := fh.Stat(); err == nil && fi.Size() < off {
+			off, pending, n = 0, pending[:0], 1
+		}
+		k, err := fh.ReadAt(buf, off)
+		off += int64(k)
+		pending = append(pending, buf[:k]...)
+		for {
+			i := bytes.IndexByte(pending, '\n')
+			if i < 0 {
+				break
+			}
+			if err := pick(pending[:i], n, f, fn); err != nil {
+				return err
+			}
+			n++
+			pending = pending[i+1:]
+		}
+		if len(pending) > audit.MaxLine {
+			return fmt.Errorf("line %d: longer than %d bytes: not an audit event", n, audit.MaxLine)
+		}
+		pending = append([]byte(nil), pending...)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if k < len(buf) {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(poll):
+			}
+		}
+	}
+}

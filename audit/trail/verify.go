@@ -1,0 +1,215 @@
+// Package trail reads audit trails: the CLI's audit file and captured
+// serve wires. It verifies their chains, and filters and follows their
+// events. It reads a line at a time, each bounded by audit.MaxLine, so a
+// huge or hostile file costs a line of memory, never the file.
+package trail
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/arca-secrets/arca/audit"
+)
+
+// Anchor is the last link of a trail, recorded somewhere the trail's
+// writer cannot reach: the seq of an event and its link.
+type Anchor struct {
+	Seq  uint64
+	Link string
+}
+
+// String is "SEQ:LINK", what ParseAnchor reads.
+func (a Anchor) String() string { return strconv.FormatUint(a.Seq, 10) + ":" + a.Link }
+
+// ParseAnchor reads "SEQ:LINK".
+func ParseAnchor(s string) (Anchor, error) {
+	seq, link, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(seq, 10, 64)
+	if !ok || err != nil || n == 0 || !isLink(link) {
+		return Anchor{}, errors.New("an anchor is SEQ:LINK, the seq of an event and the 64 hex digits of its link (arca audit anchor prints one)")
+	}
+	return Anchor{Seq: n, Link: link}, nil
+}
+
+// Result is what Verify found in a trail whose chain held.
+type Result struct {
+	Lines   int
+	Streams int    // the processes whose events it holds (a serve wire may hold several; an audit file is one)
+	First   uint64 // the seq of its first event
+	Last    Anchor // its last event: the anchor to record elsewhere
+	// MidChain is set when the first event links to one the trail does
+	// not hold: the lines before it were removed, or the file rotated.
+	MidChain bool
+}
+
+// Break is where a trail's chain does not hold.
+type Break struct {
+	Line   int
+	Reason string
+}
+
+func (b *Break) Error() string { return fmt.Sprintf("line %d: %s", b.Line, b.Reason) }
+
+// Verify reads a trail and checks its chain: every event links to the
+// line before it (its exact bytes) and takes the next seq; a new stream
+// (a serve process's, in a captured wire) begins only at a start event of
+// seq 1. It reports the first line that breaks the chain as a *Break.
+// With an anchor, the trail must hold that seq with that link, in its last
+// stream: that catches a trail cut short, or rewritten whole.
+func Verify(r io.Reader, anchor *Anchor) (Result, error) {
+	var (
+		res      Result
+		prevLink [sha256.Size]byte
+		prevSeq  uint64
+		anchored bool
+	)
+	lr := newLineReader(r)
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			break
+		}
+		n := res.Lines + 1
+		if err != nil {
+			return res, &Break{n, err.Error()}
+		}
+		ev, ok := parseLine(line)
+		if !ok {
+			return res, &Break{n, "not an audit event as arca writes one"}
+		}
+		switch {
+		case n == 1:
+			res.Streams, res.First, res.MidChain = 1, ev.seq, ev.prev != nil
+		case ev.prev == nil && ev.source == audit.SourceServe && ev.event == "start" && ev.seq == 1:
+			res.Streams++
+			anchored = false
+		case ev.prev == nil:
+			return res, &Break{n, fmt.Sprintf("the chain is cut here: seq %d has no link to line %d", ev.seq, n-1)}
+		case *ev.prev != prevLink:
+			return res, &Break{n, fmt.Sprintf("seq %d does not link to line %d: a line was edited, removed, inserted or moved here", ev.seq, n-1)}
+		case ev.seq != prevSeq+1:
+			return res, &Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, prevSeq, prevSeq+1)}
+		}
+		prevLink, prevSeq = sha256.Sum256(line), ev.seq
+		res.Lines = n
+		res.Last = Anchor{Seq: ev.seq, Link: hex.EncodeToString(prevLink[:])}
+		if anchor != nil && ev.seq == anchor.Seq {
+			if res.Last.Link != anchor.Link {
+				return res, &Break{n, fmt.Sprintf("seq %d does not match the anchor: the trail was rewritten", ev.seq)}
+			}
+			anchored = true
+		}
+	}
+	if anchor != nil && !anchored {
+		return res, &Break{res.Lines, fmt.Sprintf("the anchor's seq %d is not in the trail, which ends at seq %d: it was cut short, or rewritten", anchor.Seq, res.Last.Seq)}
+	}
+	return res, nil
+}
+
+// lineReader reads lines of at most audit.MaxLine bytes.
+type lineReader struct {
+	br   *bufio.Reader
+	long []byte // a line longer than the buffer, gathered
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+}
+
+// next returns the next line without its newline, valid until the next
+// call; io.EOF at the end. A last line with no newline, or one over
+// audit.MaxLine, is an error.
+func (l *lineReader) next() ([]byte, error) {
+	l.long = l.long[:0]
+	for {
+		b, err := l.br.ReadSlice('\n')
+		switch {
+		case err == nil && len(l.long) == 0:
+			return b[:len(b)-1], nil
+		case err == nil || errors.Is(err, bufio.ErrBufferFull):
+			if len(l.long)+len(b) > audit.MaxLine+1 {
+				return nil, fmt.Errorf("longer than %d bytes: not an audit event", audit.MaxLine)
+			}
+			l.long = append(l.long, b...)
+			if err == nil {
+				return l.long[:len(l.long)-1], nil
+			}
+		case errors.Is(err, io.EOF) && len(b) == 0 && len(l.long) == 0:
+			return nil, io.EOF
+		case errors.Is(err, io.EOF):
+			return nil, errors.New("the trail ends in the middle of this line: it was cut short, or is still being written")
+		default:
+			return nil, err
+		}
+	}
+}
+
+// lineFacts is what the chain needs of a line.
+type lineFacts struct {
+	seq    uint64
+	event  string
+	source string
+	prev   *[sha256.Size]byte // nil: the line has no link
+}
+
+// parseLine reads the facts of a line in the layout arca writes: `{"v":1,
+// "ts":…,"seq":N,"event":"E",…,"source":"S"}`, with `,"prev":"LINK"`
+// before the closing brace when it has a link. Any other line is refused:
+// the chain is over arca's own lines, and a line in another layout is not
+// one.
+//
+// A quote inside a JSON string is escaped, so `{"v":`, `,"source":"` and
+// `,"prev":"` appear in a line only as its own keys: counting them is
+// enough to refuse two events run together on one line.
+func parseLine(line []byte) (lineFacts, bool) {
+	var f lineFacts
+	if !bytes.HasPrefix(line, []byte(`{"v":1,"ts":"`)) || !bytes.HasSuffix(line, []byte("}")) ||
+		bytes.Count(line, []byte(`{"v":`)) != 1 || bytes.Count(line, []byte(`,"source":"`)) != 1 || bytes.Count(line, []byte(`,"prev":"`)) > 1 {
+		return f, false
+	}
+	if f.seq = audit.SeqOf(line); f.seq == 0 {
+		return f, false
+	}
+	const ev = `,"event":"`
+	i := bytes.Index(line, []byte(ev))
+	if i < 0 {
+		return f, false
+	}
+	rest := line[i+len(ev):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return f, false
+	}
+	f.event = string(rest[:j])
+	body := line[:len(line)-1]
+	const pv = `,"prev":"`
+	if k := len(body) - len(pv) - 2*sha256.Size - 1; k > 0 && bytes.HasPrefix(body[k:], []byte(pv)) && body[len(body)-1] == '"' {
+		var link [sha256.Size]byte
+		if _, err := hex.Decode(link[:], body[k+len(pv):len(body)-1]); err != nil {
+			return f, false
+		}
+		f.prev, body = &link, body[:k]
+	}
+	for _, s := range []string{audit.SourceServe, audit.SourceCLI} {
+		if bytes.HasSuffix(body, []byte(`,"source":"`+s+`"`)) {
+			f.source = s
+			return f, true
+		}
+	}
+	return f, false
+}
+
+func isLink(s string) bool {
+	if len(s) != 2*sha256.Size {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil && strings.ToLower(s) == s
+}

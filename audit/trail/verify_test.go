@@ -1,0 +1,166 @@
+package trail
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+)
+
+// trailOf is n events as a writer of source writes them, as lines.
+func trailOf(t testing.TB, source string, n int) []string {
+	t.Helper()
+	var buf bytes.Buffer
+	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	w := audit.NewWriter(&buf, source, func() time.Time { clock = clock.Add(time.Second); return clock })
+	for i := range n {
+		e := audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: "prod", Ref: "app/db", Actor: "agent-1"}
+		if i == 0 && source == audit.SourceServe {
+			e = audit.Event{Event: "start", Message: "serving"}
+		}
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ls := strings.SplitAfter(buf.String(), "\n")
+	return ls[:len(ls)-1] // the "" after the last newline
+}
+
+func join(ls []string) string {
+	s := strings.Join(ls, "")
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	return s
+}
+
+// wantBreak fails unless verifying text breaks at line with a reason
+// holding part.
+func wantBreak(t *testing.T, name, text string, anchor *Anchor, line int, part string) {
+	t.Helper()
+	_, err := Verify(strings.NewReader(text), anchor)
+	var b *Break
+	if !errors.As(err, &b) || b.Line != line || !strings.Contains(b.Reason, part) {
+		t.Errorf("%s: %v; want a break at line %d saying %q", name, err, line, part)
+	}
+}
+
+func TestVerifyHolds(t *testing.T) {
+	ls := trailOf(t, audit.SourceCLI, 10)
+	res, err := Verify(strings.NewReader(join(ls)), nil)
+	if err != nil || res.Lines != 10 || res.Streams != 1 || res.First != 1 || res.Last.Seq != 10 || res.MidChain {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if res.Last.Link != audit.Link([]byte(strings.TrimSuffix(ls[9], "\n"))) {
+		t.Fatal("the last anchor is not the last line's link")
+	}
+	if _, err := Verify(strings.NewReader(join(ls)), &res.Last); err != nil {
+		t.Fatalf("with its own anchor: %v", err)
+	}
+	// A serve wire captured over two runs: two streams.
+	wire := join(trailOf(t, audit.SourceServe, 5)) + join(trailOf(t, audit.SourceServe, 3))
+	if res, err := Verify(strings.NewReader(wire), nil); err != nil || res.Streams != 2 || res.Lines != 8 || res.Last.Seq != 3 {
+		t.Fatalf("two serve runs: %+v, %v", res, err)
+	}
+	// The head cut off (a rotated file): it holds, said so.
+	if res, err := Verify(strings.NewReader(join(ls[4:])), nil); err != nil || !res.MidChain || res.First != 5 {
+		t.Fatalf("from seq 5: %+v, %v", res, err)
+	}
+	if res, err := Verify(strings.NewReader(""), nil); err != nil || res.Lines != 0 {
+		t.Fatalf("empty: %+v, %v", res, err)
+	}
+}
+
+// Every kind of tampering is found, at the line where it shows.
+func TestVerifyFindsTampering(t *testing.T) {
+	ls := trailOf(t, audit.SourceCLI, 8)
+	edited := append([]string(nil), ls...)
+	edited[3] = strings.Replace(edited[3], `"app/db"`, `"app/dc"`, 1)
+	wantBreak(t, "edited", join(edited), nil, 5, "does not link to line 4")
+	wantBreak(t, "deleted", join(append(append([]string(nil), ls[:3]...), ls[4:]...)), nil, 4, "does not link to line 3")
+	inserted := append(append(append([]string(nil), ls[:3]...), ls[1]), ls[3:]...)
+	wantBreak(t, "inserted", join(inserted), nil, 4, "does not link to line 3")
+	reordered := append([]string(nil), ls...)
+	reordered[2], reordered[3] = reordered[3], reordered[2]
+	wantBreak(t, "reordered", join(reordered), nil, 3, "does not link to line 2")
+	// An edit that also fixes the next line's link breaks the one after.
+	// Rewriting every link from there on is what an anchor catches.
+	full, _ := Verify(strings.NewReader(join(ls)), nil)
+	wantBreak(t, "truncated, with an anchor", join(ls[:6]), &full.Last, 6, "the anchor's seq 8 is not in the trail")
+	rewritten := trailOf(t, audit.SourceCLI, 8) // the same events, other times: a whole new chain
+	rewritten[7] = strings.Replace(rewritten[7], "agent-1", "agent-2", 1)
+	wantBreak(t, "rewritten whole, with an anchor", join(fixLinks(rewritten)), &full.Last, 8, "does not match the anchor")
+	wantBreak(t, "cut in the middle of the last line", join(ls[:4])+ls[4][:20], nil, 5, "ends in the middle of this line")
+	wantBreak(t, "not an event", join(ls[:2])+"hello\n", nil, 3, "not an audit event")
+	glued := append([]string(nil), ls[:4]...)
+	glued[3] = strings.TrimSuffix(glued[3], "\n") + ls[3]
+	wantBreak(t, "two events on one line", join(glued), nil, 4, "not an audit event")
+	wantBreak(t, "a line past the bound", join(ls[:2])+strings.Repeat("x", audit.MaxLine+10)+"\n", nil, 3, "longer than")
+	restart := append(append([]string(nil), ls[:4]...), trailOf(t, audit.SourceCLI, 2)...)
+	wantBreak(t, "the chain restarted", join(restart), nil, 5, "the chain is cut here")
+	wantBreak(t, "a seq skipped", join(fixLinks(skipSeq(ls, 5))), nil, 6, "seq 7 follows seq 5")
+}
+
+// Two processes that appended to one file without its lock (an old arca,
+// a copy of the file written back) fork the chain: both link to the same
+// line. The second one breaks it.
+func TestVerifyFindsAFork(t *testing.T) {
+	ls := trailOf(t, audit.SourceCLI, 4)
+	other := strings.Replace(ls[3], "agent-1", "agent-9", 1) // seq 4 again, linked to line 3 too
+	wantBreak(t, "forked", join(append(append([]string(nil), ls...), other)), nil, 5, "does not link to line 4")
+}
+
+func TestParseAnchor(t *testing.T) {
+	link := strings.Repeat("ab", 32)
+	if a, err := ParseAnchor("12:" + link); err != nil || a.Seq != 12 || a.Link != link || a.String() != "12:"+link {
+		t.Fatalf("%+v, %v", a, err)
+	}
+	for _, bad := range []string{"", "12", "0:" + link, "x:" + link, "12:" + link[:60], "12:" + strings.ToUpper(link), "12:" + strings.Repeat("zz", 32)} {
+		if _, err := ParseAnchor(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+// skipSeq renumbers ls from line i (1-based) on, one higher.
+func skipSeq(ls []string, i int) []string {
+	out := append([]string(nil), ls...)
+	for j := i; j < len(out); j++ {
+		seq := audit.SeqOf([]byte(out[j]))
+		out[j] = strings.Replace(out[j], `"seq":`+itoa(seq)+`,`, `"seq":`+itoa(seq+1)+`,`, 1)
+	}
+	return out
+}
+
+// fixLinks recomputes every link, as someone rewriting the file would.
+func fixLinks(ls []string) []string {
+	out := make([]string, len(ls))
+	prev := ""
+	for i, l := range ls {
+		l = strings.TrimSuffix(l, "\n")
+		if k := strings.Index(l, `,"prev":"`); k >= 0 {
+			l = l[:k] + `}`
+		}
+		if prev != "" {
+			l = strings.TrimSuffix(l, "}") + `,"prev":"` + audit.Link([]byte(prev)) + `"}`
+		}
+		out[i], prev = l+"\n", l
+	}
+	return out
+}
+
+func itoa(n uint64) string { return strings.TrimSpace(strings.Repeat(" ", 0) + uitoa(n)) }
+
+func uitoa(n uint64) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
