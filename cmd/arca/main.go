@@ -52,6 +52,7 @@ func verbs() map[string]verb {
 		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
 		"vault":   {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
 		"version": {runVersion, "print arca's version"},
+		"audit":   {runAudit, "show the audit trail (filters, --json, --follow); verify its chain; print its anchor"},
 	}
 }
 

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/ops"
+)
+
+// runAudit is `arca audit [FILTERS] [--json] [--follow] [FILE...]` (the
+// events of the CLI's audit file, or of FILEs: captured serve wires too),
+// `arca audit verify [--anchor SEQ:LINK] [FILE...]` (whether their chains
+// hold) and `arca audit anchor [FILE]` (the last link, to record
+// elsewhere). Reading the trail is not itself audited: it is no vault op.
+func runAudit(ctx context.Context, c *cli, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "verify":
+			return c.auditVerify(args[1:])
+		case "anchor":
+			return c.auditAnchor(args[1:])
+		}
+	}
+	return c.auditShow(ctx, args)
+}
+
+// auditFiles is files, or the CLI's audit file when there are none.
+func (c *cli) auditFiles(co common, files []string) ([]string, error) {
+	if len(files) > 0 {
+		return files, nil
+	}
+	cfg, err := ops.LoadConfig(co.config, c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	path, err := cfg.AuditFile()
+	if err != nil {
+		return nil, err
+	}
+	return []string{path}, nil
+}
+
+// openTrail opens a trail file for reading; a missing one is a usage
+// error naming it.
+func openTrail(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("audit trail: %v", err)
+	}
+	return f, nil
+}
+
+// auditVerify is `arca audit verify`: each file's chain, one line each on
+// stdout; exit 1 when any does not hold.
+func (c *cli) auditVerify(args []string) error {
+	var co common
+	fs := c.flags("audit verify", "[FILE...]", &co)
+	anchorFlag := fs.String("anchor", "", "the `SEQ:LINK` the trail must hold (arca audit anchor printed it)")
+	files, err := c.parse(fs, args, anyArgs)
+	if err != nil {
+		return err
+	}
+	var anchor *trail.Anchor
+	if *anchorFlag != "" {
+		a, err := trail.ParseAnchor(*anchorFlag)
+		if err != nil {
+			return usagef("--anchor: %v", err)
+		}
+		anchor = &a
+	}
+	if files, err = c.auditFiles(co, files); err != nil {
+		return err
+	}
+	if anchor != nil && len(files) > 1 {
+		return usagef("--anchor is the last link of one trail: give one FILE")
+	}
+	broken := 0
+	for _, path := range files {
+		f, err := openTrail(path)
+		if err != nil {
+			return err
+		}
+		res, err := trail.Verify(f, anchor)
+		f.Close()
+		var b *trail.Break
+		switch {
+		case errors.As(err, &b):
+			broken++
+			fmt.Fprintf(c.stdout, "%s: BROKEN at line %d: %s\n", path, b.Line, b.Reason)
+		case err != nil:
+			return opErrorf("%s: %v", path, err)
+		default:
+			fmt.Fprintf(c.stdout, "%s: %s\n", path, describeChain(res, anchor))
+		}
+	}
+	if broken > 0 {
+		return reported{opErrorf("%d of %d trails do not hold", broken, len(files))}
+	}
+	return nil
+}
+
+// describeChain says what a trail that holds is.
+func describeChain(res trail.Result, anchor *trail.Anchor) string {
+	if res.Lines == 0 {
+		return "ok, empty"
+	}
+	s := fmt.Sprintf("ok, %d events, seq %d to %d", res.Lines, res.First, res.Last.Seq)
+	if res.Streams > 1 {
+		s += fmt.Sprintf(", %d serve processes", res.Streams)
+	}
+	if res.MidChain {
+		s += "; its first event links to one it does not hold (lines before it were removed, or the file rotated)"
+	}
+	if anchor != nil {
+		s += "; holds the anchor " + anchor.String()
+	}
+	return s + "; anchor " + res.Last.String()
+}
+
+// auditAnchor is `arca audit anchor [FILE]`: the last link of a trail that
+// holds, as SEQ:LINK on stdout.
+func (c *cli) auditAnchor(args []string) error {
+	var co common
+	fs := c.flags("audit anchor", "[FILE]", &co)
+	files, err := c.parse(fs, args, anyArgs)
+	if err != nil {
+		return err
+	}
+	if len(files) > 1 {
+		return usagef("audit anchor reads one FILE, not %d", len(files))
+	}
+	if files, err = c.auditFiles(co, files); err != nil {
+		return err
+	}
+	f, err := openTrail(files[0])
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	res, err := trail.Verify(f, nil)
+	if err != nil {
+		return opErrorf("%s: the chain does not hold, so it has no anchor: %v", files[0], err)
+	}
+	if res.Lines == 0 {
+		return opErrorf("%s holds no events", files[0])
+	}
+	fmt.Fprintln(c.stdout, res.Last.String())
+	return nil
+}
+
+// auditShowFlags are the filters and the output of `arca audit`.
+type auditShowFlags struct {
+	since, until, ref, op, outcome, actor *string
+	json, follow                          *bool
+}
+
+// auditShow is `arca audit`: the events that pass the filters, as a table
+// or as their lines (--json), then, with --follow, those appended after.
+func (c *cli) auditShow(ctx context.Context, args []string) error {
+	var co common
+	var af auditShowFlags
+	fs := c.flags("audit", "[FILE...]", &co)
+	af.since = fs.String("since", "", "events at or after `WHEN` (RFC 3339, or a duration back from now: 90m, 24h)")
+	af.until = fs.String("until", "", "events before `WHEN`")
+	af.ref = fs.String("ref", "", "events whose ref (ns/name) matches `GLOB`")
+	af.op = fs.String("op", "", "events of `OP` (get, put, list, …; start and stop too)")
+	af.outcome = fs.String("outcome", "", "events of `OUTCOME`: ok, denied, not_found, error or bad_request")
+	af.actor = fs.String("actor", "", "events whose actor matches `GLOB`")
+	af.json = fs.Bool("json", false, "print each event's line as it is in the trail")
+	af.follow = fs.Bool("follow", false, "keep reading: print events as they are appended, until interrupted")
+	files, err := c.parse(fs, args, anyArgs)
+	if err != nil {
+		return err
+	}
+	f, err := af.filter(co, c.now())
+	if err != nil {
+		return err
+	}
+	if files, err = c.auditFiles(co, files); err != nil {
+		return err
+	}
+	if *af.follow && len(files) != 1 {
+		return usagef("--follow reads one FILE, not %d", len(files))
+	}
+	w := bufio.NewWriter(c.stdout)
+	defer w.Flush()
+	print := func(e trail.Entry) error { return printEvent(w, e, *af.json) }
+	if !*af.json {
+		printHeader(w)
+	}
+	if *af.follow {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return followOut(ctx, w, files[0], f, print)
+	}
+	for _, path := range files {
+		fh, err := openTrail(path)
+		if err != nil {
+			return err
+		}
+		err = trail.Scan(fh, f, print)
+		fh.Close()
+		if err != nil {
+			return opErrorf("%s: %v", path, err)
+		}
+	}
+	return nil
+}
+
+// followOut follows path, flushing w after each event.
+func followOut(ctx context.Context, w *bufio.Writer, path string, f trail.Filter, print func(trail.Entry) error) error {
+	err := trail.Follow(ctx, path, f, 250*time.Millisecond, func(e trail.Entry) error {
+		if err := print(e); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return usagef("audit trail: %v", err)
+	}
+	if err != nil {
+		return opErrorf("%s: %v", path, err)
+	}
+	return nil
+}
+
+// filter is the trail.Filter the flags ask for; --env is the common flag.
+func (af auditShowFlags) filter(co common, now time.Time) (trail.Filter, error) {
+	f := trail.Filter{Env: co.env, Ref: *af.ref, Op: *af.op, Outcome: *af.outcome, Actor: *af.actor}
+	var err error
+	if f.Since, err = parseWhen("--since", *af.since, now); err != nil {
+		return f, err
+	}
+	if f.Until, err = parseWhen("--until", *af.until, now); err != nil {
+		return f, err
+	}
+	switch f.Outcome {
+	case "", audit.OK, audit.Denied, audit.NotFound, audit.Error, audit.BadRequest:
+	default:
+		return f, usagef("--outcome must be ok, denied, not_found, error or bad_request")
+	}
+	if err := f.Check(); err != nil {
+		return f, usagef("%v", err)
+	}
+	return f, nil
+}
+
+// parseWhen reads a time: RFC 3339, or a duration back from now.
+func parseWhen(flag, s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, usagef("%s %q: give a time (RFC 3339: 2026-12-01T09:00:00Z) or a duration back from now (90m, 24h)", flag, s)
+}
+
+// The table's columns, fixed so that followed events line up too.
+const eventRow = "%-20s %7s %-9s %-11s %-10s %-28s %-16s %s\n"
+
+func printHeader(w io.Writer) {
+	fmt.Fprintf(w, eventRow, "TIME", "SEQ", "EVENT", "OUTCOME", "ENV", "REF", "ACTOR", "MESSAGE")
+}
+
+// printEvent prints e: its line as it is, or a row of the table. What the
+// row shows from the trail is quoted when it holds anything but printable
+// text, so a line written to a trail cannot drive the terminal.
+func printEvent(w io.Writer, e trail.Entry, asJSON bool) error {
+	if asJSON {
+		_, err := fmt.Fprintf(w, "%s\n", e.Line)
+		return err
+	}
+	ev := e.Event
+	msg := ev.Message
+	if ev.Code != "" {
+		msg = ev.Code + ": " + msg
+	}
+	if ev.Policy != nil && ev.Policy.Reason != "" {
+		msg += " (policy: " + ev.Policy.Reason + ")"
+	}
+	_, err := fmt.Fprintf(w, eventRow, e.TS.UTC().Format("2006-01-02 15:04:05Z"), strconv.FormatUint(ev.Seq, 10),
+		shown(ev.Event), shown(ev.Outcome), shown(ev.Env), shown(ev.Ref), shown(ev.Actor), shown(msg))
+	return err
+}
+
+// shown is s as the table shows it: as it is when printable, else quoted;
+// "-" when empty.
+func shown(s string) string {
+	if s == "" {
+		return "-"
+	}
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.QuoteToGraphic(s)
+		}
+	}
+	if strings.ContainsAny(s, "\u2028\u2029") {
+		return strconv.QuoteToGraphic(s)
+	}
+	return s
+}
