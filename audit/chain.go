@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
-	"strconv"
 )
 
 // Link is the link an event carries to the one before it: the hex SHA-256
@@ -92,14 +92,16 @@ func SeqOf(line []byte) uint64 {
 	if i < 0 || i > 64 {
 		return 0
 	}
+	var seq uint64
 	digits := line[i+len(key):]
-	end := bytes.IndexByte(digits, ',')
-	if end < 0 {
-		return 0
+	for j, c := range digits {
+		switch {
+		case c == ',' && j > 0 && j <= 20 && (digits[0] != '0' || j == 1):
+			return seq
+		case c < '0' || c > '9' || seq > (math.MaxUint64-9)/10:
+			return 0
+		}
+		seq = seq*10 + uint64(c-'0')
 	}
-	seq, err := strconv.ParseUint(string(digits[:end]), 10, 64)
-	if err != nil {
-		return 0
-	}
-	return seq
+	return 0
 }

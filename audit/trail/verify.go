@@ -65,11 +65,15 @@ func (b *Break) Error() string { return fmt.Sprintf("line %d: %s", b.Line, b.Rea
 // stream: that catches a trail cut short, or rewritten whole.
 func Verify(r io.Reader, anchor *Anchor) (Result, error) {
 	var (
-		res      Result
-		prevLink [sha256.Size]byte
-		prevSeq  uint64
-		anchored bool
+		res        Result
+		prevLink   [sha256.Size]byte
+		prevSeq    uint64
+		anchored   bool
+		anchorLink [sha256.Size]byte
 	)
+	if anchor != nil {
+		hex.Decode(anchorLink[:], []byte(anchor.Link)) // ParseAnchor checked it
+	}
 	lr := newLineReader(r)
 	for {
 		line, err := lr.next()
@@ -99,18 +103,25 @@ func Verify(r io.Reader, anchor *Anchor) (Result, error) {
 		}
 		prevLink, prevSeq = sha256.Sum256(line), ev.seq
 		res.Lines = n
-		res.Last = Anchor{Seq: ev.seq, Link: hex.EncodeToString(prevLink[:])}
 		if anchor != nil && ev.seq == anchor.Seq {
-			if res.Last.Link != anchor.Link {
+			if prevLink != anchorLink {
+				res.Last = lastOf(prevSeq, prevLink)
 				return res, &Break{n, fmt.Sprintf("seq %d does not match the anchor: the trail was rewritten", ev.seq)}
 			}
 			anchored = true
 		}
 	}
+	if res.Lines > 0 {
+		res.Last = lastOf(prevSeq, prevLink)
+	}
 	if anchor != nil && !anchored {
 		return res, &Break{res.Lines, fmt.Sprintf("the anchor's seq %d is not in the trail, which ends at seq %d: it was cut short, or rewritten", anchor.Seq, res.Last.Seq)}
 	}
 	return res, nil
+}
+
+func lastOf(seq uint64, link [sha256.Size]byte) Anchor {
+	return Anchor{Seq: seq, Link: hex.EncodeToString(link[:])}
 }
 
 // lineReader reads lines of at most audit.MaxLine bytes.
@@ -165,13 +176,13 @@ type lineFacts struct {
 // the chain is over arca's own lines, and a line in another layout is not
 // one.
 //
-// A quote inside a JSON string is escaped, so `{"v":`, `,"source":"` and
-// `,"prev":"` appear in a line only as its own keys: counting them is
-// enough to refuse two events run together on one line.
+// A quote inside a JSON string is escaped, so `"source":"` appears in a
+// line only as its own key: counting it is enough to refuse two events run
+// together on one line.
 func parseLine(line []byte) (lineFacts, bool) {
 	var f lineFacts
 	if !bytes.HasPrefix(line, []byte(`{"v":1,"ts":"`)) || !bytes.HasSuffix(line, []byte("}")) ||
-		bytes.Count(line, []byte(`{"v":`)) != 1 || bytes.Count(line, []byte(`,"source":"`)) != 1 || bytes.Count(line, []byte(`,"prev":"`)) > 1 {
+		bytes.Count(line, []byte(`"source":"`)) != 1 {
 		return f, false
 	}
 	if f.seq = audit.SeqOf(line); f.seq == 0 {
