@@ -82,13 +82,15 @@ func HashAttestation(a string) string {
 // seq and the link continue from the sink's last event, whoever wrote it;
 // to any other (serve's stderr) they are this writer's own, from 1.
 type Writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	now    func() time.Time
-	source string
-	seq    uint64
-	prev   string // the link of the last event written; "" before the first
-	buf    []byte
+	mu      sync.Mutex
+	w       io.Writer
+	chained Chained // w, when it is one
+	now     func() time.Time
+	source  string
+	seq     uint64
+	prev    [2 * sha256.Size]byte // the link of the last event written, in hex
+	hasPrev bool
+	buf     []byte
 }
 
 // NewWriter returns a Writer that writes events from source to w, stamped
@@ -97,7 +99,8 @@ func NewWriter(w io.Writer, source string, now func() time.Time) *Writer {
 	if now == nil {
 		now = time.Now
 	}
-	return &Writer{w: w, now: now, source: source}
+	c, _ := w.(Chained)
+	return &Writer{w: w, chained: c, now: now, source: source}
 }
 
 // Write stamps e and writes it as one line. An error means the event was not
@@ -108,22 +111,37 @@ func (a *Writer) Write(e Event) error {
 	e.V = 1
 	e.TS = ""
 	e.Source = a.source
-	encode := func(last uint64, prev string) []byte {
-		e.Seq, e.Prev = last+1, prev
-		a.buf = append(appendEvent(a.buf[:0], &e, a.now()), '\n')
-		return a.buf
+	if a.chained != nil {
+		return a.writeChained(e)
 	}
-	if c, ok := a.w.(Chained); ok {
-		if err := c.Append(encode); err != nil {
-			return fmt.Errorf("audit: write event: %w", err)
-		}
-		a.seq = e.Seq
-		return nil
+	e.Seq = a.seq + 1
+	var prev []byte
+	if a.hasPrev {
+		prev = a.prev[:]
 	}
-	if _, err := a.w.Write(encode(a.seq, a.prev)); err != nil {
+	a.buf = append(appendEvent(a.buf[:0], &e, a.now(), prev), '\n')
+	if _, err := a.w.Write(a.buf); err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}
-	a.seq, a.prev = e.Seq, Link(a.buf[:len(a.buf)-1])
+	a.seq = e.Seq
+	sum := sha256.Sum256(a.buf[:len(a.buf)-1])
+	hex.Encode(a.prev[:], sum[:])
+	a.hasPrev = true
+	return nil
+}
+
+// writeChained writes e to a Chained sink, which knows the seq and the
+// link it continues from.
+func (a *Writer) writeChained(e Event) error {
+	err := a.chained.Append(func(last uint64, prev string) []byte {
+		e.Seq, e.Prev = last+1, prev
+		a.buf = append(appendEvent(a.buf[:0], &e, a.now(), nil), '\n')
+		return a.buf
+	})
+	if err != nil {
+		return fmt.Errorf("audit: write event: %w", err)
+	}
+	a.seq = e.Seq
 	return nil
 }
 

@@ -10,8 +10,9 @@ import (
 // empty optional fields omitted: what encoding/json would write, without
 // reflection on the hot path.
 //
-// A zero TS is written as stamp, formatted straight into b.
-func appendEvent(b []byte, e *Event, stamp time.Time) []byte {
+// A zero TS is written as stamp, formatted straight into b; prev, when not
+// nil, is written as the link (hex) in place of e.Prev.
+func appendEvent(b []byte, e *Event, stamp time.Time, prev []byte) []byte {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
 	if e.TS == "" && !stamp.IsZero() {
@@ -43,7 +44,11 @@ func appendEvent(b []byte, e *Event, stamp time.Time) []byte {
 		b = AppendPolicy(b, e.Policy)
 	}
 	b = appendField(b, "source", e.Source, true)
-	b = appendField(b, "prev", e.Prev, false)
+	if prev != nil {
+		b = append(append(append(b, `,"prev":"`...), prev...), '"')
+	} else {
+		b = appendField(b, "prev", e.Prev, false)
+	}
 	return append(b, '}')
 }
 
