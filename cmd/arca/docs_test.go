@@ -17,6 +17,8 @@ import (
 //
 //	<!-- file: NAME -->      the next block is a file the examples use
 //	<!-- example -->         the next block is a console session
+//	<!-- example clock=T --> the same, run with arca's clock stopped at T
+//	                         (RFC 3339), for output that shows times
 //
 // Each session runs in a fresh HOME after arca init, with every file of
 // its doc in the working directory. A line "$ arca ARGS [< FILE]" is a
@@ -70,8 +72,9 @@ func cmdCmpdoc(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 var (
-	fileMark = regexp.MustCompile(`^<!-- file: ([A-Za-z0-9._-]+) -->$`)
-	exitMark = regexp.MustCompile(`\s+# exit ([0-9]+)$`)
+	fileMark  = regexp.MustCompile(`^<!-- file: ([A-Za-z0-9._-]+) -->$`)
+	clockMark = regexp.MustCompile(`^<!-- example clock=([0-9T:.Z-]+) -->$`)
+	exitMark  = regexp.MustCompile(`\s+# exit ([0-9]+)$`)
 )
 
 // docScripts turns each example of doc into a transcript, with every file
@@ -83,19 +86,24 @@ func docScripts(doc string) ([]string, error) {
 	}
 	var files strings.Builder
 	var sessions []string
-	mark := ""
+	mark, clock := "", ""
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
 		switch {
 		case text == "<!-- example -->":
-			mark = "example"
+			mark, clock = "example", ""
+		case clockMark.MatchString(text):
+			mark, clock = "example", clockMark.FindStringSubmatch(text)[1]
 		case fileMark.MatchString(text):
 			mark = "file " + fileMark.FindStringSubmatch(text)[1]
 		case mark != "" && strings.HasPrefix(text, "```"):
 			block, read := fencedBlock(sc)
 			if mark == "example" {
 				var cmds, wants strings.Builder
+				if clock != "" {
+					cmds.WriteString("env ARCATEST_NOW=" + clock + "\n")
+				}
 				cmds.WriteString("exec arca init\n")
 				if err := session(&cmds, &wants, block); err != nil {
 					return nil, fmt.Errorf("line %d: %v", line, err)
