@@ -151,3 +151,15 @@ func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn f
 		}
 	}
 }
+
+// ParseWhen reads a time as arca audit's --since and --until take one:
+// RFC 3339, or a duration back from now (90m, 24h).
+func ParseWhen(s string, now time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q: give a time (RFC 3339: 2026-12-01T09:00:00Z) or a duration back from now (90m, 24h)", s)
+}

@@ -256,18 +256,16 @@ func (af auditShowFlags) filter(co common, now time.Time) (trail.Filter, error) 
 	return f, nil
 }
 
-// parseWhen reads a time: RFC 3339, or a duration back from now.
+// parseWhen reads the time of flag, "" for none.
 func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
+	t, err := trail.ParseWhen(s, now)
+	if err != nil {
+		return time.Time{}, usagef("%s %v", flag, err)
 	}
-	if d, err := time.ParseDuration(s); err == nil && d > 0 {
-		return now.Add(-d), nil
-	}
-	return time.Time{}, usagef("%s %q: give a time (RFC 3339: 2026-12-01T09:00:00Z) or a duration back from now (90m, 24h)", flag, s)
+	return t, nil
 }
 
 // The table's columns, fixed so that followed events line up too.

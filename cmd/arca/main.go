@@ -52,6 +52,7 @@ func verbs() map[string]verb {
 		"schema":  {runSchema, "print the JSON Schemas of the serve protocol"},
 		"vault":   {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
 		"version": {runVersion, "print arca's version"},
+		"ui":      {runUI, "serve a read-only web page of the envs' records, health and audit trail"},
 		"audit":   {runAudit, "show the audit trail (filters, --json, --follow); verify its chain; print its anchor"},
 	}
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/arca-secrets/arca/ui"
+)
+
+// runUI is `arca ui [--addr HOST:PORT] [--token TOKEN] [--env ENV]`: the
+// read-only web page, on 127.0.0.1 and a free port by default. Its first
+// line on stdout is the URL to open, the token in it; it serves until
+// interrupted.
+func runUI(ctx context.Context, c *cli, args []string) error {
+	var co common
+	fs := c.flags("ui", "", &co)
+	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
+	token := fs.String("token", "", "the `TOKEN` every request must carry (default: a fresh random one)")
+	if _, err := c.parse(fs, args, 0); err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(*addr)
+	if err != nil {
+		return usagef("--addr %q: %v", *addr, err)
+	}
+	loopback := isLoopback(host)
+	if !loopback && *token == "" {
+		return usagef("--addr %s is not a loopback address: anyone who can reach it could try tokens, so give one with --token (there is no way to serve it without)", *addr)
+	}
+	tok := *token
+	if tok == "" {
+		tok = freshToken()
+	}
+	svc, cfg, done, err := c.serviceConfig(co)
+	if err != nil {
+		return err
+	}
+	defer done()
+	auditFile, err := cfg.AuditFile()
+	if err != nil {
+		return err
+	}
+	envs := cfg.EnvNames()
+	if first := c.contextEnv(co); first != "" || cfg.DefaultEnv != "" {
+		if first == "" {
+			first = cfg.DefaultEnv
+		}
+		envs = append([]string{first}, slices.DeleteFunc(envs, func(e string) bool { return e == first })...)
+	}
+	s, err := ui.New(ui.Options{Token: tok, Vaults: svc, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return opErrorf("listen on %s: %v", *addr, err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	where := net.JoinHostPort(host, port)
+	if !loopback {
+		c.warnf("warning: arca ui listens on %s, which is not a loopback address: anyone who can reach it and has the token reads the records' names and the audit trail", where)
+	}
+	fmt.Fprintf(c.stdout, "http://%s/?token=%s\n", where, tok)
+	return serveUI(ctx, s.HTTPServer(), ln)
+}
+
+// serveUI serves on ln until ctx ends or the process is interrupted.
+func serveUI(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return opErrorf("arca ui: %v", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return opErrorf("arca ui: %v", err)
+	}
+	return nil
+}
+
+// isLoopback reports whether host is a loopback address, or localhost.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.IsLoopback()
+}
+
+// freshToken is 32 random bytes, hex.
+func freshToken() string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

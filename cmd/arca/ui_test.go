@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lockedBuffer is a bytes.Buffer safe to write from the verb's goroutine
+// while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// uiCLI is a cli in a fresh home with an initialized vault.
+func uiCLI(t *testing.T) (*cli, *lockedBuffer, *lockedBuffer) {
+	t.Helper()
+	home := t.TempDir()
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	c := &cli{stdin: strings.NewReader(""), stdout: out, stderr: errb, now: time.Now,
+		getenv:  func(k string) string { return map[string]string{"HOME": home}[k] },
+		environ: func() []string { return []string{"HOME=" + home} }}
+	if st := c.main(context.Background(), []string{"init"}); st != 0 {
+		t.Fatalf("init: %d %s", st, errb)
+	}
+	return c, out, errb
+}
+
+var urlLine = regexp.MustCompile(`(?m)^http://([0-9.]+):([0-9]+)/\?token=([0-9a-zA-Z-]+)\n`)
+
+// startUI runs arca ui with args until the test ends, and returns the URL
+// parts its first line gives.
+func startUI(t *testing.T, c *cli, out *lockedBuffer, args ...string) (host, port, token string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- c.main(ctx, append([]string{"ui"}, args...)) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case st := <-done:
+			if st != 0 {
+				t.Errorf("arca ui exited %d when stopped", st)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("arca ui did not stop")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := urlLine.FindStringSubmatch(out.String()); m != nil {
+			return m[1], m[2], m[3]
+		}
+		select {
+		case st := <-done:
+			t.Fatalf("arca ui exited %d before it printed its URL", st)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	t.Fatalf("arca ui printed no URL: %q", out.String())
+	return "", "", ""
+}
+
+// By default arca ui binds 127.0.0.1 on a free port with a fresh token,
+// prints the URL first and warns of nothing; the token is never on stderr.
+func TestUIDefaults(t *testing.T) {
+	c, out, errb := uiCLI(t)
+	host, port, token := startUI(t, c, out)
+	if host != "127.0.0.1" || port == "0" || !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(token) {
+		t.Fatalf("URL %q", out.String())
+	}
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/api/envs", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/envs with the token: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if errb.String() != "" {
+		t.Fatalf("stderr: %q", errb.String())
+	}
+}
+
+// A non-loopback bind without a token is refused (no flag forces it); with
+// one it warns on stderr at every start.
+func TestUIBindRules(t *testing.T) {
+	c, _, errb := uiCLI(t)
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0"} {
+		if st := c.main(context.Background(), []string{"ui", "--addr", addr}); st != 2 || !strings.Contains(errb.String(), "is not a loopback address") {
+			t.Fatalf("--addr %s without a token: exit %d, %q", addr, st, errb.String())
+		}
+	}
+	if st := c.main(context.Background(), []string{"ui", "--addr", "nonsense"}); st != 2 {
+		t.Fatalf("a bad --addr: exit %d", st)
+	}
+	c, out, errb := uiCLI(t)
+	host, _, token := startUI(t, c, out, "--addr", "0.0.0.0:0", "--token", "given-token-1")
+	if host != "0.0.0.0" || token != "given-token-1" {
+		t.Fatalf("URL %q", out.String())
+	}
+	if w := errb.String(); !strings.Contains(w, "warning: arca ui listens on 0.0.0.0:") || strings.Contains(w, "given-token-1") {
+		t.Fatalf("stderr: %q", w)
+	}
+}

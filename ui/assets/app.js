@@ -1,0 +1,160 @@
+"use strict";
+// arca ui: reads the JSON endpoints and fills the page. Everything from
+// the server goes into the page as text (textContent), never as markup.
+(function () {
+  const $ = (id) => document.getElementById(id);
+
+  async function get(path, params) {
+    const q = new URLSearchParams(params || {});
+    const r = await fetch(path + "?" + q.toString(), { credentials: "same-origin" });
+    const body = await r.json();
+    if (!r.ok) throw new Error(body.error || r.statusText);
+    return body;
+  }
+
+  function cell(tr, text, cls) {
+    const td = document.createElement("td");
+    td.textContent = text === undefined || text === "" ? "-" : String(text);
+    if (cls) td.className = cls;
+    tr.appendChild(td);
+  }
+
+  function rows(table, items, fill) {
+    const tbody = $(table).querySelector("tbody");
+    tbody.replaceChildren();
+    for (const it of items) {
+      const tr = document.createElement("tr");
+      fill(tr, it);
+      tbody.appendChild(tr);
+    }
+  }
+
+  function ago(s) {
+    if (s < 3600) return Math.floor(s / 60) + " min";
+    if (s < 172800) return Math.floor(s / 3600) + " h";
+    return Math.floor(s / 86400) + " days";
+  }
+
+  function short(ts) { return ts ? ts.replace("T", " ").replace(/\.\d+Z$/, "Z") : ""; }
+
+  async function loadHealth(env) {
+    const h = await get("/api/health", { env });
+    $("health").textContent = (h.healthy ? "healthy" : "NOT HEALTHY") + ", " + h.records + " records (" + h.kind + " vault " + h.vault + ")";
+    $("health").className = h.healthy ? "ok" : "error";
+    const ul = $("problems");
+    ul.replaceChildren();
+    for (const p of (h.problems || []).concat(h.info || [])) {
+      const li = document.createElement("li");
+      li.textContent = p;
+      ul.appendChild(li);
+    }
+    const rs = h.recipients || [];
+    $("recipients-box").hidden = rs.length === 0;
+    const rl = $("recipients");
+    rl.replaceChildren();
+    for (const r of rs) {
+      const li = document.createElement("li");
+      li.textContent = r;
+      rl.appendChild(li);
+    }
+  }
+
+  async function loadRecords(env) {
+    const res = await get("/api/records", { env, limit: 200 });
+    $("records-count").textContent = "(" + res.total + ")";
+    rows("records", res.records, (tr, r) => {
+      cell(tr, r.ref); cell(tr, r.version); cell(tr, short(r.created_at)); cell(tr, short(r.updated_at));
+      cell(tr, short(r.rotated_at)); cell(tr, ago(r.since_rotation_s));
+    });
+    const more = res.total - res.records.length;
+    $("records-more").textContent = more > 0 ? more + " more not shown (arca list shows them all)" : "";
+  }
+
+  function drawChart(buckets) {
+    const fig = $("chart");
+    const old = fig.querySelector("svg");
+    if (old) old.remove();
+    const ns = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(ns, "svg");
+    const w = 960, h = 160, n = Math.max(buckets.length, 1), bw = w / n;
+    svg.setAttribute("viewBox", "0 0 " + w + " " + h);
+    svg.setAttribute("width", "100%");
+    svg.setAttribute("height", h);
+    svg.setAttribute("preserveAspectRatio", "none");
+    const max = Math.max(1, ...buckets.map((b) => b.ok + b.denied + b.error));
+    buckets.forEach((b, i) => {
+      let y = h;
+      for (const k of ["ok", "denied", "error"]) {
+        if (!b[k]) continue;
+        const bh = (b[k] / max) * (h - 10);
+        y -= bh;
+        const r = document.createElementNS(ns, "rect");
+        r.setAttribute("x", i * bw + 1); r.setAttribute("y", y);
+        r.setAttribute("width", Math.max(bw - 2, 1)); r.setAttribute("height", bh);
+        r.setAttribute("class", k);
+        const t = document.createElementNS(ns, "title");
+        t.textContent = b.start + ": " + b[k] + " " + k;
+        r.appendChild(t);
+        svg.appendChild(r);
+      }
+    });
+    fig.insertBefore(svg, fig.firstChild);
+  }
+
+  function filters(env) {
+    const f = { env, limit: 200 };
+    for (const k of ["since", "until", "ref", "op", "outcome", "actor"]) {
+      const v = $("f-" + k).value.trim();
+      if (v) f[k] = v;
+    }
+    return f;
+  }
+
+  async function loadTrail(env) {
+    const t = await get("/api/audit", filters(env));
+    $("matched").textContent = t.matched;
+    drawChart(t.chart);
+    const broken = t.chains.filter((c) => !c.ok);
+    const chain = $("chain");
+    chain.className = broken.length ? "broken" : "held";
+    chain.textContent = broken.length
+      ? "The chain does NOT hold: " + broken.map((c) => c.file + ": " + c.break).join("; ")
+      : "The chain holds: " + t.chains.map((c) => c.file + " (" + c.events + " events" + (c.anchor ? ", anchor " + c.anchor : "") + ")").join("; ");
+    rows("denied", t.denied, (tr, e) => {
+      cell(tr, short(e.ts)); cell(tr, e.ref); cell(tr, e.actor);
+      cell(tr, e.policy ? (e.policy.reason || "denied") : e.message, "msg");
+    });
+    rows("events", t.events, (tr, e) => {
+      cell(tr, short(e.ts)); cell(tr, e.seq); cell(tr, e.event); cell(tr, e.outcome, e.outcome === "ok" ? "ok" : e.outcome === "denied" ? "denied" : e.outcome ? "error" : "");
+      cell(tr, e.env); cell(tr, e.ref); cell(tr, e.actor); cell(tr, e.message, "msg");
+    });
+  }
+
+  async function load() {
+    const env = $("env").value;
+    $("status").textContent = "loading…";
+    $("status").className = "";
+    try {
+      await Promise.all([loadHealth(env), loadRecords(env), loadTrail(env)]);
+      $("status").textContent = "";
+      document.body.dataset.loaded = "true";
+    } catch (e) {
+      $("status").textContent = e.message;
+      $("status").className = "failed";
+    }
+  }
+
+  async function start() {
+    const res = await get("/api/envs");
+    for (const e of res.envs) {
+      const o = document.createElement("option");
+      o.value = o.textContent = e;
+      $("env").appendChild(o);
+    }
+    $("env").addEventListener("change", load);
+    $("f-apply").addEventListener("click", () => loadTrail($("env").value).catch((e) => { $("status").textContent = e.message; }));
+    await load();
+  }
+
+  start().catch((e) => { $("status").textContent = e.message; $("status").className = "failed"; });
+})();

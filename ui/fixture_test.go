@@ -1,0 +1,98 @@
+package ui
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// canary is a secret value the fixture stores: no response may hold it.
+const canary = "CANARY-ui-7f3a9c"
+
+const testToken = "test-token-0123456789abcdef"
+
+// fixture is a Server over a real service on a fresh file vault, its
+// audit file in a temp home, holding a few records (one with the canary)
+// and a trail with ok, denied and error events.
+type fixture struct {
+	svc       *ops.Service
+	server    *Server
+	http      *httptest.Server
+	auditFile string
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	home := t.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	cfg, err := ops.ParseConfig([]byte(`
+[[guardrails.rule]]
+env = "default"
+ref = "billing/*"
+ops = ["get"]
+reason = "billing is read by the payments service only"
+`), "arca.toml", getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{auditFile: filepath.Join(home, "audit.log")}
+	af, err := audit.OpenFile(f.auditFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { af.Close() })
+	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(af, audit.SourceCLI, nil), Backends: backend.Kinds{}})
+	t.Cleanup(func() { f.svc.Close() })
+	if _, err := f.svc.Init(""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, kv := range [][2]string{{"app/db", canary}, {"app/api-token", "tok-" + canary}, {"billing/card", canary + "-card"}} {
+		if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://" + kv[0], Value: vault.NewSecret([]byte(kv[1]))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Rotate(ctx, ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte(canary + "-2"))}); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.Get(ctx, ops.Request{Ref: "arca://billing/card", Actor: "agent-7"}) // denied
+	f.svc.Get(ctx, ops.Request{Ref: "arca://app/missing"})                    // not found
+	if f.server, err = New(Options{Token: testToken, Vaults: f.svc, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
+		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err != nil {
+		t.Fatal(err)
+	}
+	f.http = httptest.NewServer(f.server)
+	t.Cleanup(f.http.Close)
+	return f
+}
+
+// noCanary fails if b holds the canary, or the trail grew a value.
+func noCanary(t testing.TB, what string, b []byte) {
+	t.Helper()
+	if strings.Contains(string(b), canary) {
+		t.Fatalf("%s holds the secret value", what)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,201 @@
+package ui
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func request(t *testing.T, f *fixture, method, path string, auth func(*http.Request)) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.http.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != nil {
+		auth(req)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+func bearer(tok string) func(*http.Request) {
+	return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
+}
+
+func cookie(tok string) func(*http.Request) {
+	return func(r *http.Request) { r.AddCookie(&http.Cookie{Name: CookieName, Value: tok}) }
+}
+
+var endpoints = []string{"/", "/assets/app.js", "/assets/app.css", "/api/envs", "/api/records?env=default", "/api/health?env=default", "/api/audit?env=default"}
+
+// Every endpoint wants the token: none, a wrong one, one off by a byte are
+// refused (401), as a bearer header or a cookie; the right one passes.
+func TestTokenRequired(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range endpoints {
+		for name, auth := range map[string]func(*http.Request){
+			"none": nil, "wrong bearer": bearer("nope"), "short bearer": bearer(testToken[:len(testToken)-1]),
+			"wrong cookie": cookie(testToken + "x"), "basic": func(r *http.Request) { r.SetBasicAuth("u", testToken) },
+		} {
+			resp, body := request(t, f, "GET", path, auth)
+			if resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("%s with %s: %d, want 401", path, name, resp.StatusCode)
+			}
+			noCanary(t, path, body)
+		}
+		for name, auth := range map[string]func(*http.Request){"bearer": bearer(testToken), "cookie": cookie(testToken)} {
+			if resp, _ := request(t, f, "GET", path, auth); resp.StatusCode != http.StatusOK {
+				t.Errorf("%s with the right %s: %d", path, name, resp.StatusCode)
+			}
+		}
+	}
+}
+
+// The URL arca ui prints logs in: the token becomes an HttpOnly,
+// SameSite=Strict cookie and the page reloads without it in the URL. A
+// wrong token in the URL is refused.
+func TestLoginByURL(t *testing.T) {
+	f := newFixture(t)
+	resp, _ := request(t, f, "GET", "/?token="+testToken, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" {
+		t.Fatalf("login: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	cs := resp.Cookies()
+	if len(cs) != 1 || cs[0].Name != CookieName || cs[0].Value != testToken || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode || cs[0].Path != "/" {
+		t.Fatalf("the cookie: %+v", cs)
+	}
+	if resp, _ := request(t, f, "GET", "/?token=wrong", nil); resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Fatalf("a wrong token in the URL: %d, %v", resp.StatusCode, resp.Cookies())
+	}
+}
+
+// Only GET and HEAD; a request with a body, or an overlong query, is
+// refused before anything runs. Every answer carries the strict CSP.
+func TestRequestRules(t *testing.T) {
+	f := newFixture(t)
+	for _, m := range []string{"POST", "PUT", "DELETE", "PATCH", "OPTIONS"} {
+		resp, _ := request(t, f, m, "/api/records", bearer(testToken))
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, HEAD" {
+			t.Errorf("%s: %d, Allow %q", m, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+	if resp, _ := request(t, f, "HEAD", "/api/envs", bearer(testToken)); resp.StatusCode != http.StatusOK {
+		t.Errorf("HEAD: %d", resp.StatusCode)
+	}
+	if resp, _ := request(t, f, "GET", "/api/records?env="+strings.Repeat("x", MaxQuery), bearer(testToken)); resp.StatusCode != http.StatusRequestURITooLong {
+		t.Errorf("an overlong query: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", f.http.URL+"/api/envs", strings.NewReader("body"))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a GET with a body: %v, %v", resp, err)
+	}
+	for _, path := range endpoints {
+		resp, _ := request(t, f, "GET", path, nil)
+		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers %v", path, resp.Header)
+		}
+	}
+	if resp, _ := request(t, f, "GET", "/nothing", bearer(testToken)); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown path: %d", resp.StatusCode)
+	}
+	for _, q := range []string{"/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope"} {
+		if resp, body := request(t, f, "GET", q, bearer(testToken)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"error"`) {
+			t.Errorf("%s: %d %s", q, resp.StatusCode, body)
+		}
+	}
+}
+
+// What each endpoint answers: the records' metadata (never a value), the
+// vault's health, the trail's latest events, chart, denials with their
+// verdicts and the chain's state. The list and check it ran are audited.
+func TestEndpoints(t *testing.T) {
+	f := newFixture(t)
+	var recs struct {
+		Total   int      `json:"total"`
+		Records []record `json:"records"`
+	}
+	get(t, f, "/api/records?env=default", &recs)
+	if recs.Total != 3 || len(recs.Records) != 3 || recs.Records[0].Ref != "arca://app/api-token" || recs.Records[1].Version != 2 ||
+		recs.Records[1].RotatedAt == "" || recs.Records[1].SinceRotation < 47*3600 {
+		t.Fatalf("records: %+v", recs)
+	}
+	var page struct{ Records []record }
+	get(t, f, "/api/records?env=default&offset=1&limit=1", &page)
+	if len(page.Records) != 1 || page.Records[0].Ref != "arca://app/db" {
+		t.Fatalf("records from 1, 1 of them: %+v", page.Records)
+	}
+	var h map[string]any
+	get(t, f, "/api/health?env=default", &h)
+	if h["healthy"] != true || h["records"] != float64(3) || h["kind"] != "file" {
+		t.Fatalf("health: %v", h)
+	}
+	var tr struct {
+		Events  []event  `json:"events"`
+		Denied  []event  `json:"denied"`
+		Chart   []bucket `json:"chart"`
+		Chains  []chain  `json:"chains"`
+		Matched int      `json:"matched"`
+	}
+	get(t, f, "/api/audit?env=default", &tr)
+	ok, denied, errs := 0, 0, 0
+	for _, b := range tr.Chart {
+		ok, denied, errs = ok+b.OK, denied+b.Denied, errs+b.Error
+	}
+	if len(tr.Chart) != Buckets || ok < 4 || denied != 1 || errs != 1 || tr.Matched != ok+denied+errs {
+		t.Fatalf("chart: %d ok, %d denied, %d error of %d matched", ok, denied, errs, tr.Matched)
+	}
+	if len(tr.Denied) != 1 || tr.Denied[0].Ref != "billing/card" || tr.Denied[0].Actor != "agent-7" || !strings.Contains(tr.Denied[0].Message, "payments service only") {
+		t.Fatalf("denied: %+v", tr.Denied)
+	}
+	if len(tr.Chains) != 1 || !tr.Chains[0].OK || tr.Chains[0].Anchor == "" {
+		t.Fatalf("chains: %+v", tr.Chains)
+	}
+	if last := tr.Events[0]; last.Seq < tr.Events[len(tr.Events)-1].Seq {
+		t.Fatalf("events not newest first: %+v", tr.Events)
+	}
+	get(t, f, "/api/audit?outcome=denied", &tr)
+	if tr.Matched != 1 || len(tr.Events) != 1 {
+		t.Fatalf("outcome=denied: %d matched", tr.Matched)
+	}
+	trail := readFile(t, f.auditFile)
+	if !strings.Contains(trail, `"event":"list","op":"list","outcome":"ok","env":"default"`) || !strings.Contains(trail, `"event":"check","op":"check"`) {
+		t.Fatalf("the page's list and check are not audited:\n%s", trail)
+	}
+}
+
+// No response holds a value, whatever is asked: every endpoint, with
+// every filter, the assets, the errors.
+func TestNoValueLeaves(t *testing.T) {
+	f := newFixture(t)
+	paths := append(endpoints, "/api/records?limit=1000", "/api/audit?limit=1000", "/api/audit?ref=*", "/api/records?env=nope", "/x", "/api/records/../../x")
+	for _, p := range paths {
+		_, body := request(t, f, "GET", p, bearer(testToken))
+		noCanary(t, p, body)
+	}
+	noCanary(t, "the audit file", []byte(readFile(t, f.auditFile)))
+}
+
+func get(t *testing.T, f *fixture, path string, v any) {
+	t.Helper()
+	resp, body := request(t, f, "GET", path, bearer(testToken))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("%s: %d %s", path, resp.StatusCode, body)
+	}
+	noCanary(t, path, body)
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
