@@ -2,9 +2,7 @@ package ui
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -170,7 +168,8 @@ type chain struct {
 
 // audit is the trail: the latest events that pass the filters (as arca
 // audit's), the chart of all that pass them, the latest denials with their
-// verdicts, and whether each trail's chain holds.
+// verdicts, and whether each trail's chain holds. Each trail's index reads
+// only what was appended since the last answer.
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := filterOf(q.Get, s.o.Now())
@@ -182,66 +181,59 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var (
-		latest, denied []event
-		stamps         []stamped
-		chains         []chain
-	)
-	for _, path := range s.o.AuditFiles {
-		c, err := scanTrail(path, f, func(e trail.Entry) {
-			ev := eventOf(e)
-			latest = keepLast(latest, ev, limit)
-			if e.Event.Outcome == audit.Denied {
-				denied = keepLast(denied, ev, limit)
-			}
-			stamps = append(stamps, stamped{e.TS, e.Event.Outcome})
-		})
+	latest, denied, chains := []event{}, []event{}, []chain{}
+	var stamps []trail.Stamp
+	for i, idx := range s.indexes {
+		if err := idx.Update(); err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		res, err := idx.Query(f, limit)
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
-		chains = append(chains, c)
+		for _, e := range res.Latest {
+			latest = append(latest, eventOf(e))
+		}
+		for _, e := range res.Denied {
+			denied = append(denied, eventOf(e))
+		}
+		stamps = append(stamps, res.Stamps...)
+		chains = append(chains, chainOf(s.o.AuditFiles[i], res))
 	}
 	slices.Reverse(latest)
 	slices.Reverse(denied)
-	writeJSON(w, http.StatusOK, map[string]any{"events": latest, "denied": denied, "matched": len(stamps),
-		"chart": chart(stamps), "chains": chains})
+	writeJSON(w, http.StatusOK, map[string]any{"events": latest[:min(len(latest), limit)], "denied": denied[:min(len(denied), limit)],
+		"matched": len(stamps), "chart": chart(stamps), "chains": chains})
 }
 
-// scanTrail hands fn every event of the trail at path that f picks, and
-// verifies its chain. A trail not there yet is empty.
-func scanTrail(path string, f trail.Filter, fn func(trail.Entry)) (chain, error) {
-	c := chain{File: path}
-	fh, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		c.OK = true
-		return c, nil
-	}
-	if err != nil {
-		return c, err
-	}
-	defer fh.Close()
-	res, verr := trail.Verify(fh, nil)
-	c.Events = res.Lines
-	var b *trail.Break
-	switch {
-	case errors.As(verr, &b):
-		c.Break = b.Error()
-	case verr != nil:
-		return c, verr
-	default:
-		c.OK = true
-		if res.Lines > 0 {
-			c.Anchor = res.Last.String()
+// Warm reads every trail into its index: arca ui does it before it prints
+// its URL, so that the first page reads only what came since.
+func (s *Server) Warm() error {
+	for _, idx := range s.indexes {
+		if err := idx.Update(); err != nil {
+			return err
 		}
 	}
-	if _, err := fh.Seek(0, 0); err != nil {
-		return c, err
+	return nil
+}
+
+// chainOf says whether a trail's chain holds, from its query.
+func chainOf(file string, res trail.QueryResult) chain {
+	c := chain{File: file, Events: res.Chain.Lines}
+	switch {
+	case res.Broken != nil:
+		c.Break = res.Broken.Error()
+	case res.Invalid != nil:
+		c.Break = res.Invalid.Error()
+	default:
+		c.OK = true
+		if res.Chain.Lines > 0 {
+			c.Anchor = res.Chain.Last.String()
+		}
 	}
-	// A trail whose chain broke is still shown, up to the first line that
-	// is not an event.
-	_ = trail.Scan(fh, f, func(e trail.Entry) error { fn(e); return nil })
-	return c, nil
+	return c
 }
 
 func eventOf(e trail.Entry) event {
@@ -250,30 +242,15 @@ func eventOf(e trail.Entry) event {
 		Actor: ev.Actor, Message: ev.Message, Policy: ev.Policy, Source: ev.Source}
 }
 
-// keepLast appends ev to evs, keeping the last n.
-func keepLast(evs []event, ev event, n int) []event {
-	if len(evs) == n {
-		copy(evs, evs[1:])
-		evs = evs[:n-1]
-	}
-	return append(evs, ev)
-}
-
-// stamped is an event's time and outcome, all the chart needs of it.
-type stamped struct {
-	ts      time.Time
-	outcome string
-}
-
 // chart puts the events into Buckets bars of equal span, from the first
 // event's time to the last's.
-func chart(evs []stamped) []bucket {
+func chart(evs []trail.Stamp) []bucket {
 	if len(evs) == 0 {
 		return []bucket{}
 	}
-	first, last := evs[0].ts, evs[0].ts
+	first, last := evs[0].TS, evs[0].TS
 	for _, e := range evs {
-		first, last = minTime(first, e.ts), maxTime(last, e.ts)
+		first, last = minTime(first, e.TS), maxTime(last, e.TS)
 	}
 	span := last.Sub(first)/Buckets + 1
 	out := make([]bucket, Buckets)
@@ -281,8 +258,8 @@ func chart(evs []stamped) []bucket {
 		out[i].Start = audit.FormatTime(first.Add(time.Duration(i) * span))
 	}
 	for _, e := range evs {
-		b := &out[min(int(e.ts.Sub(first)/span), Buckets-1)]
-		switch e.outcome {
+		b := &out[min(int(e.TS.Sub(first)/span), Buckets-1)]
+		switch e.Outcome {
 		case audit.OK:
 			b.OK++
 		case audit.Denied:

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -58,8 +59,9 @@ const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 // Server is the page's HTTP handler.
 type Server struct {
-	o   Options
-	mux *http.ServeMux
+	o       Options
+	mux     *http.ServeMux
+	indexes []*trail.Index // one for each of o.AuditFiles
 }
 
 // New returns the Server of o; o.Token must not be empty.
@@ -71,6 +73,9 @@ func New(o Options) (*Server, error) {
 		o.Now = time.Now
 	}
 	s := &Server{o: o, mux: http.NewServeMux()}
+	for _, p := range o.AuditFiles {
+		s.indexes = append(s.indexes, trail.NewIndex(p))
+	}
 	s.mux.HandleFunc("/", s.page)
 	s.mux.Handle("/assets/", http.FileServerFS(assets))
 	s.mux.HandleFunc("/api/envs", s.envs)

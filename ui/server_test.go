@@ -170,6 +170,11 @@ func TestEndpoints(t *testing.T) {
 	if tr.Matched != 1 || len(tr.Events) != 1 {
 		t.Fatalf("outcome=denied: %d matched", tr.Matched)
 	}
+	// Nothing matched: empty lists, never null (the page iterates them).
+	_, body := request(t, f, "GET", "/api/audit?actor=nobody", bearer(testToken))
+	if !strings.Contains(string(body), `"events":[]`) || !strings.Contains(string(body), `"denied":[]`) || !strings.Contains(string(body), `"chart":[]`) {
+		t.Fatalf("nothing matched: %s", body)
+	}
 	trail := readFile(t, f.auditFile)
 	if !strings.Contains(trail, `"event":"list","op":"list","outcome":"ok","env":"default"`) || !strings.Contains(trail, `"event":"check","op":"check"`) {
 		t.Fatalf("the page's list and check are not audited:\n%s", trail)

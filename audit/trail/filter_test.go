@@ -145,3 +145,69 @@ func TestFollow(t *testing.T) {
 		t.Fatal("Follow did not return when its context ended")
 	}
 }
+
+// The index answers what Scan and Verify would, and reads only what was
+// appended: an event added after a query shows at the next; a line not
+// whole yet waits for its newline; a file that shrank is read again; a
+// broken chain is reported at its line.
+func TestIndex(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	text := events(t,
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: "prod", Ref: "app/db", Actor: "agent-1"},
+		audit.Event{Event: "denied", Op: "get", Outcome: audit.Denied, Env: "prod", Ref: "billing/card", Actor: "agent-2", Code: "denied", Message: "no"},
+		audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: "dev", Ref: "app/api"},
+	)
+	ls := strings.SplitAfter(text, "\n")
+	if err := os.WriteFile(path, []byte(ls[0]+ls[1]+ls[2][:10]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x := NewIndex(path)
+	query := func(f Filter, limit int) QueryResult {
+		t.Helper()
+		if err := x.Update(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := x.Query(f, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := query(Filter{}, 10)
+	if len(res.Stamps) != 2 || len(res.Latest) != 2 || len(res.Denied) != 1 || res.Denied[0].Event.Ref != "billing/card" || res.Chain.Lines != 2 || res.Broken != nil {
+		t.Fatalf("two whole lines: %+v", res)
+	}
+	if string(res.Latest[1].Line) != strings.TrimSuffix(ls[1], "\n") {
+		t.Fatalf("the line read back: %q", res.Latest[1].Line)
+	}
+	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString(ls[2][10:])
+	f.Close()
+	res = query(Filter{Env: "dev"}, 10)
+	if len(res.Stamps) != 1 || res.Latest[0].Event.Ref != "app/api" || res.Chain.Lines != 3 {
+		t.Fatalf("the appended line: %+v", res)
+	}
+	if res := query(Filter{}, 1); len(res.Latest) != 1 || res.Latest[0].Event.Seq != 3 || len(res.Stamps) != 3 {
+		t.Fatalf("the last one: %+v", res)
+	}
+	// Truncated and rewritten: read from the start again; an edited line
+	// breaks the chain at the line after it.
+	edited := strings.Replace(ls[0], "agent-1", "agent-X", 1) + ls[1] + ls[2]
+	if err := os.WriteFile(path, []byte(edited[:len(edited)-5]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	query(Filter{}, 10)
+	if err := os.WriteFile(path, []byte(ls[0]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := query(Filter{}, 10); res.Chain.Lines != 1 || len(res.Stamps) != 1 {
+		t.Fatalf("after the file shrank: %+v", res)
+	}
+	x = NewIndex(path)
+	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := query(Filter{}, 10); res.Broken == nil || res.Broken.Line != 2 || len(res.Stamps) != 3 {
+		t.Fatalf("an edited line: %+v", res)
+	}
+}

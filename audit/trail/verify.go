@@ -64,15 +64,10 @@ func (b *Break) Error() string { return fmt.Sprintf("line %d: %s", b.Line, b.Rea
 // With an anchor, the trail must hold that seq with that link, in its last
 // stream: that catches a trail cut short, or rewritten whole.
 func Verify(r io.Reader, anchor *Anchor) (Result, error) {
-	var (
-		res        Result
-		prevLink   [sha256.Size]byte
-		prevSeq    uint64
-		anchored   bool
-		anchorLink [sha256.Size]byte
-	)
+	var c checker
 	if anchor != nil {
-		hex.Decode(anchorLink[:], []byte(anchor.Link)) // ParseAnchor checked it
+		c.anchor = anchor
+		hex.Decode(c.anchorLink[:], []byte(anchor.Link)) // ParseAnchor checked it
 	}
 	lr := newLineReader(r)
 	for {
@@ -80,49 +75,83 @@ func Verify(r io.Reader, anchor *Anchor) (Result, error) {
 		if err == io.EOF {
 			break
 		}
-		n := res.Lines + 1
 		if err != nil {
-			return res, &Break{n, err.Error()}
+			return c.result(), &Break{c.lines + 1, err.Error()}
 		}
-		ev, ok := parseLine(line)
-		if !ok {
-			return res, &Break{n, "not an audit event as arca writes one"}
-		}
-		switch {
-		case n == 1:
-			res.Streams, res.First, res.MidChain = 1, ev.seq, ev.prev != nil
-		case ev.prev == nil && ev.source == audit.SourceServe && ev.event == "start" && ev.seq == 1:
-			res.Streams++
-			anchored = false
-		case ev.prev == nil:
-			return res, &Break{n, fmt.Sprintf("the chain is cut here: seq %d has no link to line %d", ev.seq, n-1)}
-		case *ev.prev != prevLink:
-			return res, &Break{n, fmt.Sprintf("seq %d does not link to line %d: a line was edited, removed, inserted or moved here", ev.seq, n-1)}
-		case ev.seq != prevSeq+1:
-			return res, &Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, prevSeq, prevSeq+1)}
-		}
-		prevLink, prevSeq = sha256.Sum256(line), ev.seq
-		res.Lines = n
-		if anchor != nil && ev.seq == anchor.Seq {
-			if prevLink != anchorLink {
-				res.Last = lastOf(prevSeq, prevLink)
-				return res, &Break{n, fmt.Sprintf("seq %d does not match the anchor: the trail was rewritten", ev.seq)}
-			}
-			anchored = true
+		if err := c.step(line); err != nil {
+			return c.result(), err
 		}
 	}
-	if res.Lines > 0 {
-		res.Last = lastOf(prevSeq, prevLink)
+	return c.result(), c.end()
+}
+
+// checker checks a trail's chain a line at a time.
+type checker struct {
+	lines, streams int
+	first, prevSeq uint64
+	prevLink       [sha256.Size]byte
+	midChain       bool
+	anchor         *Anchor
+	anchorLink     [sha256.Size]byte
+	anchored       bool
+}
+
+// step checks the next line (without its newline).
+func (c *checker) step(line []byte) error {
+	n := c.lines + 1
+	ev, ok := parseLine(line)
+	if !ok {
+		return &Break{n, "not an audit event as arca writes one"}
 	}
-	if anchor != nil && !anchored {
-		return res, &Break{res.Lines, fmt.Sprintf("the anchor's seq %d is not in the trail, which ends at seq %d: it was cut short, or rewritten", anchor.Seq, res.Last.Seq)}
+	switch {
+	case n == 1:
+		c.streams, c.first, c.midChain = 1, ev.seq, ev.prev != nil
+	case ev.prev == nil && ev.source == audit.SourceServe && ev.event == "start" && ev.seq == 1:
+		c.streams++
+		c.anchored = false
+	case ev.prev == nil:
+		return &Break{n, fmt.Sprintf("the chain is cut here: seq %d has no link to line %d", ev.seq, n-1)}
+	case *ev.prev != c.prevLink:
+		return &Break{n, fmt.Sprintf("seq %d does not link to line %d: a line was edited, removed, inserted or moved here", ev.seq, n-1)}
+	case ev.seq != c.prevSeq+1:
+		return &Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, c.prevSeq, c.prevSeq+1)}
 	}
-	return res, nil
+	c.prevLink, c.prevSeq, c.lines = sha256.Sum256(line), ev.seq, n
+	if c.anchor != nil && ev.seq == c.anchor.Seq {
+		if c.prevLink != c.anchorLink {
+			return &Break{n, fmt.Sprintf("seq %d does not match the anchor: the trail was rewritten", ev.seq)}
+		}
+		c.anchored = true
+	}
+	return nil
+}
+
+// end checks what only the end of the trail tells: that it held the anchor.
+func (c *checker) end() error {
+	if c.anchor != nil && !c.anchored {
+		return &Break{c.lines, fmt.Sprintf("the anchor's seq %d is not in the trail, which ends at seq %d: it was cut short, or rewritten", c.anchor.Seq, c.prevSeq)}
+	}
+	return nil
+}
+
+// result is what the lines checked so far make.
+func (c *checker) result() Result {
+	res := Result{Lines: c.lines, Streams: c.streams, First: c.first, MidChain: c.midChain}
+	if c.lines > 0 {
+		res.Last = lastOf(c.prevSeq, c.prevLink)
+	}
+	return res
 }
 
 func lastOf(seq uint64, link [sha256.Size]byte) Anchor {
 	return Anchor{Seq: seq, Link: hex.EncodeToString(link[:])}
 }
+
+// The errors of lineReader.next.
+var (
+	errLong = fmt.Errorf("longer than %d bytes: not an audit event", audit.MaxLine)
+	errCut  = errors.New("the trail ends in the middle of this line: it was cut short, or is still being written")
+)
 
 // lineReader reads lines of at most audit.MaxLine bytes.
 type lineReader struct {
@@ -146,7 +175,7 @@ func (l *lineReader) next() ([]byte, error) {
 			return b[:len(b)-1], nil
 		case err == nil || errors.Is(err, bufio.ErrBufferFull):
 			if len(l.long)+len(b) > audit.MaxLine+1 {
-				return nil, fmt.Errorf("longer than %d bytes: not an audit event", audit.MaxLine)
+				return nil, errLong
 			}
 			l.long = append(l.long, b...)
 			if err == nil {
@@ -155,7 +184,7 @@ func (l *lineReader) next() ([]byte, error) {
 		case errors.Is(err, io.EOF) && len(b) == 0 && len(l.long) == 0:
 			return nil, io.EOF
 		case errors.Is(err, io.EOF):
-			return nil, errors.New("the trail ends in the middle of this line: it was cut short, or is still being written")
+			return nil, errCut
 		default:
 			return nil, err
 		}

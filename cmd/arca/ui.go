@@ -62,6 +62,11 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The trail is read before the URL is out: the first page reads only
+	// what came since.
+	if err := s.Warm(); err != nil {
+		return opErrorf("audit trail: %v", err)
+	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return opErrorf("listen on %s: %v", *addr, err)

@@ -22,7 +22,7 @@
   function rows(table, items, fill) {
     const tbody = $(table).querySelector("tbody");
     tbody.replaceChildren();
-    for (const it of items) {
+    for (const it of items || []) {
       const tr = document.createElement("tr");
       fill(tr, it);
       tbody.appendChild(tr);

@@ -1,0 +1,221 @@
+package trail
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+)
+
+// Index holds what queries need of a trail file's events, compactly, and
+// where each line is: a page that shows the trail again and again reads
+// only what was appended since it last looked. Update reads it, checking
+// the chain as Verify does; Query filters in memory and reads back only
+// the lines it returns. An event costs some 40 bytes; its strings (env,
+// ref, op, actor, outcome) are held once each.
+type Index struct {
+	mu     sync.Mutex
+	path   string
+	off    int64 // the bytes read: whole lines
+	events []indexed
+	strs   []string
+	ids    map[string]uint32
+	chain  checker
+	broken *Break // the first break, once found
+	bad    error  // a line that is not an event stops the index there
+}
+
+// indexed is one event: where its line starts, its time, and its strings
+// by their number in strs.
+type indexed struct {
+	off                          int64
+	ts                           int64 // Unix nanoseconds
+	env, ref, op, actor, outcome uint32
+}
+
+// NewIndex is an empty index of the trail file at path.
+func NewIndex(path string) *Index {
+	x := &Index{path: path}
+	x.reset()
+	return x
+}
+
+// reset empties x, to read its file from the start.
+func (x *Index) reset() {
+	x.off, x.events, x.chain, x.broken, x.bad = 0, nil, checker{}, nil, nil
+	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
+}
+
+func (x *Index) id(s string) uint32 {
+	if n, ok := x.ids[s]; ok {
+		return n
+	}
+	x.strs = append(x.strs, s)
+	x.ids[s] = uint32(len(x.strs) - 1)
+	return uint32(len(x.strs) - 1)
+}
+
+// Update reads what was appended to the file since the last Update: each
+// whole line is checked against the chain and indexed. A file that is not
+// there yet is empty; one that shrank (rotated, truncated) is read again
+// from its start.
+func (x *Index) Update() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f, err := os.Open(x.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < x.off {
+		x.reset()
+	}
+	if x.bad != nil || fi.Size() == x.off {
+		return nil
+	}
+	if _, err := f.Seek(x.off, io.SeekStart); err != nil {
+		return err
+	}
+	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
+	for {
+		line, err := lr.next()
+		if err == io.EOF {
+			return nil
+		}
+		if errors.Is(err, errCut) {
+			return nil // a line not whole yet: read at the next Update
+		}
+		if err != nil {
+			x.bad = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			return nil
+		}
+		if err := x.add(line); err != nil {
+			x.bad = err
+			return nil
+		}
+		x.off += int64(len(line)) + 1
+	}
+}
+
+// add indexes one line and checks it against the chain.
+func (x *Index) add(line []byte) error {
+	var e audit.Event
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("line %d: not an audit event", len(x.events)+1)
+	}
+	ts, err := time.Parse(time.RFC3339Nano, e.TS)
+	if err != nil {
+		return fmt.Errorf("line %d: not an audit event (its ts is %q)", len(x.events)+1, e.TS)
+	}
+	if x.broken == nil {
+		var b *Break
+		if err := x.chain.step(line); errors.As(err, &b) {
+			x.broken = b
+		}
+	}
+	op := e.Op
+	if op == "" {
+		op = e.Event
+	}
+	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome)})
+	return nil
+}
+
+// Stamp is an event's time and outcome: what a chart needs of it.
+type Stamp struct {
+	TS      time.Time
+	Outcome string
+}
+
+// QueryResult is what Query found.
+type QueryResult struct {
+	Latest  []Entry // the last of the events f picks, oldest first
+	Denied  []Entry // the last of those denied, oldest first
+	Stamps  []Stamp // every event f picks
+	Chain   Result  // the chain as far as it held
+	Broken  *Break  // where it broke, if it did
+	Invalid error   // the first line that is not an event, where the index stopped
+}
+
+// Query returns what f picks of the indexed events: their stamps, and the
+// last limit of them and of the denied ones, read back from the file.
+func (x *Index) Query(f Filter, limit int) (QueryResult, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad}
+	var latest, denied []int
+	deniedID, known := x.ids[audit.Denied]
+	for i := range x.events {
+		ev := &x.events[i]
+		if !x.match(ev, f) {
+			continue
+		}
+		ts := time.Unix(0, ev.ts).UTC()
+		res.Stamps = append(res.Stamps, Stamp{ts, x.strs[ev.outcome]})
+		latest = keepLastN(latest, i, limit)
+		if known && ev.outcome == deniedID {
+			denied = keepLastN(denied, i, limit)
+		}
+	}
+	var err error
+	if res.Latest, err = x.read(latest); err != nil {
+		return res, err
+	}
+	res.Denied, err = x.read(denied)
+	return res, err
+}
+
+// match is Filter.Match on an indexed event.
+func (x *Index) match(ev *indexed, f Filter) bool {
+	e := audit.Event{Env: x.strs[ev.env], Ref: x.strs[ev.ref], Op: x.strs[ev.op], Actor: x.strs[ev.actor], Outcome: x.strs[ev.outcome]}
+	return f.Match(e, time.Unix(0, ev.ts))
+}
+
+func keepLastN(xs []int, i, n int) []int {
+	if len(xs) == n {
+		copy(xs, xs[1:])
+		xs = xs[:n-1]
+	}
+	return append(xs, i)
+}
+
+// read reads back and decodes the lines of the events at idx.
+func (x *Index) read(idx []int) ([]Entry, error) {
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	f, err := os.Open(x.path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]Entry, 0, len(idx))
+	for _, i := range idx {
+		end := x.off
+		if i+1 < len(x.events) {
+			end = x.events[i+1].off
+		}
+		line := make([]byte, end-x.events[i].off-1)
+		if _, err := f.ReadAt(line, x.events[i].off); err != nil {
+			return nil, err
+		}
+		var e audit.Event
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, fmt.Errorf("the trail changed under its index: %v", err)
+		}
+		out = append(out, Entry{Line: line, Event: e, TS: time.Unix(0, x.events[i].ts).UTC()})
+	}
+	return out, nil
+}
