@@ -1,11 +1,15 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/arca-secrets/arca/ops"
 )
 
 func request(t *testing.T, f *fixture, method, path string, auth func(*http.Request)) (*http.Response, []byte) {
@@ -202,5 +206,58 @@ func get(t *testing.T, f *fixture, path string, v any) {
 	noCanary(t, path, body)
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// stubVaults answers as a shared vault would, to test what the page shows
+// of one: its members and its recipients.
+type stubVaults struct{ recipientsAsked int }
+
+func (s *stubVaults) List(context.Context, ops.Request) (ops.ListResult, error) {
+	return ops.ListResult{Env: "team", Records: []ops.ListRecord{}}, nil
+}
+
+func (s *stubVaults) Check(context.Context, ops.Request) (ops.CheckResult, error) {
+	return ops.CheckResult{Env: "team", Vault: "team", Kind: "etcd", Healthy: true, Problems: []string{}, Info: []string{"member 127.0.0.1:2379 answered"}}, nil
+}
+
+func (s *stubVaults) Recipients(_ context.Context, env string) (ops.TeamResult, error) {
+	s.recipientsAsked++
+	return ops.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
+}
+
+// For a shared vault the health answer carries its recipients; for a file
+// vault it does not ask.
+func TestHealthOfASharedVault(t *testing.T) {
+	v := &stubVaults{}
+	s, err := New(Options{Token: testToken, Vaults: v, Envs: []string{"team"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/api/health?env=team", nil)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var h struct {
+		Kind       string   `json:"kind"`
+		Info       []string `json:"info"`
+		Recipients []string `json:"recipients"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Kind != "etcd" || len(h.Recipients) != 2 || h.Recipients[1] != "age1bob" || len(h.Info) != 1 || v.recipientsAsked != 1 {
+		t.Fatalf("health: %+v, recipients asked %d times", h, v.recipientsAsked)
+	}
+	f := newFixture(t)
+	var fh map[string]any
+	get(t, f, "/api/health?env=default", &fh)
+	if _, ok := fh["recipients"]; ok {
+		t.Fatalf("a file vault's health lists recipients: %v", fh)
 	}
 }
