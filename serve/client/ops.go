@@ -1,0 +1,186 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Meta is a record's metadata as serve reports it.
+type Meta struct {
+	Ref       string    `json:"ref"`
+	Env       string    `json:"env"`
+	Version   uint64    `json:"version"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+	RotatedAt time.Time `json:"rotated_at"` // zero until a rotate
+}
+
+// Secret is a value, as vault.Secret: it prints as <redacted>.
+type Secret = vault.Secret
+
+// Got is the result of get.
+type Got struct {
+	Meta
+	Value SecretValue `json:"value"`
+}
+
+// SecretValue is a value read off the wire into a Secret.
+type SecretValue struct{ Secret }
+
+// UnmarshalJSON reads the JSON string into the Secret.
+func (v *SecretValue) UnmarshalJSON(b []byte) error {
+	var s []byte
+	if len(b) > 1 && b[0] == '"' && b[len(b)-1] == '"' && !bytesContainBackslash(b) {
+		s = append([]byte(nil), b[1:len(b)-1]...)
+	} else {
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		s = []byte(str)
+	}
+	v.Secret = vault.NewSecret(s)
+	return nil
+}
+
+func bytesContainBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c < 0x20 {
+			return true
+		}
+	}
+	return false
+}
+
+// Put is the result of put.
+type Put struct {
+	Meta
+	Created bool `json:"created"`
+}
+
+// Removed is the result of rm.
+type Removed struct {
+	Ref     string `json:"ref"`
+	Env     string `json:"env"`
+	Version uint64 `json:"version"`
+}
+
+// Listed is the result of list.
+type Listed struct {
+	Env       string `json:"env"`
+	Records   []Meta `json:"records"`
+	Truncated bool   `json:"truncated"`
+	Omitted   int    `json:"omitted"`
+}
+
+// Checked is the result of check.
+type Checked struct {
+	Env      string   `json:"env"`
+	Vault    string   `json:"vault"`
+	Kind     string   `json:"kind"`
+	Healthy  bool     `json:"healthy"`
+	Records  int      `json:"records"`
+	Problems []string `json:"problems"`
+	Info     []string `json:"info"`
+}
+
+// Manifest is what the manifest says of the protocol and the process.
+type Manifest struct {
+	Protocol      string         `json:"protocol"`
+	Version       string         `json:"version"`
+	Envs          []string       `json:"envs"`
+	DefaultEnv    string         `json:"default_env"`
+	PDPConfigured bool           `json:"pdp_configured"`
+	Limits        map[string]int `json:"limits"`
+	Ops           []struct {
+		Name string `json:"name"`
+	} `json:"ops"`
+}
+
+// Get returns the value of r.Ref and its metadata.
+func (c *Client) Get(ctx context.Context, r Request) (Got, error) {
+	var g Got
+	err := call(ctx, c, "get", r, &g)
+	return g, err
+}
+
+// Put stores r.Value at r.Ref.
+func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
+	var p Put
+	err := call(ctx, c, "put", r, &p)
+	return p, err
+}
+
+// Rotate replaces the value of an existing record.
+func (c *Client) Rotate(ctx context.Context, r Request) (Meta, error) {
+	var m Meta
+	err := call(ctx, c, "rotate", r, &m)
+	return m, err
+}
+
+// Rm deletes r.Ref.
+func (c *Client) Rm(ctx context.Context, r Request) (Removed, error) {
+	var m Removed
+	err := call(ctx, c, "rm", r, &m)
+	return m, err
+}
+
+// List lists the env's records, never values.
+func (c *Client) List(ctx context.Context, r Request) (Listed, error) {
+	var l Listed
+	err := call(ctx, c, "list", r, &l)
+	return l, err
+}
+
+// Check probes the env's vault.
+func (c *Client) Check(ctx context.Context, r Request) (Checked, error) {
+	var k Checked
+	err := call(ctx, c, "check", r, &k)
+	return k, err
+}
+
+// Manifest describes the protocol and the process.
+func (c *Client) Manifest(ctx context.Context) (Manifest, error) {
+	var m Manifest
+	err := call(ctx, c, "manifest", Request{}, &m)
+	return m, err
+}
+
+// Shutdown asks serve to end the session once it answered; Close still
+// waits for it.
+func (c *Client) Shutdown(ctx context.Context) error {
+	var none struct{}
+	return call(ctx, c, "shutdown", Request{}, &none)
+}
+
+// Resolve gets every ref of refs (name → ref) at once, pipelined: the
+// common case of an agent host filling a child's environment. The first
+// failure is returned, with no values.
+func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Request) (map[string]Secret, error) {
+	out := make(map[string]Secret, len(refs))
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	for name, ref := range refs {
+		wg.Go(func() {
+			r := base
+			r.Ref = ref
+			g, err := c.Get(ctx, r)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && first == nil {
+				first = err
+			}
+			out[name] = g.Value.Secret
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
+}
