@@ -178,11 +178,10 @@ func (a *Writer) WriteFlush(e Event) error {
 // It is Chained: every process appending to it continues one chain.
 type File struct {
 	f       *os.File
-	known   bool   // lastSeq, prev and torn describe the file up to end
+	known   bool   // lastSeq and prev describe the file up to end
 	end     int64  // the file's size after this process's last append
 	lastSeq uint64 // the seq of the last event in the file
 	prev    string // its link
-	torn    bool   // the file ends in the middle of a line
 }
 
 // OpenFile opens the audit file at path for appending, creating it (mode

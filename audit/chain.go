@@ -45,43 +45,59 @@ func (a *File) Append(line func(lastSeq uint64, prev string) []byte) error {
 		return err
 	}
 	if !a.known || fi.Size() != a.end {
-		if a.lastSeq, a.prev, a.torn, err = lastEvent(a.f, fi.Size()); err != nil {
+		if a.lastSeq, a.prev, err = lastEvent(a.f, fi.Size()); err != nil {
 			return err
 		}
 	}
 	b := line(a.lastSeq, a.prev)
-	if a.torn {
-		// A line cut short (a crash mid-write) keeps its place; the next
-		// event starts on a line of its own, linked to it.
-		b = append([]byte{'\n'}, b...)
+	size := fi.Size()
+	if !a.known || size != a.end {
+		// lastEvent may have cut a torn line off.
+		if fi, err = a.f.Stat(); err != nil {
+			return err
+		}
+		size = fi.Size()
 	}
 	n, err := a.f.Write(b)
-	a.end, a.known = fi.Size()+int64(n), err == nil
 	if err != nil {
+		a.known = false
 		return err
 	}
-	ln := bytes.TrimPrefix(b[:len(b)-1], []byte{'\n'})
-	a.lastSeq, a.prev, a.torn = SeqOf(ln), Link(ln), false
+	ln := b[:len(b)-1]
+	a.end, a.known, a.lastSeq, a.prev = size+int64(n), true, SeqOf(ln), Link(ln)
 	return nil
 }
 
-// lastEvent reads the last line of f, whose size is size: its seq (0 when
-// it has none), its link, and whether the file ends in the middle of it.
-func lastEvent(f *os.File, size int64) (seq uint64, link string, torn bool, err error) {
+// lastEvent reads the last whole line of f, whose size is size: its seq
+// (0 when it has none) and its link. A line cut short at the end of the
+// file (a crash, a full disk, in the middle of a write) was never a whole
+// event: it is cut off, under the lock, so that the next event follows the
+// last whole one and the trail verifies.
+func lastEvent(f *os.File, size int64) (seq uint64, link string, err error) {
 	if size == 0 {
-		return 0, "", false, nil
+		return 0, "", nil
 	}
 	n := min(size, MaxLine+1)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, size-n); err != nil && !errors.Is(err, io.EOF) {
-		return 0, "", false, fmt.Errorf("read the audit file's last event: %w", err)
+		return 0, "", fmt.Errorf("read the audit file's last event: %w", err)
 	}
-	torn = buf[len(buf)-1] != '\n'
-	if !torn {
-		buf = buf[:len(buf)-1]
+	if buf[len(buf)-1] != '\n' {
+		cut := bytes.LastIndexByte(buf, '\n') + 1 // 0: no whole line in reach
+		if cut == 0 && size > n {
+			return 0, "", fmt.Errorf("the audit file ends in a line longer than %d bytes: not an event arca wrote", MaxLine)
+		}
+		if err := f.Truncate(size - n + int64(cut)); err != nil {
+			return 0, "", fmt.Errorf("cut the audit file's torn last line: %w", err)
+		}
+		buf = buf[:cut]
+		if len(buf) == 0 {
+			return 0, "", nil
+		}
 	}
+	buf = buf[:len(buf)-1]
 	line := buf[bytes.LastIndexByte(buf, '\n')+1:]
-	return SeqOf(line), Link(line), torn, nil
+	return SeqOf(line), Link(line), nil
 }
 
 // SeqOf is the seq of an event line as arca writes it (`{"v":1,"ts":"…",

@@ -256,6 +256,7 @@ func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) 
 func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, env string) error {
 	approved := 0
 	var auditErr error
+	var flipped []int // writes whose overwrite became a create when approved
 	landed, err := st.ApplyBatch(ctx, p, func(ms []vault.Meta) error {
 		for j, m := range ms {
 			if i := p.todo[approved+j]; p.actions[i] == ActionCreate && !m.Created {
@@ -275,8 +276,9 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, e
 			}
 			i := p.todo[approved+j]
 			p.versions[i] = m.Version
-			if m.Created {
-				p.actions[i] = ActionCreate
+			if m.Created && p.actions[i] != ActionCreate {
+				p.actions[i] = ActionCreate // planned as an overwrite, the record went meanwhile
+				flipped = append(flipped, approved+j)
 			}
 		}
 		approved += len(ms)
@@ -284,6 +286,11 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, e
 	})
 	for j := landed; j < p.Len(); j++ {
 		p.versions[p.todo[j]] = 0
+	}
+	for _, j := range flipped {
+		if j >= landed { // not landed: back to what was planned
+			p.actions[p.todo[j]] = ActionOverwrite
+		}
 	}
 	if err == nil {
 		return nil

@@ -77,7 +77,8 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	}
 	now := s.o.Now()
 	rows := make([]record, 0, limit)
-	for _, rec := range res.Records[min(offset, len(res.Records)):min(offset+limit, len(res.Records))] {
+	from := min(offset, len(res.Records))
+	for _, rec := range res.Records[from : from+min(limit, len(res.Records)-from)] {
 		row := record{Ref: rec.Ref, Version: rec.Version, CreatedAt: rec.CreatedAt.String(), UpdatedAt: rec.UpdatedAt.String()}
 		rotated := rec.CreatedAt.Time
 		if !rec.RotatedAt.IsZero() {
@@ -182,13 +183,14 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	latest, denied, chains := []event{}, []event{}, []chain{}
-	var stamps []trail.Stamp
+	matched := 0
+	bars := []bucket{}
 	for i, idx := range s.indexes {
 		if err := idx.Update(); err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
-		res, err := idx.Query(f, limit)
+		res, err := idx.Query(f, limit, Buckets)
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
@@ -199,13 +201,18 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 		for _, e := range res.Denied {
 			denied = append(denied, eventOf(e))
 		}
-		stamps = append(stamps, res.Stamps...)
+		matched += res.Matched
+		if len(s.indexes) == 1 {
+			for _, b := range res.Bars {
+				bars = append(bars, bucket{Start: audit.FormatTime(b.Start), OK: b.OK, Denied: b.Denied, Error: b.Errors})
+			}
+		}
 		chains = append(chains, chainOf(s.o.AuditFiles[i], res))
 	}
 	slices.Reverse(latest)
 	slices.Reverse(denied)
 	writeJSON(w, http.StatusOK, map[string]any{"events": latest[:min(len(latest), limit)], "denied": denied[:min(len(denied), limit)],
-		"matched": len(stamps), "chart": chart(stamps), "chains": chains})
+		"matched": matched, "chart": bars, "chains": chains})
 }
 
 // Warm reads every trail into its index: arca ui does it before it prints
@@ -240,47 +247,4 @@ func eventOf(e trail.Entry) event {
 	ev := e.Event
 	return event{TS: ev.TS, Seq: ev.Seq, Event: ev.Event, Op: ev.Op, Outcome: ev.Outcome, Env: ev.Env, Ref: ev.Ref,
 		Actor: ev.Actor, Message: ev.Message, Policy: ev.Policy, Source: ev.Source}
-}
-
-// chart puts the events into Buckets bars of equal span, from the first
-// event's time to the last's.
-func chart(evs []trail.Stamp) []bucket {
-	if len(evs) == 0 {
-		return []bucket{}
-	}
-	first, last := evs[0].TS, evs[0].TS
-	for _, e := range evs {
-		first, last = minTime(first, e.TS), maxTime(last, e.TS)
-	}
-	span := last.Sub(first)/Buckets + 1
-	out := make([]bucket, Buckets)
-	for i := range out {
-		out[i].Start = audit.FormatTime(first.Add(time.Duration(i) * span))
-	}
-	for _, e := range evs {
-		b := &out[min(int(e.TS.Sub(first)/span), Buckets-1)]
-		switch e.Outcome {
-		case audit.OK:
-			b.OK++
-		case audit.Denied:
-			b.Denied++
-		default:
-			b.Error++
-		}
-	}
-	return out
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

@@ -137,6 +137,10 @@ func TestEndpoints(t *testing.T) {
 		t.Fatalf("records: %+v", recs)
 	}
 	var page struct{ Records []record }
+	get(t, f, "/api/records?env=default&offset=9223372036854775807", &page)
+	if len(page.Records) != 0 {
+		t.Fatalf("records from past the end: %+v", page.Records)
+	}
 	get(t, f, "/api/records?env=default&offset=1&limit=1", &page)
 	if len(page.Records) != 1 || page.Records[0].Ref != "arca://app/db" {
 		t.Fatalf("records from 1, 1 of them: %+v", page.Records)

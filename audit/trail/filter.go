@@ -103,14 +103,15 @@ func pick(line []byte, n int, f Filter, fn func(Entry) error) error {
 
 // Follow is Scan of the file at path that, at its end, waits for more:
 // it reads what is appended every poll until ctx ends, which is how it
-// returns (nil). A file that shrinks (rotated, truncated) is read again
+// returns (nil). A file that shrinks (truncated) is read again from its
+// start; a file rotated away and replaced is followed into its successor,
 // from its start. A line is handed over only once its newline is there.
 func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn func(Entry) error) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
 	}
-	defer fh.Close()
+	defer func() { fh.Close() }()
 	var (
 		off     int64
 		pending []byte // a line whose newline has not come yet
@@ -118,7 +119,17 @@ func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn f
 		buf     = make([]byte, 64<<10)
 	)
 	for {
-		if fi, err := fh.Stat(); err == nil && fi.Size() < off {
+		held, _ := fh.Stat()
+		if now, err := os.Stat(path); err == nil && held != nil && !os.SameFile(now, held) {
+			// Rotated: what is left of the old file was read at the last
+			// poll; the new one is read from its start.
+			if next, err := os.Open(path); err == nil {
+				fh.Close()
+				fh, held = next, now
+				off, pending, n = 0, pending[:0], 1
+			}
+		}
+		if held != nil && held.Size() < off {
 			off, pending, n = 0, pending[:0], 1
 		}
 		k, err := fh.ReadAt(buf, off)

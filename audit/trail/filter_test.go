@@ -135,6 +135,14 @@ func TestFollow(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("a/1")
+	// Rotated: renamed away, a new file in its place.
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(ls[0]+ls[1]+ls[2]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want("a/1", "a/2", "a/3")
 	cancel()
 	select {
 	case err := <-done:
@@ -167,14 +175,14 @@ func TestIndex(t *testing.T) {
 		if err := x.Update(); err != nil {
 			t.Fatal(err)
 		}
-		res, err := x.Query(f, limit)
+		res, err := x.Query(f, limit, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return res
 	}
 	res := query(Filter{}, 10)
-	if len(res.Stamps) != 2 || len(res.Latest) != 2 || len(res.Denied) != 1 || res.Denied[0].Event.Ref != "billing/card" || res.Chain.Lines != 2 || res.Broken != nil {
+	if res.Matched != 2 || len(res.Latest) != 2 || len(res.Denied) != 1 || res.Denied[0].Event.Ref != "billing/card" || res.Chain.Lines != 2 || res.Broken != nil {
 		t.Fatalf("two whole lines: %+v", res)
 	}
 	if string(res.Latest[1].Line) != strings.TrimSuffix(ls[1], "\n") {
@@ -184,10 +192,10 @@ func TestIndex(t *testing.T) {
 	f.WriteString(ls[2][10:])
 	f.Close()
 	res = query(Filter{Env: "dev"}, 10)
-	if len(res.Stamps) != 1 || res.Latest[0].Event.Ref != "app/api" || res.Chain.Lines != 3 {
+	if res.Matched != 1 || res.Latest[0].Event.Ref != "app/api" || res.Chain.Lines != 3 {
 		t.Fatalf("the appended line: %+v", res)
 	}
-	if res := query(Filter{}, 1); len(res.Latest) != 1 || res.Latest[0].Event.Seq != 3 || len(res.Stamps) != 3 {
+	if res := query(Filter{}, 1); len(res.Latest) != 1 || res.Latest[0].Event.Seq != 3 || res.Matched != 3 {
 		t.Fatalf("the last one: %+v", res)
 	}
 	// Truncated and rewritten: read from the start again; an edited line
@@ -200,14 +208,34 @@ func TestIndex(t *testing.T) {
 	if err := os.WriteFile(path, []byte(ls[0]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res := query(Filter{}, 10); res.Chain.Lines != 1 || len(res.Stamps) != 1 {
+	if res := query(Filter{}, 10); res.Chain.Lines != 1 || res.Matched != 1 {
 		t.Fatalf("after the file shrank: %+v", res)
 	}
 	x = NewIndex(path)
 	if err := os.WriteFile(path, []byte(edited), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res := query(Filter{}, 10); res.Broken == nil || res.Broken.Line != 2 || len(res.Stamps) != 3 {
+	if res := query(Filter{}, 10); res.Broken == nil || res.Broken.Line != 2 || res.Matched != 3 {
 		t.Fatalf("an edited line: %+v", res)
+	}
+	bars := 0
+	for _, b := range query(Filter{}, 10).Bars {
+		bars += b.OK + b.Denied + b.Errors
+	}
+	if bars != 3 {
+		t.Fatalf("the bars hold %d events, want 3", bars)
+	}
+	// Rotated: the file renamed away, a new and larger one in its place,
+	// is read from its start.
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	more := events(t, audit.Event{Event: "list", Op: "list", Outcome: audit.OK}, audit.Event{Event: "list", Op: "list", Outcome: audit.OK},
+		audit.Event{Event: "list", Op: "list", Outcome: audit.OK}, audit.Event{Event: "list", Op: "list", Outcome: audit.OK})
+	if err := os.WriteFile(path, []byte(more), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res := query(Filter{}, 10); res.Matched != 4 || res.Broken != nil || res.Invalid != nil || res.Latest[3].Event.Op != "list" {
+		t.Fatalf("after a rotation: %+v", res)
 	}
 }

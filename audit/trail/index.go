@@ -1,6 +1,7 @@
 package trail
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,8 +27,10 @@ type Index struct {
 	strs   []string
 	ids    map[string]uint32
 	chain  checker
-	broken *Break // the first break, once found
-	bad    error  // a line that is not an event stops the index there
+	broken *Break            // the first break, once found
+	bad    error             // a line that is not an event stops the index there
+	file   os.FileInfo       // the file read, to tell a rotated one
+	last   [sha256.Size]byte // the SHA-256 of the last line indexed
 }
 
 // indexed is one event: where its line starts, its time, and its strings
@@ -47,7 +50,7 @@ func NewIndex(path string) *Index {
 
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
-	x.off, x.events, x.chain, x.broken, x.bad = 0, nil, checker{}, nil, nil
+	x.off, x.events, x.chain, x.broken, x.bad, x.file, x.last = 0, nil, checker{}, nil, nil, nil, [sha256.Size]byte{}
 	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
 }
 
@@ -62,8 +65,9 @@ func (x *Index) id(s string) uint32 {
 
 // Update reads what was appended to the file since the last Update: each
 // whole line is checked against the chain and indexed. A file that is not
-// there yet is empty; one that shrank (rotated, truncated) is read again
-// from its start.
+// there yet is empty; one that is not the file read before (rotated away
+// and replaced), that shrank, or whose last indexed line changed, is read
+// again from its start.
 func (x *Index) Update() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -79,9 +83,10 @@ func (x *Index) Update() error {
 	if err != nil {
 		return err
 	}
-	if fi.Size() < x.off {
+	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < x.off || !x.lastHolds(f)) {
 		x.reset()
 	}
+	x.file = fi
 	if x.bad != nil || fi.Size() == x.off {
 		return nil
 	}
@@ -109,6 +114,19 @@ func (x *Index) Update() error {
 	}
 }
 
+// lastHolds reports whether the last line indexed is still in f as read.
+func (x *Index) lastHolds(f *os.File) bool {
+	if len(x.events) == 0 {
+		return true
+	}
+	start := x.events[len(x.events)-1].off
+	line := make([]byte, x.off-start-1)
+	if _, err := f.ReadAt(line, start); err != nil {
+		return false
+	}
+	return sha256.Sum256(line) == x.last
+}
+
 // add indexes one line and checks it against the chain.
 func (x *Index) add(line []byte) error {
 	var e audit.Event
@@ -130,43 +148,75 @@ func (x *Index) add(line []byte) error {
 		op = e.Event
 	}
 	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome)})
+	x.last = sha256.Sum256(line)
 	return nil
 }
 
-// Stamp is an event's time and outcome: what a chart needs of it.
-type Stamp struct {
-	TS      time.Time
-	Outcome string
+// Bar is one bar of a chart of events over time: those from Start on, by
+// outcome (every outcome but ok and denied counts as an error).
+type Bar struct {
+	Start              time.Time
+	OK, Denied, Errors int
 }
 
 // QueryResult is what Query found.
 type QueryResult struct {
 	Latest  []Entry // the last of the events f picks, oldest first
 	Denied  []Entry // the last of those denied, oldest first
-	Stamps  []Stamp // every event f picks
+	Matched int     // how many events f picks
+	Bars    []Bar   // those events in bars of equal time, first to last
 	Chain   Result  // the chain as far as it held
 	Broken  *Break  // where it broke, if it did
 	Invalid error   // the first line that is not an event, where the index stopped
 }
 
-// Query returns what f picks of the indexed events: their stamps, and the
-// last limit of them and of the denied ones, read back from the file.
-func (x *Index) Query(f Filter, limit int) (QueryResult, error) {
+// Query returns what f picks of the indexed events: how many, their chart
+// in bars bars, and the last limit of them and of the denied ones, read
+// back from the file. It holds nothing per event: two passes over the
+// index, the first for the chart's span.
+func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad}
 	var latest, denied []int
-	deniedID, known := x.ids[audit.Denied]
+	deniedID, hasDenied := x.ids[audit.Denied]
+	okID, hasOK := x.ids[audit.OK]
+	var first, last int64
 	for i := range x.events {
 		ev := &x.events[i]
 		if !x.match(ev, f) {
 			continue
 		}
-		ts := time.Unix(0, ev.ts).UTC()
-		res.Stamps = append(res.Stamps, Stamp{ts, x.strs[ev.outcome]})
+		if res.Matched == 0 || ev.ts < first {
+			first = ev.ts
+		}
+		last = max(last, ev.ts)
+		res.Matched++
 		latest = keepLastN(latest, i, limit)
-		if known && ev.outcome == deniedID {
+		if hasDenied && ev.outcome == deniedID {
 			denied = keepLastN(denied, i, limit)
+		}
+	}
+	if res.Matched > 0 && bars > 0 {
+		span := (last-first)/int64(bars) + 1
+		res.Bars = make([]Bar, bars)
+		for i := range res.Bars {
+			res.Bars[i].Start = time.Unix(0, first+int64(i)*span).UTC()
+		}
+		for i := range x.events {
+			ev := &x.events[i]
+			if !x.match(ev, f) {
+				continue
+			}
+			b := &res.Bars[min(int((ev.ts-first)/span), bars-1)]
+			switch {
+			case hasOK && ev.outcome == okID:
+				b.OK++
+			case hasDenied && ev.outcome == deniedID:
+				b.Denied++
+			default:
+				b.Errors++
+			}
 		}
 	}
 	var err error

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,12 +207,16 @@ type lineFacts struct {
 // one.
 //
 // A quote inside a JSON string is escaped, so `"source":"` appears in a
-// line only as its own key: counting it is enough to refuse two events run
-// together on one line.
+// line once, as its own key, unless the request id (any JSON value, as the
+// client sent it) holds that key too: a line where it appears more than
+// once must be one valid JSON value, which two events run together on one
+// line are not.
 func parseLine(line []byte) (lineFacts, bool) {
 	var f lineFacts
-	if !bytes.HasPrefix(line, []byte(`{"v":1,"ts":"`)) || !bytes.HasSuffix(line, []byte("}")) ||
-		bytes.Count(line, []byte(`"source":"`)) != 1 {
+	if !bytes.HasPrefix(line, []byte(`{"v":1,"ts":"`)) || !bytes.HasSuffix(line, []byte("}")) {
+		return f, false
+	}
+	if n := bytes.Count(line, []byte(`"source":"`)); n == 0 || n > 1 && !json.Valid(line) {
 		return f, false
 	}
 	if f.seq = audit.SeqOf(line); f.seq == 0 {

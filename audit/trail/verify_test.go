@@ -95,6 +95,15 @@ func TestVerifyFindsTampering(t *testing.T) {
 	wantBreak(t, "rewritten whole, with an anchor", join(fixLinks(rewritten)), &full.Last, 8, "does not match the anchor")
 	wantBreak(t, "cut in the middle of the last line", join(ls[:4])+ls[4][:20], nil, 5, "ends in the middle of this line")
 	wantBreak(t, "not an event", join(ls[:2])+"hello\n", nil, 3, "not an audit event")
+	// A request id may hold the keys of an event: the line is still one.
+	var wire bytes.Buffer
+	w := audit.NewWriter(&wire, audit.SourceServe, nil)
+	w.Write(audit.Event{Event: "start", Message: "m"})
+	w.Write(audit.Event{Event: "get", Op: "get", Outcome: audit.OK, ID: []byte(`{"source":"x","v":1,"prev":"y"}`)})
+	w.Write(audit.Event{Event: "stop", Message: "eof"})
+	if res, err := Verify(bytes.NewReader(wire.Bytes()), nil); err != nil || res.Lines != 3 {
+		t.Errorf("an id holding an event's keys: %+v, %v", res, err)
+	}
 	glued := append([]string(nil), ls[:4]...)
 	glued[3] = strings.TrimSuffix(glued[3], "\n") + ls[3]
 	wantBreak(t, "two events on one line", join(glued), nil, 4, "not an audit event")

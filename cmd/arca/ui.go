@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"slices"
@@ -26,7 +27,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	var co common
 	fs := c.flags("ui", "", &co)
 	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
-	token := fs.String("token", "", "the `TOKEN` every request must carry (default: a fresh random one)")
+	token := fs.String("token", "", "the `TOKEN` every request must carry, at least 16 characters (default: $ARCA_UI_TOKEN, else a fresh random one); on the command line, other users of the machine can read it")
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -35,6 +36,12 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 		return usagef("--addr %q: %v", *addr, err)
 	}
 	loopback := isLoopback(host)
+	if *token == "" {
+		*token = c.getenv("ARCA_UI_TOKEN")
+	}
+	if *token != "" && len(*token) < minToken {
+		return usagef("the token is %d characters: give one of at least %d (or none, for a fresh random one)", len(*token), minToken)
+	}
 	if !loopback && *token == "" {
 		return usagef("--addr %s is not a loopback address: anyone who can reach it could try tokens, so give one with --token (there is no way to serve it without)", *addr)
 	}
@@ -74,9 +81,9 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	where := net.JoinHostPort(host, port)
 	if !loopback {
-		c.warnf("warning: arca ui listens on %s, which is not a loopback address: anyone who can reach it and has the token reads the records' names and the audit trail", where)
+		c.warnf("warning: arca ui listens on %s, which is not a loopback address: anyone who can reach it and has the token reads the records' names and the audit trail, and the token and the page travel in plain HTTP: put TLS in front of it", where)
 	}
-	fmt.Fprintf(c.stdout, "http://%s/?token=%s\n", where, tok)
+	fmt.Fprintf(c.stdout, "http://%s/?token=%s\n", where, url.QueryEscape(tok))
 	return serveUI(ctx, s.HTTPServer(), ln)
 }
 
@@ -98,6 +105,9 @@ func serveUI(ctx context.Context, srv *http.Server, ln net.Listener) error {
 	}
 	return nil
 }
+
+// minToken is the shortest token arca ui takes.
+const minToken = 16
 
 // isLoopback reports whether host is a loopback address, or localhost.
 func isLoopback(host string) bool {

@@ -97,6 +97,18 @@ func TestUIDefaults(t *testing.T) {
 	if errb.String() != "" {
 		t.Fatalf("stderr: %q", errb.String())
 	}
+	// $ARCA_UI_TOKEN gives the token without putting it in argv.
+	c2, out2, _ := uiCLI(t)
+	base := c2.getenv
+	c2.getenv = func(k string) string {
+		if k == "ARCA_UI_TOKEN" {
+			return "from-the-environment-42"
+		}
+		return base(k)
+	}
+	if _, _, tok := startUI(t, c2, out2); tok != "from-the-environment-42" {
+		t.Fatalf("the token from $ARCA_UI_TOKEN: %q", tok)
+	}
 }
 
 // A non-loopback bind without a token is refused (no flag forces it); with
@@ -111,12 +123,15 @@ func TestUIBindRules(t *testing.T) {
 	if st := c.main(context.Background(), []string{"ui", "--addr", "nonsense"}); st != 2 {
 		t.Fatalf("a bad --addr: exit %d", st)
 	}
+	if st := c.main(context.Background(), []string{"ui", "--token", "short"}); st != 2 || !strings.Contains(errb.String(), "at least 16") {
+		t.Fatalf("a short token: exit %d, %q", st, errb.String())
+	}
 	c, out, errb := uiCLI(t)
-	host, _, token := startUI(t, c, out, "--addr", "0.0.0.0:0", "--token", "given-token-1")
-	if host != "0.0.0.0" || token != "given-token-1" {
+	host, _, token := startUI(t, c, out, "--addr", "0.0.0.0:0", "--token", "given-token-0123456789")
+	if host != "0.0.0.0" || token != "given-token-0123456789" {
 		t.Fatalf("URL %q", out.String())
 	}
-	if w := errb.String(); !strings.Contains(w, "warning: arca ui listens on 0.0.0.0:") || strings.Contains(w, "given-token-1") {
+	if w := errb.String(); !strings.Contains(w, "warning: arca ui listens on 0.0.0.0:") || !strings.Contains(w, "plain HTTP") || strings.Contains(w, "given-token-0123456789") {
 		t.Fatalf("stderr: %q", w)
 	}
 }
