@@ -172,8 +172,9 @@ type QueryResult struct {
 
 // Query returns what f picks of the indexed events: how many, their chart
 // in bars bars, and the last limit of them and of the denied ones, read
-// back from the file. It holds nothing per event: two passes over the
-// index, the first for the chart's span.
+// back from the file. The chart's span is known after a first pass over
+// the index; the second counts the bars over the events picked, 4 bytes
+// each while it runs.
 func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -182,11 +183,13 @@ func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 	deniedID, hasDenied := x.ids[audit.Denied]
 	okID, hasOK := x.ids[audit.OK]
 	var first, last int64
+	var hits []int32 // the events f picks, for the second pass: 4 bytes each
 	for i := range x.events {
 		ev := &x.events[i]
 		if !x.match(ev, f) {
 			continue
 		}
+		hits = append(hits, int32(i))
 		if res.Matched == 0 || ev.ts < first {
 			first = ev.ts
 		}
@@ -203,11 +206,8 @@ func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 		for i := range res.Bars {
 			res.Bars[i].Start = time.Unix(0, first+int64(i)*span).UTC()
 		}
-		for i := range x.events {
+		for _, i := range hits {
 			ev := &x.events[i]
-			if !x.match(ev, f) {
-				continue
-			}
 			b := &res.Bars[min(int((ev.ts-first)/span), bars-1)]
 			switch {
 			case hasOK && ev.outcome == okID:
