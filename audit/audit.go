@@ -91,6 +91,7 @@ type Writer struct {
 	prev    [2 * sha256.Size]byte // the link of the last event written, in hex
 	hasPrev bool
 	buf     []byte
+	pending Event // the event a chained sink is writing
 }
 
 // NewWriter returns a Writer that writes events from source to w, stamped
@@ -131,18 +132,24 @@ func (a *Writer) Write(e Event) error {
 }
 
 // writeChained writes e to a Chained sink, which knows the seq and the
-// link it continues from.
+// link it continues from. The event waits in the writer (no allocation)
+// while the sink has EncodeLine make its line.
 func (a *Writer) writeChained(e Event) error {
-	err := a.chained.Append(func(last uint64, prev string) []byte {
-		e.Seq, e.Prev = last+1, prev
-		a.buf = append(appendEvent(a.buf[:0], &e, a.now(), nil), '\n')
-		return a.buf
-	})
+	a.pending = e
+	err := a.chained.Append(a)
 	if err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}
-	a.seq = e.Seq
+	a.seq = a.pending.Seq
 	return nil
+}
+
+// EncodeLine implements LineEncoder for writeChained: the pending event as
+// the line after seq lastSeq, linked to prev. The caller holds a.mu.
+func (a *Writer) EncodeLine(lastSeq uint64, prev []byte) []byte {
+	a.pending.Seq = lastSeq + 1
+	a.buf = append(appendEvent(a.buf[:0], &a.pending, a.now(), prev), '\n')
+	return a.buf
 }
 
 // Seq returns the seq of the last event written (0 before the first).
@@ -178,10 +185,11 @@ func (a *Writer) WriteFlush(e Event) error {
 // It is Chained: every process appending to it continues one chain.
 type File struct {
 	f       *os.File
-	known   bool   // lastSeq and prev describe the file up to end
-	end     int64  // the file's size after this process's last append
-	lastSeq uint64 // the seq of the last event in the file
-	prev    string // its link
+	known   bool                  // lastSeq and prev describe the file up to end
+	end     int64                 // the file's size after this process's last append
+	lastSeq uint64                // the seq of the last event in the file
+	prev    [2 * sha256.Size]byte // its link, in hex
+	hasPrev bool
 }
 
 // OpenFile opens the audit file at path for appending, creating it (mode

@@ -14,16 +14,30 @@ import (
 // Link is the link an event carries to the one before it: the hex SHA-256
 // of that event's line, its exact bytes without the newline.
 func Link(line []byte) string {
+	var h [2 * sha256.Size]byte
+	linkInto(&h, line)
+	return string(h[:])
+}
+
+// linkInto puts the link of line into h, allocating nothing.
+func linkInto(h *[2 * sha256.Size]byte, line []byte) {
 	sum := sha256.Sum256(line)
-	return hex.EncodeToString(sum[:])
+	hex.Encode(h[:], sum[:])
 }
 
 // Chained is a sink that several writers (processes) append to while it
 // keeps one chain. Append takes the sink's lock, learns the seq and the
-// link of the last event in it (0 and "" when it holds none), writes the
-// line that line makes of them, and lets go.
+// link (hex) of the last event in it (0 and nil when it holds none), has
+// enc make the next line of them, writes it, and lets go. prev is valid
+// only during the call.
 type Chained interface {
-	Append(line func(lastSeq uint64, prev string) []byte) error
+	Append(enc LineEncoder) error
+}
+
+// LineEncoder makes the next line of a chained stream, its newline
+// included, from the seq and link of the line before it.
+type LineEncoder interface {
+	EncodeLine(lastSeq uint64, prev []byte) []byte
 }
 
 // MaxLine bounds an event line: what a reader of a trail reads as one line
@@ -35,7 +49,7 @@ const MaxLine = 4 << 20
 // processes appending at once keep one chain and one seq. The last event
 // is read back from the file only when someone else wrote since this
 // process last did.
-func (a *File) Append(line func(lastSeq uint64, prev string) []byte) error {
+func (a *File) Append(enc LineEncoder) error {
 	if err := lockFile(a.f); err != nil {
 		return fmt.Errorf("lock the audit file: %w", err)
 	}
@@ -45,11 +59,15 @@ func (a *File) Append(line func(lastSeq uint64, prev string) []byte) error {
 		return err
 	}
 	if !a.known || fi.Size() != a.end {
-		if a.lastSeq, a.prev, err = lastEvent(a.f, fi.Size()); err != nil {
+		if a.lastSeq, a.hasPrev, err = lastEvent(a.f, fi.Size(), &a.prev); err != nil {
 			return err
 		}
 	}
-	b := line(a.lastSeq, a.prev)
+	var prev []byte
+	if a.hasPrev {
+		prev = a.prev[:]
+	}
+	b := enc.EncodeLine(a.lastSeq, prev)
 	size := fi.Size()
 	if !a.known || size != a.end {
 		// lastEvent may have cut a torn line off.
@@ -64,7 +82,8 @@ func (a *File) Append(line func(lastSeq uint64, prev string) []byte) error {
 		return err
 	}
 	ln := b[:len(b)-1]
-	a.end, a.known, a.lastSeq, a.prev = size+int64(n), true, SeqOf(ln), Link(ln)
+	a.end, a.known, a.lastSeq, a.hasPrev = size+int64(n), true, SeqOf(ln), true
+	linkInto(&a.prev, ln)
 	return nil
 }
 
@@ -73,31 +92,32 @@ func (a *File) Append(line func(lastSeq uint64, prev string) []byte) error {
 // file (a crash, a full disk, in the middle of a write) was never a whole
 // event: it is cut off, under the lock, so that the next event follows the
 // last whole one and the trail verifies.
-func lastEvent(f *os.File, size int64) (seq uint64, link string, err error) {
+func lastEvent(f *os.File, size int64, link *[2 * sha256.Size]byte) (seq uint64, has bool, err error) {
 	if size == 0 {
-		return 0, "", nil
+		return 0, false, nil
 	}
 	n := min(size, MaxLine+1)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, size-n); err != nil && !errors.Is(err, io.EOF) {
-		return 0, "", fmt.Errorf("read the audit file's last event: %w", err)
+		return 0, false, fmt.Errorf("read the audit file's last event: %w", err)
 	}
 	if buf[len(buf)-1] != '\n' {
 		cut := bytes.LastIndexByte(buf, '\n') + 1 // 0: no whole line in reach
 		if cut == 0 && size > n {
-			return 0, "", fmt.Errorf("the audit file ends in a line longer than %d bytes: not an event arca wrote", MaxLine)
+			return 0, false, fmt.Errorf("the audit file ends in a line longer than %d bytes: not an event arca wrote", MaxLine)
 		}
 		if err := f.Truncate(size - n + int64(cut)); err != nil {
-			return 0, "", fmt.Errorf("cut the audit file's torn last line: %w", err)
+			return 0, false, fmt.Errorf("cut the audit file's torn last line: %w", err)
 		}
 		buf = buf[:cut]
 		if len(buf) == 0 {
-			return 0, "", nil
+			return 0, false, nil
 		}
 	}
 	buf = buf[:len(buf)-1]
 	line := buf[bytes.LastIndexByte(buf, '\n')+1:]
-	return SeqOf(line), Link(line), nil
+	linkInto(link, line)
+	return SeqOf(line), true, nil
 }
 
 // SeqOf is the seq of an event line as arca writes it (`{"v":1,"ts":"…",
