@@ -1,37 +1,6 @@
 package manifest
 
-import (
-	"embed"
-	"encoding/json"
-	"io/fs"
-	"strings"
-)
-
-//go:embed schemas/*.json
-var schemaFiles embed.FS
-
-// SchemaNames lists the published schemas, by file name.
-func SchemaNames() []string {
-	return []string{"request.json", "response.json", "error.json", "result.json", "event.json"}
-}
-
-// Schema returns the schema in file name, as embedded.
-func Schema(name string) ([]byte, error) {
-	return fs.ReadFile(schemaFiles, "schemas/"+name)
-}
-
-// Schemas returns every published schema keyed by its name without ".json".
-func Schemas() (map[string]json.RawMessage, error) {
-	out := map[string]json.RawMessage{}
-	for _, n := range SchemaNames() {
-		b, err := Schema(n)
-		if err != nil {
-			return nil, err
-		}
-		out[strings.TrimSuffix(n, ".json")] = b
-	}
-	return out, nil
-}
+import "encoding/json"
 
 // Runtime is what the manifest says about this process's configuration.
 type Runtime struct {
@@ -58,7 +27,22 @@ type document struct {
 	Envs          []string                   `json:"envs"`
 	DefaultEnv    string                     `json:"default_env"`
 	PDPConfigured bool                       `json:"pdp_configured"`
+	Capabilities  map[string]map[string]any  `json:"capabilities"`
 	Schemas       map[string]json.RawMessage `json:"schemas"`
+}
+
+// Capabilities names what this build does beyond what the protocol's first
+// release promised, each with its parameters. A client reads a capability
+// that is absent as "this server predates it", never as "false"; adding
+// one is not a protocol change.
+func Capabilities() map[string]map[string]any {
+	return map[string]map[string]any{
+		// Every event carries prev, the hex SHA-256 of the previous line.
+		"audit_chain": {"field": "prev", "hash": "sha256"},
+		// Every published schema stands alone, with an absolute $id, and
+		// each op's result is a schema of its own ("result.get", ...).
+		"standalone_schemas": {"id_prefix": SchemaPrefix},
+	}
 }
 
 // Limits returns every limit, in bytes (rows for list_rows, characters for
@@ -88,7 +72,7 @@ func Document(rt Runtime) ([]byte, error) {
 	}
 	d := document{
 		Protocol: Protocol, Version: Version, ErrorCodes: Codes(), Limits: Limits(), CLIOnly: CLIOnly(),
-		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Schemas: schemas,
+		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Capabilities: Capabilities(), Schemas: schemas,
 	}
 	for _, op := range Ops() {
 		d.Ops = append(d.Ops, opDoc{Name: op.Name, Required: append([]string{"op"}, op.Required()...),

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -19,13 +18,12 @@ func TestDocument(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := compiler(t)
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := compile(t, c, "result.json#/$defs/manifest").Validate(inst); err != nil {
-		t.Errorf("the manifest does not validate against result.json#/$defs/manifest: %v", err)
+	if err := closed(t, "result.manifest").Validate(inst); err != nil {
+		t.Errorf("the manifest does not validate against the closed result.manifest: %v", err)
 	}
 
 	var d document
@@ -49,9 +47,12 @@ func TestDocument(t *testing.T) {
 		}
 	}
 	for _, n := range SchemaNames() {
-		if _, ok := d.Schemas[strings.TrimSuffix(n, ".json")]; !ok {
+		if _, ok := d.Schemas[n]; !ok {
 			t.Errorf("manifest is missing schema %s", n)
 		}
+	}
+	if _, ok := d.Capabilities["audit_chain"]; !ok || d.Capabilities["standalone_schemas"]["id_prefix"] != SchemaPrefix {
+		t.Errorf("manifest capabilities are %v", d.Capabilities)
 	}
 }
 

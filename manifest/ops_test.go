@@ -114,15 +114,14 @@ func TestOpFields(t *testing.T) {
 // order; it accepts exactly the ref and value each op takes; the results
 // schema has a definition for every op and the audit event an event name.
 func TestOpTableMatchesSchemas(t *testing.T) {
-	c, docs := compiler(t)
 	var names []any
 	for _, o := range Ops() {
 		names = append(names, o.Name)
 	}
-	if got, _ := dig(docs["request.json"], "properties", "op", "enum").([]any); !slices.Equal(got, names) {
+	if got, _ := dig(schemaDoc(t, "request"), "properties", "op", "enum").([]any); !slices.Equal(got, names) {
 		t.Errorf("request.json op enum is %v, want the table's %v", got, names)
 	}
-	request := compile(t, c, "request.json")
+	request := published(t, "request")
 	for _, o := range Ops() {
 		for _, withRef := range []bool{false, true} {
 			for _, withValue := range []bool{false, true} {
@@ -140,8 +139,8 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 				}
 			}
 		}
-		compile(t, c, "result.json#/$defs/"+o.Name)
-		if events, _ := dig(docs["event.json"], "properties", "event", "enum").([]any); !slices.Contains(events, any(o.Name)) {
+		published(t, "result."+o.Name)
+		if events, _ := dig(schemaDoc(t, "event"), "properties", "event", "enum").([]any); !slices.Contains(events, any(o.Name)) {
 			t.Errorf("event.json has no event %q", o.Name)
 		}
 	}

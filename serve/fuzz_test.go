@@ -21,13 +21,13 @@ import (
 // (decoded, op known, the op's fields right) exactly when it is a request
 // the published schema and the byte caps allow:
 //
-//   - accepted ⇒ valid JSON, valid against request.json, nested no deeper
+//   - accepted ⇒ valid JSON, valid against the request schema, nested no deeper
 //     than manifest.MaxDepth, and decoded to the same fields encoding/json
 //     finds — so a schema-invalid line is always refused and nothing
 //     refused can reach ops;
 //   - refused for its nesting ⇒ it does nest deeper than MaxDepth;
 //   - a line that is valid UTF-8, one JSON object without duplicate keys,
-//     valid against request.json, within every byte cap and nested no
+//     valid against the request schema, within every byte cap and nested no
 //     deeper than MaxDepth ⇒ accepted.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
@@ -130,7 +130,7 @@ func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 		t.Fatalf("accepted line does not parse with encoding/json: %v: %q", err, line)
 	}
 	if err := sc.request.Validate(v); err != nil {
-		t.Fatalf("accepted line does not validate against request.json: %v\n%q", err, line)
+		t.Fatalf("accepted line does not validate against the request schema: %v\n%q", err, line)
 	}
 	m := v.(map[string]any)
 	str := func(k string) string { s, _ := m[k].(string); return s }

@@ -2,12 +2,13 @@ package serve
 
 // The session harness every test in this package runs through. It runs a
 // whole serve session in-process with a fixed clock and holds every byte the
-// session wrote to the published schemas (manifest/schemas):
+// session wrote to the published schemas, closed to fields this build does
+// not write (manifest.ClosedSchema):
 //
-//   - every stdout line validates against response.json; an error response
-//     against error.json; a success against result.json#/$defs/<op> for the
-//     op its request sent;
-//   - every stderr line validates against event.json;
+//   - every stdout line validates against response; an error response
+//     against error; a success against result.<op> for the op its request
+//     sent;
+//   - every stderr line validates against event;
 //   - unless the session is expected to break: exactly one event (one with an
 //     "id") per reply, carrying the reply's id; seq counts from 1 without
 //     gaps; start is the first event and stop the last.
@@ -398,7 +399,7 @@ func checkWire(t reporter, tr transcript, sent []byte, accounting bool) {
 			continue
 		}
 		if err := sc.event.Validate(v); err != nil {
-			t.Errorf("stderr line %d does not validate against event.json: %v\n%s", i+1, err, short(l))
+			t.Errorf("stderr line %d does not validate against event: %v\n%s", i+1, err, short(l))
 		}
 		if m, ok := v.(map[string]any); ok {
 			if _, ok := m["id"]; ok {
@@ -413,13 +414,13 @@ func checkWire(t reporter, tr transcript, sent []byte, accounting bool) {
 			continue
 		}
 		if err := sc.response.Validate(v); err != nil {
-			t.Errorf("stdout line %d does not validate against response.json: %v\n%s", i+1, err, short(l))
+			t.Errorf("stdout line %d does not validate against response: %v\n%s", i+1, err, short(l))
 			continue
 		}
 		m := v.(map[string]any)
 		if m["ok"] == false {
 			if err := sc.errorResp.Validate(v); err != nil {
-				t.Errorf("stdout line %d does not validate against error.json: %v\n%s", i+1, err, short(l))
+				t.Errorf("stdout line %d does not validate against error: %v\n%s", i+1, err, short(l))
 			}
 			continue
 		}
@@ -436,7 +437,7 @@ func checkWire(t reporter, tr transcript, sent []byte, accounting bool) {
 			continue
 		}
 		if err := rs.Validate(m["result"]); err != nil {
-			t.Errorf("stdout line %d: result does not validate against result.json#/$defs/%s: %v\n%s", i+1, op, err, short(l))
+			t.Errorf("stdout line %d: result does not validate against result.%s: %v\n%s", i+1, op, err, short(l))
 		}
 	}
 	if accounting {
@@ -535,56 +536,45 @@ func schemas(t reporter) *schemaSet {
 	return s
 }
 
-// schemaBase is where the tests mount the schemas. Their $ids are bare
-// file names ("request.json"), so a schema served from any directory keeps
-// its URL as its id, and its relative $refs ("response.json#/$defs/policy",
-// "error.json") resolve among the others in that directory. No loader: a
-// $ref to anything not published fails to compile.
-const schemaBase = "https://schemas.arca.invalid/"
-
 type noLoader struct{}
 
 func (noLoader) Load(url string) (any, error) { return nil, fmt.Errorf("no schema at %s", url) }
 
+// compileSchemas compiles the closed form of each published schema (what
+// this build writes, exactly), each alone: with no loader, a $ref outside
+// a schema fails to compile.
 func compileSchemas() (*schemaSet, error) {
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noLoader{})
-	for _, n := range manifest.SchemaNames() {
-		b, err := manifest.Schema(n)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n, err)
-		}
-		obj, _ := doc.(map[string]any)
-		if id, _ := obj["$id"].(string); id != n {
-			return nil, fmt.Errorf("%s has $id %q, want %q", n, id, n)
-		}
-		if err := c.AddResource(schemaBase+"arca-serve/1/"+n, doc); err != nil {
-			return nil, err
-		}
-	}
-	s := &schemaSet{result: map[string]*jsonschema.Schema{}}
 	var err error
 	compile := func(name string) *jsonschema.Schema {
 		if err != nil {
 			return nil
 		}
-		var sch *jsonschema.Schema
-		sch, err = c.Compile(schemaBase + "arca-serve/1/" + name)
-		if err != nil {
-			err = fmt.Errorf("%s: %w", name, err)
+		var b []byte
+		if b, err = manifest.ClosedSchema(name); err != nil {
+			return nil
+		}
+		var doc any
+		if doc, err = jsonschema.UnmarshalJSON(bytes.NewReader(b)); err != nil {
+			return nil
+		}
+		c := jsonschema.NewCompiler()
+		c.UseLoader(noLoader{})
+		if err = c.AddResource(manifest.SchemaPrefix+name, doc); err != nil {
+			return nil
+		}
+		sch, cerr := c.Compile(manifest.SchemaPrefix + name)
+		if cerr != nil {
+			err = fmt.Errorf("%s: %w", name, cerr)
 		}
 		return sch
 	}
-	s.request = compile("request.json")
-	s.response = compile("response.json")
-	s.errorResp = compile("error.json")
-	s.event = compile("event.json")
+	s := &schemaSet{result: map[string]*jsonschema.Schema{}}
+	s.request = compile("request")
+	s.response = compile("response")
+	s.errorResp = compile("error")
+	s.event = compile("event")
 	for _, op := range manifest.Ops() {
-		s.result[op.Name] = compile("result.json#/$defs/" + op.Name)
+		s.result[op.Name] = compile("result." + op.Name)
 	}
 	return s, err
 }

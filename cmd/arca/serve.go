@@ -63,9 +63,9 @@ func runSchema(_ context.Context, c *cli, args []string) error {
 		}
 		return c.printJSON(all)
 	case 1:
-		b, err := manifest.Schema(args[0] + ".json")
+		b, err := manifest.Schema(args[0])
 		if err != nil {
-			return usagef("no schema %q (one of: request, response, error, result, event)", args[0])
+			return usagef("%v", err)
 		}
 		if _, err := c.stdout.Write(b); err != nil {
 			return opErrorf("write schema: %v", err)
