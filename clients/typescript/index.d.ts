@@ -1,0 +1,150 @@
+// The types of @arca-secrets/client, by hand; the wire's own types are
+// generated from arca's schemas into src/protocol.d.ts and used here.
+
+import type * as Wire from './src/protocol.js';
+
+export type * from './src/protocol.js';
+
+/** The protocol this client speaks: its major version is the package's. */
+export declare const PROTOCOL: 'arca-serve/1';
+
+/**
+ * A secret value: prints as `<redacted>` in toString, template strings,
+ * JSON.stringify and util.inspect; reveal() gives the text.
+ */
+export declare class Secret {
+  constructor(value: string);
+  reveal(): string;
+  toString(): '<redacted>';
+  toJSON(): '<redacted>';
+}
+
+/** A PDP's verdict, on a response and its audit event. */
+export type Policy = Wire.WirePolicy;
+
+/** The error codes of arca-serve/1; a newer serve may add one. */
+export type ErrorCode = Wire.WireError['error']['code'];
+
+/** A request serve refused or failed. Branch on code, never on message. */
+export declare class ArcaError extends Error {
+  readonly name: 'ArcaError';
+  readonly code: ErrorCode | (string & {});
+  /** The PDP's verdict, when serve consulted it and it gave one. */
+  readonly policy?: Policy;
+}
+
+/** A call made or in flight when serve is gone; cause says why, when known. */
+export declare class ClosedError extends Error {
+  readonly name: 'ClosedError';
+  readonly code: 'closed';
+}
+
+/** A break in the audit stream, handed to onEvent with the event at it. */
+export declare class EventStreamError extends Error {
+  readonly name: 'EventStreamError';
+  readonly reason: 'not_json' | 'seq' | 'chain' | 'too_long' | 'torn';
+}
+
+/** One audit event as serve wrote it; fields this build does not know are kept. */
+export type Event = Wire.WireEvent & Record<string, unknown>;
+
+/** What a call sends beside its op and ref, and how long it may take. */
+export interface CallOptions {
+  /** The env of the request (a ref's pin wins over it). */
+  env?: string;
+  /** The claimed actor: audited, passed to the PDP, never verified. */
+  actor?: string;
+  /** An opaque identity claim for the PDP; only its SHA-256 is audited. */
+  attestation?: string;
+  /** Rejects the call at once with signal.reason; its slot stays on the wire. */
+  signal?: AbortSignal;
+  /** Rejects the call with a TimeoutError after this long; its slot stays. */
+  timeoutMs?: number;
+}
+
+/** The request fields of call(). */
+export interface RequestFields {
+  ref?: string;
+  value?: string | Secret;
+  env?: string;
+  actor?: string;
+  attestation?: string;
+}
+
+/** A success's result carries the verdict when the PDP gave one. */
+export type WithPolicy<T> = T & { policy?: Policy };
+
+/** Times are kept as serve's strings: RFC 3339, UTC, 9 fractional digits. */
+export type GetResult = WithPolicy<Omit<Wire.WireResultGet, 'value'> & { value: Secret }>;
+export type PutResult = WithPolicy<Wire.WireResultPut>;
+export type RotateResult = WithPolicy<Wire.WireResultRotate>;
+export type RmResult = WithPolicy<Wire.WireResultRm>;
+export type ListResult = WithPolicy<Wire.WireResultList>;
+export type CheckResult = WithPolicy<Wire.WireResultCheck>;
+/** capabilities: a key absent means "this serve predates it", never false. */
+export type ManifestResult = Wire.WireResultManifest;
+export type ShutdownResult = Wire.WireResultShutdown;
+
+/** How serve exited. */
+export interface ExitStatus {
+  code: number | null;
+  signal: string | null;
+}
+
+export interface StartOptions {
+  /** The arca binary: a path, or a name looked up in environ's PATH (default "arca"). */
+  binary?: string;
+  /** --config: pin the config file (else serve looks for one, ./arca.toml first). */
+  config?: string;
+  /** --env: the env of requests that name none. */
+  env?: string;
+  /**
+   * serve's whole environment. Default: empty, nothing from this process;
+   * pass HOME (or pin config) so serve finds its files.
+   */
+  environ?: Record<string, string | undefined>;
+  /** serve's working directory (default: this process's). */
+  cwd?: string;
+  /** Requests on the wire at most; a call beyond waits (default 256). */
+  maxInFlight?: number;
+  /** How long start waits for the start event and the manifest (default 10000). */
+  startTimeoutMs?: number;
+  /** How long close waits for serve to exit before it kills it (default 5000). */
+  closeTimeoutMs?: number;
+  /** Abandons the start: serve is killed, start rejects with signal.reason. */
+  signal?: AbortSignal;
+  /**
+   * Called with every audit event, in order, from the reader of serve's
+   * stderr: keep it fast. err is set where the stream breaks (a seq gap, a
+   * broken chain, a line that is not JSON, when event is null).
+   */
+  onEvent?: (event: Event | null, err: EventStreamError | null) => void;
+}
+
+/** One arca serve process. Safe for any number of concurrent calls. */
+export declare class Client {
+  private constructor();
+  /** Spawn serve, wait for its start event, check its protocol. */
+  static start(options?: StartOptions): Promise<Client>;
+  /** serve's process id. */
+  readonly pid: number;
+  /** Requests written and not yet answered. */
+  readonly inFlight: number;
+  /** Calls waiting for room in the window. */
+  readonly waiting: number;
+
+  get(ref: string, options?: CallOptions): Promise<GetResult>;
+  put(ref: string, value: string | Secret, options?: CallOptions): Promise<PutResult>;
+  rotate(ref: string, value: string | Secret, options?: CallOptions): Promise<RotateResult>;
+  rm(ref: string, options?: CallOptions): Promise<RmResult>;
+  list(options?: CallOptions): Promise<ListResult>;
+  check(options?: CallOptions): Promise<CheckResult>;
+  manifest(options?: CallOptions): Promise<ManifestResult>;
+  shutdown(options?: CallOptions): Promise<ShutdownResult>;
+  /** Any op by name; a string value in the result comes as a Secret. */
+  call(op: string, fields?: RequestFields, options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<WithPolicy<Record<string, unknown>>>;
+  /** Every ref of refs at once, pipelined; the first failure rejects. */
+  resolve<K extends string>(refs: Record<K, string>, base?: CallOptions): Promise<Record<K, Secret>>;
+  /** Close stdin, wait for serve to exit, kill it after closeTimeoutMs. */
+  close(): Promise<ExitStatus>;
+}

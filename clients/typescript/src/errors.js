@@ -1,0 +1,35 @@
+// The errors a call can end with. Their messages name ops, codes, sizes and
+// limits, never a value: serve's own messages never hold one, and the
+// client's never quote a line it read (a response line may hold a value).
+
+/** A request serve refused or failed: the wire's code and message. */
+export class ArcaError extends Error {
+  /**
+   * @param {string} code the wire's error.code: branch on it, never on message
+   * @param {string} message serve's error.message
+   * @param {object | undefined} policy the PDP's verdict, when it gave one
+   */
+  constructor(code, message, policy) {
+    super(message);
+    this.name = 'ArcaError';
+    this.code = code;
+    if (policy !== undefined) this.policy = policy;
+  }
+}
+
+/**
+ * A call made, or in flight, when serve is gone (it exited, was killed, was
+ * closed, or the client stopped it because the wire broke: cause says why).
+ */
+export class ClosedError extends Error {
+  constructor(message = 'arca serve is gone', options) {
+    super(message, options);
+    this.name = 'ClosedError';
+    this.code = 'closed';
+  }
+}
+
+/** The reason a call whose timeoutMs passed rejects with, as AbortSignal.timeout's. */
+export function timeoutError(ms) {
+  return new DOMException(`the call timed out after ${ms} ms`, 'TimeoutError');
+}
