@@ -93,9 +93,14 @@ export class Client {
     try {
       await ready;
     } catch (err) {
+      // A serve whose stderr ended is exiting: its status says more than a kill.
+      if (err.beforeStart) await c.#exitedWithin(1000);
       c.#kill();
-      await c.#exited;
+      const exit = await c.#exited;
       if (spawnError) throw new Error(`cannot spawn ${binary}: ${spawnError.message}`, { cause: spawnError });
+      if (err.beforeStart) {
+        throw new Error(`${err.message}; ${exit.signal ? `killed by ${exit.signal}` : `exit status ${exit.code}`}`);
+      }
       throw err;
     }
     let m;
@@ -109,6 +114,8 @@ export class Client {
       await c.close().catch(() => {});
       throw new Error(`arca serve speaks ${JSON.stringify(m.protocol)}, this client ${PROTOCOL}`);
     }
+    // An absent capability says nothing (an older serve); a present one is a promise.
+    if (m.capabilities?.audit_chain) c.#events.requireChain();
     return c;
   }
 
@@ -197,20 +204,24 @@ export class Client {
     for (const slot of this.#waiting.splice(0)) this.#settle(slot, this.#gone);
     this.#ending = true;
     this.#flush();
-    let timer;
-    const late = new Promise((resolve) => {
-      timer = setTimeout(resolve, this.#closeTimeoutMs, null);
-    });
-    const exit = await Promise.race([this.#exited, late]);
-    clearTimeout(timer);
+    const exit = await this.#exitedWithin(this.#closeTimeoutMs);
     if (exit !== null) return exit;
     // SIGTERM first, so serve kills a PDP in flight with its process group.
     this.#child.kill('SIGTERM');
-    const termed = await Promise.race([this.#exited, new Promise((r) => (timer = setTimeout(r, 1000, null)))]);
-    clearTimeout(timer);
-    if (termed === null) this.#kill();
+    if ((await this.#exitedWithin(1000)) === null) this.#kill();
     await this.#exited;
     throw new Error(`arca serve did not exit within ${this.#closeTimeoutMs} ms: killed`);
+  }
+
+  // #exitedWithin is serve's exit status, or null when it has not exited in ms.
+  async #exitedWithin(ms) {
+    let timer;
+    const late = new Promise((resolve) => {
+      timer = setTimeout(resolve, ms, null);
+    });
+    const exit = await Promise.race([this.#exited, late]);
+    clearTimeout(timer);
+    return exit;
   }
 
   // #wire reads stdout and stderr and handles stdin's failures.

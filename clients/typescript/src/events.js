@@ -2,6 +2,9 @@
 // readiness from the first event (start, or the stop of a serve that could
 // not start) and hands every event on, checked: seq runs 1, 2, 3…, and each
 // event's prev is the hex SHA-256 of the line before it, its exact bytes.
+// A serve that predates the chain writes no prev at all: a prev that is
+// missing is a break once the stream has shown one, or once the manifest
+// listed the audit_chain capability.
 
 import { createHash } from 'node:crypto';
 
@@ -27,6 +30,7 @@ export class EventReader {
   #started = false;
   #lastSeq = 0;
   #lastLink = null; // hex SHA-256 of the last line, null before the first
+  #chained = false; // every event after the first must carry prev
 
   /**
    * @param {((event: object | null, err: EventStreamError | null) => void) | undefined} onEvent
@@ -37,8 +41,9 @@ export class EventReader {
     this.#ready = ready;
   }
 
-  get started() {
-    return this.#started;
+  /** The manifest listed audit_chain: a missing prev is a break from now on. */
+  requireChain() {
+    this.#chained = true;
   }
 
   /** @param {Buffer} line one line, without its newline */
@@ -70,7 +75,9 @@ export class EventReader {
     }
     if (!this.#started) {
       this.#started = true;
-      this.#ready(new Error('arca serve ended before its start event (its stderr closed)'));
+      const err = new Error('arca serve ended before its start event (its stderr closed)');
+      err.beforeStart = true; // start adds the exit status, once there is one
+      this.#ready(err);
     }
   }
 
@@ -83,8 +90,9 @@ export class EventReader {
     const prev = event.prev;
     if (this.#lastLink === null) {
       if (prev !== undefined) return new EventStreamError('chain', `the stream's first event (seq ${event.seq}) links to a line before it`);
-    } else if (prev !== this.#lastLink) {
-      return new EventStreamError('chain', `seq ${event.seq} does not link to the line before it`);
+    } else if (prev !== undefined || this.#chained) {
+      this.#chained = true;
+      if (prev !== this.#lastLink) return new EventStreamError('chain', `seq ${event.seq} does not link to the line before it`);
     }
     if (event.seq !== this.#lastSeq + 1) {
       return new EventStreamError('seq', `seq ${event.seq} follows seq ${this.#lastSeq} (want ${this.#lastSeq + 1})`);

@@ -79,9 +79,21 @@ test('a broken link is reported where it breaks', async (t) => {
   assert.deepEqual(got, [[1, null], [2, null], [3, 'chain'], [4, null]]);
 });
 
-test('a link missing, and a first event that links to nothing before it', async (t) => {
-  assert.deepEqual(await breaksOf(t, stream(t, [{}, { prev: null }])), [[1, null], [2, 'chain']]);
+test('a link missing once the stream is chained, and a first event that links to nothing', async (t) => {
+  assert.deepEqual(await breaksOf(t, stream(t, [{}, {}, { prev: null }])), [[1, null], [2, null], [3, 'chain']]);
   assert.deepEqual(await breaksOf(t, stream(t, [{ prev: 'a'.repeat(64) }])), [[1, 'chain']]);
+});
+
+test('a serve before the chain: no prev is no break, unless the manifest lists audit_chain', async (t) => {
+  assert.deepEqual(await breaksOf(t, stream(t, [{}, { prev: null }, { prev: null }])), [[1, null], [2, null], [3, null]]);
+  const event = (seq) => JSON.stringify({ v: 1, ts: 'x', seq, event: seq === 1 ? 'start' : 'list', message: 'm', source: 'serve' });
+  const manifest = '{"id":1,"ok":true,"result":{"protocol":"arca-serve/1","capabilities":{"audit_chain":{"field":"prev","hash":"sha256"}}}}';
+  const binary = fake(t, `echo '${event(1)}' >&2\nread line\necho '${manifest}'\nread line\necho '${event(2)}' >&2\necho '{"id":2,"ok":true,"result":{}}'\nread line\nexit 0`);
+  const got = [];
+  const c = await start(t, { binary, onEvent: (e, err) => got.push([e?.seq ?? null, err?.reason ?? null]) });
+  await c.check();
+  await c.close();
+  assert.deepEqual(got, [[1, null], [2, 'chain']]);
 });
 
 test('a line that is not JSON, and a torn last line', async (t) => {

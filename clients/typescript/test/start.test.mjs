@@ -60,7 +60,7 @@ test('a binary that is not there rejects', async (t) => {
 test('a serve whose stderr closes before its start event rejects', async (t) => {
   const binary = fake(t, 'exec 2>&-\nsleep 0.2\nexit 3');
   const err = await Client.start({ binary }).then(() => null, (e) => e);
-  assert.match(err.message, /ended before its start event \(its stderr closed\)/);
+  assert.match(err.message, /ended before its start event \(its stderr closed\); exit status 3$/);
 });
 
 test('a serve that writes something else first rejects, quoting it', async (t) => {
