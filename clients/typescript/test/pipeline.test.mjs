@@ -44,7 +44,7 @@ test('a call beyond the window waits; an aborted waiter never goes out', async (
 
 test('a call cancelled mid-flight rejects at once; later answers never shift', async (t) => {
   const events = [];
-  const c = await start(t, { ...home(t, slowPDP('0.3')), onEvent: (e) => e?.id !== undefined && events.push(e.id) });
+  const c = await start(t, { ...home(t, slowPDP('0.5')), onEvent: (e) => e?.id !== undefined && events.push(e.id) });
   await c.put('arca://app/a', 'va');
   await c.put('arca://app/b', 'vb');
   const ac = new AbortController();

@@ -24,7 +24,7 @@ async function closedBy(p, cause) {
 }
 
 test('unknown fields are ignored, capabilities passed on as they are', async (t) => {
-  const d = await start(t, { binary: fake(t, `echo '${START}' >&2
+  const c = await start(t, { binary: fake(t, `echo '${START}' >&2
 read line
 echo '{"id":1,"ok":true,"result":{"protocol":"arca-serve/1","capabilities":{"watch":true,"batch":{"max":8}},"later":1},"extra":{}}'
 read line
@@ -33,8 +33,8 @@ read line
 echo '{"id":3,"ok":true,"result":{"ref":"arca://app/db","env":"default","value":"v","version":1,"created_at":"x","updated_at":"x","new_field":[1]},"trace":"t"}'
 read line
 exit 0`) });
-  assert.deepEqual((await d.manifest()).capabilities, { watch: true, batch: { max: 8 } });
-  const g = await d.get('arca://app/db');
+  assert.deepEqual((await c.manifest()).capabilities, { watch: true, batch: { max: 8 } });
+  const g = await c.get('arca://app/db');
   assert.equal(g.value.reveal(), 'v');
   assert.deepEqual(g.new_field, [1]);
 });
@@ -49,7 +49,8 @@ test('a response with another id: the wire is out of step, serve is stopped', as
 test('a response no request waits for stops serve', async (t) => {
   const binary = fake(t, `echo '${START}' >&2\nread line\necho '${MANIFEST}'\necho '{"id":9,"ok":true,"result":{}}'\nsleep 5`);
   const c = await start(t, { binary });
-  await new Promise((r) => setTimeout(r, 200));
+  // Time for the stray line to arrive before the next request goes out.
+  await new Promise((r) => setTimeout(r, 500));
   await closedBy(c.list(), /with no request waiting for it/);
 });
 
