@@ -1,9 +1,9 @@
 // The arca binary that tests, the generator and the benchmark run: $ARCA_BIN,
 // else one built from this repository (go build at its root) into a
-// temporary directory, once per process.
+// temporary directory, once per process, removed when the process exits.
 
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,9 @@ export function arcaBin() {
   if (!existsSync(join(repoRoot, 'go.mod'))) {
     throw new Error(`ARCA_BIN is unset and ${repoRoot} holds no go.mod to build arca from`);
   }
-  const out = join(mkdtempSync(join(tmpdir(), 'arca-ts-')), 'arca');
+  const dir = mkdtempSync(join(tmpdir(), 'arca-ts-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'arca');
   execFileSync('go', ['build', '-o', out, './cmd/arca'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
   built = out;
   return out;
