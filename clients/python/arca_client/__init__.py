@@ -1,0 +1,27 @@
+"""A client of ``arca serve`` for embedders, standard library only.
+
+    from arca_client import Client
+
+    with Client.start("arca", environ={"HOME": home, "PATH": path}) as arca:
+        db = arca.get("arca://app/db").value      # a Secret: prints <redacted>
+        connect(password=db.reveal())
+
+See the README for the rules: an absent capability is unknown, unknown
+fields are ignored, a timed-out call keeps its slot.
+"""
+
+from ._secret import Secret
+from ._wire import MAX_RESPONSE_LINE
+from .client import PROTOCOL, Client
+from .errors import ArcaError, ClientError, ClosedError, ProtocolError, StartError, StreamError
+from .events import MAX_EVENT_LINE, Event
+from .results import Checked, Got, Listed, Manifest, OpInfo, Policy, Put, Record, Removed, Rotated
+
+# The major version is the protocol's: arca-client 1.x speaks arca-serve/1.
+__version__ = "1.0.0"
+
+__all__ = [
+    "PROTOCOL", "MAX_RESPONSE_LINE", "MAX_EVENT_LINE", "Client", "Secret",
+    "ClientError", "ArcaError", "ClosedError", "StartError", "ProtocolError", "StreamError",
+    "Event", "Policy", "Got", "Put", "Rotated", "Removed", "Listed", "Record", "Checked", "Manifest", "OpInfo",
+]

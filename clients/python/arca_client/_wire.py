@@ -1,0 +1,247 @@
+"""The request and response wire: one writer, a FIFO queue of slots, one
+reader.
+
+Responses come in request order, so a call takes its place in the queue
+when its line joins the pending lines, under the same lock: queue order is
+write order. The writer thread writes every line that gathered while it
+was busy in one write, so concurrent callers (or one caller submitting
+futures) share a write. The reader thread hands each response line to the
+slot at the head of the queue and checks the id it echoes. A call that
+times out keeps its slot: its response is read and dropped when it comes,
+so later responses never shift. At most ``max_in_flight`` requests are on
+the wire; a call beyond that waits for a response to free a place
+(backpressure).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future, InvalidStateError
+from json.encoder import encode_basestring_ascii
+from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, Tuple
+
+from .errors import ArcaError, ClosedError, ProtocolError
+from .results import Policy, read_policy
+
+# MAX_RESPONSE_LINE bounds a response line. serve's requests are capped at
+# 4 MiB and its responses stay far below this; a longer line is not
+# serve's, and reading on would hold it all.
+MAX_RESPONSE_LINE = 8 << 20
+
+_decode = json.JSONDecoder().raw_decode
+
+Reader = Callable[[Mapping[str, Any], Optional[Policy]], Any]
+_Slot = Tuple[int, "Future[Any]", Reader]
+
+
+def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
+    """A request line from its op on: ``,"op":…,…}\\n``; the id goes in
+    front when the line takes its place. Built by hand with json's own
+    string encoder: no dict, no general encoder on the hot path. A field
+    whose value is None is left out."""
+    parts = [',"op":', encode_basestring_ascii(op)]
+    for name, v in fields:
+        if v is None:
+            continue
+        if type(v) is not str:
+            raise TypeError(f"field {name!r} is a str, not {type(v).__name__}")
+        parts += [',"', name, '":', encode_basestring_ascii(v)]
+    parts.append("}\n")
+    return "".join(parts).encode("ascii")
+
+
+class Wire:
+    """The pipelined session over serve's stdin and stdout."""
+
+    def __init__(self, stdin: IO[bytes], stdout: IO[bytes], max_in_flight: int, kill: Callable[[], None]) -> None:
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self._stdin, self._stdout, self._kill = stdin, stdout, kill
+        self._lock = threading.Lock()  # the pending lines, the queue, the ids, the state
+        self._wake = threading.Condition(self._lock)  # the writer: lines are pending, or stop
+        self._pending: List[bytes] = []
+        self._queue: Deque[_Slot] = deque()
+        self._next_id = 0
+        # The window: requests on the wire, counted under the lock; callers
+        # past max_in_flight wait on room (a Semaphore would take a second
+        # lock a call).
+        self._room = threading.Condition(self._lock)
+        self._max, self._in_flight, self._waiting = max_in_flight, 0, 0
+        self._gone: Optional[str] = None  # why calls fail now
+        self._stopping = False
+        self.writer = threading.Thread(target=self._write_loop, name="arca-client-writer", daemon=True)
+        self.reader = threading.Thread(target=self._read_loop, name="arca-client-reader", daemon=True)
+
+    def submit(self, body: bytes, read: Reader, timeout: Optional[float]) -> Future[Any]:
+        """Queue a request line (from encode_body) and return its future.
+        Waits for a place in the window, at most timeout seconds."""
+        fut: Future[Any] = Future()
+        with self._lock:
+            if self._in_flight >= self._max and self._gone is None:
+                self._wait_for_room(timeout)
+            if self._gone is not None or self._stopping:
+                raise ClosedError(self._gone or "the client is closed")
+            self._in_flight += 1
+            self._next_id += 1
+            self._queue.append((self._next_id, fut, read))
+            if not self._pending:
+                self._wake.notify()
+            self._pending.append(b'{"id":%d%s' % (self._next_id, body))
+        return fut
+
+    def _wait_for_room(self, timeout: Optional[float]) -> None:
+        """Wait, holding the lock, until the window has room or the wire is
+        gone; at most timeout seconds."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._waiting += 1
+        try:
+            while self._in_flight >= self._max and self._gone is None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise TimeoutError(f"no room in the window of requests in flight within {timeout} s")
+                self._room.wait(left)
+        finally:
+            self._waiting -= 1
+
+    def _free(self, n: int) -> None:
+        """n requests left the wire (lock held): wake who waits for room."""
+        self._in_flight -= n
+        if self._waiting:
+            self._room.notify(n)
+
+    def stop(self) -> None:
+        """Write what is pending, then close serve's stdin: EOF ends the
+        session once serve answered what it read."""
+        with self._lock:
+            self._stopping = True
+            self._wake.notify()
+
+    def fail(self, reason: str) -> None:
+        """Fail every call from now on with reason, and kill serve: its wire
+        cannot be trusted to stay in step."""
+        with self._lock:
+            if self._gone is None:
+                self._gone = reason
+            self._room.notify_all()
+        self._kill()
+
+    def _write_loop(self) -> None:
+        broken = False
+        while True:
+            with self._lock:
+                while not self._pending and not self._stopping:
+                    self._wake.wait()
+                lines, self._pending = self._pending, []
+                stopping = self._stopping
+            if lines and not broken:
+                try:
+                    self._stdin.write(b"".join(lines))
+                    self._stdin.flush()
+                except (OSError, ValueError):
+                    # serve stopped reading (it exited, or read a shutdown):
+                    # the reader fails what is waiting when stdout closes.
+                    broken = True
+            if stopping:
+                try:
+                    self._stdin.close()
+                except (OSError, ValueError):
+                    pass
+                return
+
+    def _read_loop(self) -> None:
+        reason = "arca serve is gone (its stdout closed)"
+        try:
+            while True:
+                line = self._stdout.readline(MAX_RESPONSE_LINE + 2)
+                if not line:
+                    break
+                if not line.endswith(b"\n") or len(line) > MAX_RESPONSE_LINE + 1:
+                    if len(line) > MAX_RESPONSE_LINE:
+                        reason = f"a response line longer than {MAX_RESPONSE_LINE} bytes"
+                        self.fail(reason)
+                    else:
+                        reason = "arca serve ended in the middle of a response"
+                    break
+                with self._lock:
+                    slot = self._queue.popleft() if self._queue else None
+                    if slot is not None:
+                        self._free(1)
+                if slot is None:
+                    # Its length only: the line may hold a value.
+                    reason = f"a response ({len(line)} bytes) with no request waiting for it: the wire is out of step"
+                    self.fail(reason)
+                    break
+                broken = _deliver(slot, line)
+                if broken is not None:
+                    reason = broken
+                    self.fail(reason)
+                    _set(slot[1], None, ClosedError(reason))
+                    break
+        except (OSError, ValueError) as e:
+            reason = f"reading arca serve's stdout failed: {type(e).__name__}"
+        finally:
+            self._fail_queue(reason)
+
+    def _fail_queue(self, reason: str) -> None:
+        with self._lock:
+            if self._gone is None:
+                self._gone = reason
+            reason = self._gone
+            slots = list(self._queue)
+            self._queue.clear()
+            self._free(len(slots))
+            self._room.notify_all()
+        for _, fut, _ in slots:
+            _set(fut, None, ClosedError(reason))
+
+
+def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
+    """Settle a slot's future from its response line. Returns why the wire
+    is out of step when it is, else None. Nothing from the line goes into
+    an error but serve's code and message, which never hold a value."""
+    want, fut, read = slot
+    try:
+        # raw_decode: json.loads's own checks cost twice the parse, and
+        # serve's line is one object and a newline.
+        d = _decode(line.decode("utf-8"))[0]
+    except (ValueError, RecursionError):
+        d = None  # not raised from here: the exception would hold the line
+    if not isinstance(d, dict):
+        return f"the response to request {want} is not a JSON object: the wire is out of step"
+    got = d.get("id")
+    if type(got) is not int or got != want:
+        return f"the response to request {want} carries another id: the wire is out of step"
+    value: Any = None
+    err: Optional[Exception] = None
+    try:
+        policy = read_policy(d.get("policy"))
+        ok = d.get("ok")
+        if ok is True:
+            result = d.get("result")
+            if not isinstance(result, dict):
+                raise ProtocolError("a success response without a result object")
+            value = read(result, policy)
+        elif ok is False:
+            e = d.get("error")
+            if not isinstance(e, dict) or type(e.get("code")) is not str or type(e.get("message")) is not str:
+                raise ProtocolError("a failed response without an error code and message")
+            err = ArcaError(e["code"], e["message"], policy)
+        else:
+            raise ProtocolError("a response whose ok is not a boolean")
+    except ProtocolError as pe:
+        err = pe
+    _set(fut, value, err)
+    return None
+
+
+def _set(fut: Future[Any], value: Any, err: Optional[BaseException]) -> None:
+    try:
+        if err is not None:
+            fut.set_exception(err)
+        else:
+            fut.set_result(value)
+    except InvalidStateError:
+        pass  # the caller cancelled it: the response is dropped

@@ -1,0 +1,68 @@
+"""The errors a call can raise. None of them ever holds a secret value:
+their messages are built from serve's error code and message (which never
+carry one) or from the client's own text, never from a response's bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from .results import Policy
+
+
+class ClientError(Exception):
+    """The base of every error this package raises."""
+
+
+class ArcaError(ClientError):
+    """A request serve refused or failed.
+
+    ``code`` is the wire's error code (``bad_request``, ``unknown_op``,
+    ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``, or one a
+    later server adds): branch on it, never on ``message``. ``policy`` is
+    the PDP's verdict when serve consulted one, else None.
+    """
+
+    def __init__(self, code: str, message: str, policy: Optional[Policy] = None) -> None:
+        super().__init__(code, message)
+        self.code = code
+        self.message = message
+        self.policy = policy
+
+    def __str__(self) -> str:
+        return f"arca serve: {self.code}: {self.message}"
+
+    def __repr__(self) -> str:
+        return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r})"
+
+
+class ClosedError(ClientError):
+    """A call made, or in flight, when serve is gone: it exited, was
+    killed, was closed, or the client stopped reading it because its wire
+    broke (``reason`` says which)."""
+
+    def __init__(self, reason: str = "arca serve is gone") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StartError(ClientError):
+    """serve did not become ready. ``stop_message`` is serve's own word
+    (its ``stop`` event's message, e.g. ``cannot start: config ... does
+    not exist``) when it gave one, else None."""
+
+    def __init__(self, text: str, stop_message: Optional[str] = None) -> None:
+        super().__init__(text)
+        self.stop_message = stop_message
+
+
+class ProtocolError(ClientError):
+    """serve said something this client cannot take: another protocol, or
+    a response or result that is not what the protocol says."""
+
+
+class StreamError(ClientError):
+    """What is wrong with an audit event, handed to ``on_event`` beside it:
+    a line that is not an event, a gap in ``seq``, a broken chain, a line
+    over the cap."""

@@ -1,0 +1,122 @@
+"""A stand-in for arca serve that breaks the protocol on purpose, so the
+tests can see what the client does with what a real serve never writes.
+
+    fake_serve.py MODE [serve's own arguments, ignored]
+
+Every mode writes a start event (unless it says otherwise) and answers the
+manifest as arca-serve/1 would; then, for the requests after it:
+
+    protocol2      the manifest says arca-serve/2
+    extra          responses, results, errors and events carry fields this
+                   client does not know; the manifest has capabilities
+    long-response  a response line over 8 MiB
+    long-event     an event line over 4 MiB
+    wrong-id       a response that echoes another id
+    stray          two responses to one request
+    malformed      a get result whose version is not a number
+    not-json       a response line cut short: not JSON
+    broken-chain   events with a seq gap, then a broken link
+    silent         nothing at all (no start event), then sleeps
+    no-start       exits at once
+    junk           a line that is not an event instead of the start event
+
+$FAKE_PIDFILE, when set, receives the process id. $FAKE_VALUE is the value
+a get returns (a canary, in the tests).
+"""
+
+import hashlib
+import json
+import os
+import sys
+import time
+
+MODE = sys.argv[1]
+VALUE = os.environ.get("FAKE_VALUE", "fake-value")
+T = "2026-11-30T08:14:14.381353202Z"
+state = {"seq": 0, "prev": ""}
+
+
+def emit(fields):
+    state["seq"] += 1
+    e = {"v": 1, "ts": T, "seq": state["seq"], **fields, "source": "serve"}
+    if state["prev"]:
+        e["prev"] = state["prev"]
+    line = json.dumps(e, separators=(",", ":")).encode()
+    state["prev"] = hashlib.sha256(line).hexdigest()
+    sys.stderr.buffer.write(line + b"\n")
+    sys.stderr.buffer.flush()
+
+
+def respond(obj):
+    sys.stdout.buffer.write(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def manifest(rid):
+    result = {"protocol": "arca-serve/2" if MODE == "protocol2" else "arca-serve/1", "version": "0.0.0",
+              "ops": [{"name": "get"}], "envs": ["default"], "default_env": "default"}
+    if MODE == "extra":
+        result["capabilities"] = {"batch": True}
+        result["a_field_from_the_future"] = {"x": 1}
+    respond({"id": rid, "ok": True, "result": result})
+
+
+def get(rid):
+    result = {"ref": "arca://app/db", "env": "default", "value": VALUE, "version": 1,
+              "created_at": T, "updated_at": T}
+    if MODE == "malformed":
+        result["version"] = "one"
+    if MODE == "extra":
+        result["etag"] = "abc"
+        respond({"id": rid, "ok": True, "result": result, "trace": "t-1"})
+        return
+    if MODE == "wrong-id":
+        rid = rid + 100
+    if MODE == "not-json":
+        sys.stdout.buffer.write(b'{"id":%d,"ok":true,"result":{"value":"%s"\n' % (rid, VALUE.encode()))
+        sys.stdout.buffer.flush()
+        return
+    respond({"id": rid, "ok": True, "result": result})
+    if MODE == "stray":
+        respond({"id": rid, "ok": True, "result": result})
+
+
+def main():
+    if os.environ.get("FAKE_PIDFILE"):
+        with open(os.environ["FAKE_PIDFILE"], "w") as f:
+            f.write(str(os.getpid()))
+    if MODE == "no-start":
+        return
+    if MODE == "silent":
+        time.sleep(60)
+        return
+    if MODE == "junk":
+        sys.stderr.write("flag provided but not defined: -x\n")
+        return
+    emit({"event": "start", "message": "fake serving arca-serve/1"})
+    for raw in sys.stdin.buffer:
+        req = json.loads(raw)
+        rid, op = req.get("id"), req.get("op")
+        if MODE == "long-event" and op != "manifest":
+            emit({"event": op, "op": op, "outcome": "ok", "id": rid, "message": "x" * (5 << 20)})
+        elif MODE == "broken-chain" and op != "manifest":
+            state["seq"] += 1  # a gap
+            emit({"event": op, "op": op, "outcome": "ok", "id": rid})
+            state["prev"] = "0" * 64  # a broken link
+            emit({"event": "warning", "message": "after a broken link"})
+        else:
+            extra = {"from_the_future": True} if MODE == "extra" else {}
+            emit({"event": op, "op": op, "outcome": "ok", "id": rid, **extra})
+        if op == "manifest":
+            manifest(rid)
+        elif MODE == "long-response":
+            sys.stdout.buffer.write(b'{"id":%d,"ok":true,"result":{"pad":"' % rid + b"x" * (9 << 20) + b'"}}\n')
+            sys.stdout.buffer.flush()
+        elif MODE == "extra" and op == "rm":
+            respond({"id": rid, "ok": False, "error": {"code": "a_future_code", "message": "m", "hint": "h"}})
+        else:
+            get(rid)
+    emit({"event": "stop", "message": "eof"})
+
+
+main()
