@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import results as r
 from ._secret import Secret, as_value
-from ._wire import Reader
+from ._wire import Reader, Settle, Waiter
 
-T = TypeVar("T")
 Value = Union[str, Secret]
 _Fields = Sequence[Tuple[str, Optional[str]]]
 
@@ -30,25 +28,26 @@ def _fields(ref: Optional[str], value: Optional[Value], env: Optional[str], acto
             ("actor", actor), ("attestation", attestation))
 
 
-def _wait(fut: Future[T], timeout: Optional[float], began: float) -> T:
-    left = None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
-    try:
-        return fut.result(left)
-    except FutureTimeout:
-        # Python 3.9's futures raise their own TimeoutError; callers catch
-        # the built-in one.
-        raise TimeoutError(f"arca serve did not answer within {timeout} s") from None
+def _left(timeout: Optional[float], began: float) -> Optional[float]:
+    return None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
 
 
 class Ops:
     """The op methods of Client."""
 
-    def _submit(self, op: str, fields: _Fields, read: Reader, timeout: Optional[float]) -> Future[Any]:
+    def _submit(self, op: str, fields: _Fields, read: Reader, timeout: Optional[float], fut: Settle) -> None:
         raise NotImplementedError
 
     def _call(self, op: str, fields: _Fields, read: Reader, timeout: Optional[float]) -> Any:
         began = time.monotonic()
-        return _wait(self._submit(op, fields, read, timeout), timeout, began)
+        w = Waiter()
+        self._submit(op, fields, read, timeout, w)
+        return w.result(_left(timeout, began))
+
+    def _future(self, op: str, fields: _Fields, read: Reader) -> Future[Any]:
+        fut: Future[Any] = Future()
+        self._submit(op, fields, read, None, fut)
+        return fut
 
     # get -----------------------------------------------------------------
 
@@ -59,7 +58,7 @@ class Ops:
 
     def submit_get(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
                    attestation: Optional[str] = None) -> Future[r.Got]:
-        return self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, None)
+        return self._future("get", _fields(ref, None, env, actor, attestation), r.read_get)
 
     # put -----------------------------------------------------------------
 
@@ -70,7 +69,7 @@ class Ops:
 
     def submit_put(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
                    attestation: Optional[str] = None) -> Future[r.Put]:
-        return self._submit("put", _fields(ref, value, env, actor, attestation), r.read_put, None)
+        return self._future("put", _fields(ref, value, env, actor, attestation), r.read_put)
 
     # rotate --------------------------------------------------------------
 
@@ -81,7 +80,7 @@ class Ops:
 
     def submit_rotate(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
                       attestation: Optional[str] = None) -> Future[r.Rotated]:
-        return self._submit("rotate", _fields(ref, value, env, actor, attestation), r.read_rotate, None)
+        return self._future("rotate", _fields(ref, value, env, actor, attestation), r.read_rotate)
 
     # rm ------------------------------------------------------------------
 
@@ -92,7 +91,7 @@ class Ops:
 
     def submit_rm(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
                   attestation: Optional[str] = None) -> Future[r.Removed]:
-        return self._submit("rm", _fields(ref, None, env, actor, attestation), r.read_rm, None)
+        return self._future("rm", _fields(ref, None, env, actor, attestation), r.read_rm)
 
     # list, check ---------------------------------------------------------
 
@@ -103,7 +102,7 @@ class Ops:
 
     def submit_list(self, *, env: Optional[str] = None, actor: Optional[str] = None,
                     attestation: Optional[str] = None) -> Future[r.Listed]:
-        return self._submit("list", _fields(None, None, env, actor, attestation), r.read_list, None)
+        return self._future("list", _fields(None, None, env, actor, attestation), r.read_list)
 
     def check(self, *, env: Optional[str] = None, actor: Optional[str] = None, attestation: Optional[str] = None,
               timeout: Optional[float] = None) -> r.Checked:
@@ -112,7 +111,7 @@ class Ops:
 
     def submit_check(self, *, env: Optional[str] = None, actor: Optional[str] = None,
                      attestation: Optional[str] = None) -> Future[r.Checked]:
-        return self._submit("check", _fields(None, None, env, actor, attestation), r.read_check, None)
+        return self._future("check", _fields(None, None, env, actor, attestation), r.read_check)
 
     # meta-ops ------------------------------------------------------------
 
@@ -121,7 +120,7 @@ class Ops:
         return self._call("manifest", (), r.read_manifest, timeout)
 
     def submit_manifest(self) -> Future[r.Manifest]:
-        return self._submit("manifest", (), r.read_manifest, None)
+        return self._future("manifest", (), r.read_manifest)
 
     def shutdown(self, *, timeout: Optional[float] = None) -> None:
         """Ask serve to end the session once it answered; requests behind
@@ -129,7 +128,7 @@ class Ops:
         return self._call("shutdown", (), r.read_shutdown, timeout)
 
     def submit_shutdown(self) -> Future[None]:
-        return self._submit("shutdown", (), r.read_shutdown, None)
+        return self._future("shutdown", (), r.read_shutdown)
 
     # any op --------------------------------------------------------------
 
@@ -147,11 +146,9 @@ class Ops:
         Secret; the first failure (in refs' order) is raised, with no
         values. timeout bounds the whole."""
         began = time.monotonic()
-        futs: List[Tuple[str, Future[r.Got]]] = []
+        waiting: List[Tuple[str, Waiter]] = []
         for name, ref in refs.items():
-            left = None if timeout is None else timeout - (time.monotonic() - began)
-            futs.append((name, self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, left)))
-        out: Dict[str, Secret] = {}
-        for name, fut in futs:
-            out[name] = _wait(fut, timeout, began).value
-        return out
+            w = Waiter()
+            self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, _left(timeout, began), w)
+            waiting.append((name, w))
+        return {name: w.result(_left(timeout, began)).value for name, w in waiting}

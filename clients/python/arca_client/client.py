@@ -18,12 +18,11 @@ import shutil
 import subprocess
 import threading
 import time
-from concurrent.futures import Future
 from types import TracebackType
-from typing import Any, Mapping, Optional, Sequence, Tuple, Type, Union
+from typing import Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._ops import Ops
-from ._wire import Reader, Wire, encode_body
+from ._wire import Reader, Settle, Wire, encode_body
 from .errors import ClientError, ProtocolError, StartError
 from .events import OnEvent, read_events
 
@@ -122,8 +121,8 @@ class Client(Ops):
         self._ready.set()
 
     def _submit(self, op: str, fields: Sequence[Tuple[str, Optional[str]]], read: Reader,
-                timeout: Optional[float]) -> Future[Any]:
-        return self._wire.submit(encode_body(op, fields), read, timeout)
+                timeout: Optional[float], fut: Settle) -> None:
+        self._wire.submit(encode_body(op, fields), read, timeout, fut)
 
     @property
     def pid(self) -> int:
