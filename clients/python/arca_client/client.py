@@ -129,16 +129,20 @@ class Client(Ops):
         """serve's process id."""
         return self._proc.pid
 
-    def close(self) -> Optional[int]:
+    def close(self) -> int:
         """End the session: close serve's stdin (EOF; serve answers what it
         read, then exits), wait for it to exit, and kill it when it has not
         after ``close_timeout`` seconds. Returns serve's exit status (0 for
         a clean end, negative for the signal that killed it). Calls made
-        after it raise ClosedError. Safe to call more than once."""
+        after it raise ClosedError. Safe to call more than once, from any
+        thread: every call returns once serve is gone."""
         with self._closing:
-            if self._closed:
-                return self._proc.returncode
-            self._closed = True
+            if not self._closed:
+                self._closed = True
+                self._end()
+            return self._proc.returncode
+
+    def _end(self) -> None:
         self._wire.stop()
         try:
             self._proc.wait(self._close_timeout)
@@ -153,7 +157,6 @@ class Client(Ops):
             for f in (self._proc.stdout, self._proc.stderr):
                 if f is not None:
                     f.close()
-        return self._proc.returncode
 
     def _kill(self) -> None:
         try:

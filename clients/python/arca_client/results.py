@@ -13,7 +13,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, NoReturn, Optional, Tuple
 
 from ._secret import Secret
 from .errors import ProtocolError
@@ -245,12 +245,18 @@ def read_get(r: Mapping[str, Any], policy: Optional[Policy]) -> Got:
     created, updated, rotated = r.get("created_at"), r.get("updated_at"), r.get("rotated_at")
     if not (type(ref) is str and type(env) is str and type(v) is str and type(version) is int
             and type(created) is str and type(updated) is str and (rotated is None or type(rotated) is str)):
-        for key in ("ref", "env", "value", "created_at", "updated_at"):
-            _str(r, key)
-        _int(r, "version")
-        _opt_time(r, "rotated_at")
+        _bad_get(r)
     return Got(ref, env, Secret(v), version, parse_time(created), parse_time(updated),
                None if rotated is None else parse_time(rotated), policy)
+
+
+def _bad_get(r: Mapping[str, Any]) -> NoReturn:
+    """Name the field of a get result that is not as the protocol says."""
+    for key in ("ref", "env", "value", "created_at", "updated_at"):
+        _str(r, key)
+    _int(r, "version")
+    _opt_time(r, "rotated_at")
+    raise ProtocolError("a get result that is not as the protocol says")
 
 
 def read_put(r: Mapping[str, Any], policy: Optional[Policy]) -> Put:
@@ -283,6 +289,7 @@ def read_manifest(r: Mapping[str, Any], policy: Optional[Policy]) -> Manifest:
     limits = r.get("limits", {})
     caps = r.get("capabilities")
     schemas = r.get("schemas", {})
+    default_env = r.get("default_env")
     if not isinstance(limits, dict) or not isinstance(schemas, dict) or not (caps is None or isinstance(caps, dict)):
         raise ProtocolError("result field 'limits', 'schemas' or 'capabilities' is not an object")
     return Manifest(
@@ -290,7 +297,7 @@ def read_manifest(r: Mapping[str, Any], policy: Optional[Policy]) -> Manifest:
         ops=tuple(OpInfo(_str(o, "name"), _strs(o, "required"), _strs(o, "optional"),
                          _bool(o, "consults_pdp", False), _bool(o, "meta", False)) for o in ops),
         error_codes=_strs(r, "error_codes"), limits=limits, cli_only=_strs(r, "cli_only"), envs=_strs(r, "envs"),
-        default_env=r.get("default_env") if type(r.get("default_env")) is str else "",
+        default_env=default_env if isinstance(default_env, str) else "",
         pdp_configured=_bool(r, "pdp_configured", False), capabilities=caps, schemas=schemas)
 
 

@@ -15,7 +15,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from arca_client import Client, Event
 
@@ -122,8 +122,8 @@ class Events:
             if err is not None:
                 self.errors.append((e, err))
 
-    def by_id(self) -> Dict[object, List[str]]:
-        out: Dict[object, List[str]] = {}
+    def by_id(self) -> Dict[Any, List[str]]:
+        out: Dict[Any, List[str]] = {}
         with self._lock:
             for e in self.events:
                 if e.id is not None:
