@@ -90,8 +90,6 @@ class Wire:
     """The pipelined session over serve's stdin and stdout."""
 
     def __init__(self, stdin: IO[bytes], stdout: IO[bytes], max_in_flight: int, kill: Callable[[], None]) -> None:
-        if max_in_flight < 1:
-            raise ValueError("max_in_flight must be at least 1")
         self._stdin, self._stdout, self._kill = stdin, stdout, kill
         self._lock = threading.Lock()  # the pending lines, the queue, the ids, the state
         self._wake = threading.Condition(self._lock)  # the writer: lines are pending, or stop
@@ -112,7 +110,7 @@ class Wire:
         """Queue a request line (from encode_body), to be settled in fut.
         Waits for a place in the window, at most timeout seconds."""
         with self._lock:
-            if self._in_flight >= self._max and self._gone is None:
+            if self._in_flight >= self._max and self._gone is None and not self._stopping:
                 self._wait_for_room(timeout)
             if self._gone is not None or self._stopping:
                 raise ClosedError(self._gone or "the client is closed")
@@ -211,7 +209,7 @@ class Wire:
                     self.fail(reason)
                     _set(slot[1], None, ClosedError(reason))
                     break
-        except (OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - the reader must fail the queue, never die with it waiting
             reason = f"reading arca serve's stdout failed: {type(e).__name__}"
         finally:
             self._fail_queue(reason)
@@ -247,6 +245,7 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
         return f"the response to request {want} carries another id: the wire is out of step"
     value: Any = None
     err: Optional[Exception] = None
+    unreadable = False
     try:
         policy = read_policy(d.get("policy"))
         ok = d.get("ok")
@@ -264,6 +263,10 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
             raise ProtocolError("a response whose ok is not a boolean")
     except ProtocolError as pe:
         err = pe
+    except Exception:  # noqa: BLE001 - a reader's bug fails its call, not the session
+        unreadable = True  # the exception is left behind: it may quote the result
+    if unreadable:
+        err = ProtocolError("a result this client cannot read")
     _set(fut, value, err)
     return None
 

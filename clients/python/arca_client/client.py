@@ -78,6 +78,8 @@ class Client(Ops):
         Then the manifest is asked, and a protocol other than PROTOCOL is
         refused (ProtocolError).
         """
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
         path = os.fspath(binary)
         if os.sep not in path:
             found = shutil.which(path)
@@ -93,7 +95,8 @@ class Client(Ops):
             proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     bufsize=PIPE_BUFFER, env=dict(environ or {}), cwd=cwd, close_fds=True)
         except OSError as e:
-            raise StartError(f"start {path}: {e.strerror or type(e).__name__}") from None
+            where = f" ({e.filename})" if e.filename else ""
+            raise StartError(f"start {path}: {e.strerror or type(e).__name__}{where}") from None
         c = cls(proc, max_in_flight, close_timeout, on_event)
         deadline = time.monotonic() + start_timeout
         try:

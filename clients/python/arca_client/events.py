@@ -111,7 +111,12 @@ def read_events(stream: IO[bytes], on_event: Optional[OnEvent], ready: Callable[
     chain = Chain()
     started = False
     while True:
-        line = stream.readline(MAX_EVENT_LINE + 2)
+        try:
+            line = stream.readline(MAX_EVENT_LINE + 2)
+        except (OSError, ValueError) as e:
+            # stderr undrained would stop serve: stop it instead.
+            fail(f"reading arca serve's stderr failed: {type(e).__name__}")
+            break
         if not line:
             break
         body = line[:-1] if line.endswith(b"\n") else line
@@ -154,5 +159,8 @@ def _call(on_event: Optional[OnEvent], e: Optional[Event], err: Optional[Excepti
 
 def _skip_line(stream: IO[bytes], part: bytes) -> None:
     """Read past the rest of an overlong line, 64 KiB at a time."""
-    while part and not part.endswith(b"\n"):
-        part = stream.readline(64 << 10)
+    try:
+        while part and not part.endswith(b"\n"):
+            part = stream.readline(64 << 10)
+    except (OSError, ValueError):
+        pass  # the next read says so

@@ -48,6 +48,10 @@ class StartTest(unittest.TestCase):
             Client.start("no-such-arca-binary", environ=self.home.environ)
         with self.assertRaisesRegex(StartError, "start "):
             Client.start(os.path.join(self.tmp, "no-such-arca"), environ=self.home.environ)
+        with self.assertRaisesRegex(StartError, "no-such-dir"):
+            Client.start(arca_bin(), cwd=os.path.join(self.tmp, "no-such-dir"))
+        with self.assertRaises(ValueError):
+            Client.start(arca_bin(), max_in_flight=0)
 
     def test_stderr_closing_before_start(self) -> None:
         with self.assertRaisesRegex(StartError, "ended before its start event"):
