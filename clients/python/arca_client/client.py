@@ -24,7 +24,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Type, Union
 from ._ops import Ops
 from ._wire import Reader, Settle, Wire, encode_body
 from .errors import ClientError, ProtocolError, StartError
-from .events import OnEvent, read_events
+from .events import Chain, OnEvent, read_events
 
 PROTOCOL = "arca-serve/1"
 
@@ -52,8 +52,9 @@ class Client(Ops):
         self._wire = Wire(proc.stdin, proc.stdout, max_in_flight, self._kill)
         self._ready = threading.Event()
         self._start_error: Optional[StartError] = None
+        self._chain = Chain()
         self._events = threading.Thread(target=read_events, name="arca-client-events", daemon=True,
-                                        args=(proc.stderr, on_event, self._on_ready, self._wire.fail))
+                                        args=(proc.stderr, on_event, self._on_ready, self._wire.fail, self._chain))
 
     @classmethod
     def start(cls, binary: StrPath, *, config: Optional[StrPath] = None, env: Optional[str] = None,
@@ -113,6 +114,7 @@ class Client(Ops):
                 raise StartError(f"the manifest: {e}") from None
             if m.protocol != PROTOCOL:
                 raise ProtocolError(f"arca serve speaks {m.protocol!r}, this client {PROTOCOL!r}")
+            c._chain.promised = m.capability("audit_chain") is not None
         except BaseException:
             c._kill()
             c.close()

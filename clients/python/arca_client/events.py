@@ -81,11 +81,19 @@ def parse_event(line: bytes) -> Optional[Event]:
 
 
 class Chain:
-    """The checks of one stream: seq and the links."""
+    """The checks of one stream: seq, and the links.
+
+    A ``prev`` that is there must be the link of the line before it. One
+    that is missing is a break only once the server promised the chain
+    (the ``audit_chain`` capability, learnt from the manifest of start):
+    a server that predates the capability wrote none, and an absent
+    capability is unknown, never false.
+    """
 
     def __init__(self) -> None:
         self.seq = 0
         self.link = ""  # hex SHA-256 of the last line; "" before the first
+        self.promised = False
 
     def step(self, e: Optional[Event], line: bytes) -> Optional[StreamError]:
         """What is wrong with the next line, or None."""
@@ -94,7 +102,7 @@ class Chain:
             err = StreamError(f"the line after seq {self.seq} is not an audit event")
         elif e.seq != self.seq + 1:
             err = StreamError(f"seq {e.seq} follows seq {self.seq}: the stream has a gap")
-        elif e.prev != self.link:
+        elif e.prev != self.link and (e.prev or self.promised):
             err = StreamError(f"seq {e.seq} does not link to the line before it: the chain is broken")
         if e is not None:
             self.seq = e.seq
@@ -103,12 +111,11 @@ class Chain:
 
 
 def read_events(stream: IO[bytes], on_event: Optional[OnEvent], ready: Callable[[Optional[StartError]], None],
-                fail: Callable[[str], None]) -> None:
+                fail: Callable[[str], None], chain: Chain) -> None:
     """The stderr thread: readiness from the first line, then every line
     checked and handed to on_event, or drained when there is none. A line
     over the cap fails the client (the wire is not arca's any more); the
     rest of the stream is still drained, never held."""
-    chain = Chain()
     started = False
     while True:
         try:

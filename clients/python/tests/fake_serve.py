@@ -16,6 +16,8 @@ manifest as arca-serve/1 would; then, for the requests after it:
     malformed      a get result whose version is not a number
     not-json       a response line cut short: not JSON
     broken-chain   events with a seq gap, then a broken link
+    no-chain       events with no prev, from a server without capabilities
+    unlinked       events with no prev after the manifest promised the chain
     silent         nothing at all (no start event), then sleeps
     no-start       exits at once
     junk           a line that is not an event instead of the start event
@@ -33,13 +35,13 @@ import time
 MODE = sys.argv[1]
 VALUE = os.environ.get("FAKE_VALUE", "fake-value")
 T = "2026-11-30T08:14:14.381353202Z"
-state = {"seq": 0, "prev": ""}
+state = {"seq": 0, "prev": "", "link": MODE != "no-chain"}
 
 
 def emit(fields):
     state["seq"] += 1
     e = {"v": 1, "ts": T, "seq": state["seq"], **fields, "source": "serve"}
-    if state["prev"]:
+    if state["prev"] and state["link"]:
         e["prev"] = state["prev"]
     line = json.dumps(e, separators=(",", ":")).encode()
     state["prev"] = hashlib.sha256(line).hexdigest()
@@ -55,6 +57,9 @@ def respond(obj):
 def manifest(rid):
     result = {"protocol": "arca-serve/2" if MODE == "protocol2" else "arca-serve/1", "version": "0.0.0",
               "ops": [{"name": "get"}], "envs": ["default"], "default_env": "default"}
+    if MODE == "unlinked":
+        result["capabilities"] = {"audit_chain": {"field": "prev", "hash": "sha256"}}
+        state["link"] = False  # what follows breaks the promise
     if MODE == "extra":
         result["capabilities"] = {"batch": True}
         result["a_field_from_the_future"] = {"x": 1}

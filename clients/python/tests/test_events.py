@@ -73,6 +73,22 @@ class EventsTest(unittest.TestCase):
         self.assertTrue(all(isinstance(err, StreamError) for _, err in seen.errors))
         self.assertEqual(seen.events[-1].event, "stop")
 
+    def test_prev_is_required_once_promised(self) -> None:
+        d = tempfile.mkdtemp(prefix="arca-fake-")
+        self.addCleanup(shutil.rmtree, d, True)
+        # A server from before the chain: no prev, no capability; unknown is
+        # not false, and nothing is reported.
+        old = Events()
+        with Client.start(fake_binary(d, "no-chain"), on_event=old) as c:
+            c.get("arca://app/db")
+        self.assertEqual(old.errors, [])
+        self.assertEqual([e.prev for e in old.events], [""] * 4)
+        # A server that lists audit_chain and then leaves prev out.
+        broken = Events()
+        with Client.start(fake_binary(d, "unlinked"), on_event=broken) as c:
+            c.get("arca://app/db")
+        self.assertEqual([e.event for e, _ in broken.errors if e], ["get", "stop"])
+
     def test_a_callback_that_raises_does_not_stop_the_stream(self) -> None:
         home = Home()
         self.addCleanup(home.cleanup)

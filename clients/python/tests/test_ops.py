@@ -68,8 +68,9 @@ class OpsTest(unittest.TestCase):
         self.assertEqual(m.limits["line_bytes"], 4 << 20)
         self.assertIn("not_found", m.error_codes)
         self.assertEqual((m.envs, m.default_env, m.pdp_configured), (("default",), "default", False))
-        if m.capabilities is None:  # a server from before capabilities: every one unknown
-            self.assertIsNone(m.capability("anything"))
+        self.assertEqual(m.capability("audit_chain"), {"field": "prev", "hash": "sha256"})
+        self.assertIsNone(m.capability("no_such_capability"), "unknown, not false")
+        self.assertIn("result.get", m.schemas)
 
         rm = c.rm("arca://app/db")
         self.assertEqual((rm.version, rm.removed), (3, True))
