@@ -40,13 +40,14 @@ class Waiter:
     """The slot of a blocking call: a Future's one use, at a fraction of
     its cost (no condition variable, one lock, released once)."""
 
-    __slots__ = ("_done", "_value", "_err")
+    __slots__ = ("_done", "_value", "_err", "abandoned")
 
     def __init__(self) -> None:
         self._done = threading.Lock()
         self._done.acquire()
         self._value: Any = None
         self._err: Optional[BaseException] = None
+        self.abandoned = False  # the caller gave up: its response is dropped unread
 
     def set_result(self, value: Any) -> None:
         self._value = value
@@ -60,6 +61,7 @@ class Waiter:
         """The value, or the error raised; TimeoutError after timeout
         seconds (the slot stays: its response is dropped when it comes)."""
         if not self._done.acquire(timeout=-1 if timeout is None else timeout):
+            self.abandoned = True
             raise TimeoutError("arca serve did not answer in time")
         if self._err is not None:
             raise self._err
@@ -243,6 +245,8 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
     got = d.get("id")
     if type(got) is not int or got != want:
         return f"the response to request {want} carries another id: the wire is out of step"
+    if type(fut) is Waiter and fut.abandoned:
+        return None  # a value nobody waits for is not wrapped, only dropped
     value: Any = None
     err: Optional[Exception] = None
     unreadable = False
