@@ -24,7 +24,7 @@ from typing import Mapping, Optional, Sequence, Tuple, Type, Union
 from ._ops import Ops
 from ._wire import Reader, Settle, Wire, encode_body
 from .errors import ClientError, ProtocolError, StartError
-from .events import Chain, OnEvent, read_events
+from .events import Chain, EndedBeforeStart, OnEvent, read_events
 
 PROTOCOL = "arca-serve/1"
 
@@ -106,6 +106,13 @@ class Client(Ops):
             c._events.start()
             if not c._ready.wait(start_timeout):
                 raise StartError(f"arca serve was not ready after {start_timeout} s")
+            if isinstance(c._start_error, EndedBeforeStart):
+                # Killed, or not arca at all: its exit status says which.
+                try:
+                    status = f"exit status {proc.wait(close_timeout)}"
+                except subprocess.TimeoutExpired:
+                    status = "still running"
+                raise StartError(f"{c._start_error} ({status})")
             if c._start_error is not None:
                 raise c._start_error
             try:
@@ -114,7 +121,8 @@ class Client(Ops):
                 raise StartError(f"the manifest: {e}") from None
             if m.protocol != PROTOCOL:
                 raise ProtocolError(f"arca serve speaks {m.protocol!r}, this client {PROTOCOL!r}")
-            c._chain.promised = m.capability("audit_chain") is not None
+            if m.capability("audit_chain") is not None:
+                c._chain.promised = True
         except BaseException:
             c._kill()
             c.close()

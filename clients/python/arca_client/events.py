@@ -54,6 +54,10 @@ class Event:
     line: bytes = b""
 
 
+class EndedBeforeStart(StartError):
+    """stderr closed before any line: start adds the exit status."""
+
+
 OnEvent = Callable[[Optional[Event], Optional[Exception]], None]
 
 
@@ -84,10 +88,10 @@ class Chain:
     """The checks of one stream: seq, and the links.
 
     A ``prev`` that is there must be the link of the line before it. One
-    that is missing is a break only once the server promised the chain
-    (the ``audit_chain`` capability, learnt from the manifest of start):
-    a server that predates the capability wrote none, and an absent
-    capability is unknown, never false.
+    that is missing is a break only once the chain was promised: by the
+    ``audit_chain`` capability in the manifest of start, or by a ``prev``
+    earlier in the stream. A server that predates the chain writes none,
+    and an absent capability is unknown, never false.
     """
 
     def __init__(self) -> None:
@@ -106,6 +110,7 @@ class Chain:
             err = StreamError(f"seq {e.seq} does not link to the line before it: the chain is broken")
         if e is not None:
             self.seq = e.seq
+            self.promised = self.promised or bool(e.prev)
         self.link = hashlib.sha256(line).hexdigest()
         return err
 
@@ -152,7 +157,7 @@ def read_events(stream: IO[bytes], on_event: Optional[OnEvent], ready: Callable[
                 # be shown, cut short (a usage error, a binary that is no arca).
                 ready(StartError(f"arca serve wrote {body[:200]!r} before its start event"))
     if not started:
-        ready(StartError("arca serve ended before its start event (its stderr closed)"))
+        ready(EndedBeforeStart("arca serve ended before its start event (its stderr closed)"))
 
 
 def _call(on_event: Optional[OnEvent], e: Optional[Event], err: Optional[Exception]) -> None:

@@ -17,6 +17,7 @@ manifest as arca-serve/1 would; then, for the requests after it:
     not-json       a response line cut short: not JSON
     broken-chain   events with a seq gap, then a broken link
     no-chain       events with no prev, from a server without capabilities
+    drop-chain     events with prev, then one without
     unlinked       events with no prev after the manifest promised the chain
     silent         nothing at all (no start event), then sleeps
     no-start       exits at once
@@ -104,6 +105,10 @@ def main():
         rid, op = req.get("id"), req.get("op")
         if MODE == "long-event" and op != "manifest":
             emit({"event": op, "op": op, "outcome": "ok", "id": rid, "message": "x" * (5 << 20)})
+        elif MODE == "drop-chain" and op != "manifest":
+            state["link"] = False
+            emit({"event": op, "op": op, "outcome": "ok", "id": rid})
+            state["link"] = True
         elif MODE == "broken-chain" and op != "manifest":
             state["seq"] += 1  # a gap
             emit({"event": op, "op": op, "outcome": "ok", "id": rid})

@@ -88,6 +88,12 @@ class EventsTest(unittest.TestCase):
         with Client.start(fake_binary(d, "unlinked"), on_event=broken) as c:
             c.get("arca://app/db")
         self.assertEqual([e.event for e, _ in broken.errors if e], ["get", "stop"])
+        # A stream that carried prev and then leaves it out, with no
+        # capability listed: the chain it began is broken.
+        dropped = Events()
+        with Client.start(fake_binary(d, "drop-chain"), on_event=dropped) as c:
+            c.get("arca://app/db")
+        self.assertEqual([e.event for e, _ in dropped.errors if e], ["get"])
 
     def test_a_callback_that_raises_does_not_stop_the_stream(self) -> None:
         home = Home()

@@ -54,7 +54,7 @@ class StartTest(unittest.TestCase):
             Client.start(arca_bin(), max_in_flight=0)
 
     def test_stderr_closing_before_start(self) -> None:
-        with self.assertRaisesRegex(StartError, "ended before its start event"):
+        with self.assertRaisesRegex(StartError, r"ended before its start event .*\(exit status 0\)"):
             Client.start(fake_binary(self.tmp, "no-start"))
 
     def test_a_line_that_is_not_the_start_event(self) -> None:
