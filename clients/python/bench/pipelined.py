@@ -115,10 +115,15 @@ def main() -> None:
         for r in range(args.rounds):
             for name, way in ways.items():
                 got[name].append(way(home, args.requests))
-            print(f"round {r + 1}: " + "  ".join(f"{k} {v[-1]:9.0f} req/s" for k, v in got.items()))
+            print(f"round {r + 1}: " + "  ".join(f"{k} {v[-1]:9.0f} req/s" for k, v in got.items())
+                  + f"  ratios {got['threads'][-1] / got['raw'][-1]:.3f} {got['futures'][-1] / got['raw'][-1]:.3f}")
         med = {k: statistics.median(v) for k, v in got.items()}
         print("median:  " + "  ".join(f"{k} {v:9.0f} req/s" for k, v in med.items()))
-        print(f"ratio:   threads/raw {med['threads'] / med['raw']:.3f}  futures/raw {med['futures'] / med['raw']:.3f}")
+        # The median of each round's ratio: a busy machine slows a whole
+        # round, so the ratio within a round is steadier than across them.
+        for way in ("threads", "futures"):
+            ratios = [a / b for a, b in zip(got[way], got["raw"])]
+            print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios)")
     finally:
         home.cleanup()
 

@@ -91,10 +91,11 @@ kind = "file"
 """
 
 
-# A PDP that takes 3 s to allow a request whose actor is "slow", and
-# allows the rest at once: the slow call is in flight while others pass.
+# A PDP that takes 4 s to allow a request whose actor is "slow" (its
+# timeout is 5 s), and allows the rest at once: the slow call is in flight
+# while others pass.
 SLOW_FOR_SLOW = (
-    '[serve.pdp]\nexec = "read r; case \\"$r\\" in *\\"slow\\"*) sleep 3;; esac; echo \'{\\"allow\\": true}\'"\n'
+    '[serve.pdp]\nexec = "read r; case \\"$r\\" in *\\"slow\\"*) sleep 4;; esac; echo \'{\\"allow\\": true}\'"\n'
 )
 
 
