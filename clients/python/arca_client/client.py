@@ -6,8 +6,8 @@ stderr (the stderr thread, which reads it all the time: a stderr nobody
 reads fills its pipe and serve stops answering). Nothing is written to
 this process's own stdout, stderr or logs.
 
-The pipes are buffered (64 KiB): an unbuffered pipe makes a read call per
-byte of a line and costs about a tenth of the throughput. Lines that
+The pipes are buffered (64 KiB): an unbuffered pipe makes readline one
+read(2) per byte, and the client some thirty times slower. Lines that
 gather while the writer is busy go out in one write and one flush.
 """
 
@@ -28,8 +28,8 @@ from .events import Chain, EndedBeforeStart, OnEvent, read_events
 
 PROTOCOL = "arca-serve/1"
 
-# The size of each pipe's buffer. serve flushes at 256 KiB of pending
-# output, a pipe holds 64 KiB: larger buffers buy nothing.
+# The size of each pipe's buffer: what a Linux pipe holds, so one read
+# takes a full pipe. A 1 MiB buffer measured no faster.
 PIPE_BUFFER = 64 << 10
 
 StrPath = Union[str, "os.PathLike[str]"]
