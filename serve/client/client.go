@@ -19,6 +19,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -56,34 +57,25 @@ type Client struct {
 	stdin io.WriteCloser
 	o     Options
 
-	wmu    sync.Mutex // the pending lines, and the queue's order with them
-	nextID uint64
-	wbuf   []byte        // request lines not yet written
-	werr   error         // why writing stopped
-	kick   chan struct{} // a line is pending
-	stop   chan struct{} // Close: write what is pending, then close stdin
-	wdone  chan struct{} // the writer is done
-	window chan struct{}
+	wmu            sync.Mutex // the pending lines, and the queue's order with them
+	nextID         uint64
+	wbuf           []byte // request lines not yet written
+	wlines         int64  // how many
+	sent, answered atomic.Int64
+	werr           error         // why writing stopped
+	kick           chan struct{} // a line is pending
+	stop           chan struct{} // Close: write what is pending, then close stdin
+	wdone          chan struct{} // the writer is done
+	window         chan struct{}
 
 	qmu     sync.Mutex
-	queue   []*slot
+	queue   ring
 	gone    error         // why the reader stopped; nil while it reads
 	goneCh  chan struct{} // closed when the reader stopped
 	exited  chan struct{} // closed when the process was waited for
 	exitErr error
 	stderr  stderrState
 	closing sync.Once
-}
-
-// slot is one request's place in line.
-type slot struct {
-	id   string
-	done chan response
-}
-
-type response struct {
-	line []byte
-	err  error
 }
 
 // Start spawns serve and waits until it is ready: its start event. A serve
@@ -102,21 +94,10 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	if o.CloseTimeout <= 0 {
 		o.CloseTimeout = 5 * time.Second
 	}
-	args := []string{"serve"}
-	if o.Config != "" {
-		args = append(args, "--config", o.Config)
-	}
-	if o.Env != "" {
-		args = append(args, "--env", o.Env)
-	}
-	cmd := exec.Command(o.Binary, args...)
-	cmd.Env = o.Environ
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
-	cmd.Dir = o.Dir
+	cmd := command(o)
 	c := &Client{cmd: cmd, o: o, window: make(chan struct{}, o.MaxInFlight), goneCh: make(chan struct{}), exited: make(chan struct{}),
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), wdone: make(chan struct{})}
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), wdone: make(chan struct{}),
+		queue: ring{s: make([]*slot, o.MaxInFlight)}}
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
@@ -160,6 +141,24 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		return nil, fmt.Errorf("client: arca serve speaks %q, this client %q", m.Protocol, manifest.Protocol)
 	}
 	return c, nil
+}
+
+// command is serve's command line for o, and its environment.
+func command(o Options) *exec.Cmd {
+	args := []string{"serve"}
+	if o.Config != "" {
+		args = append(args, "--config", o.Config)
+	}
+	if o.Env != "" {
+		args = append(args, "--env", o.Env)
+	}
+	cmd := exec.Command(o.Binary, args...)
+	cmd.Env = o.Environ
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Dir = o.Dir
+	return cmd
 }
 
 // Close ends the session: it closes serve's stdin (EOF), waits for serve

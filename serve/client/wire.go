@@ -1,12 +1,11 @@
 package client
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 
 	"github.com/arca-secrets/arca/audit"
@@ -15,37 +14,46 @@ import (
 // readResponses hands each response line to the slot at the head of the
 // queue; at the end of stdout every waiting slot gets ErrClosed.
 func (c *Client) readResponses(r io.Reader) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := newLineReader(r, maxResponse)
 	var err error
 	for {
-		var line []byte
-		line, err = br.ReadBytes('\n')
+		line, rerr := lr.next()
+		var long error
+		switch {
+		case errors.Is(rerr, errLong):
+			// Its call fails; the lines after it still pair by position.
+			long = fmt.Errorf("client: a response longer than %d bytes", maxResponse)
+		case rerr != nil:
+			err = rerr
+		}
 		if err != nil {
 			break
 		}
 		c.qmu.Lock()
-		if len(c.queue) == 0 {
+		if c.queue.n == 0 {
 			c.qmu.Unlock()
 			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: the wire is out of step", len(line))
 			break
 		}
-		s := c.queue[0]
-		c.queue = c.queue[1:]
+		s := c.queue.pop()
 		c.qmu.Unlock()
 		<-c.window
-		s.done <- response{line: line}
+		c.answered.Add(1)
+		s.deliver(line, long)
 	}
 	c.qmu.Lock()
 	c.gone = ErrClosed
 	if !errors.Is(err, io.EOF) {
 		c.gone = fmt.Errorf("%w: %v", ErrClosed, err)
 	}
-	for _, s := range c.queue {
-		s.done <- response{err: c.gone}
+	for c.queue.n > 0 {
+		c.queue.pop().deliver(nil, c.gone)
 	}
-	c.queue = nil
 	c.qmu.Unlock()
 	close(c.goneCh)
+	// Out of step or not, serve's stdout is drained: serve must not block
+	// on it while Close waits for it to exit.
+	_, _ = io.Copy(io.Discard, lr.r)
 }
 
 // Request is what a call sends beside its op: all optional.
@@ -56,48 +64,71 @@ type Request struct {
 
 // call sends one request and waits for its response, or for ctx.
 func call[T any](ctx context.Context, c *Client, op string, r Request, result *T) error {
+	if ctx.Done() != nil && ctx.Err() != nil {
+		return ctx.Err() // a call whose context has ended sends nothing
+	}
 	select {
-	case c.window <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-c.goneCh:
-		return c.goneErr()
+	case c.window <- struct{}{}: // a place, at once: the common case
+	default:
+		select {
+		case c.window <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.goneCh:
+			return c.goneErr()
+		}
 	}
+	s := slots.Get().(*slot)
 	c.wmu.Lock()
-	c.nextID++
-	id := strconv.FormatUint(c.nextID, 10)
-	line, err := encode(id, op, r)
-	if err != nil {
-		c.wmu.Unlock()
-		<-c.window
-		return err
-	}
-	s := &slot{id: id, done: make(chan response, 1)}
 	c.qmu.Lock()
 	if c.gone != nil || c.werr != nil {
 		c.qmu.Unlock()
 		c.wmu.Unlock()
 		<-c.window
+		s.release()
 		return c.goneErr()
 	}
-	c.queue = append(c.queue, s)
+	c.nextID++
+	s.id = strconv.AppendUint(s.idBuf[:0], c.nextID, 10)
+	c.queue.push(s)
 	c.qmu.Unlock()
-	c.wbuf = append(c.wbuf, line...)
+	// The line goes straight into the pending batch: in the queue's order,
+	// and with no buffer of its own.
+	c.wbuf = appendRequest(c.wbuf, s.id, op, r)
+	c.wlines++
 	c.wmu.Unlock()
 	select {
 	case c.kick <- struct{}{}:
 	default: // the writer is kicked already
 	}
-	select {
-	case resp := <-s.done:
-		if resp.err != nil {
-			return resp.err
+	if done := ctx.Done(); done == nil {
+		<-s.done // a context that never ends: no select
+	} else {
+		select {
+		case <-s.done:
+		case <-done:
+			if s.state.CompareAndSwap(waiting, abandoned) {
+				return ctx.Err() // the slot stays: the reader drops its response and frees it
+			}
+			<-s.done // the response came as ctx ended
+			s.release()
+			return ctx.Err()
 		}
-		return decode(resp.line, id, result)
-	case <-ctx.Done():
-		return ctx.Err() // the slot stays: its response is dropped when it comes
 	}
+	err := s.err
+	if err == nil {
+		err = decode(s.line, s.id, result)
+	}
+	s.release()
+	return err
 }
+
+// The writer's batching: it yields to the callers at most maxYields times,
+// and only while serve has at least busy requests it has not answered.
+const (
+	maxYields = 8
+	busy      = 8
+)
 
 // writeRequests writes the pending request lines, as many as have
 // gathered at once: concurrent callers share a write. At stop it writes
@@ -112,10 +143,26 @@ func (c *Client) writeRequests() {
 		case <-c.stop:
 			stopping = true
 		}
+		// When serve has work in hand, let the callers that are ready add
+		// their lines first: one write for many, and fewer wakes for serve.
+		// When it may run dry, write at once.
+		for n, last := 0, -1; n < maxYields && c.sent.Load()-c.answered.Load() >= busy; n++ {
+			c.wmu.Lock()
+			l := len(c.wbuf)
+			c.wmu.Unlock()
+			if l == last {
+				break
+			}
+			last = l
+			runtime.Gosched()
+		}
 		c.wmu.Lock()
 		buf := c.wbuf
 		c.wbuf = spare[:0]
+		lines := c.wlines
+		c.wlines = 0
 		c.wmu.Unlock()
+		c.sent.Add(lines)
 		if len(buf) > 0 && c.werr == nil {
 			if _, err := c.stdin.Write(buf); err != nil {
 				c.wmu.Lock()
@@ -123,7 +170,11 @@ func (c *Client) writeRequests() {
 				c.wmu.Unlock()
 			}
 		}
+		clear(buf) // a put's line holds a value
 		spare = buf
+		if cap(spare) > 1<<20 {
+			spare = nil // let a burst of large values go
+		}
 		if stopping {
 			c.stdin.Close()
 			return
@@ -140,9 +191,9 @@ func (c *Client) goneErr() error {
 	return ErrClosed
 }
 
-// encode makes the request line, by hand: no reflection on the hot path.
-func encode(id, op string, r Request) ([]byte, error) {
-	b := make([]byte, 0, 64+len(r.Ref)+len(r.Env)+len(r.Value)+len(r.Actor)+len(r.Attestation))
+// appendRequest appends the request line, by hand: no reflection on the
+// hot path.
+func appendRequest(b, id []byte, op string, r Request) []byte {
 	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
 	b = audit.AppendString(b, op)
 	field := func(name, v string) {
@@ -159,44 +210,5 @@ func encode(id, op string, r Request) ([]byte, error) {
 	}
 	field("actor", r.Actor)
 	field("attestation", r.Attestation)
-	return append(b, '}', '\n'), nil
-}
-
-// Error is a request serve refused or failed: the wire's code and
-// message, and the policy verdict when the PDP gave one.
-type Error struct {
-	Code    string  `json:"code"`
-	Message string  `json:"message"`
-	Policy  *Policy `json:"-"`
-}
-
-func (e *Error) Error() string { return "arca serve: " + e.Code + ": " + e.Message }
-
-// Policy is a PDP verdict.
-type Policy = audit.Policy
-
-// decode reads a response for request id into result, in one pass.
-func decode[T any](line []byte, id string, result *T) error {
-	var resp struct {
-		ID     json.RawMessage `json:"id"`
-		OK     bool            `json:"ok"`
-		Result *T              `json:"result"`
-		Error  *Error          `json:"error"`
-		Policy *Policy         `json:"policy"`
-	}
-	resp.Result = result
-	if err := json.Unmarshal(line, &resp); err != nil {
-		return fmt.Errorf("client: a response that is not JSON: %v", err)
-	}
-	if string(resp.ID) != id {
-		return fmt.Errorf("client: the response to request %s carries id %s: the wire is out of step", id, resp.ID)
-	}
-	if !resp.OK {
-		if resp.Error == nil {
-			return errors.New("client: a failed response without an error")
-		}
-		resp.Error.Policy = resp.Policy
-		return resp.Error
-	}
-	return nil
+	return append(b, '}', '\n')
 }

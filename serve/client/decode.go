@@ -1,0 +1,101 @@
+package client
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/arca-secrets/arca/audit"
+)
+
+// Error is a request serve refused or failed: the wire's code and
+// message, and the policy verdict when the PDP gave one.
+type Error struct {
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Policy  *Policy `json:"-"`
+}
+
+func (e *Error) Error() string { return "arca serve: " + e.Code + ": " + e.Message }
+
+// Policy is a PDP verdict.
+type Policy = audit.Policy
+
+// decode reads the response line to request want (its id as sent) into
+// result: by the fast path when the line is a shape it knows, else by
+// encoding/json.
+func decode[T any](line, want []byte, result *T) error {
+	if handled, err := fast(line, want, result); handled {
+		return err
+	}
+	return slow(line, want, result)
+}
+
+// slow decodes with encoding/json: any line that is JSON at all.
+func slow[T any](line, want []byte, result *T) error {
+	var resp struct {
+		ID     json.RawMessage `json:"id"`
+		OK     bool            `json:"ok"`
+		Result *T              `json:"result"`
+		Error  *Error          `json:"error"`
+		Policy *Policy         `json:"policy"`
+	}
+	resp.Result = result
+	if err := json.Unmarshal(line, &resp); err != nil {
+		return notJSON(err, len(line))
+	}
+	return verdict(resp.ID, want, resp.OK, resp.Error, resp.Policy)
+}
+
+// verdict is what a decoded response means for request want. fast and slow
+// share it: they can differ only in what they decoded, and the
+// differential test holds them to the same.
+func verdict(id, want []byte, ok bool, e *Error, p *Policy) error {
+	if string(id) != string(want) {
+		return fmt.Errorf("client: the response to request %s carries %s: the wire is out of step", want, describeID(id, want))
+	}
+	if !ok {
+		if e == nil {
+			return errors.New("client: a failed response without an error")
+		}
+		e.Policy = p
+		return e
+	}
+	return nil
+}
+
+// describeID names the id of a response out of step. It is quoted only
+// when it is a number near want, one this client may have sent: a line
+// out of step may hold anything, a value too, a number among them.
+func describeID(id, want []byte) string {
+	switch n, err := strconv.ParseUint(string(id), 10, 64); {
+	case len(id) == 0:
+		return "no id"
+	case string(id) == "null":
+		return "id null"
+	case err == nil && near(n, want):
+		return "id " + string(id)
+	}
+	return fmt.Sprintf("an id of %d bytes", len(id))
+}
+
+func near(n uint64, want []byte) bool {
+	w, err := strconv.ParseUint(string(want), 10, 64)
+	return err == nil && max(n, w)-min(n, w) <= 1<<16
+}
+
+// notJSON is the error of a line encoding/json refused. Its own message is
+// not used: it quotes bytes of the line (a character, a number, a time),
+// and the line may hold a value.
+func notJSON(err error, n int) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Errorf("client: a response (%d bytes) that is not valid JSON (at byte %d)", n, syntax.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("client: a response (%d bytes) with a field that is not a %s", n, typ.Type)
+	}
+	return fmt.Errorf("client: a response (%d bytes) with a field the client cannot read", n)
+}

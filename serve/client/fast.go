@@ -1,0 +1,300 @@
+package client
+
+import (
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
+)
+
+// fast decodes a response line for request want into result as slow
+// (encoding/json) does, without reflection, for the shapes serve writes:
+// the envelope, an error and a policy verdict, and the results of get,
+// put, rotate, rm and shutdown. Fields may come in any order and unknown
+// ones are passed over (responses are open to added fields). handled is
+// false, and result untouched, when the line holds anything fast turns
+// down; decode then gives it to slow, so that what a caller gets never
+// depends on the fast path (a differential test and FuzzDecode hold the
+// two to the same answers).
+func fast[T any](line, want []byte, result *T) (handled bool, err error) {
+	d := dec{b: line}
+	var (
+		id   []byte
+		ok   bool
+		e    *Error
+		p    *Policy
+		r    T
+		seen uint32
+	)
+	d.must('{')
+	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
+		switch k := d.key(); string(k) {
+		case "id":
+			d.once(&seen, 1)
+			d.ws()
+			start := d.i
+			d.skip(2)
+			id = line[start:d.i]
+		case "ok":
+			d.once(&seen, 2)
+			ok = d.bool()
+		case "result":
+			d.once(&seen, 4)
+			decodeResult(&d, &r)
+		case "error":
+			d.once(&seen, 8)
+			e = d.errorObject()
+		case "policy":
+			d.once(&seen, 16)
+			p = d.policy()
+		default:
+			d.unknown(k, envelopeNames)
+		}
+	}
+	if d.ws(); d.i != len(d.b) || d.no { // anything but whitespace after the object
+		forget(&r)
+		return false, nil
+	}
+	*result = r
+	return true, verdict(id, want, ok, e, p)
+}
+
+var envelopeNames = []string{"id", "ok", "result", "error", "policy"}
+
+// forget wipes a value the fast path read from a line it then turned
+// down: slow reads it again into a fresh one.
+func forget[T any](r *T) {
+	if g, ok := any(r).(*Got); ok {
+		clear(g.Value.Reveal())
+	}
+}
+
+// decodeResult reads a result of the types that have a fast path; any
+// other type turns the line down.
+func decodeResult[T any](d *dec, r *T) {
+	switch r := any(r).(type) {
+	case *Got:
+		d.record(&r.Meta, &r.Value, nil, recordFields|fValue)
+	case *Put:
+		d.record(&r.Meta, nil, &r.Created, recordFields|fCreated)
+	case *Meta:
+		d.record(r, nil, nil, recordFields)
+	case *Removed:
+		var m Meta
+		d.record(&m, nil, nil, fRef|fEnv|fVersion)
+		r.Ref, r.Env, r.Version = m.Ref, m.Env, m.Version
+	case *struct{}:
+		if d.peek() != '{' {
+			d.fail()
+		}
+		d.skip(2)
+	default:
+		d.fail()
+	}
+}
+
+// The fields of the record results, as bits.
+const (
+	fRef = 1 << iota
+	fEnv
+	fValue
+	fVersion
+	fCreatedAt
+	fUpdatedAt
+	fRotatedAt
+	fCreated
+
+	recordFields = fRef | fEnv | fVersion | fCreatedAt | fUpdatedAt | fRotatedAt
+)
+
+var fieldNames = [...]string{"ref", "env", "value", "version", "created_at", "updated_at", "rotated_at", "created"}
+
+func fieldBit(k []byte) uint32 {
+	switch string(k) {
+	case "ref":
+		return fRef
+	case "env":
+		return fEnv
+	case "value":
+		return fValue
+	case "version":
+		return fVersion
+	case "created_at":
+		return fCreatedAt
+	case "updated_at":
+		return fUpdatedAt
+	case "rotated_at":
+		return fRotatedAt
+	case "created":
+		return fCreated
+	}
+	return 0
+}
+
+// record reads a record result holding the given fields; another key is
+// an unknown field, passed over.
+func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
+	if d.peek() != '{' {
+		d.fail()
+		return
+	}
+	d.i++
+	var seen uint32
+	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
+		k := d.key()
+		bit := fieldBit(k) & fields
+		if bit == 0 {
+			for i, n := range fieldNames {
+				if fields&(1<<i) != 0 && len(n) == len(k) && asciiFold(k, n) {
+					d.fail()
+				}
+			}
+			d.skip(2)
+			continue
+		}
+		d.once(&seen, bit)
+		switch bit {
+		case fRef:
+			m.Ref = d.text()
+		case fEnv:
+			m.Env = d.text()
+		case fValue:
+			v.Secret = vault.NewSecret(d.secret())
+		case fVersion:
+			m.Version = d.uint()
+		case fCreatedAt:
+			m.CreatedAt = d.time()
+		case fUpdatedAt:
+			m.UpdatedAt = d.time()
+		case fRotatedAt:
+			m.RotatedAt = d.time()
+		case fCreated:
+			*created = d.bool()
+		}
+	}
+}
+
+// secret reads a value as SecretValue.UnmarshalJSON does: the bytes as they
+// are when the string holds no escape, else decoded as encoding/json does.
+func (d *dec) secret() []byte {
+	body, esc, _ := d.str()
+	switch {
+	case d.no:
+		return nil
+	case !esc:
+		return append([]byte(nil), body...)
+	}
+	return unquote(body)
+}
+
+// time reads a time in the one form serve writes, RFC 3339 in UTC with nine
+// fractional digits, checking what time.Time's UnmarshalJSON checks; any
+// other form is turned down.
+func (d *dec) time() time.Time {
+	s, _, _ := d.str()
+	if !d.no && d.lastTime != nil && string(s) == string(d.lastTime) {
+		return d.last // updated_at is often created_at
+	}
+	if d.no || len(s) != len("2006-01-02T15:04:05.000000000Z") ||
+		s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
+		d.fail()
+		return time.Time{}
+	}
+	for _, at := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28} {
+		if s[at] < '0' || s[at] > '9' {
+			d.fail()
+			return time.Time{}
+		}
+	}
+	n2 := func(at int) int { return int(s[at]-'0')*10 + int(s[at+1]-'0') }
+	year := n2(0)*100 + n2(2)
+	month, day, hour, minute, sec := n2(5), n2(8), n2(11), n2(14), n2(17)
+	nsec := 0
+	for _, c := range s[20:29] {
+		nsec = nsec*10 + int(c-'0')
+	}
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		d.fail()
+		return time.Time{}
+	}
+	d.lastTime, d.last = s, time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	return d.last
+}
+
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+var errorNames = []string{"code", "message"}
+
+// errorObject reads the error of a response.
+func (d *dec) errorObject() *Error {
+	if d.peek() != '{' {
+		d.fail()
+		return nil
+	}
+	d.i++
+	e := &Error{}
+	var seen uint32
+	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
+		switch k := d.key(); string(k) {
+		case "code":
+			d.once(&seen, 1)
+			e.Code = d.text()
+		case "message":
+			d.once(&seen, 2)
+			e.Message = d.text()
+		default:
+			d.unknown(k, errorNames)
+		}
+	}
+	return e
+}
+
+var policyNames = []string{"allow", "reason", "obligations", "degraded"}
+
+// policy reads a PDP verdict.
+func (d *dec) policy() *Policy {
+	if d.peek() != '{' {
+		d.fail()
+		return nil
+	}
+	d.i++
+	p := &Policy{}
+	var seen uint32
+	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
+		switch k := d.key(); string(k) {
+		case "allow":
+			d.once(&seen, 1)
+			p.Allow = d.bool()
+		case "reason":
+			d.once(&seen, 2)
+			p.Reason = d.text()
+		case "obligations":
+			d.once(&seen, 4)
+			if d.peek() != '[' {
+				d.fail()
+				break
+			}
+			d.i++
+			p.Obligations = []string{}
+			for more := !d.eat(']'); more && !d.no; more = d.more(']') {
+				p.Obligations = append(p.Obligations, d.text())
+			}
+		case "degraded":
+			d.once(&seen, 8)
+			p.Degraded = d.bool()
+		default:
+			d.unknown(k, policyNames)
+		}
+	}
+	return p
+}

@@ -1,0 +1,174 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+)
+
+// fakeServe is a stand-in for serve, a shell script: it starts, answers
+// the manifest, and answers other requests by their ref: app/long with a
+// response line over the cap, app/longevent with an event line over its
+// cap first, app/stray with two responses, app/other with another id; any
+// other ref with a get result.
+const fakeServe = `#!/bin/sh
+printf '{"v":1,"ts":"2026-11-30T08:14:14.381353202Z","seq":1,"event":"start","message":"fake","source":"serve"}\n' >&2
+big() { head -c "$1" /dev/zero | tr '\0' a; }
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/^{"id":\([0-9]*\),.*/\1/')
+  get='"ok":true,"result":{"ref":"arca://app/db","env":"default","value":"v","version":1,"created_at":"2026-11-30T08:14:14.381353202Z","updated_at":"2026-11-30T08:14:14.381353202Z"}}'
+  case "$line" in
+  *'"op":"manifest"'*) printf '{"id":%s,"ok":true,"result":{"protocol":"arca-serve/1"}}\n' "$id" ;;
+  *'arca://app/long"'*) big 9000000; echo ;;
+  *'arca://app/longevent"'*) big 5000000 >&2; echo >&2; printf '{"id":%s,%s\n' "$id" "$get" ;;
+  *'arca://app/stray"'*) printf '{"id":%s,%s\n{"id":%s,%s\n' "$id" "$get" "$id" "$get" ;;
+  *'arca://app/other"'*) printf '{"id":1%s,%s\n' "$id" "$get" ;;
+  *) printf '{"id":%s,%s\n' "$id" "$get" ;;
+  esac
+done
+`
+
+func startFake(t *testing.T, onEvent func(audit.Event, error)) *Client {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fake-arca")
+	if err := os.WriteFile(bin, []byte(fakeServe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return start(t, Options{Binary: bin, Environ: []string{"PATH=" + os.Getenv("PATH")}, Dir: dir, OnEvent: onEvent})
+}
+
+// A response line over the cap fails its call, not the client: the lines
+// after it still pair by position.
+func TestLongResponseLine(t *testing.T) {
+	c := startFake(t, nil)
+	ctx := context.Background()
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/long"}); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("a response over the cap: %v", err)
+	}
+	if g, err := c.Get(ctx, Request{Ref: "arca://app/db"}); err != nil || string(g.Value.Reveal()) != "v" {
+		t.Fatalf("the call after it: %v", err)
+	}
+}
+
+// An event line over the cap is reported to OnEvent, and the stream and
+// the calls go on.
+func TestLongEventLine(t *testing.T) {
+	var mu sync.Mutex
+	var errs []error
+	c := startFake(t, func(_ audit.Event, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+	})
+	ctx := context.Background()
+	for _, ref := range []string{"arca://app/longevent", "arca://app/db"} {
+		if _, err := c.Get(ctx, Request{Ref: ref}); err != nil {
+			t.Fatalf("get %s: %v", ref, err)
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "longer than") {
+		t.Fatalf("the errors of the stream: %v", errs)
+	}
+}
+
+// A response with another id fails its call as out of step; a response no
+// request waits for ends the client, every call after it fails with
+// ErrClosed, and Close does not hang.
+func TestOutOfStep(t *testing.T) {
+	c := startFake(t, nil)
+	ctx := context.Background()
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/other"}); err == nil || !strings.Contains(err.Error(), "out of step") {
+		t.Fatalf("a response with another id: %v", err)
+	}
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/stray"}); err != nil {
+		t.Fatalf("the call answered twice: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		// A call queued before the stray line came gets it, out of step.
+		if _, err = c.Get(ctx, Request{Ref: "arca://app/db"}); errors.Is(err, ErrClosed) {
+			break
+		}
+	}
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "no request waiting") {
+		t.Fatalf("a call after a stray response: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close hangs after the wire went out of step")
+	}
+}
+
+// Calls cancelled at random points, many at once: the slots they leave
+// are reused, and every call that returns a result returns its own.
+func TestCancelledSlotsAreReused(t *testing.T) {
+	o := home(t, "")
+	o.MaxInFlight = 16
+	c := start(t, o)
+	ctx := context.Background()
+	for i := range 8 {
+		if _, err := c.Put(ctx, Request{Ref: fmt.Sprintf("arca://app/k%d", i), Value: []byte(fmt.Sprintf("v%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var bad []string
+	var ok, cancelled int
+	for g := range 32 {
+		wg.Go(func() {
+			for n := range 200 {
+				i := (g + n) % 8
+				cctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(400))*time.Microsecond)
+				got, err := c.Get(cctx, Request{Ref: fmt.Sprintf("arca://app/k%d", i)})
+				cancel()
+				mu.Lock()
+				switch {
+				case errors.Is(err, context.DeadlineExceeded):
+					cancelled++
+				case err != nil:
+					bad = append(bad, err.Error())
+				case string(got.Value.Reveal()) != fmt.Sprintf("v%d", i):
+					bad = append(bad, fmt.Sprintf("k%d got the value of another ref", i))
+				default:
+					ok++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("%d calls went wrong, the first: %s", len(bad), bad[0])
+	}
+	if cancelled == 0 {
+		t.Fatalf("no call was cancelled (%d returned): the test proves nothing", ok)
+	}
+	for i := range 8 { // and the client is still in step
+		got, err := c.Get(ctx, Request{Ref: fmt.Sprintf("arca://app/k%d", i)})
+		if err != nil || string(got.Value.Reveal()) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("after the cancellations: k%d: %v", i, err)
+		}
+	}
+}
