@@ -138,7 +138,7 @@ func BenchmarkDecodeGet(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			var g Got
-			if ok, err := fast(line, want, &g); !ok || err != nil {
+			if ok, err := fast(line, sent{id: want, ref: "arca://app/db", env: "default"}, &g); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
 		}

@@ -39,13 +39,13 @@ func TestDecodeErrorsHoldNoValue(t *testing.T) {
 	}
 	for _, l := range lines {
 		line := []byte(strings.NewReplacer("CANARY", canary, "NUM", canaryNum).Replace(l) + "\n")
-		if decode(line, []byte("7"), new(Got)) == nil {
+		if decode(line, sent{id: []byte("7")}, new(Got)) == nil {
 			t.Errorf("%s: no error", l)
 		}
 		for _, err := range []error{
-			decode(line, []byte("7"), new(Got)), decode(line, []byte("7"), new(Put)), decode(line, []byte("7"), new(Meta)),
-			decode(line, []byte("7"), new(Removed)), decode(line, []byte("7"), new(Listed)), decode(line, []byte("7"), new(Checked)),
-			decode(line, []byte("7"), new(Manifest)), decode(line, []byte("7"), new(struct{})),
+			decode(line, sent{id: []byte("7")}, new(Got)), decode(line, sent{id: []byte("7")}, new(Put)), decode(line, sent{id: []byte("7")}, new(Meta)),
+			decode(line, sent{id: []byte("7")}, new(Removed)), decode(line, sent{id: []byte("7")}, new(Listed)), decode(line, sent{id: []byte("7")}, new(Checked)),
+			decode(line, sent{id: []byte("7")}, new(Manifest)), decode(line, sent{id: []byte("7")}, new(struct{})),
 		} {
 			if err == nil {
 				continue // a type that does not read the broken field

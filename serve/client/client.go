@@ -75,7 +75,10 @@ type Client struct {
 	exited  chan struct{} // closed when the process was waited for
 	exitErr error
 	stderr  stderrState
-	closing sync.Once
+	// defaultEnv is the manifest's, set before Start returns: the env most
+	// results name, whose string the decoder reuses.
+	defaultEnv string
+	closing    sync.Once
 }
 
 // Start spawns serve and waits until it is ready: its start event. A serve
@@ -140,6 +143,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("client: arca serve speaks %q, this client %q", m.Protocol, manifest.Protocol)
 	}
+	c.defaultEnv = m.DefaultEnv
 	return c, nil
 }
 

@@ -22,18 +22,30 @@ func (e *Error) Error() string { return "arca serve: " + e.Code + ": " + e.Messa
 // Policy is a PDP verdict.
 type Policy = audit.Policy
 
-// decode reads the response line to request want (its id as sent) into
-// result: by the fast path when the line is a shape it knows, else by
-// encoding/json.
-func decode[T any](line, want []byte, result *T) error {
-	if handled, err := fast(line, want, result); handled {
-		return err
-	}
-	return slow(line, want, result)
+// sent is what a request sent that its response echoes: its id, and the
+// strings its result most likely repeats, which the fast path then reuses
+// rather than allocate again (the ref of a request whose ref names no env,
+// the env it names or the default one).
+type sent struct {
+	id       []byte
+	ref, env string
 }
 
-// slow decodes with encoding/json: any line that is JSON at all.
+// decode reads the response line to request req into result: by the fast
+// path when the line is a shape it knows, else by encoding/json.
+func decode[T any](line []byte, req sent, result *T) error {
+	if handled, err := fast(line, req, result); handled {
+		return err
+	}
+	return slow(line, req.id, result)
+}
+
+// slow decodes with encoding/json: any line that is JSON at all. It
+// decodes into a result of its own, so that the caller's does not escape
+// to the heap on the fast path.
 func slow[T any](line, want []byte, result *T) error {
+	r := new(T)
+	defer func() { *result = *r }()
 	var resp struct {
 		ID     json.RawMessage `json:"id"`
 		OK     bool            `json:"ok"`
@@ -41,7 +53,7 @@ func slow[T any](line, want []byte, result *T) error {
 		Error  *Error          `json:"error"`
 		Policy *Policy         `json:"policy"`
 	}
-	resp.Result = result
+	resp.Result = r
 	if err := json.Unmarshal(line, &resp); err != nil {
 		return notJSON(err, len(line))
 	}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // differ decodes line as a response to want into a T by both paths and
@@ -21,7 +22,7 @@ import (
 // encoding/json refuses the line, the fast path must not take it.
 func differ[T any](line, want []byte) (diff string, handled bool) {
 	var a, b T
-	handled, errA := fast(line, want, &a)
+	handled, errA := fast(line, sent{id: want, ref: "arca://app/db", env: "default"}, &a)
 	errB := slow(line, want, &b)
 	if !handled {
 		return "", false
@@ -369,5 +370,22 @@ func TestPlain8(t *testing.T) {
 			}
 		}
 		check(w)
+	}
+}
+
+// daysSinceEpoch agrees with package time on every day of years around
+// the edges the fast path takes (0 to 9999).
+func TestDaysSinceEpoch(t *testing.T) {
+	for _, years := range [][2]int{{0, 3}, {1599, 1602}, {1899, 1901}, {1969, 1972}, {1999, 2001}, {2023, 2101}, {9997, 9999}} {
+		for y := years[0]; y <= years[1]; y++ {
+			for m := 1; m <= 12; m++ {
+				for d := 1; d <= daysIn(m, y); d++ {
+					want := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC).Unix() / 86400 // exact: midnight
+					if got := daysSinceEpoch(y, m, d); got != want {
+						t.Fatalf("%04d-%02d-%02d: %d days, package time says %d", y, m, d, got, want)
+					}
+				}
+			}
+		}
 	}
 }

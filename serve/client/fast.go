@@ -1,12 +1,13 @@
 package client
 
 import (
+	"math/bits"
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
 )
 
-// fast decodes a response line for request want into result as slow
+// fast decodes a response line for request req into result as slow
 // (encoding/json) does, without reflection, for the shapes serve writes:
 // the envelope, an error and a policy verdict, and the results of get,
 // put, rotate, rm and shutdown. Fields may come in any order and unknown
@@ -15,8 +16,8 @@ import (
 // down; decode then gives it to slow, so that what a caller gets never
 // depends on the fast path (a differential test and FuzzDecode hold the
 // two to the same answers).
-func fast[T any](line, want []byte, result *T) (handled bool, err error) {
-	d := dec{b: line}
+func fast[T any](line []byte, req sent, result *T) (handled bool, err error) {
+	d := dec{b: line, ref: req.ref, env: req.env}
 	var (
 		id   []byte
 		ok   bool
@@ -27,7 +28,18 @@ func fast[T any](line, want []byte, result *T) (handled bool, err error) {
 	)
 	d.must('{')
 	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
-		switch k := d.key(); string(k) {
+		var k []byte
+		switch { // serve's order first, read by a comparison
+		case seen == 0 && d.plainKey(`"id":`):
+			k = keyID
+		case seen == 1 && d.plainKey(`"ok":`):
+			k = keyOK
+		case seen == 3 && d.plainKey(`"result":`):
+			k = keyResult
+		default:
+			k = d.key()
+		}
+		switch string(k) {
 		case "id":
 			d.once(&seen, 1)
 			d.ws()
@@ -55,10 +67,12 @@ func fast[T any](line, want []byte, result *T) (handled bool, err error) {
 		return false, nil
 	}
 	*result = r
-	return true, verdict(id, want, ok, e, p)
+	return true, verdict(id, req.id, ok, e, p)
 }
 
 var envelopeNames = []string{"id", "ok", "result", "error", "policy"}
+
+var keyID, keyOK, keyResult = []byte("id"), []byte("ok"), []byte("result")
 
 // forget wipes a value the fast path read from a line it then turned
 // down: slow reads it again into a fresh one.
@@ -108,6 +122,26 @@ const (
 
 var fieldNames = [...]string{"ref", "env", "value", "version", "created_at", "updated_at", "rotated_at", "created"}
 
+// quotedNames are the keys as serve spells them, inOrder the fields (as
+// indexes of fieldNames) in the order serve writes them, orderOf the
+// other way round: a key where serve puts it is read by a comparison.
+var (
+	quotedNames = [...]string{`"ref":`, `"env":`, `"value":`, `"version":`, `"created_at":`, `"updated_at":`, `"rotated_at":`, `"created":`}
+	inOrder     = [...]int{0, 1, 2, 3, 7, 4, 5, 6}
+	orderOf     = [...]int{0, 1, 2, 3, 5, 6, 7, 4}
+)
+
+// unknownIn passes over an unknown field of a record, unless encoding/json
+// would take it for one of fields.
+func (d *dec) unknownIn(k []byte, fields uint32) {
+	for i, n := range fieldNames {
+		if fields&(1<<i) != 0 && len(n) == len(k) && asciiFold(k, n) {
+			d.fail()
+		}
+	}
+	d.skip(2)
+}
+
 func fieldBit(k []byte) uint32 {
 	switch string(k) {
 	case "ref":
@@ -139,24 +173,29 @@ func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
 	}
 	d.i++
 	var seen uint32
+	at := -1 // where in serve's order the last field read is
 	for more := !d.eat('}'); more && !d.no; more = d.more('}') {
-		k := d.key()
-		bit := fieldBit(k) & fields
-		if bit == 0 {
-			for i, n := range fieldNames {
-				if fields&(1<<i) != 0 && len(n) == len(k) && asciiFold(k, n) {
-					d.fail()
-				}
+		bit, next := uint32(0), at+1
+		for next < len(inOrder) && fields&(1<<inOrder[next]) == 0 {
+			next++
+		}
+		if next < len(inOrder) && d.plainKey(quotedNames[inOrder[next]]) {
+			bit, at = 1<<inOrder[next], next // the key serve writes next
+		} else {
+			k := d.key()
+			bit = fieldBit(k) & fields
+			if bit == 0 {
+				d.unknownIn(k, fields)
+				continue
 			}
-			d.skip(2)
-			continue
+			at = orderOf[bits.TrailingZeros32(bit)]
 		}
 		d.once(&seen, bit)
 		switch bit {
 		case fRef:
-			m.Ref = d.text()
+			m.Ref = d.textOr(d.ref)
 		case fEnv:
-			m.Env = d.text()
+			m.Env = d.textOr(d.env)
 		case fValue:
 			v.Secret = vault.NewSecret(d.secret())
 		case fVersion:
@@ -180,8 +219,12 @@ func (d *dec) secret() []byte {
 	switch {
 	case d.no:
 		return nil
+	case !esc && len(body) == 0:
+		return nil // as append([]byte(nil)) gives SecretValue
 	case !esc:
-		return append([]byte(nil), body...)
+		b := make([]byte, len(body))
+		copy(b, body)
+		return b
 	}
 	return unquote(body)
 }
@@ -216,8 +259,29 @@ func (d *dec) time() time.Time {
 		d.fail()
 		return time.Time{}
 	}
-	d.lastTime, d.last = s, time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	// The same Time as time.Date(..., time.UTC) makes, without its zone
+	// lookup: Unix, then UTC, which drops the location as Date does.
+	unix := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	d.lastTime, d.last = s, time.Unix(unix, int64(nsec)).UTC()
 	return d.last
+}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to the date, in the
+// proleptic Gregorian calendar (H. Hinnant's days_from_civil).
+func daysSinceEpoch(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400
+	if y < 0 && y%400 != 0 {
+		era-- // floor division
+	}
+	yoe := y - era*400
+	mp := int64(month+9) % 12 // March is 0
+	doy := (153*mp+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
 }
 
 func daysIn(month, year int) int {

@@ -82,12 +82,18 @@ var plain = func() (t [256]bool) {
 
 // text reads a string value as encoding/json does: invalid UTF-8 and lone
 // surrogates become U+FFFD.
-func (d *dec) text() string {
+func (d *dec) text() string { return d.textOr("") }
+
+// textOr is text, and gives back known itself when the string is the same:
+// no allocation.
+func (d *dec) textOr(known string) string {
 	body, esc, high := d.str()
-	if d.no {
+	switch {
+	case d.no:
 		return ""
-	}
-	if !esc && (!high || utf8.Valid(body)) {
+	case !esc && (!high || utf8.Valid(body)) && string(body) == known:
+		return known
+	case !esc && (!high || utf8.Valid(body)):
 		return string(body)
 	}
 	return string(unquote(body))

@@ -117,18 +117,19 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 	}
 	err := s.err
 	if err == nil {
-		err = decode(s.line, s.id, result)
+		env := r.Env
+		if env == "" {
+			env = c.defaultEnv
+		}
+		err = decode(s.line, sent{id: s.id, ref: r.Ref, env: env}, result)
 	}
 	s.release()
 	return err
 }
 
-// The writer's batching: it yields to the callers at most maxYields times,
-// and only while serve has at least busy requests it has not answered.
-const (
-	maxYields = 8
-	busy      = 8
-)
+// busy is how many requests serve has not answered when the writer, rather
+// than write at once, first lets the callers that are ready add theirs.
+const busy = 16
 
 // writeRequests writes the pending request lines, as many as have
 // gathered at once: concurrent callers share a write. At stop it writes
@@ -143,17 +144,11 @@ func (c *Client) writeRequests() {
 		case <-c.stop:
 			stopping = true
 		}
-		// When serve has work in hand, let the callers that are ready add
-		// their lines first: one write for many, and fewer wakes for serve.
-		// When it may run dry, write at once.
-		for n, last := 0, -1; n < maxYields && c.sent.Load()-c.answered.Load() >= busy; n++ {
-			c.wmu.Lock()
-			l := len(c.wbuf)
-			c.wmu.Unlock()
-			if l == last {
-				break
-			}
-			last = l
+		// When serve has work in hand, the callers that are ready go first
+		// (the reader has just woken them) and their lines join this write:
+		// one write for many, and fewer, fuller reads for serve. When it may
+		// run dry, the write goes at once.
+		if c.sent.Load()-c.answered.Load() >= busy {
 			runtime.Gosched()
 		}
 		c.wmu.Lock()
