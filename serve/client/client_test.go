@@ -15,10 +15,17 @@ import (
 	"github.com/arca-secrets/arca/audit"
 )
 
-// arcaBin is the arca binary the tests spawn, built once.
+// arcaBin is the arca binary the tests spawn: $ARCA_BIN, else built once.
 var arcaBin string
 
 func TestMain(m *testing.M) {
+	if bin := os.Getenv("ARCA_BIN"); bin != "" {
+		var err error
+		if arcaBin, err = filepath.Abs(bin); err != nil { // serve runs in other directories
+			panic(err)
+		}
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "arca-client-test-")
 	if err != nil {
 		panic(err)

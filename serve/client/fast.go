@@ -74,8 +74,8 @@ var envelopeNames = []string{"id", "ok", "result", "error", "policy"}
 
 var keyID, keyOK, keyResult = []byte("id"), []byte("ok"), []byte("result")
 
-// forget wipes a value the fast path read from a line it then turned
-// down: slow reads it again into a fresh one.
+// forget wipes a value read from a line that was then turned down (slow
+// reads it again into a fresh one) or that failed.
 func forget[T any](r *T) {
 	if g, ok := any(r).(*Got); ok {
 		clear(g.Value.Reveal())
@@ -242,20 +242,20 @@ func (d *dec) time() time.Time {
 		d.fail()
 		return time.Time{}
 	}
-	for _, at := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22, 23, 24, 25, 26, 27, 28} {
-		if s[at] < '0' || s[at] > '9' {
-			d.fail()
-			return time.Time{}
-		}
+	bad := false
+	digit := func(at int) int {
+		c := s[at] - '0' // a byte below '0' wraps past 9
+		bad = bad || c > 9
+		return int(c)
 	}
-	n2 := func(at int) int { return int(s[at]-'0')*10 + int(s[at+1]-'0') }
-	year := n2(0)*100 + n2(2)
-	month, day, hour, minute, sec := n2(5), n2(8), n2(11), n2(14), n2(17)
+	two := func(at int) int { return digit(at)*10 + digit(at+1) }
+	year := two(0)*100 + two(2)
+	month, day, hour, minute, sec := two(5), two(8), two(11), two(14), two(17)
 	nsec := 0
-	for _, c := range s[20:29] {
-		nsec = nsec*10 + int(c-'0')
+	for at := 20; at < 29; at++ {
+		nsec = nsec*10 + digit(at)
 	}
-	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+	if bad || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		d.fail()
 		return time.Time{}
 	}

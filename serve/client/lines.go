@@ -32,6 +32,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // until the next call. A last line without a newline is the end of the
 // stream cut short: it is dropped, and io.EOF returned.
 func (l *lineReader) next() ([]byte, error) {
+	clear(l.buf) // the last long line, which may have held a value
 	l.buf = l.buf[:0]
 	if cap(l.buf) > 1<<20 {
 		l.buf = nil // let a huge line go
@@ -42,6 +43,7 @@ func (l *lineReader) next() ([]byte, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = l.r.ReadSlice('\n')
 			}
+			clear(l.buf)
 			l.buf = l.buf[:0]
 			if err != nil {
 				return nil, err

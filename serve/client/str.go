@@ -62,13 +62,13 @@ func (d *dec) str() (body []byte, esc, high bool) {
 }
 
 // plain8 reports whether all eight bytes of x are plain: none is a quote
-// or a backslash, below 0x20 or above 0x7f (the classic SWAR tests for a
-// zero byte and a byte below n).
+// or a backslash, below 0x20 or above 0x7f. These are the classic SWAR
+// tests: (v - 0x01…)&^v has a byte's high bit set where v has a zero
+// byte, (x - 0x20…)&^x where x has a byte below 0x20.
 func plain8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := func(x uint64, n uint64) uint64 { return (x - ones*n) & ^x & highs }
-	bad := below(x, 0x20) | below(x^(ones*'"'), 1) | below(x^(ones*'\\'), 1) | x&highs
-	return bad == 0
+	q, b := x^(ones*'"'), x^(ones*'\\')
+	return ((x-ones*0x20)&^x|(q-ones)&^q|(b-ones)&^b|x)&highs == 0
 }
 
 // plain marks the bytes a string holds as they are: not a quote, a

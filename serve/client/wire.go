@@ -124,6 +124,10 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 		err = decode(s.line, sent{id: s.id, ref: r.Ref, env: env}, result)
 	}
 	s.release()
+	if err != nil { // a call that fails returns no value, whatever the line held
+		forget(result)
+		*result = *new(T)
+	}
 	return err
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,8 +19,9 @@ import (
 // fakeServe is a stand-in for serve, a shell script: it starts, answers
 // the manifest, and answers other requests by their ref: app/long with a
 // response line over the cap, app/longevent with an event line over its
-// cap first, app/stray with two responses, app/other with another id; any
-// other ref with a get result.
+// cap first, app/stray with two responses, app/other with another id,
+// app/refused and app/broken with a value beside an error or a field of
+// the wrong type; any other ref with a get result.
 const fakeServe = `#!/bin/sh
 printf '{"v":1,"ts":"2026-11-30T08:14:14.381353202Z","seq":1,"event":"start","message":"fake","source":"serve"}\n' >&2
 big() { head -c "$1" /dev/zero | tr '\0' a; }
@@ -32,6 +34,8 @@ while IFS= read -r line; do
   *'arca://app/longevent"'*) big 5000000 >&2; echo >&2; printf '{"id":%s,%s\n' "$id" "$get" ;;
   *'arca://app/stray"'*) printf '{"id":%s,%s\n{"id":%s,%s\n' "$id" "$get" "$id" "$get" ;;
   *'arca://app/other"'*) printf '{"id":1%s,%s\n' "$id" "$get" ;;
+  *'arca://app/refused"'*) printf '{"id":%s,"ok":false,"error":{"code":"denied","message":"m"},"result":{"value":"leak"}}\n' "$id" ;;
+  *'arca://app/broken"'*) printf '{"id":%s,"ok":true,"result":{"value":"leak","version":"x"}}\n' "$id" ;;
   *) printf '{"id":%s,%s\n' "$id" "$get" ;;
   esac
 done
@@ -57,6 +61,18 @@ func TestLongResponseLine(t *testing.T) {
 	}
 	if g, err := c.Get(ctx, Request{Ref: "arca://app/db"}); err != nil || string(g.Value.Reveal()) != "v" {
 		t.Fatalf("the call after it: %v", err)
+	}
+}
+
+// A call that fails returns no value, whatever the line beside the error
+// held.
+func TestFailedCallHoldsNoValue(t *testing.T) {
+	c := startFake(t, nil)
+	for _, ref := range []string{"arca://app/refused", "arca://app/broken"} {
+		g, err := c.Get(context.Background(), Request{Ref: ref})
+		if err == nil || g.Value.Len() != 0 || g.Value.Reveal() != nil {
+			t.Fatalf("get %s: %v, and a value of %d bytes", ref, err, g.Value.Len())
+		}
 	}
 }
 
@@ -170,5 +186,47 @@ func TestCancelledSlotsAreReused(t *testing.T) {
 		if err != nil || string(got.Value.Reveal()) != fmt.Sprintf("v%d", i) {
 			t.Fatalf("after the cancellations: k%d: %v", i, err)
 		}
+	}
+}
+
+// The line reader: lines up to its cap whole, gathered past its buffer
+// too; a longer one skipped and reported, the stream going on after it; a
+// last line without its newline dropped.
+func TestLineReader(t *testing.T) {
+	const max = 100 << 10
+	long := func(n int, c string) string { return strings.Repeat(c, n) + "\n" }
+	in := "short\n" + long(70<<10, "a") + long(max, "b") + long(max+1, "c") + long(3*max, "d") + "after\n" + "cut"
+	lr := newLineReader(strings.NewReader(in), max)
+	for _, want := range []string{"short\n", long(70<<10, "a"), long(max, "b"), "!long", "!long", "after\n", "!eof"} {
+		line, err := lr.next()
+		got := string(line)
+		switch {
+		case errors.Is(err, errLong):
+			got = "!long"
+		case errors.Is(err, io.EOF):
+			got = "!eof"
+		case err != nil:
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("got %.20q (%d bytes), want %.20q (%d bytes)", got, len(got), want, len(want))
+		}
+	}
+}
+
+// A call whose context has already ended sends nothing: a put is not made.
+func TestEndedContextSendsNothing(t *testing.T) {
+	c := start(t, home(t, ""))
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 {
+		if _, err := c.Put(ended, Request{Ref: "arca://app/db", Value: []byte("v")}); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a put with an ended context: %v", err)
+		}
+	}
+	if _, err := c.Get(context.Background(), Request{Ref: "arca://app/db"}); err == nil {
+		t.Fatal("a put with an ended context was made")
+	} else {
+		wantCode(t, "get after the puts that were not sent", err, "not_found")
 	}
 }
