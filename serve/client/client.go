@@ -57,10 +57,12 @@ type Client struct {
 	stdin io.WriteCloser
 	o     Options
 
-	wmu            sync.Mutex // the pending lines, and the queue's order with them
-	nextID         uint64
-	wbuf           []byte // request lines not yet written
-	wlines         int64  // how many
+	wmu    sync.Mutex // the pending lines, and the queue's order with them
+	nextID uint64
+	wbuf   []byte // request lines not yet written
+	wlines int64  // how many
+	// Requests written and responses read: the difference is what serve
+	// has in hand, which decides whether the writer waits a moment.
 	sent, answered atomic.Int64
 	werr           error         // why writing stopped
 	kick           chan struct{} // a line is pending

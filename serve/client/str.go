@@ -63,8 +63,8 @@ func (d *dec) str() (body []byte, esc, high bool) {
 
 // plain8 reports whether all eight bytes of x are plain: none is a quote
 // or a backslash, below 0x20 or above 0x7f. These are the classic SWAR
-// tests: (v - 0x01…)&^v has a byte's high bit set where v has a zero
-// byte, (x - 0x20…)&^x where x has a byte below 0x20.
+// tests: (v - 0x01…)&^v has a high bit set if and only if some byte of v
+// is zero, (x - 0x20…)&^x if some byte of x is below 0x20.
 func plain8(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	q, b := x^(ones*'"'), x^(ones*'\\')
@@ -91,9 +91,10 @@ func (d *dec) textOr(known string) string {
 	switch {
 	case d.no:
 		return ""
-	case !esc && (!high || utf8.Valid(body)) && string(body) == known:
-		return known
 	case !esc && (!high || utf8.Valid(body)):
+		if string(body) == known {
+			return known
+		}
 		return string(body)
 	}
 	return string(unquote(body))
