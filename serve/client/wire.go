@@ -133,7 +133,7 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 
 // busy is how many requests serve has not answered when the writer, rather
 // than write at once, first lets the callers that are ready add theirs.
-const busy = 16
+const busy = 32
 
 // writeRequests writes the pending request lines, as many as have
 // gathered at once: concurrent callers share a write. At stop it writes
