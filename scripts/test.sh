@@ -3,7 +3,8 @@
 # PDP test drives (installed into $(go env GOPATH)/bin when missing),
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
 # loopback ports, and Debian's chromium, the browser arca ui's page is
-# tested in (both installed with apt-get when missing; needs root or sudo).
+# tested in, Node.js for the TypeScript client and Python 3 for the Python
+# client (all installed with apt-get when missing; needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v opa >/dev/null && [ ! -x "$(go env GOPATH)/bin/opa" ]; then
@@ -27,7 +28,25 @@ fi
 if ! command -v chromium >/dev/null && [ -z "${ARCA_CHROMIUM:-}" ]; then
   apt_install chromium
 fi
+if ! command -v node >/dev/null; then
+  apt_install nodejs npm
+fi
+if ! command -v python3 >/dev/null; then
+  apt_install python3
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "the TypeScript client needs Node.js 20 or later; this is $(node --version)" >&2
+  exit 1
+fi
 go vet ./...
 # arca builds and vets on macOS too (a stub or a port of every Linux-only call).
 GOOS=darwin GOARCH=arm64 go vet ./...
 go test -race -count=1 ./...
+# The clients in other languages, against the binary built from this tree.
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/arca" ./cmd/arca
+export ARCA_BIN="$bin/arca"
+(cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test)
+(cd clients/python && python3 -m unittest)

@@ -288,3 +288,59 @@ func TestEventsPairWithResponses(t *testing.T) {
 		t.Errorf("the stream does not run from start to stop: %+v", events)
 	}
 }
+
+// A PDP's verdicts reach the caller: denied carries the policy and its
+// reason; a PDP that fails is pdp_unreachable, with no policy; a failed
+// Resolve names the variable and ref it was for and keeps the *Error.
+func TestPolicyErrors(t *testing.T) {
+	deny := "[serve.pdp]\nexec = \"echo '{\\\"allow\\\": false, \\\"reason\\\": \\\"not on fridays\\\"}'\"\n"
+	o := home(t, deny)
+	c := start(t, o)
+	ctx := context.Background()
+	_, err := c.Get(ctx, Request{Ref: "arca://app/db"})
+	wantCode(t, "a get the PDP denies", err, "denied")
+	var e *Error
+	errors.As(err, &e)
+	if e.Policy == nil || e.Policy.Allow || e.Policy.Reason != "not on fridays" {
+		t.Fatalf("the denial's policy: %+v", e.Policy)
+	}
+	_, err = c.Resolve(ctx, map[string]string{"B": "arca://app/b", "A": "arca://app/a"}, Request{})
+	wantCode(t, "a resolve the PDP denies", err, "denied")
+	if !strings.HasPrefix(err.Error(), "A (arca://app/a): ") {
+		t.Fatalf("a failed resolve: %v", err)
+	}
+	m, err := c.Manifest(ctx)
+	if err != nil || !m.PDPConfigured || !m.Has("audit_chain") || m.Has("no_such_capability") {
+		t.Fatalf("manifest: %+v, %v", m, err)
+	}
+
+	c = start(t, home(t, "[serve.pdp]\nexec = \"exit 3\"\n"))
+	_, err = c.List(ctx, Request{})
+	wantCode(t, "a list whose PDP fails", err, "pdp_unreachable")
+	errors.As(err, &e)
+	if e.Policy != nil {
+		t.Fatalf("pdp_unreachable carries a policy: %+v", e.Policy)
+	}
+}
+
+// Secrets.Environ is NAME=value, sorted by name.
+func TestSecretsEnviron(t *testing.T) {
+	o := home(t, "")
+	c := start(t, o)
+	ctx := context.Background()
+	for ref, v := range map[string]string{"arca://app/x": "vx", "arca://app/y": "v y"} {
+		if _, err := c.Put(ctx, Request{Ref: ref, Value: []byte(v)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := c.Resolve(ctx, map[string]string{"Y": "arca://app/y", "X": "arca://app/x"}, Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(s.Environ(), "|"); got != "X=vx|Y=v y" {
+		t.Fatalf("Environ: %q", got)
+	}
+	if fmt.Sprint(s) != "map[X:<redacted> Y:<redacted>]" {
+		t.Fatalf("Secrets print as %s", fmt.Sprint(s))
+	}
+}

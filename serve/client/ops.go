@@ -3,6 +3,9 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,6 +102,17 @@ type Manifest struct {
 	Ops           []struct {
 		Name string `json:"name"`
 	} `json:"ops"`
+	// Capabilities are what the server does beyond the protocol's first
+	// release, each with its parameters. A name that is missing means the
+	// server predates that capability, never that it is off; nil means it
+	// predates them all.
+	Capabilities map[string]map[string]any `json:"capabilities"`
+}
+
+// Has says whether the server promises capability name.
+func (m Manifest) Has(name string) bool {
+	_, ok := m.Capabilities[name]
+	return ok
 }
 
 // Get returns the value of r.Ref and its metadata.
@@ -157,13 +171,29 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return call(ctx, c, "shutdown", Request{}, &none)
 }
 
+// Secrets are the values Resolve got, by the name the caller gave each.
+type Secrets map[string]Secret
+
+// Environ returns NAME=value for each secret, sorted by name: for a child's
+// environment (exec.Cmd.Env). The values are revealed into strings, which
+// cannot be wiped; keep them no longer than the child needs them.
+func (s Secrets) Environ() []string {
+	out := make([]string, 0, len(s))
+	for _, name := range slices.Sorted(maps.Keys(s)) {
+		out = append(out, name+"="+string(s[name].Reveal()))
+	}
+	return out
+}
+
 // Resolve gets every ref of refs (name → ref) at once, pipelined: the
-// common case of an agent host filling a child's environment. The first
-// failure is returned, with no values.
-func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Request) (map[string]Secret, error) {
-	out := make(map[string]Secret, len(refs))
+// common case of an agent host filling a child's environment. A failure is
+// returned naming the name and ref it was for (the one first in name
+// order, so the error does not depend on timing), with no values; an
+// *Error stays reachable by errors.As.
+func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Request) (Secrets, error) {
+	out := make(Secrets, len(refs))
+	errs := make(map[string]error)
 	var mu sync.Mutex
-	var first error
 	var wg sync.WaitGroup
 	for name, ref := range refs {
 		wg.Go(func() {
@@ -172,15 +202,17 @@ func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Reque
 			g, err := c.Get(ctx, r)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = err
+			if err != nil {
+				errs[name] = err
+				return
 			}
 			out[name] = g.Value.Secret
 		})
 	}
 	wg.Wait()
-	if first != nil {
-		return nil, first
+	if len(errs) > 0 {
+		name := slices.Sorted(maps.Keys(errs))[0]
+		return nil, fmt.Errorf("%s (%s): %w", name, refs[name], errs[name])
 	}
 	return out, nil
 }

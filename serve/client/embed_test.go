@@ -1,0 +1,61 @@
+package client
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The embedding example (examples/embed, shown in docs/embedding.md) runs a
+// command with three secrets in its environment: it exits 0 when the
+// command finds the values it expects, and fails when one is wrong or a
+// ref is missing, without printing a value.
+func TestEmbedExample(t *testing.T) {
+	o := home(t, "")
+	bin := filepath.Join(t.TempDir(), "embed")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/embed").CombinedOutput(); err != nil {
+		t.Fatalf("build the example: %v\n%s", err, out)
+	}
+	// arca on PATH, as the example finds it.
+	path := filepath.Dir(arcaBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := []string{"HOME=" + o.Dir, "PATH=" + path}
+	secrets := map[string]string{"arca://app/db": "db-canary-1", "arca://app/api": "api canary 2", "arca://app/token": "tok=3"}
+	for ref, v := range secrets {
+		put := exec.Command(arcaBin, "put", ref)
+		put.Env, put.Stdin = env, strings.NewReader(v)
+		if out, err := put.CombinedOutput(); err != nil {
+			t.Fatalf("arca put %s: %v: %s", ref, err, out)
+		}
+	}
+	run := func(check string) (string, error) {
+		cmd := exec.Command(bin, "sh", "-c", check)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(`[ "$DB_PASSWORD" = db-canary-1 ] && [ "$API_KEY" = "api canary 2" ] && [ "$TOKEN" = tok=3 ]`); err != nil {
+		t.Fatalf("the example with the right values: %v: %s", err, out)
+	}
+	out, err := run(`[ "$TOKEN" = wrong ]`)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Fatalf("the example with a wrong value: %v: %s", err, out)
+	}
+	rm := exec.Command(arcaBin, "rm", "arca://app/api")
+	rm.Env = env
+	if b, err := rm.CombinedOutput(); err != nil {
+		t.Fatalf("arca rm: %v: %s", err, b)
+	}
+	out, err = run("true")
+	if err == nil || !strings.Contains(out, "not_found") {
+		t.Fatalf("the example with a ref missing: %v: %s", err, out)
+	}
+	for _, v := range secrets {
+		if strings.Contains(out, v) {
+			t.Fatalf("the example printed a value: %s", out)
+		}
+	}
+}
