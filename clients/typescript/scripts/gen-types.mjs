@@ -253,9 +253,17 @@ export function schemasOf(binary) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  if (args.length > 1 || (args.length === 1 && args[0] !== '--check')) {
+    const help = args.includes('--help') || args.includes('-h');
+    (help ? console.log : console.error)('usage: node scripts/gen-types.mjs [--check]\n' +
+      '  writes src/protocol.d.ts from `arca schema` ($ARCA_BIN, or arca built from this tree);\n' +
+      '  --check only compares it, and exits 1 when it differs');
+    process.exit(help ? 0 : 2);
+  }
   const { arcaBin } = await import('./arca-bin.mjs');
   const text = generate(schemasOf(arcaBin()));
-  if (process.argv.includes('--check')) {
+  if (args[0] === '--check') {
     if (readFileSync(target, 'utf8') !== text) {
       console.error(`${target} does not match the schemas: run npm run gen`);
       process.exit(1);

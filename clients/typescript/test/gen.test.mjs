@@ -68,3 +68,15 @@ test('a keyword the generator does not know stops it', () => {
   assert.throws(() => generate({ a: { $ref: 'nope.json' } }), /names no schema/);
   assert.throws(() => generate({ a: { $ref: '#/$defs/missing' } }), /not a \$defs entry/);
 });
+
+test('the generator refuses an argument it does not know, and writes nothing', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const script = new URL('../scripts/gen-types.mjs', import.meta.url).pathname;
+  const before = readFileSync(target, 'utf8');
+  for (const [arg, status] of [['--bogus', 2], ['--help', 0]]) {
+    const r = spawnSync(process.execPath, [script, arg], { encoding: 'utf8' });
+    assert.equal(r.status, status, `${arg}: ${r.stderr}`);
+    assert.match(r.stdout + r.stderr, /^usage: node scripts\/gen-types\.mjs \[--check\]/);
+  }
+  assert.equal(readFileSync(target, 'utf8'), before);
+});
