@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -32,6 +33,10 @@ func runInit(_ context.Context, c *cli, args []string) error {
 }
 
 func runVersion(_ context.Context, c *cli, args []string) error {
+	if helpAsked(args) {
+		fmt.Fprintln(c.stdout, "usage: arca version (or arca --version)")
+		return flag.ErrHelp
+	}
 	if len(args) != 0 {
 		return usagef("usage: arca version")
 	}

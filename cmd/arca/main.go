@@ -9,7 +9,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"time"
 
@@ -26,6 +28,7 @@ type cli struct {
 	now       func() time.Time
 	stdinTTY  bool
 	stdoutTTY bool
+	global    common // --config and --env given before the verb
 }
 
 // verb runs one command; what it returns, exit maps to the exit status.
@@ -96,26 +99,47 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	return c.exit(c.dispatch(ctx, args))
 }
 
-// dispatch runs the verb args name.
+// dispatch runs the verb args name, after the global flags.
 func (c *cli) dispatch(ctx context.Context, args []string) error {
-	if len(args) == 0 {
+	args, asked, err := c.globalArgs(args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case asked == "version":
+		return runVersion(ctx, c, args)
+	case asked == "help":
+		return runHelp(ctx, c, args)
+	case len(args) == 0:
 		c.usage(c.stderr)
 		return reported{usagef("no command")}
 	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		c.usage(c.stdout)
-		return nil
+	if args[0] == "help" {
+		return runHelp(ctx, c, args[1:])
 	}
-	v, ok := verbs()[args[0]]
+	vs := verbs()
+	v, ok := vs[args[0]]
 	if !ok {
-		return usagef("unknown command %q (run arca help)", args[0])
+		return usagef("unknown command %q%s (run arca help)", args[0], suggestion(args[0], slices.Sorted(maps.Keys(vs)), ""))
 	}
 	return v.run(ctx, c, args[1:])
 }
 
+// runHelp is `arca help [VERB...]`: the general usage, or the verb's own,
+// as `arca VERB... -h` prints it.
+func runHelp(ctx context.Context, c *cli, args []string) error {
+	if len(args) == 0 {
+		c.usage(c.stdout)
+		return nil
+	}
+	if _, ok := verbs()[args[0]]; !ok {
+		return c.dispatch(ctx, args) // the unknown-command error, with its suggestion
+	}
+	return c.dispatch(ctx, append(slices.Clone(args), "-h"))
+}
+
 func (c *cli) usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: arca <command> [flags] [args]")
+	fmt.Fprintln(w, "usage: arca [--config FILE] [--env ENV] <command> [flags] [args]")
 	fmt.Fprintln(w, "\ncommands:")
 	vs := verbs()
 	names := make([]string, 0, len(vs))
@@ -126,5 +150,6 @@ func (c *cli) usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, vs[n].summary)
 	}
-	fmt.Fprintln(w, "\nflags for every vault command: --env ENV, --config FILE")
+	fmt.Fprintln(w, "\nflags for every vault command, before or after it: --env ENV, --config FILE")
+	fmt.Fprintln(w, "arca help COMMAND (or arca COMMAND -h) describes one; arca --version prints the version")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -55,6 +56,10 @@ func (c *cli) stopEvent(msg string) {
 // runSchema prints the published JSON Schemas: all of them as one object
 // keyed by name, or the one named.
 func runSchema(_ context.Context, c *cli, args []string) error {
+	if helpAsked(args) {
+		fmt.Fprintf(c.stdout, "usage: arca schema [NAME]\n\nNAME is one of: %s\n", strings.Join(manifest.SchemaNames(), ", "))
+		return flag.ErrHelp
+	}
 	switch len(args) {
 	case 0:
 		all, err := manifest.Schemas()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/arca-secrets/arca/audit"
@@ -32,8 +33,8 @@ func (c *cli) flags(verb, args string, co *common) *verbFlags {
 	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&co.env, "env", "", "the `ENV` to use (default: $ARCA_ENV, else the config's default_env)")
-	fs.StringVar(&co.config, "config", "", "the config `FILE` (default: $ARCA_CONFIG, ./arca.toml, ~/.config/arca/arca.toml)")
+	fs.StringVar(&co.env, "env", c.global.env, "the `ENV` to use (default: $ARCA_ENV, else the config's default_env)")
+	fs.StringVar(&co.config, "config", c.global.config, "the config `FILE` (default: $ARCA_CONFIG, ./arca.toml, ~/.config/arca/arca.toml)")
 	return &verbFlags{FlagSet: fs, args: args}
 }
 
@@ -59,33 +60,29 @@ func (fs *verbFlags) usage() string {
 const anyArgs = -1
 
 // parse parses args and checks the number of positional arguments against
-// want (anyArgs: any number, with flags before, between or after them).
+// want (anyArgs: any number). Flags may come before, between or after the
+// positional arguments; a "--" ends the flags, and what follows it is
+// positional even when it starts with a dash.
 func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, error) {
-	if want == anyArgs {
-		return c.parseAny(fs, args)
+	var rest []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, rest = args[:i], args[i+1:]
 	}
-	if err := c.parseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() != want {
-		return nil, usagef("%s", fs.usage())
-	}
-	return fs.Args(), nil
-}
-
-// parseAny is parse for a verb that takes any number of positional
-// arguments.
-func (c *cli) parseAny(fs *verbFlags, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := c.parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
-			return pos, nil
+			break
 		}
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
+	pos = append(pos, rest...)
+	if want != anyArgs && len(pos) != want {
+		return nil, usagef("%s", fs.usage())
+	}
+	return pos, nil
 }
 
 // parseFlags parses the flags in args: -h prints the verb's usage on
@@ -100,7 +97,7 @@ func (c *cli) parseFlags(fs *verbFlags, args []string) error {
 		fs.PrintDefaults()
 		return flag.ErrHelp
 	case err != nil:
-		return usagef("%v (%s)", err, fs.usage())
+		return usagef("%v%s (%s)", err, suggestFlag(err, fs.FlagSet), fs.usage())
 	}
 	return nil
 }

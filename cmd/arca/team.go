@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/arca-secrets/arca/ops"
 )
@@ -62,6 +64,10 @@ func runVault(ctx context.Context, c *cli, args []string) error {
 			}
 			return c.printTeam(res, err)
 		})
+	}
+	if helpAsked(args) {
+		fmt.Fprintln(c.stdout, strings.ReplaceAll(usage, " | arca", "\n       arca"))
+		return flag.ErrHelp
 	}
 	return usagef("%s", usage)
 }
