@@ -14,25 +14,31 @@ import (
 func runList(ctx context.Context, c *cli, args []string) error {
 	var asJSON *bool
 	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(ctx, args, "list", "", 0, jsonFlag, func(ctx context.Context, svc *ops.Service, _ []string) error {
+	return c.vaultVerb(ctx, args, "list", "[PREFIX]", optionalArg, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		match, err := listFilter(pos)
+		if err != nil {
+			return err
+		}
 		res, err := svc.List(ctx, ops.Request{})
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return c.printJSON(res)
-		}
+		kept := res.Records[:0]
 		for _, r := range res.Records {
-			rot := ""
-			if !r.RotatedAt.IsZero() {
-				rot = "  rotated " + r.RotatedAt.String()
+			if match(strings.TrimPrefix(r.Ref, ref.Scheme)) {
+				kept = append(kept, r)
 			}
-			fmt.Fprintf(c.stdout, "%s  version %d  updated %s%s\n", r.Ref, r.Version, r.UpdatedAt, rot)
 		}
-		if res.Truncated {
+		res.Records = kept
+		if *asJSON {
+			err = c.printJSON(res)
+		} else if err = printList(c.stdout, res.Records, c.stdoutTTY, c.now()); err != nil {
+			err = opErrorf("write the list: %v", err)
+		}
+		if err == nil && res.Truncated {
 			c.warnf("%d more records not listed (at most %d are)", res.Omitted, manifest.MaxListRows)
 		}
-		return nil
+		return err
 	})
 }
 
@@ -41,11 +47,11 @@ func runList(ctx context.Context, c *cli, args []string) error {
 func runCheck(ctx context.Context, c *cli, args []string) error {
 	var asJSON *bool
 	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(ctx, args, "check", "[BACKUP-FILE]", anyArgs, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+	return c.vaultVerb(ctx, args, "check", "[BACKUP-FILE]", optionalArg, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		var res ops.CheckResult
 		var err error
 		switch {
-		case len(pos) > 1 || len(pos) == 1 && strings.HasPrefix(pos[0], ref.Scheme):
+		case len(pos) == 1 && strings.HasPrefix(pos[0], ref.Scheme):
 			// A ref is a mistake worth naming: check probes a whole vault.
 			return usagef("usage: arca check [--config FILE] [--env ENV] [--json] [BACKUP-FILE]")
 		case len(pos) == 1:

@@ -56,8 +56,11 @@ func (fs *verbFlags) usage() string {
 }
 
 // anyArgs is the want of a verb that takes any number of positional
-// arguments.
-const anyArgs = -1
+// arguments; optionalArg of one that takes none or one.
+const (
+	anyArgs     = -1
+	optionalArg = -2
+)
 
 // parse parses args and checks the number of positional arguments against
 // want (anyArgs: any number). Flags may come before, between or after the
@@ -79,7 +82,7 @@ func (c *cli) parse(fs *verbFlags, args []string, want int) ([]string, error) {
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
 	pos = append(pos, rest...)
-	if want != anyArgs && len(pos) != want {
+	if want == optionalArg && len(pos) > 1 || want >= 0 && len(pos) != want {
 		return nil, usagef("%s", fs.usage())
 	}
 	return pos, nil
