@@ -87,7 +87,7 @@ func (s *session) dispatch(ctx context.Context, op string, id []byte, r ops.Requ
 	case "get":
 		var res ops.GetResult
 		if res, err = s.svc.Get(ctx, r); err == nil {
-			s.res = appendGet(s.res[:0], &res)
+			s.res = AppendGet(s.res[:0], &res)
 			result, policy = s.res, res.Policy
 		}
 	case "put":

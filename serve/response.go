@@ -53,9 +53,10 @@ func appendPolicy(b []byte, p *audit.Policy) []byte {
 	return audit.AppendPolicy(append(b, `,"policy":`...), p)
 }
 
-// appendGet encodes a get result. This is the one place serve puts a value
-// on the wire.
-func appendGet(b []byte, r *ops.GetResult) []byte {
+// AppendGet encodes a get result as the result.get schema says. This is
+// the one place a value is encoded as JSON: for serve's wire, and for
+// `arca get --json`.
+func AppendGet(b []byte, r *ops.GetResult) []byte {
 	b = append(b, `{"ref":`...)
 	b = audit.AppendString(b, r.Ref)
 	b = append(b, `,"env":`...)

@@ -12,7 +12,9 @@ import (
 
 func runInit(_ context.Context, c *cli, args []string) error {
 	var co common
-	if _, err := c.parse(c.flags("init", "", &co), args, 0); err != nil {
+	fs := c.flags("init", "", &co)
+	asJSON := fs.Bool("json", false, "print what was made or kept as JSON")
+	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
 	cfg, err := ops.LoadConfig(co.config, c.getenv)
@@ -25,6 +27,9 @@ func runInit(_ context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *asJSON {
+		return c.printJSON(initResultJSON(res))
+	}
 	kept := map[bool]string{true: "created", false: "kept existing"}
 	fmt.Fprintf(c.stdout, "identity: %s %s\n", kept[res.IdentityCreated], res.IdentityPath)
 	fmt.Fprintf(c.stdout, "public key: %s\n", res.Recipient)
@@ -34,11 +39,17 @@ func runInit(_ context.Context, c *cli, args []string) error {
 
 func runVersion(_ context.Context, c *cli, args []string) error {
 	if helpAsked(args) {
-		fmt.Fprintln(c.stdout, "usage: arca version (or arca --version)")
+		fmt.Fprintln(c.stdout, "usage: arca version [--json] (or arca --version)")
 		return flag.ErrHelp
 	}
-	if len(args) != 0 {
-		return usagef("usage: arca version")
+	switch {
+	case len(args) == 1 && (args[0] == "--json" || args[0] == "-json"):
+		return c.printJSON(struct {
+			Version  string `json:"version"`
+			Protocol string `json:"protocol"`
+		}{manifest.Version, manifest.Protocol})
+	case len(args) != 0:
+		return usagef("usage: arca version [--json]")
 	}
 	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version, manifest.Protocol)
 	return nil

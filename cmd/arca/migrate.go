@@ -17,8 +17,8 @@ import (
 
 // migrateFlags are migrate's own flags.
 type migrateFlags struct {
-	from, ns, identity *string
-	dryRun, overwrite  *bool
+	from, ns, identity      *string
+	dryRun, overwrite, json *bool
 }
 
 // runMigrate is `arca migrate --from FORMAT [--ns NS] [--identity FILE]
@@ -32,6 +32,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 		mf.identity = fs.String("identity", "", "the age identity `FILE` that opens an arenzana store")
 		mf.dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
 		mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
+		mf.json = fs.Bool("json", false, "print what was done (or would be) as JSON")
 	}
 	return c.vaultVerb(ctx, args, "migrate", "[FILE]", anyArgs, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		c.bulkMemory()
@@ -43,7 +44,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		return c.printBulk(res)
+		return c.printBulk(res, *mf.json)
 	})
 }
 
@@ -124,7 +125,10 @@ func (c *cli) bulkMemory() {
 
 // printBulk prints a bulk write's rows on stdout, one per record, and a
 // summary on stderr.
-func (c *cli) printBulk(res ops.BulkResult) error {
+func (c *cli) printBulk(res ops.BulkResult, asJSON bool) error {
+	if asJSON {
+		return c.printJSON(bulkResultJSON(res))
+	}
 	prefix := ""
 	if res.DryRun {
 		prefix = "would "

@@ -10,26 +10,29 @@ import (
 )
 
 func runPut(ctx context.Context, c *cli, args []string) error {
-	return c.writeVerb(ctx, args, "put", "value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, error) {
+	return c.writeVerb(ctx, args, "put", "value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
 		res, err := svc.Put(ctx, req)
 		what := map[bool]string{true: "created", false: "updated"}[res.Created]
-		return fmt.Sprintf("%s %s version %d in env %s", res.Ref, what, res.Version, res.Env), err
+		return fmt.Sprintf("%s %s version %d in env %s", res.Ref, what, res.Version, res.Env), res, err
 	})
 }
 
 func runRotate(ctx context.Context, c *cli, args []string) error {
-	return c.writeVerb(ctx, args, "rotate", "new value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, error) {
+	return c.writeVerb(ctx, args, "rotate", "new value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
 		res, err := svc.Rotate(ctx, req)
-		return fmt.Sprintf("%s rotated to version %d in env %s", res.Ref, res.Version, res.Env), err
+		return fmt.Sprintf("%s rotated to version %d in env %s", res.Ref, res.Version, res.Env), res, err
 	})
 }
 
 // writeVerb runs put or rotate: REF, the value from stdin, then op, whose
-// summary line goes to stdout. At a terminal, what could not store the
+// summary line goes to stdout (with --json, its result as serve's schema
+// gives it). At a terminal, what could not store the
 // value is refused before the prompt (beforePrompt).
-func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string, op func(context.Context, *ops.Service, ops.Request) (string, error)) error {
+func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string, op func(context.Context, *ops.Service, ops.Request) (string, any, error)) error {
 	var co common
-	pos, err := c.parse(c.flags(verb, "REF < value", &co), args, 1)
+	fs := c.flags(verb, "REF < value", &co)
+	asJSON := fs.Bool("json", false, "print the result as JSON (serve's result."+verb+")")
+	pos, err := c.parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
@@ -47,9 +50,12 @@ func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string,
 	if err != nil {
 		return err
 	}
-	summary, err := op(ctx, svc, ops.Request{Ref: pos[0], Value: vault.NewSecret(val)})
+	summary, res, err := op(ctx, svc, ops.Request{Ref: pos[0], Value: vault.NewSecret(val)})
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return c.printJSON(res)
 	}
 	fmt.Fprintln(c.stdout, summary)
 	return nil
@@ -83,10 +89,15 @@ func (c *cli) beforePrompt(cfg *ops.Config, co common, refArg string) error {
 }
 
 func runRm(ctx context.Context, c *cli, args []string) error {
-	return c.vaultVerb(ctx, args, "rm", "REF", 1, nil, func(ctx context.Context, svc *ops.Service, pos []string) error {
+	var asJSON *bool
+	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON (serve's result.rm)") }
+	return c.vaultVerb(ctx, args, "rm", "REF", 1, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		res, err := svc.Rm(ctx, ops.Request{Ref: pos[0]})
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			return c.printJSON(res)
 		}
 		fmt.Fprintf(c.stdout, "%s removed from env %s (was version %d)\n", res.Ref, res.Env, res.Version)
 		return nil

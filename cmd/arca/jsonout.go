@@ -1,0 +1,66 @@
+package main
+
+import (
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/ref"
+)
+
+// The --json shapes of verbs serve has no op for. Like serve's results
+// they are stable and additive: a field may be added, never removed,
+// renamed or given another meaning.
+
+// initJSON is what `arca init --json` prints.
+type initJSON struct {
+	Env      string   `json:"env"`
+	Identity pathJSON `json:"identity"`
+	Key      string   `json:"public_key"`
+	Vault    pathJSON `json:"vault"`
+}
+
+// pathJSON is a file init made or kept.
+type pathJSON struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"`
+}
+
+func initResultJSON(r ops.InitResult) initJSON {
+	return initJSON{Env: r.Env, Identity: pathJSON{r.IdentityPath, r.IdentityCreated}, Key: r.Recipient,
+		Vault: pathJSON{r.VaultPath, r.VaultCreated}}
+}
+
+// teamJSON is what the `arca vault recipients` verbs and `arca vault
+// rekey` print with --json; resealed only for rekey.
+type teamJSON struct {
+	Env        string   `json:"env"`
+	Vault      string   `json:"vault"`
+	Recipients []string `json:"recipients"`
+	Resealed   *int     `json:"resealed,omitempty"`
+}
+
+// bulkJSON is what migrate, restore and backup's restore side print with
+// --json: one row per item, in the input's order, and the counts.
+type bulkJSON struct {
+	Env         string        `json:"env"`
+	DryRun      bool          `json:"dry_run"`
+	Created     int           `json:"created"`
+	Overwritten int           `json:"overwritten"`
+	Skipped     int           `json:"skipped"`
+	Rows        []bulkRowJSON `json:"rows"`
+}
+
+// bulkRowJSON is one item of a bulk write: its action, and the version it
+// has after the write (0 on a dry run and for a skip).
+type bulkRowJSON struct {
+	Ref     string `json:"ref"`
+	Action  string `json:"action"`
+	Version uint64 `json:"version"`
+}
+
+func bulkResultJSON(r ops.BulkResult) bulkJSON {
+	out := bulkJSON{Env: r.Env, DryRun: r.DryRun, Created: r.Count(ops.ActionCreate),
+		Overwritten: r.Count(ops.ActionOverwrite), Skipped: r.Count(ops.ActionSkip), Rows: make([]bulkRowJSON, len(r.Rows))}
+	for i, row := range r.Rows {
+		out.Rows[i] = bulkRowJSON{Ref: ref.Scheme + row.Ref, Action: row.Action.String(), Version: row.Version}
+	}
+	return out
+}
