@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/arca-secrets/arca/manifest"
-	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
 )
 
 func runInit(_ context.Context, c *cli, args []string) error {
@@ -17,12 +15,11 @@ func runInit(_ context.Context, c *cli, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
-	cfg, err := ops.LoadConfig(co.config, c.getenv)
+	svc, done, err := c.unaudited(co)
 	if err != nil {
 		return err
 	}
-	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Now: c.now, Env: c.contextEnv(co)})
-	defer svc.Close()
+	defer done()
 	res, err := svc.Init("")
 	if err != nil {
 		return err
