@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/arca-secrets/arca/manifest"
 )
@@ -37,6 +38,9 @@ func runInit(_ context.Context, c *cli, args []string) error {
 func runVersion(_ context.Context, c *cli, args []string) error {
 	if helpAsked(args) {
 		fmt.Fprintln(c.stdout, "usage: arca version [--json] (or arca --version)")
+		printTopic(c.stdout, "version", func(w io.Writer) {
+			fmt.Fprintln(w, "  -json\n    \tprint the version and the protocol as JSON")
+		})
 		return flag.ErrHelp
 	}
 	switch {

@@ -39,26 +39,27 @@ type verb struct {
 
 func verbs() map[string]verb {
 	return map[string]verb{
-		"init":     {runInit, "create the identity and the vault (existing ones are kept)"},
-		"get":      {runGet, "print a secret's value"},
-		"put":      {runPut, "store a secret read from stdin"},
-		"rotate":   {runRotate, "replace an existing secret's value, read from stdin"},
-		"rm":       {runRm, "delete a secret"},
-		"list":     {runList, "list secrets and their metadata, never values"},
-		"check":    {runCheck, "probe the vault, or a backup file: key, records, permissions"},
-		"migrate":  {runMigrate, "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files"},
-		"deploy":   {runDeploy, "render templates with secrets into the files programs read"},
-		"export":   {runExport, "print an env's secrets as JSON or dotenv, for another tool"},
-		"run":      {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
-		"env":      {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
-		"serve":    {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
-		"schema":   {runSchema, "print the JSON Schemas of the serve protocol"},
-		"vault":    {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
-		"version":  {runVersion, "print arca's version"},
-		"status":   {runStatus, "show the config, env, audit file and each env's vault in effect, and whether each answers"},
-		"identity": {runIdentity, "print this identity's public key"},
-		"ui":       {runUI, "serve a read-only web page of the envs' records, health and audit trail"},
-		"audit":    {runAudit, "show the audit trail (filters, --json, --follow); verify its chain; print its anchor"},
+		"init":       {runInit, "create the identity and the vault (existing ones are kept)"},
+		"get":        {runGet, "print a secret's value"},
+		"put":        {runPut, "store a secret read from stdin"},
+		"rotate":     {runRotate, "replace an existing secret's value, read from stdin"},
+		"rm":         {runRm, "delete a secret"},
+		"list":       {runList, "list secrets and their metadata, never values"},
+		"check":      {runCheck, "probe the vault, or a backup file: key, records, permissions"},
+		"migrate":    {runMigrate, "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files"},
+		"deploy":     {runDeploy, "render templates with secrets into the files programs read"},
+		"export":     {runExport, "print an env's secrets as JSON or dotenv, for another tool"},
+		"run":        {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
+		"env":        {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
+		"serve":      {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
+		"schema":     {runSchema, "print the JSON Schemas of the serve protocol"},
+		"vault":      {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
+		"version":    {runVersion, "print arca's version"},
+		"status":     {runStatus, "show the config, env, audit file and each env's vault in effect, and whether each answers"},
+		"identity":   {runIdentity, "print this identity's public key"},
+		"completion": {runCompletion, "print a bash, zsh or fish script that completes arca's verbs, flags and envs"},
+		"ui":         {runUI, "serve a read-only web page of the envs' records, health and audit trail"},
+		"audit":      {runAudit, "show the audit trail (filters, --json, --follow); verify its chain; print its anchor"},
 	}
 }
 
@@ -128,10 +129,14 @@ func (c *cli) dispatch(ctx context.Context, args []string) error {
 }
 
 // runHelp is `arca help [VERB...]`: the general usage, or the verb's own,
-// as `arca VERB... -h` prints it.
+// as `arca VERB... -h` prints it; `arca help --man` is arca(1) in roff.
 func runHelp(ctx context.Context, c *cli, args []string) error {
 	if len(args) == 0 {
 		c.usage(c.stdout)
+		return nil
+	}
+	if len(args) == 1 && args[0] == "--man" {
+		c.writeMan(c.stdout)
 		return nil
 	}
 	if _, ok := verbs()[args[0]]; !ok {
@@ -150,7 +155,7 @@ func (c *cli) usage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, vs[n].summary)
+		fmt.Fprintf(w, "  %-10s %s\n", n, vs[n].summary)
 	}
 	fmt.Fprintln(w, "\nflags for every vault command, before or after it: --env ENV, --config FILE")
 	fmt.Fprintln(w, "arca help COMMAND (or arca COMMAND -h) describes one; arca --version prints the version")

@@ -58,6 +58,7 @@ func (c *cli) stopEvent(msg string) {
 func runSchema(_ context.Context, c *cli, args []string) error {
 	if helpAsked(args) {
 		fmt.Fprintf(c.stdout, "usage: arca schema [NAME]\n\nNAME is one of: %s\n", strings.Join(manifest.SchemaNames(), ", "))
+		printTopic(c.stdout, "schema", nil)
 		return flag.ErrHelp
 	}
 	switch len(args) {

@@ -96,8 +96,10 @@ func (c *cli) parseFlags(fs *verbFlags, args []string) error {
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		fmt.Fprintln(c.stdout, fs.usage())
-		fs.SetOutput(c.stdout)
-		fs.PrintDefaults()
+		printTopic(c.stdout, fs.Name(), func(w io.Writer) {
+			fs.SetOutput(w)
+			fs.PrintDefaults()
+		})
 		return flag.ErrHelp
 	case err != nil:
 		return usagef("%v%s (%s)", err, suggestFlag(err, fs.FlagSet), fs.usage())

@@ -72,6 +72,7 @@ func runVault(ctx context.Context, c *cli, args []string) error {
 	}
 	if helpAsked(args) {
 		fmt.Fprintln(c.stdout, strings.ReplaceAll(usage, " | arca", "\n       arca"))
+		printTopic(c.stdout, "vault", nil)
 		return flag.ErrHelp
 	}
 	return usagef("%s", usage)
