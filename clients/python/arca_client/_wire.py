@@ -6,7 +6,9 @@ when its line joins the pending lines, under the same lock: queue order is
 write order. The writer thread writes every line that gathered while it
 was busy in one write, so concurrent callers (or one caller submitting
 futures) share a write. The reader thread hands each response line to the
-slot at the head of the queue and checks the id it echoes. A call that
+slot at the head of the queue and checks the id it echoes (or null, on
+serve's answer to a line it could not read: the head's by position). A
+line serve could not read is refused before it is sent. A call that
 times out keeps its slot: its response is read and dropped when it comes,
 so later responses never shift. At most ``max_in_flight`` requests are on
 the wire; a call beyond that waits for a response to free a place
@@ -26,10 +28,18 @@ from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, 
 from .errors import ArcaError, ClosedError, ProtocolError
 from .results import Policy, read_policy
 
+# MAX_REQUEST_LINE is serve's cap on a request line, its newline not
+# counted. serve answers a longer line with id null: this client refuses it
+# before it is sent.
+MAX_REQUEST_LINE = 4 << 20
+
 # MAX_RESPONSE_LINE bounds a response line. serve's requests are capped at
 # 4 MiB and its responses stay far below this; a longer line is not
 # serve's, and reading on would hold it all.
 MAX_RESPONSE_LINE = 8 << 20
+
+# '{"id":' and the newline: a line's bytes beside its id and its body.
+_FRAME = len('{"id":') - 1
 
 _decode = json.JSONDecoder().raw_decode
 
@@ -72,20 +82,55 @@ Settle = Union["Future[Any]", Waiter]
 _Slot = Tuple[int, Settle, Reader]
 
 
+class LineTooLong(ValueError):
+    """A request line over serve's cap, found once its id is known."""
+
+
 def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
     """A request line from its op on: ``,"op":…,…}\\n``; the id goes in
     front when the line takes its place. Built by hand with json's own
     string encoder: no dict, no general encoder on the hot path. A field
-    whose value is None is left out."""
+    whose value is None is left out.
+
+    A line serve cannot read (a str with no UTF-8 form, a line over the
+    cap) is refused here, before anything is sent: serve would answer it
+    with id null and bad_request, so sending it could only fail. The errors
+    name the field, never its value: ValueError, TypeError for a non-str."""
+    _text("op", op)
     parts = [',"op":', encode_basestring_ascii(op)]
     for name, v in fields:
         if v is None:
             continue
-        if type(v) is not str:
-            raise TypeError(f"field {name!r} is a str, not {type(v).__name__}")
+        _text(name, v)
         parts += [',"', name, '":', encode_basestring_ascii(v)]
     parts.append("}\n")
-    return "".join(parts).encode("ascii")
+    body = "".join(parts).encode("ascii")
+    if len(body) + _FRAME + 1 > MAX_REQUEST_LINE:  # with the shortest id, 1 digit
+        raise ValueError(too_long(op, fields))
+    return body
+
+
+def _text(name: str, v: object) -> None:
+    if type(v) is not str:
+        raise TypeError(f"field {name!r} must be a str, not {type(v).__name__}")
+    if v.isascii():
+        return  # the common case, and a flag read: no scan, no copy
+    try:
+        v.encode("utf-8")
+        return
+    except UnicodeEncodeError:
+        pass
+    # Raised outside the except block: the UnicodeEncodeError, which holds
+    # the whole str, must not ride along as this error's context.
+    raise ValueError(f"field {name!r} holds a surrogate code point: a str with no UTF-8 form is not sent")
+
+
+def too_long(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> str:
+    """Why a request line is refused for its length: it names the longest
+    field, never its length (the length of a value tells of the value)."""
+    sizes = [(len(encode_basestring_ascii(v)), name) for name, v in fields if type(v) is str]
+    longest = f" (its longest field is {max(sizes)[1]!r})" if sizes else ""
+    return f"the {op} request line would be longer than serve's cap of {MAX_REQUEST_LINE} bytes{longest}"
 
 
 class Wire:
@@ -116,6 +161,11 @@ class Wire:
                 self._wait_for_room(timeout)
             if self._gone is not None or self._stopping:
                 raise ClosedError(self._gone or "the client is closed")
+            if len(body) + _FRAME + 20 > MAX_REQUEST_LINE and \
+                    len(body) + _FRAME + len(b"%d" % (self._next_id + 1)) > MAX_REQUEST_LINE:
+                # Within a few bytes of the cap the id's own digits decide.
+                # Refused before it takes a place: the window is untouched.
+                raise LineTooLong()
             self._in_flight += 1
             self._next_id += 1
             self._queue.append((self._next_id, fut, read))
@@ -243,7 +293,10 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
     if not isinstance(d, dict):
         return f"the response to request {want} is not a JSON object: the wire is out of step"
     got = d.get("id")
-    if type(got) is not int or got != want:
+    if (type(got) is not int or got != want) and not (got is None and "id" in d and d.get("ok") is False):
+        # serve answers a line it could not read (not UTF-8, too long, too
+        # deep) with id null and an error: still this slot's answer, by
+        # position. Any other id, or a null on a success, is out of step.
         return f"the response to request {want} carries another id: the wire is out of step"
     if type(fut) is Waiter and fut.abandoned:
         return None  # a value nobody waits for is not wrapped, only dropped

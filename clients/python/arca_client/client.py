@@ -22,7 +22,7 @@ from types import TracebackType
 from typing import Mapping, Optional, Sequence, Tuple, Type, Union
 
 from ._ops import Ops
-from ._wire import Reader, Settle, Wire, encode_body
+from ._wire import LineTooLong, Reader, Settle, Wire, encode_body, too_long
 from .errors import ClientError, ProtocolError, StartError
 from .events import Chain, EndedBeforeStart, OnEvent, read_events
 
@@ -135,7 +135,12 @@ class Client(Ops):
 
     def _submit(self, op: str, fields: Sequence[Tuple[str, Optional[str]]], read: Reader,
                 timeout: Optional[float], fut: Settle) -> None:
-        self._wire.submit(encode_body(op, fields), read, timeout, fut)
+        try:
+            self._wire.submit(encode_body(op, fields), read, timeout, fut)
+            return
+        except LineTooLong:
+            pass  # the wire knows the line only: the message names the field
+        raise ValueError(too_long(op, fields))
 
     @property
     def pid(self) -> int:

@@ -15,6 +15,9 @@ manifest as arca-serve/1 would; then, for the requests after it:
     stray          two responses to one request
     malformed      a get result whose version is not a number
     not-json       a response line cut short: not JSON
+    null-id        a get of arca://app/unreadable is answered as serve answers
+                   a line it cannot read (id null, bad_request); one of
+                   arca://app/null-ok with id null and a success
     broken-chain   events with a seq gap, then a broken link
     no-chain       events with no prev, from a server without capabilities
     drop-chain     events with prev, then one without
@@ -67,7 +70,7 @@ def manifest(rid):
     respond({"id": rid, "ok": True, "result": result})
 
 
-def get(rid):
+def get(rid, ref):
     result = {"ref": "arca://app/db", "env": "default", "value": VALUE, "version": 1,
               "created_at": T, "updated_at": T}
     if MODE == "malformed":
@@ -78,6 +81,12 @@ def get(rid):
         return
     if MODE == "wrong-id":
         rid = rid + 100
+    if MODE == "null-id" and ref == "arca://app/unreadable":
+        respond({"id": None, "ok": False, "error": {"code": "bad_request",
+                                                    "message": "request is not valid JSON (at byte 59)"}})
+        return
+    if MODE == "null-id" and ref == "arca://app/null-ok":
+        rid = None
     if MODE == "not-json":
         sys.stdout.buffer.write(b'{"id":%d,"ok":true,"result":{"value":"%s"\n' % (rid, VALUE.encode()))
         sys.stdout.buffer.flush()
@@ -125,7 +134,7 @@ def main():
         elif MODE == "extra" and op == "rm":
             respond({"id": rid, "ok": False, "error": {"code": "a_future_code", "message": "m", "hint": "h"}})
         else:
-            get(rid)
+            get(rid, req.get("ref"))
     emit({"event": "stop", "message": "eof"})
 
 

@@ -54,6 +54,30 @@ class WireTest(unittest.TestCase):
     def test_a_response_that_is_not_json(self) -> None:
         self.assertClosed(self.fake("not-json"), "not a JSON object")
 
+    def test_a_null_id_error_answers_its_call(self) -> None:
+        # serve answers a line it could not read with id null: by position,
+        # the answer of the call at the head of the queue, and the wire
+        # stays in step.
+        c = self.fake("null-id")
+        futs = [c.submit_get(ref) for ref in ("arca://app/unreadable", "arca://app/db", "arca://app/unreadable")]
+        for f in (futs[0], futs[2]):
+            e = f.exception(HANG)
+            self.assertIsInstance(e, ArcaError)
+            assert isinstance(e, ArcaError)
+            self.assertEqual((e.code, e.message), ("bad_request", "request is not valid JSON (at byte 59)"))
+        self.assertEqual(futs[1].result(HANG).value.reveal(), "fake-value")
+        with self.assertRaises(ArcaError):
+            c.get("arca://app/unreadable", timeout=HANG)
+        self.assertEqual(c.get("arca://app/db", timeout=HANG).version, 1)
+        self.assertEqual(c.close(), 0, "serve was not killed")
+
+    def test_a_null_id_success_is_out_of_step(self) -> None:
+        # Only a failure is serve's answer to a line it could not read.
+        c = self.fake("null-id")
+        with self.assertRaises(ClosedError) as cm:
+            c.get("arca://app/null-ok", timeout=HANG)
+        self.assertIn("out of step", str(cm.exception))
+
     def test_a_malformed_result_fails_its_call_only(self) -> None:
         c = self.fake("malformed")
         for _ in range(2):
