@@ -144,11 +144,25 @@ class Ops:
         """Get every ref of refs (name -> ref) at once, pipelined: the
         common case of filling a child's environment. Returns name ->
         Secret; the first failure (in refs' order) is raised, with no
-        values. timeout bounds the whole."""
+        values: the gets still on the wire are abandoned (their responses
+        dropped unread, as a timed-out call's are) and what was gathered is
+        let go. timeout bounds the whole."""
         began = time.monotonic()
         waiting: List[Tuple[str, Waiter]] = []
-        for name, ref in refs.items():
-            w = Waiter()
-            self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, _left(timeout, began), w)
-            waiting.append((name, w))
-        return {name: w.result(_left(timeout, began)).value for name, w in waiting}
+        out: Dict[str, Secret] = {}
+        try:
+            for name, ref in refs.items():
+                w = Waiter()
+                self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, _left(timeout, began), w)
+                waiting.append((name, w))
+            for name, w in waiting:
+                out[name] = w.result(_left(timeout, began)).value
+        except BaseException:
+            # The exception's traceback holds this frame: nothing it can
+            # reach may hold a value.
+            for _, w in waiting:
+                w.abandon()
+            waiting.clear()
+            out.clear()
+            raise
+        return out

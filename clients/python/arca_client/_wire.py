@@ -60,8 +60,15 @@ class Waiter:
         self.abandoned = False  # the caller gave up: its response is dropped unread
 
     def set_result(self, value: Any) -> None:
-        self._value = value
+        if not self.abandoned:  # abandoned since the reader looked: dropped
+            self._value = value
         self._done.release()
+
+    def abandon(self) -> None:
+        """The caller gives up on this call: its response is dropped unread
+        when it comes, and a value it already holds is let go."""
+        self.abandoned = True
+        self._value = None
 
     def set_exception(self, err: BaseException) -> None:
         self._err = err
@@ -71,7 +78,7 @@ class Waiter:
         """The value, or the error raised; TimeoutError after timeout
         seconds (the slot stays: its response is dropped when it comes)."""
         if not self._done.acquire(timeout=-1 if timeout is None else timeout):
-            self.abandoned = True
+            self.abandon()
             raise TimeoutError("arca serve did not answer in time")
         if self._err is not None:
             raise self._err

@@ -18,6 +18,9 @@ manifest as arca-serve/1 would; then, for the requests after it:
     null-id        a get of arca://app/unreadable is answered as serve answers
                    a line it cannot read (id null, bad_request); one of
                    arca://app/null-ok with id null and a success
+    gated          a get of arca://app/missing is not_found; one of
+                   arca://app/gated is answered once the file $FAKE_GATE
+                   exists
     broken-chain   events with a seq gap, then a broken link
     no-chain       events with no prev, from a server without capabilities
     drop-chain     events with prev, then one without
@@ -71,7 +74,7 @@ def manifest(rid):
 
 
 def get(rid, ref):
-    result = {"ref": "arca://app/db", "env": "default", "value": VALUE, "version": 1,
+    result = {"ref": ref or "arca://app/db", "env": "default", "value": VALUE, "version": 1,
               "created_at": T, "updated_at": T}
     if MODE == "malformed":
         result["version"] = "one"
@@ -81,6 +84,14 @@ def get(rid, ref):
         return
     if MODE == "wrong-id":
         rid = rid + 100
+    if MODE == "gated" and ref == "arca://app/missing":
+        respond({"id": rid, "ok": False, "error": {"code": "not_found", "message": "no record arca://app/missing"}})
+        return
+    if MODE == "gated" and ref == "arca://app/gated":
+        for _ in range(3000):  # 30 s at most: a test that never opens the gate still ends
+            if os.path.exists(os.environ["FAKE_GATE"]):
+                break
+            time.sleep(0.01)
     if MODE == "null-id" and ref == "arca://app/unreadable":
         respond({"id": None, "ok": False, "error": {"code": "bad_request",
                                                     "message": "request is not valid JSON (at byte 59)"}})
