@@ -74,6 +74,10 @@ class Waiter:
         self._err = err
         self._done.release()
 
+    def cancelled(self) -> bool:
+        """As a Future's: the caller gave up on the call."""
+        return self.abandoned
+
     def result(self, timeout: Optional[float]) -> Any:
         """The value, or the error raised; TimeoutError after timeout
         seconds (the slot stays: its response is dropped when it comes)."""
@@ -268,6 +272,11 @@ class Wire:
                     self.fail(reason)
                     _set(slot[1], None, ClosedError(reason))
                     break
+                # Let go before the next read blocks: held until the next
+                # response, the slot would keep its value (and the line its
+                # bytes) alive long after the caller dropped them.
+                slot = None
+                line = b""
         except Exception as e:  # noqa: BLE001 - the reader must fail the queue, never die with it waiting
             reason = f"reading arca serve's stdout failed: {type(e).__name__}"
         finally:
@@ -305,7 +314,7 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
         # deep) with id null and an error: still this slot's answer, by
         # position. Any other id, or a null on a success, is out of step.
         return f"the response to request {want} carries another id: the wire is out of step"
-    if type(fut) is Waiter and fut.abandoned:
+    if fut.cancelled():
         return None  # a value nobody waits for is not wrapped, only dropped
     value: Any = None
     err: Optional[Exception] = None

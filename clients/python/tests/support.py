@@ -8,16 +8,20 @@ a fresh clone with Go installed.
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import unittest
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+from unittest import mock
 
-from arca_client import Client, Event
+from arca_client import Client, Event, Secret
+from arca_client import results as r
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent  # clients/python/tests -> the repository
@@ -130,3 +134,44 @@ class Events:
                 if e.id is not None:
                     out.setdefault(e.id, []).append(f"{e.event}/{e.outcome}")
         return out
+
+
+class GatedTestCase(unittest.TestCase):
+    """A fake serve in its gated mode, whose get of arca://app/gated waits
+    until the test opens the gate, and a record of the get results the
+    client reads (their refs only: the record keeps no value). Every value
+    the fake returns is ``canary``."""
+
+    canary = "canary-gated-7f3a0c-never-kept"
+
+    def setUp(self) -> None:
+        d = tempfile.mkdtemp(prefix="arca-fake-")
+        self.addCleanup(shutil.rmtree, d, True)
+        self.gate = os.path.join(d, "gate")
+        self.addCleanup(self.open_gate)  # a failing test still lets the fake end
+        self.c = Client.start(fake_binary(d, "gated"), environ={"FAKE_VALUE": self.canary, "FAKE_GATE": self.gate})
+        self.addCleanup(self.c.close)
+        self.read: List[str] = []
+        real = r.read_get
+
+        def recording(res: Mapping[str, Any], policy: Optional[r.Policy]) -> r.Got:
+            self.read.append(res["ref"])
+            return real(res, policy)
+
+        patch = mock.patch.object(r, "read_get", recording)
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def open_gate(self) -> None:
+        with open(self.gate, "w"):
+            pass
+
+    def after_the_gate(self) -> None:
+        """Open the gate and wait until serve answered all before it."""
+        self.open_gate()
+        self.assertEqual(self.c.manifest(timeout=30).protocol, "arca-serve/1")
+
+    def secrets_alive(self) -> int:
+        """How many Secrets holding the canary can still be reached."""
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is Secret and o.reveal() == self.canary)
