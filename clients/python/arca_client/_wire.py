@@ -38,7 +38,8 @@ MAX_REQUEST_LINE = 4 << 20
 # serve's, and reading on would hold it all.
 MAX_RESPONSE_LINE = 8 << 20
 
-# '{"id":' and the newline: a line's bytes beside its id and its body.
+# A line's length as serve counts it is len(body) + _FRAME + the id's
+# digits: '{"id":' in front, the body's newline not counted.
 _FRAME = len('{"id":') - 1
 
 _decode = json.JSONDecoder().raw_decode
@@ -107,12 +108,14 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
     cap) is refused here, before anything is sent: serve would answer it
     with id null and bad_request, so sending it could only fail. The errors
     name the field, never its value: ValueError, TypeError for a non-str."""
-    _text("op", op)
+    if type(op) is not str or not op.isascii():
+        _text("op", op)
     parts = [',"op":', encode_basestring_ascii(op)]
     for name, v in fields:
         if v is None:
             continue
-        _text(name, v)
+        if type(v) is not str or not v.isascii():  # ASCII, the common case, is a flag read
+            _text(name, v)
         parts += [',"', name, '":', encode_basestring_ascii(v)]
     parts.append("}\n")
     body = "".join(parts).encode("ascii")
@@ -122,10 +125,9 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
 
 
 def _text(name: str, v: object) -> None:
+    """Refuse a field that is not a str, or one with no UTF-8 form."""
     if type(v) is not str:
         raise TypeError(f"field {name!r} must be a str, not {type(v).__name__}")
-    if v.isascii():
-        return  # the common case, and a flag read: no scan, no copy
     try:
         v.encode("utf-8")
         return
