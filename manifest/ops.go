@@ -59,7 +59,10 @@ func (o OpSpec) Optional() []string {
 	return []string{"id", "env", "actor", "attestation"}
 }
 
-// CLIOnly lists the verbs that exist only as single-shot CLI commands.
+// CLIOnly lists the verbs that exist only as single-shot CLI commands:
+// every verb of the CLI but serve and the ops serve has (cmd/arca's tests
+// hold this list to its verbs).
 func CLIOnly() []string {
-	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema", "vault"}
+	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema", "vault",
+		"export", "audit", "status", "identity", "completion", "version"}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/manifest"
 )
 
 func helpCLI() *cli {
@@ -98,5 +100,21 @@ func TestManPage(t *testing.T) {
 				t.Errorf("the man page lacks %q of arca help %s", l, name)
 			}
 		}
+	}
+}
+
+// The manifest's cli_only is every verb of the CLI but serve and the ops
+// serve has: no more (nothing advertised that the binary lacks), no less.
+func TestCLIOnlyIsTheVerbs(t *testing.T) {
+	var want []string
+	for v := range verbs() {
+		if _, served := manifest.Op(v); !served && v != "serve" {
+			want = append(want, v)
+		}
+	}
+	slices.Sort(want)
+	got := slices.Sorted(slices.Values(manifest.CLIOnly()))
+	if !slices.Equal(got, want) {
+		t.Errorf("manifest.CLIOnly() is %v, the CLI's own verbs are %v", got, want)
 	}
 }
