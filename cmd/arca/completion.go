@@ -56,7 +56,7 @@ func (c *cli) completeEnvs() error {
 // subVerbs are the words that follow a verb with sub-verbs.
 func subVerbs() map[string]string {
 	return map[string]string{"vault": "recipients rekey backup restore", "vault recipients": "list add rm",
-		"audit": "verify anchor", "completion": "bash zsh fish", "help": strings.Join(helpNames()[:len(verbs())], " ")}
+		"audit": "verify anchor", "identity": "rotate", "completion": "bash zsh fish", "help": strings.Join(helpNames()[:len(verbs())], " ")}
 }
 
 func (c *cli) bashCompletion(w io.Writer, zsh bool) {

@@ -13,7 +13,7 @@ import (
 func helpNames() []string {
 	names := slices.Sorted(maps.Keys(verbs()))
 	return append(names, "vault recipients list", "vault recipients add", "vault recipients rm", "vault rekey",
-		"vault backup", "vault restore", "audit verify", "audit anchor")
+		"vault backup", "vault restore", "audit verify", "audit anchor", "identity rotate")
 }
 
 // helpOf is what `arca help NAME` prints: run, as it is, into a buffer.

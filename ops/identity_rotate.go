@@ -1,0 +1,127 @@
+package ops
+
+import (
+	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault/fsio"
+	"github.com/arca-secrets/arca/vault/identity"
+)
+
+// IdentityRotation is what RotateIdentity did.
+type IdentityRotation struct {
+	Path   string   `json:"path"`    // the identity file, now holding the new identity
+	OldKey string   `json:"old_key"` // the public key that was removed
+	NewKey string   `json:"new_key"`
+	Vaults []string `json:"vaults"` // every vault the old identity opened, now the new one's
+}
+
+// RotateIdentity replaces the identity env's vault opens with (the process
+// context's env when "") by a new one, in every vault the old one opens:
+//
+//  1. a new identity is made beside the old (PATH.next), or the one a
+//     stopped rotation left there is taken up again;
+//  2. each vault gets the new key as a recipient, opened with the old;
+//  3. each vault, opened with the new, drops the old key and is re-keyed,
+//     so the old identity opens nothing stored after it;
+//  4. the new identity replaces the old file.
+//
+// Until the last step the old identity stays where it was. A step that
+// fails stops the rotation with both files in place; running it again
+// carries on. Each recipients change and rekey is audited as its verb is.
+func (s *Service) RotateIdentity(ctx context.Context, env string) (IdentityRotation, error) {
+	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+	if err != nil {
+		return IdentityRotation{}, err
+	}
+	_, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return IdentityRotation{}, err
+	}
+	res := IdentityRotation{Path: vc.Identity}
+	if res.OldKey, err = s.ownRecipient(env); err != nil {
+		return res, err
+	}
+	next := vc.Identity + ".next"
+	if res.NewKey, _, err = identity.Ensure(next, s.now()); err != nil {
+		return res, Errorf(manifest.OpError, "identity rotation: the new identity: %v", err)
+	}
+	envOf := s.vaultsOpenedWith(vc.Identity)
+	res.Vaults = slices.Sorted(maps.Keys(envOf))
+	stopped := func(step, vault string, err error) (IdentityRotation, error) {
+		return res, Errorf(CodeOf(err), "identity rotation stopped at %s of vault %q: %v; the old identity is still %s and the new one %s: run it again to carry on",
+			step, vault, err, vc.Identity, next)
+	}
+	for _, name := range res.Vaults {
+		if err := s.ensureRecipient(ctx, envOf[name], res.NewKey); err != nil {
+			return stopped("adding the new key", name, err)
+		}
+	}
+	withNew := s.withIdentity(res.Vaults, next)
+	defer withNew.Close()
+	for _, name := range res.Vaults {
+		cur, err := withNew.Recipients(ctx, envOf[name])
+		if err == nil && slices.Contains(cur.Recipients, res.OldKey) {
+			_, err = withNew.ChangeRecipients(ctx, envOf[name], nil, []string{res.OldKey})
+		}
+		if err == nil {
+			_, err = withNew.Rekey(ctx, envOf[name])
+		}
+		if err != nil {
+			return stopped("removing the old key", name, err)
+		}
+	}
+	if err := os.Rename(next, vc.Identity); err != nil {
+		return stopped("replacing the identity file", res.Vaults[0], err)
+	}
+	if err := fsio.SyncDir(filepath.Dir(vc.Identity)); err != nil {
+		return res, Errorf(manifest.OpError, "identity rotation: sync %s: %v", filepath.Dir(vc.Identity), err)
+	}
+	return res, nil
+}
+
+// vaultsOpenedWith maps each vault opened with the identity file path to
+// one env of it.
+func (s *Service) vaultsOpenedWith(path string) map[string]string {
+	out := map[string]string{}
+	for _, env := range s.cfg.EnvNames() {
+		name, vc, err := s.cfg.VaultFor(env)
+		if _, seen := out[name]; err == nil && !seen && vc.Identity == path {
+			out[name] = env
+		}
+	}
+	return out
+}
+
+// ensureRecipient adds key to env's vault unless it is there.
+func (s *Service) ensureRecipient(ctx context.Context, env, key string) error {
+	cur, err := s.Recipients(ctx, env)
+	if err != nil || slices.Contains(cur.Recipients, key) {
+		return err
+	}
+	_, err = s.ChangeRecipients(ctx, env, []string{key}, nil)
+	return err
+}
+
+// withIdentity is a Service like s whose vaults named in vaults open with
+// the identity file path.
+func (s *Service) withIdentity(vaults []string, path string) *Service {
+	cfg := *s.cfg
+	cfg.Vaults = maps.Clone(s.cfg.Vaults)
+	if cfg.Vaults == nil {
+		cfg.Vaults = map[string]VaultConfig{}
+	}
+	for _, name := range vaults {
+		v, ok := cfg.Vaults[name]
+		if !ok {
+			v = VaultConfig{Kind: "file"} // the embedded vault, with no [vaults] table
+		}
+		v.Identity = path
+		cfg.Vaults[name] = v
+	}
+	return New(Options{Config: &cfg, Audit: s.audit, Now: s.now, Env: s.ctxEnv, Backends: s.backends})
+}
