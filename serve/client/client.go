@@ -167,31 +167,44 @@ func command(o Options) *exec.Cmd {
 	return cmd
 }
 
-// Close ends the session: it closes serve's stdin (EOF), waits for serve
-// to exit, and kills it when it has not after Options.CloseTimeout.
+// Close ends the session: it closes serve's stdin (EOF) once the pending
+// requests are written, waits for serve to exit, and kills it when it has
+// not within Options.CloseTimeout. The deadline runs from the call, not
+// from the last write: a serve that stalls (stopped, or stuck behind its
+// PDP) never reads what is pending, and the writer stays blocked on the
+// full pipe until the kill makes its write fail.
 func (c *Client) Close() error {
 	var err error
 	c.closing.Do(func() {
+		deadline := time.NewTimer(c.o.CloseTimeout)
+		defer deadline.Stop()
 		close(c.stop)
-		<-c.wdone
 		select {
 		case <-c.exited:
 			err = c.exitErr
-		case <-time.After(c.o.CloseTimeout):
-			c.kill()
+		case <-deadline.C:
+			c.killWait()
 			err = fmt.Errorf("client: arca serve did not exit within %v: killed", c.o.CloseTimeout)
 		}
+		// serve has exited and Wait closed its stdin: the writer's last
+		// write has returned.
+		<-c.wdone
 	})
 	return err
 }
 
-// kill kills serve and waits for it.
+// kill kills serve, waits for it, and stops the writer.
 func (c *Client) kill() {
+	c.killWait()
+	c.closing.Do(func() { close(c.stop) })
+}
+
+// killWait kills serve and waits for it to exit.
+func (c *Client) killWait() {
 	if c.cmd.Process != nil {
 		c.cmd.Process.Kill()
 	}
 	<-c.exited
-	c.closing.Do(func() { close(c.stop) })
 }
 
 // Pid is serve's process id.

@@ -1,0 +1,76 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Close honours CloseTimeout when serve is stalled with writes pending:
+// serve stopped (SIGSTOP), 200 puts of 60 KB queued behind a full pipe.
+// Close kills serve at the deadline, which fails the blocked write, and
+// every put returns ErrClosed.
+func TestCloseHonoursTimeout(t *testing.T) {
+	o := home(t, "")
+	o.CloseTimeout = time.Second
+	c := start(t, o)
+	t.Cleanup(func() { c.cmd.Process.Kill() }) // a Close that hangs leaves serve stopped
+	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("v"), 60<<10)
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Go(func() {
+			_, err := c.Put(context.Background(), Request{Ref: fmt.Sprintf("arca://app/k%d", i), Value: value})
+			errs <- err
+		})
+	}
+	waitFor(t, "the puts to be queued", func() bool {
+		c.qmu.Lock()
+		defer c.qmu.Unlock()
+		return c.queue.n == 200
+	})
+	began := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	select {
+	case err := <-closed:
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("Close of a stalled serve: %v", err)
+		}
+	case <-time.After(o.CloseTimeout + 4*time.Second):
+		t.Fatalf("Close was still blocked after %v, with CloseTimeout %v", time.Since(began), o.CloseTimeout)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("puts hang after Close")
+	}
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("a put pending at Close: %v", err)
+		}
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+	}
+}
