@@ -37,7 +37,8 @@ type Options struct {
 	Dir     string // the working directory ("" is the caller's)
 	// MaxInFlight bounds the requests on the wire (default 256).
 	MaxInFlight int
-	// StartTimeout bounds the wait for readiness (default 10 s).
+	// StartTimeout bounds Start as a whole: readiness and the manifest
+	// (default 10 s).
 	StartTimeout time.Duration
 	// CloseTimeout is how long Close waits for serve to exit before it
 	// kills it (default 5 s).
@@ -50,6 +51,10 @@ type Options struct {
 
 // ErrClosed is the error of a call made or in flight when serve is gone.
 var ErrClosed = errors.New("arca serve is gone")
+
+// errStartTimeout is the cause of Start's context when StartTimeout ran
+// out, rather than the caller's context.
+var errStartTimeout = errors.New("client: StartTimeout ran out")
 
 // Client is one serve process. It is safe for concurrent use.
 type Client struct {
@@ -123,22 +128,29 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	go c.readResponses(stdout)
 	go c.writeRequests()
 	go func() { c.exitErr = cmd.Wait(); close(c.exited) }()
+	// One deadline for readiness and the manifest both: a serve that
+	// starts and then never answers must not hold Start past it.
+	ctx, cancel := context.WithTimeoutCause(ctx, o.StartTimeout, errStartTimeout)
+	defer cancel()
 	select {
 	case err := <-ready:
 		if err != nil {
 			c.kill()
 			return nil, err
 		}
-	case <-time.After(o.StartTimeout):
-		c.kill()
-		return nil, fmt.Errorf("client: arca serve was not ready after %v", o.StartTimeout)
 	case <-ctx.Done():
 		c.kill()
+		if context.Cause(ctx) == errStartTimeout {
+			return nil, fmt.Errorf("client: arca serve was not ready after %v", o.StartTimeout)
+		}
 		return nil, ctx.Err()
 	}
 	m, err := c.Manifest(ctx)
 	if err != nil {
-		c.Close()
+		c.kill() // it may not be reading: a Close would wait CloseTimeout more
+		if context.Cause(ctx) == errStartTimeout {
+			return nil, fmt.Errorf("client: arca serve did not answer the manifest within StartTimeout (%v): %w", o.StartTimeout, err)
+		}
 		return nil, fmt.Errorf("client: the manifest: %w", err)
 	}
 	if m.Protocol != manifest.Protocol {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,5 +74,47 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited 10 s for %s", what)
 		}
+	}
+}
+
+// script is the options that spawn a stand-in for serve, the shell script
+// body, in a directory of its own (its working directory).
+func script(t *testing.T, body string) Options {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fake-arca")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Options{Binary: bin, Environ: []string{"PATH=" + os.Getenv("PATH")}, Dir: dir}
+}
+
+const startEvent = `{"v":1,"ts":"2026-11-30T08:14:14.381353202Z","seq":1,"event":"start","message":"fake","source":"serve"}`
+
+// Start is bounded by StartTimeout as a whole: a serve that writes its
+// start event and never answers the manifest fails Start at the deadline.
+func TestStartTimeoutCoversTheManifest(t *testing.T) {
+	o := script(t, "printf '%s\\n' '"+startEvent+"' >&2\nwhile read -r line; do :; done\n")
+	o.StartTimeout = time.Second
+	type result struct {
+		c   *Client
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := Start(context.Background(), o)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err == nil {
+			r.c.Close()
+			t.Fatal("Start succeeded against a serve that never answers")
+		}
+		if !errors.Is(r.err, context.DeadlineExceeded) || !strings.Contains(r.err.Error(), "manifest") {
+			t.Fatalf("Start against a serve that never answers: %v", r.err)
+		}
+	case <-time.After(o.StartTimeout + 5*time.Second):
+		t.Fatal("Start hangs when serve never answers the manifest")
 	}
 }
