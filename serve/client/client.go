@@ -134,6 +134,9 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	defer cancel()
 	select {
 	case err := <-ready:
+		if err == errNoStart {
+			return nil, c.endedBeforeStart(ctx)
+		}
 		if err != nil {
 			c.kill()
 			return nil, err
@@ -159,6 +162,23 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 	}
 	c.defaultEnv = m.DefaultEnv
 	return c, nil
+}
+
+// endedBeforeStart is Start's error when serve's stderr closed before any
+// line: serve was killed, or the binary is not arca. Its exit status says
+// which, so Start waits a little for it, then kills what still runs.
+func (c *Client) endedBeforeStart(ctx context.Context) error {
+	status := "still running"
+	wait := time.NewTimer(c.o.CloseTimeout)
+	defer wait.Stop()
+	select {
+	case <-c.exited:
+		status = c.cmd.ProcessState.String() // "exit status 3", "signal: killed"
+	case <-ctx.Done():
+	case <-wait.C:
+	}
+	c.kill()
+	return fmt.Errorf("client: arca serve ended before its start event (its stderr closed; %s)", status)
 }
 
 // command is serve's command line for o, and its environment.

@@ -71,9 +71,12 @@ func (c *Client) readEvents(r io.Reader, ready chan<- error) {
 		}
 	}
 	if !started {
-		ready <- errors.New("client: arca serve ended before its start event (its stderr closed)")
+		ready <- errNoStart // Start adds the exit status
 	}
 }
+
+// errNoStart is readEvents' word that stderr ended before any line.
+var errNoStart = errors.New("client: arca serve ended before its start event (its stderr closed)")
 
 // drain reads r to its end and keeps nothing: serve's stderr when no one
 // wants its events (the benchmark's raw side drains the same way). Reads

@@ -118,3 +118,21 @@ func TestStartTimeoutCoversTheManifest(t *testing.T) {
 		t.Fatal("Start hangs when serve never answers the manifest")
 	}
 }
+
+// stderr closing before the start event: Start reports serve's exit
+// status, or that it still runs (and then kills it).
+func TestEndedBeforeStart(t *testing.T) {
+	for body, want := range map[string]string{
+		"exit 3\n":                              "(its stderr closed; exit status 3)",
+		"kill -9 $$\n":                          "(its stderr closed; signal: killed)",
+		"exec 2>&-\nexec sleep 30\n":            "(its stderr closed; still running)",
+		"exec 2>/dev/null\nsleep 0.1\nexit 0\n": "(its stderr closed; exit status 0)",
+	} {
+		o := script(t, body)
+		o.StartTimeout, o.CloseTimeout = 5*time.Second, time.Second
+		_, err := Start(context.Background(), o)
+		if err == nil || !strings.Contains(err.Error(), "ended before its start event "+want) {
+			t.Errorf("%q: %v", body, err)
+		}
+	}
+}
