@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/audit"
 )
@@ -62,8 +63,38 @@ type Request struct {
 	Value                        []byte // put and rotate
 }
 
+// ErrNotUTF8 is the error of a request with a string that is not valid
+// UTF-8: the wire's strings are UTF-8, and encoding one would replace its
+// bad bytes with U+FFFD, so that a put would store another value. Nothing
+// of such a request is sent.
+var ErrNotUTF8 = errors.New("not valid UTF-8")
+
+// checkUTF8 refuses a request whose strings are not all valid UTF-8,
+// naming the field, never quoting it.
+func checkUTF8(r Request) error {
+	bad := ""
+	switch {
+	case !utf8.ValidString(r.Ref):
+		bad = "ref"
+	case !utf8.ValidString(r.Env):
+		bad = "env"
+	case !utf8.ValidString(r.Actor):
+		bad = "actor"
+	case !utf8.ValidString(r.Attestation):
+		bad = "attestation"
+	case !utf8.Valid(r.Value):
+		bad = "value"
+	default:
+		return nil
+	}
+	return fmt.Errorf("client: the request's %s is %w: nothing was sent", bad, ErrNotUTF8)
+}
+
 // call sends one request and waits for its response, or for ctx.
 func call[T any](ctx context.Context, c *Client, op string, r Request, result *T) error {
+	if err := checkUTF8(r); err != nil {
+		return err // before the call takes a place: it holds none
+	}
 	if ctx.Done() != nil && ctx.Err() != nil {
 		return ctx.Err() // a call whose context has ended sends nothing
 	}
