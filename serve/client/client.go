@@ -6,7 +6,9 @@
 //
 // Responses come in request order, so each call takes a slot in a queue
 // when it writes its request; the reader hands each response to the slot
-// at the head and checks the id it echoes. A call whose context ends
+// at the head and checks the id it echoes. A response with another id
+// means the streams are out of step: every pending call fails with
+// ErrClosed and serve is killed. A call whose context ends
 // returns at once but keeps its slot: its response, when it comes, is
 // dropped, and later responses never shift. At most Options.MaxInFlight
 // requests are on the wire; a call beyond that waits (backpressure).

@@ -13,10 +13,14 @@ import (
 )
 
 // readResponses hands each response line to the slot at the head of the
-// queue; at the end of stdout every waiting slot gets ErrClosed.
+// queue, once it checked that the line answers that request; at the end of
+// stdout every waiting slot gets ErrClosed. A line out of step ends the
+// session: its slot and every waiting one fail with why, and serve is
+// killed, as nothing it writes can be paired with a call any more.
 func (c *Client) readResponses(r io.Reader) {
 	lr := newLineReader(r, maxResponse)
 	var err error
+	var head *slot // the slot a line out of step came for
 	for {
 		line, rerr := lr.next()
 		var long error
@@ -31,30 +35,63 @@ func (c *Client) readResponses(r io.Reader) {
 			break
 		}
 		c.qmu.Lock()
+		if c.gone != nil { // a call found the wire out of step (breakWire)
+			c.qmu.Unlock()
+			break
+		}
 		if c.queue.n == 0 {
 			c.qmu.Unlock()
-			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: the wire is out of step", len(line))
+			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: %w", len(line), errOutOfStep)
 			break
 		}
 		s := c.queue.pop()
 		c.qmu.Unlock()
 		<-c.window
 		c.answered.Add(1)
+		if long == nil {
+			if err = stepCheck(line, s.id); err != nil {
+				head = s
+				break
+			}
+		}
 		s.deliver(line, long)
 	}
 	c.qmu.Lock()
-	c.gone = ErrClosed
-	if !errors.Is(err, io.EOF) {
-		c.gone = fmt.Errorf("%w: %v", ErrClosed, err)
+	if c.gone == nil {
+		c.gone = ErrClosed
+		if !errors.Is(err, io.EOF) {
+			c.gone = fmt.Errorf("%w: %v", ErrClosed, err)
+		}
+	}
+	if head != nil {
+		head.deliver(nil, c.gone)
 	}
 	for c.queue.n > 0 {
 		c.queue.pop().deliver(nil, c.gone)
 	}
 	c.qmu.Unlock()
 	close(c.goneCh)
-	// Out of step or not, serve's stdout is drained: serve must not block
-	// on it while Close waits for it to exit.
+	if errors.Is(err, errOutOfStep) {
+		c.cmd.Process.Kill()
+	}
+	// serve's stdout is drained to its end: serve must not block on it
+	// while Close waits for it to exit.
 	_, _ = io.Copy(io.Discard, lr.r)
+}
+
+// breakWire ends the session when a call found its response out of step,
+// in a way the reader's check does not see (a second id further in the
+// line): serve is killed, and the reader fails every waiting call with the
+// error returned, which wraps ErrClosed.
+func (c *Client) breakWire(why error) error {
+	c.qmu.Lock()
+	if c.gone == nil {
+		c.gone = fmt.Errorf("%w: %v", ErrClosed, why)
+	}
+	gone := c.gone
+	c.qmu.Unlock()
+	c.cmd.Process.Kill()
+	return gone
 }
 
 // Request is what a call sends beside its op: all optional.
@@ -158,6 +195,9 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 	if err != nil { // a call that fails returns no value, whatever the line held
 		forget(result)
 		*result = *new(T)
+		if errors.Is(err, errOutOfStep) {
+			err = c.breakWire(err)
+		}
 	}
 	return err
 }

@@ -19,9 +19,10 @@ import (
 // fakeServe is a stand-in for serve, a shell script: it starts, answers
 // the manifest, and answers other requests by their ref: app/long with a
 // response line over the cap, app/longevent with an event line over its
-// cap first, app/stray with two responses, app/other with another id,
-// app/refused and app/broken with a value beside an error or a field of
-// the wrong type; any other ref with a get result.
+// cap first, app/stray with two responses, app/other with another id (a
+// moment later), app/nullid and app/nullok with id null on an error and
+// on a success, app/dupid with a second id, app/refused and app/broken with a value beside an error or
+// a field of the wrong type; any other ref with a get result.
 const fakeServe = `#!/bin/sh
 printf '{"v":1,"ts":"2026-11-30T08:14:14.381353202Z","seq":1,"event":"start","message":"fake","source":"serve"}\n' >&2
 big() { head -c "$1" /dev/zero | tr '\0' a; }
@@ -33,7 +34,10 @@ while IFS= read -r line; do
   *'arca://app/long"'*) big 9000000; echo ;;
   *'arca://app/longevent"'*) big 5000000 >&2; echo >&2; printf '{"id":%s,%s\n' "$id" "$get" ;;
   *'arca://app/stray"'*) printf '{"id":%s,%s\n{"id":%s,%s\n' "$id" "$get" "$id" "$get" ;;
-  *'arca://app/other"'*) printf '{"id":1%s,%s\n' "$id" "$get" ;;
+  *'arca://app/other"'*) sleep 0.3; printf '{"id":1%s,%s\n' "$id" "$get" ;;
+  *'arca://app/nullid"'*) printf '{"id":null,"ok":false,"error":{"code":"bad_request","message":"request is not valid JSON (at byte 3)"}}\n' ;;
+  *'arca://app/nullok"'*) printf '{"id":null,%s\n' "$get" ;;
+  *'arca://app/dupid"'*) printf '{"id":%s,"ok":true,"id":9%s,"result":{}}\n' "$id" "$id" ;;
   *'arca://app/refused"'*) printf '{"id":%s,"ok":false,"error":{"code":"denied","message":"m"},"result":{"value":"leak"}}\n' "$id" ;;
   *'arca://app/broken"'*) printf '{"id":%s,"ok":true,"result":{"value":"leak","version":"x"}}\n' "$id" ;;
   *) printf '{"id":%s,%s\n' "$id" "$get" ;;
@@ -104,15 +108,62 @@ func TestLongEventLine(t *testing.T) {
 	}
 }
 
-// A response with another id fails its call as out of step; a response no
-// request waits for ends the client, every call after it fails with
-// ErrClosed, and Close does not hang.
+// A response with another id means the streams are out of step: its call
+// and the call pending behind it fail with ErrClosed saying so, serve is
+// killed, and every later call fails with ErrClosed.
 func TestOutOfStep(t *testing.T) {
 	c := startFake(t, nil)
 	ctx := context.Background()
-	if _, err := c.Get(ctx, Request{Ref: "arca://app/other"}); err == nil || !strings.Contains(err.Error(), "out of step") {
-		t.Fatalf("a response with another id: %v", err)
+	first := make(chan error, 1)
+	go func() {
+		_, err := c.Get(ctx, Request{Ref: "arca://app/other"})
+		first <- err
+	}()
+	waitFor(t, "the first call to be queued", func() bool {
+		c.qmu.Lock()
+		defer c.qmu.Unlock()
+		return c.queue.n == 1
+	})
+	_, behind := c.Get(ctx, Request{Ref: "arca://app/db"})
+	for what, err := range map[string]error{"the call answered with another id": <-first, "the call behind it": behind} {
+		if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "the response to request 2 carries id 12: the wire is out of step") {
+			t.Fatalf("%s: %v", what, err)
+		}
 	}
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve was not stopped when the wire went out of step")
+	}
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/db"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a call after the wire went out of step: %v", err)
+	}
+}
+
+// A second id further in the line, which the reader's look at the line's
+// start does not see, is found by the call: it ends the session the same
+// way.
+func TestOutOfStepFoundByTheCall(t *testing.T) {
+	c := startFake(t, nil)
+	ctx := context.Background()
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/dupid"}); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "carries id 92: the wire is out of step") {
+		t.Fatalf("a response with a second id: %v", err)
+	}
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve was not stopped when the wire went out of step")
+	}
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/db"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a call after the wire went out of step: %v", err)
+	}
+}
+
+// A response no request waits for ends the client the same way, and Close
+// does not hang.
+func TestStrayResponse(t *testing.T) {
+	c := startFake(t, nil)
+	ctx := context.Background()
 	if _, err := c.Get(ctx, Request{Ref: "arca://app/stray"}); err != nil {
 		t.Fatalf("the call answered twice: %v", err)
 	}
@@ -124,7 +175,7 @@ func TestOutOfStep(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "no request waiting") {
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "out of step") {
 		t.Fatalf("a call after a stray response: %v", err)
 	}
 	done := make(chan struct{})
@@ -133,6 +184,36 @@ func TestOutOfStep(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close hangs after the wire went out of step")
+	}
+}
+
+// "id":null on an error is serve's answer to a line whose id it could not
+// read: the head call's, not out of step. On a success it is out of step.
+func TestNullIDAnswersTheHead(t *testing.T) {
+	c := startFake(t, nil)
+	ctx := context.Background()
+	_, err := c.Get(ctx, Request{Ref: "arca://app/nullid"})
+	wantCode(t, "a call answered with id null", err, "bad_request")
+	if g, err := c.Get(ctx, Request{Ref: "arca://app/db"}); err != nil || string(g.Value.Reveal()) != "v" {
+		t.Fatalf("the call after it: %v", err)
+	}
+	if _, err := c.Get(ctx, Request{Ref: "arca://app/nullok"}); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "carries id null: the wire is out of step") {
+		t.Fatalf("a success with id null: %v", err)
+	}
+}
+
+// The same through serve: a line over serve's 4 MiB cap is answered with
+// id null, and the session goes on.
+func TestOverlongRequestLine(t *testing.T) {
+	c := start(t, home(t, ""))
+	ctx := context.Background()
+	_, err := c.Put(ctx, Request{Ref: "arca://app/db", Value: []byte(strings.Repeat(canary, (5<<20)/len(canary)))})
+	wantCode(t, "a put over the line cap", err, "bad_request")
+	if strings.Contains(err.Error(), canary) {
+		t.Fatalf("the error quotes the value: %.200s", err)
+	}
+	if _, err := c.Put(ctx, Request{Ref: "arca://app/db", Value: []byte("v")}); err != nil {
+		t.Fatalf("the put after it: %v", err)
 	}
 }
 
