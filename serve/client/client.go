@@ -47,7 +47,10 @@ type Options struct {
 	CloseTimeout time.Duration
 	// OnEvent, when set, is called with every audit event serve writes, in
 	// order, from the goroutine that reads them: it must return fast. err
-	// is set when the event breaks the stream: a seq gap, a broken chain.
+	// is set when the event breaks the stream: a seq gap, a prev that is
+	// not the link of the line before, no prev once the stream or the
+	// manifest (audit_chain) said the server chains. Each event is checked
+	// against the line before it as it came: one bad line, one error.
 	OnEvent func(e audit.Event, err error)
 }
 
@@ -84,6 +87,9 @@ type Client struct {
 	exited  chan struct{} // closed when the process was waited for
 	exitErr error
 	stderr  stderrState
+	// chainPromised is set once the manifest listed audit_chain: every
+	// event but the first must then carry prev.
+	chainPromised atomic.Bool
 	// defaultEnv is the manifest's, set before Start returns: the env most
 	// results name, whose string the decoder reuses.
 	defaultEnv string
@@ -162,6 +168,7 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, fmt.Errorf("client: arca serve speaks %q, this client %q", m.Protocol, manifest.Protocol)
 	}
+	c.chainPromised.Store(m.Has("audit_chain"))
 	c.defaultEnv = m.DefaultEnv
 	return c, nil
 }
