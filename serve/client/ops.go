@@ -192,6 +192,18 @@ func (s Secrets) Environ() []string {
 // *Error stays reachable by errors.As.
 func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Request) (Secrets, error) {
 	out := make(Secrets, len(refs))
+	if err := c.resolveInto(ctx, refs, base, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// resolveInto is Resolve, into out. On a failure the values already got
+// are wiped before it returns: nobody will have them. vault.Secret has no
+// wipe of its own; these bytes are the client's, made by its decoder for
+// this call and held by nothing else, so they are cleared through Reveal,
+// as forget clears a value of a failed call.
+func (c *Client) resolveInto(ctx context.Context, refs map[string]string, base Request, out Secrets) error {
 	errs := make(map[string]error)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -210,9 +222,12 @@ func (c *Client) Resolve(ctx context.Context, refs map[string]string, base Reque
 		})
 	}
 	wg.Wait()
-	if len(errs) > 0 {
-		name := slices.Sorted(maps.Keys(errs))[0]
-		return nil, fmt.Errorf("%s (%s): %w", name, refs[name], errs[name])
+	if len(errs) == 0 {
+		return nil
 	}
-	return out, nil
+	for _, v := range out {
+		clear(v.Reveal())
+	}
+	name := slices.Sorted(maps.Keys(errs))[0]
+	return fmt.Errorf("%s (%s): %w", name, refs[name], errs[name])
 }

@@ -47,3 +47,28 @@ func TestNotUTF8Refused(t *testing.T) {
 		t.Fatalf("get: %v", err)
 	}
 }
+
+// A Resolve that fails wipes the values it had already got.
+func TestFailedResolveWipesValues(t *testing.T) {
+	c := start(t, home(t, ""))
+	ctx := context.Background()
+	if _, err := c.Put(ctx, Request{Ref: "arca://app/a", Value: []byte(canary)}); err != nil {
+		t.Fatal(err)
+	}
+	out := Secrets{}
+	err := c.resolveInto(ctx, map[string]string{"A": "arca://app/a", "B": "arca://app/missing"}, Request{}, out)
+	wantCode(t, "a resolve with a ref missing", err, "not_found")
+	if !strings.HasPrefix(err.Error(), "B (arca://app/missing): ") {
+		t.Fatalf("a failed resolve: %v", err)
+	}
+	v := out["A"].Reveal()
+	if len(v) != len(canary) {
+		t.Fatalf("the value got before the failure: %d bytes", len(v))
+	}
+	if strings.Trim(string(v), "\x00") != "" {
+		t.Fatal("a failed resolve left a value it got unwiped")
+	}
+	if s, err := c.Resolve(ctx, map[string]string{"A": "arca://app/a", "B": "arca://app/missing"}, Request{}); s != nil || err == nil {
+		t.Fatalf("Resolve with a ref missing: %v, %v", s, err)
+	}
+}
