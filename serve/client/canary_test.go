@@ -43,7 +43,7 @@ func TestDecodeErrorsHoldNoValue(t *testing.T) {
 			t.Errorf("%s: no error", l)
 		}
 		for _, err := range []error{
-			decode(line, sent{id: []byte("7")}, new(Got)), decode(line, sent{id: []byte("7")}, new(Put)), decode(line, sent{id: []byte("7")}, new(Meta)),
+			decode(line, sent{id: []byte("7")}, new(Got)), decode(line, sent{id: []byte("7")}, new(Put)), decode(line, sent{id: []byte("7")}, new(Rotated)),
 			decode(line, sent{id: []byte("7")}, new(Removed)), decode(line, sent{id: []byte("7")}, new(Listed)), decode(line, sent{id: []byte("7")}, new(Checked)),
 			decode(line, sent{id: []byte("7")}, new(Manifest)), decode(line, sent{id: []byte("7")}, new(struct{})),
 		} {

@@ -57,6 +57,9 @@ func slow[T any](line, want []byte, result *T) error {
 	if err := json.Unmarshal(line, &resp); err != nil {
 		return notJSON(err, len(line))
 	}
+	if resp.OK && resp.Policy != nil {
+		withPolicy(r, resp.Policy)
+	}
 	return verdict(resp.ID, want, resp.OK, resp.Error, resp.Policy)
 }
 

@@ -57,7 +57,7 @@ func errString(err error) string {
 // handled lists the types whose fast path took the line.
 func differAll(line, want []byte) (diff string, handled []string) {
 	for name, f := range map[string]func(line, want []byte) (string, bool){
-		"Got": differ[Got], "Put": differ[Put], "Meta": differ[Meta], "Removed": differ[Removed],
+		"Got": differ[Got], "Put": differ[Put], "Rotated": differ[Rotated], "Removed": differ[Removed],
 		"Listed": differ[Listed], "Checked": differ[Checked], "Manifest": differ[Manifest], "none": differ[struct{}],
 	} {
 		d, h := f(line, want)
@@ -206,7 +206,7 @@ func fastType(line []byte) string {
 	case has(`"value":`):
 		return "Got"
 	}
-	return "Meta"
+	return "Rotated"
 }
 
 // idOf is the raw id of a canonical line.
@@ -316,7 +316,7 @@ func FuzzDecode(f *testing.F) {
 	for _, line := range realLines(f) {
 		f.Add(line)
 	}
-	for _, line := range edgeLines {
+	for _, line := range slices.Concat(edgeLines, policyLines) {
 		f.Add([]byte(line))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {

@@ -66,8 +66,30 @@ func fast[T any](line []byte, req sent, result *T) (handled bool, err error) {
 		forget(&r)
 		return false, nil
 	}
+	if ok && p != nil {
+		withPolicy(&r, p) // on r, not result: the caller's result stays on its stack
+	}
 	*result = r
 	return true, verdict(id, req.id, ok, e, p)
+}
+
+// withPolicy puts the verdict of a success on its result. The manifest's
+// has none: serve consults no PDP for it.
+func withPolicy[T any](r *T, p *Policy) {
+	switch r := any(r).(type) {
+	case *Got:
+		r.Policy = p
+	case *Put:
+		r.Policy = p
+	case *Rotated:
+		r.Policy = p
+	case *Removed:
+		r.Policy = p
+	case *Listed:
+		r.Policy = p
+	case *Checked:
+		r.Policy = p
+	}
 }
 
 var envelopeNames = []string{"id", "ok", "result", "error", "policy"}
@@ -90,8 +112,8 @@ func decodeResult[T any](d *dec, r *T) {
 		d.record(&r.Meta, &r.Value, nil, recordFields|fValue)
 	case *Put:
 		d.record(&r.Meta, nil, &r.Created, recordFields|fCreated)
-	case *Meta:
-		d.record(r, nil, nil, recordFields)
+	case *Rotated:
+		d.record(&r.Meta, nil, nil, recordFields)
 	case *Removed:
 		var m Meta
 		d.record(&m, nil, nil, fRef|fEnv|fVersion)

@@ -25,10 +25,13 @@ type Meta struct {
 // Secret is a value, as vault.Secret: it prints as <redacted>.
 type Secret = vault.Secret
 
-// Got is the result of get.
+// Got is the result of get. Policy, here and on every result of an op
+// that consults the PDP, is the PDP's verdict on the request (with its
+// obligations), nil when serve consulted none.
 type Got struct {
 	Meta
-	Value SecretValue `json:"value"`
+	Value  SecretValue `json:"value"`
+	Policy *Policy     `json:"-"`
 }
 
 // SecretValue is a value read off the wire into a Secret.
@@ -62,22 +65,31 @@ func bytesContainBackslash(b []byte) bool {
 // Put is the result of put.
 type Put struct {
 	Meta
-	Created bool `json:"created"`
+	Created bool    `json:"created"`
+	Policy  *Policy `json:"-"`
+}
+
+// Rotated is the result of rotate.
+type Rotated struct {
+	Meta
+	Policy *Policy `json:"-"`
 }
 
 // Removed is the result of rm.
 type Removed struct {
-	Ref     string `json:"ref"`
-	Env     string `json:"env"`
-	Version uint64 `json:"version"`
+	Ref     string  `json:"ref"`
+	Env     string  `json:"env"`
+	Version uint64  `json:"version"`
+	Policy  *Policy `json:"-"`
 }
 
 // Listed is the result of list.
 type Listed struct {
-	Env       string `json:"env"`
-	Records   []Meta `json:"records"`
-	Truncated bool   `json:"truncated"`
-	Omitted   int    `json:"omitted"`
+	Env       string  `json:"env"`
+	Records   []Meta  `json:"records"`
+	Truncated bool    `json:"truncated"`
+	Omitted   int     `json:"omitted"`
+	Policy    *Policy `json:"-"`
 }
 
 // Checked is the result of check.
@@ -89,6 +101,7 @@ type Checked struct {
 	Records  int      `json:"records"`
 	Problems []string `json:"problems"`
 	Info     []string `json:"info"`
+	Policy   *Policy  `json:"-"`
 }
 
 // Manifest is what the manifest says of the protocol and the process.
@@ -130,8 +143,8 @@ func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
 }
 
 // Rotate replaces the value of an existing record.
-func (c *Client) Rotate(ctx context.Context, r Request) (Meta, error) {
-	var m Meta
+func (c *Client) Rotate(ctx context.Context, r Request) (Rotated, error) {
+	var m Rotated
 	err := call(ctx, c, "rotate", r, &m)
 	return m, err
 }
