@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -103,6 +104,9 @@ func TestOps(t *testing.T) {
 	m, err := c.Manifest(ctx)
 	if err != nil || m.Protocol != "arca-serve/1" || m.DefaultEnv != "default" || len(m.Ops) != 8 {
 		t.Fatalf("manifest: %+v, %v", m, err)
+	}
+	if !slices.Contains(m.ErrorCodes, "not_found") || !slices.Contains(m.ErrorCodes, "pdp_unreachable") || !slices.Contains(m.CLIOnly, "run") {
+		t.Fatalf("manifest: error codes %q, CLI-only verbs %q", m.ErrorCodes, m.CLIOnly)
 	}
 	rm, err := c.Rm(ctx, Request{Ref: "arca://app/db"})
 	if err != nil || rm.Version != 2 {

@@ -111,7 +111,9 @@ type Manifest struct {
 	Envs          []string       `json:"envs"`
 	DefaultEnv    string         `json:"default_env"`
 	PDPConfigured bool           `json:"pdp_configured"`
+	ErrorCodes    []string       `json:"error_codes"` // every code a response can carry
 	Limits        map[string]int `json:"limits"`
+	CLIOnly       []string       `json:"cli_only"` // verbs only the single-shot CLI has
 	Ops           []struct {
 		Name string `json:"name"`
 	} `json:"ops"`
