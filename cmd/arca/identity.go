@@ -28,24 +28,8 @@ func runIdentity(ctx context.Context, c *cli, args []string) error {
 			return nil
 		})
 	}
-	var co common
-	fs := c.flags("identity", "", &co)
-	asJSON := fs.Bool("json", false, "print the identity's path and public key as JSON")
-	if _, err := c.parse(fs, args, 0); err != nil {
-		return err
-	}
-	svc, done, err := c.unaudited(co)
-	if err != nil {
-		return err
-	}
-	defer done()
-	res, err := svc.Identity("")
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.printJSON(res)
-	}
-	fmt.Fprintln(c.stdout, res.PublicKey)
-	return nil
+	return c.unauditedVerb(args, "identity", "print the identity's path and public key as JSON", func(svc *ops.Service, _ common) (any, func() error, error) {
+		res, err := svc.Identity("")
+		return res, func() error { _, err := fmt.Fprintln(c.stdout, res.PublicKey); return err }, err
+	})
 }

@@ -7,32 +7,20 @@ import (
 	"io"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
 func runInit(_ context.Context, c *cli, args []string) error {
-	var co common
-	fs := c.flags("init", "", &co)
-	asJSON := fs.Bool("json", false, "print what was made or kept as JSON")
-	if _, err := c.parse(fs, args, 0); err != nil {
-		return err
-	}
-	svc, done, err := c.unaudited(co)
-	if err != nil {
-		return err
-	}
-	defer done()
-	res, err := svc.Init("")
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		return c.printJSON(initResultJSON(res))
-	}
-	kept := map[bool]string{true: "created", false: "kept existing"}
-	fmt.Fprintf(c.stdout, "identity: %s %s\n", kept[res.IdentityCreated], res.IdentityPath)
-	fmt.Fprintf(c.stdout, "public key: %s\n", res.Recipient)
-	fmt.Fprintf(c.stdout, "vault for env %s: %s %s\n", res.Env, kept[res.VaultCreated], res.VaultPath)
-	return nil
+	return c.unauditedVerb(args, "init", "print what was made or kept as JSON", func(svc *ops.Service, _ common) (any, func() error, error) {
+		res, err := svc.Init("")
+		return initResultJSON(res), func() error {
+			kept := map[bool]string{true: "created", false: "kept existing"}
+			fmt.Fprintf(c.stdout, "identity: %s %s\n", kept[res.IdentityCreated], res.IdentityPath)
+			fmt.Fprintf(c.stdout, "public key: %s\n", res.Recipient)
+			fmt.Fprintf(c.stdout, "vault for env %s: %s %s\n", res.Env, kept[res.VaultCreated], res.VaultPath)
+			return nil
+		}, err
+	})
 }
 
 func runVersion(_ context.Context, c *cli, args []string) error {

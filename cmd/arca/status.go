@@ -14,9 +14,19 @@ import (
 // runStatus is `arca status [--json]`: what is in effect for this process
 // (config, env, audit file) and each env's vault, opened and listed.
 func runStatus(ctx context.Context, c *cli, args []string) error {
+	return c.unauditedVerb(args, "status", "print the status as JSON", func(svc *ops.Service, co common) (any, func() error, error) {
+		res, err := svc.Status(ctx, c.envFrom(co))
+		return res, func() error { return printStatus(c.stdout, res) }, err
+	})
+}
+
+// unauditedVerb runs a verb that takes the common flags and --json and
+// neither reads a value nor writes: on an unaudited service, fn returns
+// the result (printed as JSON with --json) and how to print it as text.
+func (c *cli) unauditedVerb(args []string, verb, jsonUsage string, fn func(*ops.Service, common) (any, func() error, error)) error {
 	var co common
-	fs := c.flags("status", "", &co)
-	asJSON := fs.Bool("json", false, "print the status as JSON")
+	fs := c.flags(verb, "", &co)
+	asJSON := fs.Bool("json", false, jsonUsage)
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -25,14 +35,14 @@ func runStatus(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	defer done()
-	res, err := svc.Status(ctx, c.envFrom(co))
-	if err != nil {
+	res, text, err := fn(svc, co)
+	switch {
+	case err != nil:
 		return err
-	}
-	if *asJSON {
+	case *asJSON:
 		return c.printJSON(res)
 	}
-	return printStatus(c.stdout, res)
+	return text()
 }
 
 // envFrom says where the process context's env came from, "" when none.
