@@ -64,8 +64,10 @@ test('bad_request, unknown_op, not_found', async (t) => {
   await code(c.put('arca://bad ref', 'x'), 'bad_request');
   await code(c.get('arca://app/db', { env: 'nope' }), 'bad_request');
   await code(c.call('put', { ref: 'arca://app/db' }), 'bad_request'); // no value
-  const err = await code(c.call('export'), 'unknown_op');
-  assert.equal(err.message, 'unknown op "export"');
+  const err = await code(c.call('frobnicate'), 'unknown_op');
+  assert.equal(err.message, 'unknown op "frobnicate"');
+  const cli = await code(c.call('export'), 'unknown_op');
+  assert.equal(cli.message, '"export" is not served — use the single-shot CLI');
   await code(c.rotate('arca://app/missing', 'x'), 'not_found');
   await code(c.rm('arca://app/missing'), 'not_found');
   // A value serve cannot read (a lone surrogate is refused as JSON) is
