@@ -55,8 +55,15 @@ func (e *Vault) checkMembers(ctx context.Context, rep *vault.Report) bool {
 		st, err := e.cli.Status(sctx, ep)
 		cancel()
 		switch {
+		case err != nil && unreached(err):
+			// Say why, if a probe can tell (see probe.go).
+			why := err.Error()
+			if fs := e.probe(ctx, []string{ep}); len(fs) == 1 {
+				why = describe(fs)
+			}
+			rep.Problems = append(rep.Problems, fmt.Sprintf("etcd member %s does not answer: %s", ep, why))
 		case err != nil:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("etcd member %s does not answer: %v", ep, err))
+			rep.Problems = append(rep.Problems, fmt.Sprintf("etcd member %s does not answer: %v", ep, e.explain(err, e.prefix)))
 		case st.Leader == 0:
 			rep.Problems = append(rep.Problems, fmt.Sprintf("etcd member %s answers but the cluster has no leader", ep))
 		default:

@@ -50,6 +50,7 @@ import (
 // A handle's methods hold its lock across their round trips: one handle
 // runs one op at a time.
 type Vault struct {
+	reach   // the endpoints and TLS settings, to say why a member cannot be reached
 	cli     *clientv3.Client
 	prefix  string
 	eps     string // the endpoints, for messages
@@ -111,11 +112,11 @@ func Open(o Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	cli, err := dialEtcd(o)
+	cli, r, err := dialEtcd(o)
 	if err != nil {
 		return nil, err
 	}
-	e := &Vault{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -123,32 +124,38 @@ func Open(o Options) (*Vault, error) {
 }
 
 // dialEtcd makes the client. Its logger is a no-op: stderr is the audit wire.
-func dialEtcd(o Options) (*clientv3.Client, error) {
+func dialEtcd(o Options) (*clientv3.Client, reach, error) {
 	if len(o.Endpoints) == 0 {
-		return nil, errors.New("etcd vault: no endpoints")
+		return nil, reach{}, errors.New("etcd vault: no endpoints")
 	}
 	if o.Timeout <= 0 {
-		return nil, errors.New("etcd vault: no timeout")
+		return nil, reach{}, errors.New("etcd vault: no timeout")
 	}
 	if !strings.HasPrefix(o.Prefix, "/") || !strings.HasSuffix(o.Prefix, "/") {
-		return nil, fmt.Errorf("etcd vault: prefix %q must start and end with /", o.Prefix)
+		return nil, reach{}, fmt.Errorf("etcd vault: prefix %q must start and end with /", o.Prefix)
 	}
 	for _, ep := range o.Endpoints {
 		tlsSet := o.CAFile != "" || o.CertFile != "" || o.KeyFile != ""
 		if tlsSet && !strings.HasPrefix(ep, "https://") && strings.Contains(ep, "://") {
-			return nil, fmt.Errorf("etcd vault: endpoint %q names a scheme without TLS, but TLS files are set (write host:port or https://)", ep)
+			return nil, reach{}, fmt.Errorf("etcd vault: endpoint %q names a scheme without TLS, but TLS files are set (write host:port or https://)", ep)
 		}
 	}
 	tc, err := etcdTLS(o)
 	if err != nil {
-		return nil, err
+		return nil, reach{}, err
 	}
 	password, err := o.password()
 	if err != nil {
-		return nil, err
+		return nil, reach{}, err
+	}
+	r := reach{endpoints: o.Endpoints, tls: tc, user: o.Username}
+	if r.user == "" && tc != nil && len(tc.Certificates) > 0 && tc.Certificates[0].Leaf != nil {
+		// With client certificate auth, etcd takes the certificate's
+		// common name for the user.
+		r.user = tc.Certificates[0].Leaf.Subject.CommonName
 	}
 	quietGRPC()
-	cli, err := clientv3.New(clientv3.Config{
+	cli, err := r.login(o.Timeout, clientv3.Config{
 		Endpoints:          o.Endpoints,
 		DialTimeout:        max(o.Timeout, time.Second), // also bounds the login with username/password
 		DialKeepAliveTime:  10 * time.Second,
@@ -160,9 +167,58 @@ func dialEtcd(o Options) (*clientv3.Client, error) {
 		MaxCallRecvMsgSize: maxEtcdResponse,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("etcd vault at %s: %w", strings.Join(o.Endpoints, ","), err)
+		return nil, reach{}, fmt.Errorf("etcd vault at %s: %w", strings.Join(o.Endpoints, ","), err)
 	}
-	return cli, nil
+	return cli, r, nil
+}
+
+// login makes the client, which, with a username, logs in before it
+// returns. A login that goes unanswered for attemptTimeout has the members
+// probed meanwhile, as an op's tries do (see retry): when none can be
+// reached with these settings, the login is given up at once and that is
+// the error; otherwise the login goes on, bounded by DialTimeout.
+func (r reach) login(timeout time.Duration, cfg clientv3.Config) (*clientv3.Client, error) {
+	if cfg.Username == "" {
+		return clientv3.New(cfg) // nothing is sent until the first op
+	}
+	// The client's context outlives the login: it ends when the client
+	// is closed, or here, when the login is given up.
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Context = ctx
+	type made struct {
+		cli *clientv3.Client
+		err error
+	}
+	done := make(chan made, 1)
+	go func() {
+		cli, err := clientv3.New(cfg)
+		done <- made{cli, err}
+	}()
+	var p *probeRun
+	var m made
+	select {
+	case m = <-done:
+	case <-time.After(attemptTimeout):
+		p = r.startProbe(ctx, context.DeadlineExceeded)
+		select {
+		case m = <-done:
+		case <-p.stopped.Done():
+			cancel()
+			if m = <-done; m.cli != nil {
+				m.cli.Close()
+			}
+			return nil, p.verdict()
+		}
+	}
+	if m.err != nil {
+		cancel()
+		if unreached(m.err) {
+			return nil, fmt.Errorf("the cluster did not answer the login in time (%v): %w", max(timeout, time.Second), late(m.err, p.found()))
+		}
+		return nil, r.explain(m.err, "")
+	}
+	context.AfterFunc(m.cli.Ctx(), cancel)
+	return m.cli, nil
 }
 
 // etcdTLS builds the client's TLS settings; nil (plain) when none are given.
@@ -239,12 +295,12 @@ var quietGRPC = sync.OnceFunc(func() {
 // wrapped to recipients. A vault already there is kept, never replaced;
 // created reports which happened.
 func Create(ctx context.Context, o Options, recipients []age.Recipient) (created bool, err error) {
-	cli, err := dialEtcd(o)
+	cli, r, err := dialEtcd(o)
 	if err != nil {
 		return false, err
 	}
 	defer cli.Close()
-	e := &Vault{cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	return e.createHeader(ctx, recipients)

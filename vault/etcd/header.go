@@ -172,27 +172,42 @@ func (e *Vault) doBulk(ctx context.Context, call func(context.Context) error) er
 }
 
 // retry runs call until it succeeds, fails for good or ctx ends; each try
-// gets per (0: no bound of its own).
+// gets per (0: no bound of its own). The first try that goes unanswered
+// has the members probed beside the tries that follow (startProbe): settings
+// that cannot work end the op as soon as the probe says so, in words, and
+// whatever else it found goes with a "did not answer in time".
 func (e *Vault) retry(ctx context.Context, per time.Duration, call func(context.Context) error) error {
 	backoff := 20 * time.Millisecond
+	var p *probeRun
 	for {
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if per > 0 {
 			actx, cancel = context.WithTimeout(ctx, per)
 		}
+		uncut := p.cut(cancel)
 		err := call(actx)
+		uncut()
 		cancel()
 		if err == nil {
 			return nil
 		}
+		if stop := p.verdict(); stop != nil {
+			return fmt.Errorf("%s: %w", e.where(), stop)
+		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, err)
+			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, late(err, p.found()))
 		}
 		if !retryable(err) {
-			return fmt.Errorf("%s: %w", e.where(), err)
+			return fmt.Errorf("%s: %w", e.where(), e.explain(err, e.prefix))
 		}
-		if sleep(ctx, backoff) != nil {
-			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, err)
+		if p == nil && unreached(err) {
+			p = e.startProbe(ctx, err)
+		}
+		if stop := p.sleep(ctx, backoff); stop != nil {
+			return fmt.Errorf("%s: %w", e.where(), stop)
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: the cluster did not answer in time (%v): %w", e.where(), e.timeout, late(err, p.found()))
 		}
 		backoff = min(2*backoff, 400*time.Millisecond)
 	}
