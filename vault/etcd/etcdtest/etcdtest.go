@@ -136,6 +136,10 @@ func newCluster(bin, dir string, ports []int) *Cluster {
 	return c
 }
 
+// FreePorts returns n distinct loopback ports that were free a moment ago,
+// for tests that start etcd their own way.
+func FreePorts(n int) ([]int, error) { return freePorts(n) }
+
 // freePorts returns n distinct loopback ports that were free a moment ago:
 // it binds 127.0.0.1:0 n times, holding every listener until all are open.
 func freePorts(n int) ([]int, error) {
