@@ -2,7 +2,7 @@
 # The test suite, with the tools it needs beyond Go: the opa binary that the
 # PDP test drives (installed into $(go env GOPATH)/bin when missing),
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
-# loopback ports, and Debian's chromium, the browser arca ui's page is
+# loopback ports (and etcd-client and openssl, for the team setup teams.md shows), and Debian's chromium, the browser arca ui's page is
 # tested in, Node.js for the TypeScript client and Python 3 for the Python
 # client (all installed with apt-get when missing; needs root or sudo).
 set -euo pipefail
@@ -24,6 +24,13 @@ if ! command -v etcd >/dev/null; then
   apt_install etcd-server
   # The package starts a system etcd on 2379; the tests need none.
   $sudo systemctl stop etcd 2>/dev/null || $sudo service etcd stop 2>/dev/null || true
+fi
+# etcdctl and openssl: docs/teams.md's cluster setup, which a test runs.
+if ! command -v etcdctl >/dev/null; then
+  apt_install etcd-client
+fi
+if ! command -v openssl >/dev/null; then
+  apt_install openssl
 fi
 if ! command -v chromium >/dev/null && [ -z "${ARCA_CHROMIUM:-}" ]; then
   apt_install chromium
