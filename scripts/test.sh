@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The test suite, with the tools it needs beyond Go: the opa binary that the
-# PDP test drives (installed into $(go env GOPATH)/bin when missing),
+# PDP test drives (installed into $(go env GOPATH)/bin when missing);
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
-# loopback ports (and etcd-client and openssl, for the team setup teams.md shows), and Debian's chromium, the browser arca ui's page is
-# tested in, Node.js for the TypeScript client and Python 3 for the Python
-# client (all installed with apt-get when missing; needs root or sudo).
+# loopback ports, with etcd-client and openssl for the team setup teams.md
+# shows; Debian's chromium, the browser arca ui's page is tested in; Node.js
+# for the TypeScript client and Python 3 for the Python client (all
+# installed with apt-get when missing; needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v opa >/dev/null && [ ! -x "$(go env GOPATH)/bin/opa" ]; then
