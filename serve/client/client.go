@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -80,13 +81,17 @@ type Client struct {
 	wdone          chan struct{} // the writer is done
 	window         chan struct{}
 
-	qmu     sync.Mutex
-	queue   ring
-	gone    error         // why the reader stopped; nil while it reads
-	goneCh  chan struct{} // closed when the reader stopped
-	exited  chan struct{} // closed when the process was waited for
-	exitErr error
-	stderr  stderrState
+	qmu    sync.Mutex
+	queue  ring
+	gone   error         // why the reader stopped; nil while it reads
+	goneCh chan struct{} // closed when the reader stopped
+	exited chan struct{} // closed when the process was waited for
+	// readers are serve's stdout and stderr; the readers of each close
+	// eventsDone and responsesDone when they reached the end.
+	readers                   [2]*os.File
+	eventsDone, responsesDone chan struct{}
+	exitErr                   error
+	stderr                    stderrState
 	// chainPromised is set once the manifest listed audit_chain: every
 	// event but the first must then carry prev.
 	chainPromised atomic.Bool
@@ -113,27 +118,40 @@ func Start(ctx context.Context, o Options) (*Client, error) {
 		o.CloseTimeout = 5 * time.Second
 	}
 	cmd := command(o)
-	c := &Client{cmd: cmd, o: o, window: make(chan struct{}, o.MaxInFlight), goneCh: make(chan struct{}), exited: make(chan struct{}),
+	c := &Client{cmd: cmd, o: o, window: make(chan struct{}, o.MaxInFlight), goneCh: make(chan struct{}), exited: make(chan struct{}), eventsDone: make(chan struct{}), responsesDone: make(chan struct{}),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), wdone: make(chan struct{}),
 		queue: ring{s: make([]*slot, o.MaxInFlight)}}
 	var err error
 	if c.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	// stdout and stderr are pipes of the client's own, not cmd's: Wait
+	// closes cmd's pipes once serve exits, which could drop the last lines
+	// serve wrote (a final response, its stop event) before the readers
+	// got them. These are read to their end, and closed by their readers.
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
+		stdout.Close()
+		stdoutW.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	err = cmd.Start()
+	stdoutW.Close() // serve holds the write ends now
+	stderrW.Close()
+	if err != nil {
+		stdout.Close()
+		stderr.Close()
 		return nil, fmt.Errorf("client: start %s: %w", o.Binary, err)
 	}
 	ready := make(chan error, 1)
-	go c.readEvents(stderr, ready)
-	go c.readResponses(stdout)
+	c.readers = [2]*os.File{stdout, stderr}
+	go func() { defer close(c.eventsDone); c.readEvents(stderr, ready) }()
+	go func() { defer close(c.responsesDone); c.readResponses(stdout) }()
 	go c.writeRequests()
 	go func() { c.exitErr = cmd.Wait(); close(c.exited) }()
 	// One deadline for readiness and the manifest both: a serve that
@@ -230,14 +248,38 @@ func (c *Client) Close() error {
 		// serve has exited and Wait closed its stdin: the writer's last
 		// write has returned.
 		<-c.wdone
+		c.drained(time.Second)
 	})
 	return err
 }
 
-// kill kills serve, waits for it, and stops the writer.
+// drained waits until the readers have read serve's stdout and stderr to
+// their ends, so every event and response serve wrote was handed on
+// before Close returns. serve has exited by then; a process that kept its
+// pipes open (none should), or a Close from within OnEvent, is cut off
+// after limit: the pipes are closed and the readers end on their own.
+func (c *Client) drained(limit time.Duration) {
+	cut := time.NewTimer(limit)
+	defer cut.Stop()
+	defer c.readers[0].Close()
+	defer c.readers[1].Close()
+	for _, done := range []chan struct{}{c.eventsDone, c.responsesDone} {
+		select {
+		case <-done:
+		case <-cut.C:
+			return
+		}
+	}
+}
+
+// kill kills serve, waits for it and its pipes' readers, and stops the
+// writer.
 func (c *Client) kill() {
 	c.killWait()
-	c.closing.Do(func() { close(c.stop) })
+	c.closing.Do(func() {
+		close(c.stop)
+		c.drained(time.Second)
+	})
 }
 
 // killWait kills serve and waits for it to exit.

@@ -348,3 +348,52 @@ func TestSecretsEnviron(t *testing.T) {
 		t.Fatalf("Secrets print as %s", fmt.Sprint(s))
 	}
 }
+
+// serve's last lines, written as it exits, reach the client before Close
+// returns: here a stand-in that answers shutdown, writes 2,000 events
+// (some 200 KB, more than a pipe holds) and exits at once. Read through
+// cmd's own pipes, which Wait closes as soon as the process is gone, the
+// tail of them was lost.
+func TestLastLinesArrive(t *testing.T) {
+	const script = `#!/bin/sh
+ev() { printf '{"v":1,"ts":"2026-11-30T08:14:14.381353202Z","seq":%s,"event":"%s","message":"m","source":"serve"}\n' "$1" "$2"; }
+ev 1 start >&2
+read -r line; printf '{"id":1,"ok":true,"result":{"protocol":"arca-serve/1"}}\n'
+read -r line; printf '{"id":2,"ok":true,"result":{}}\n'
+i=2; while [ $i -le 2001 ]; do ev $i warning; i=$((i+1)); done >&2
+exit 0
+`
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "fake-arca")
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		var mu sync.Mutex
+		seen := 0
+		var streamErr error
+		onEvent := func(e audit.Event, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen++
+			if err != nil && streamErr == nil {
+				streamErr = err
+			}
+		}
+		c, err := Start(context.Background(), Options{Binary: bin, Environ: []string{"PATH=" + os.Getenv("PATH")}, Dir: dir, OnEvent: onEvent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Shutdown(context.Background()); err != nil {
+			t.Fatalf("round %d: shutdown: %v", i, err)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatalf("round %d: close: %v", i, err)
+		}
+		mu.Lock()
+		if seen != 2001 || streamErr != nil {
+			t.Fatalf("round %d: the client saw %d of 2001 events (%v)", i, seen, streamErr)
+		}
+		mu.Unlock()
+	}
+}
