@@ -32,22 +32,33 @@ func SchemaNames() []string {
 // Schema returns the published schema name: standalone (it validates with
 // no other schema loaded), with the $id SchemaPrefix+name, indented.
 func Schema(name string) ([]byte, error) {
-	doc, err := standalone(name)
+	sources, err := schemaSources()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := standalone(sources, name)
 	if err != nil {
 		return nil, err
 	}
 	return encodeSchema(doc)
 }
 
-// Schemas returns every published schema keyed by its name.
+// Schemas returns every published schema keyed by its name, bundled from
+// one reading of the sources.
 func Schemas() (map[string]json.RawMessage, error) {
+	sources, err := schemaSources()
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]json.RawMessage{}
 	for _, n := range SchemaNames() {
-		b, err := Schema(n)
+		doc, err := standalone(sources, n)
+		if err == nil {
+			out[n], err = encodeSchema(doc)
+		}
 		if err != nil {
 			return nil, err
 		}
-		out[n] = b
 	}
 	return out, nil
 }
@@ -57,7 +68,11 @@ func Schemas() (map[string]json.RawMessage, error) {
 // The published schemas are open to added fields, as the versioning rule
 // asks of clients; a conformance test holds a build to the closed form.
 func ClosedSchema(name string) ([]byte, error) {
-	doc, err := standalone(name)
+	sources, err := schemaSources()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := standalone(sources, name)
 	if err != nil {
 		return nil, err
 	}
@@ -85,15 +100,12 @@ func closeObjects(v any) {
 	}
 }
 
-// standalone bundles the published schema name from the sources.
-func standalone(name string) (map[string]any, error) {
+// standalone bundles the published schema name from the decoded sources,
+// which it does not change.
+func standalone(sources map[string]any, name string) (map[string]any, error) {
 	file, ptr, ok := schemaSource(name)
 	if !ok {
 		return nil, fmt.Errorf("no schema %q (one of: %s)", name, strings.Join(SchemaNames(), ", "))
-	}
-	sources, err := schemaSources()
-	if err != nil {
-		return nil, err
 	}
 	doc, err := bundle(sources, file, ptr)
 	if err != nil {

@@ -43,21 +43,7 @@ func TestMain(m *testing.M) {
 
 // home is a fresh HOME with an initialized vault, and a config file there
 // holding toml; it returns the options that spawn serve on it.
-func home(t *testing.T, toml string) Options {
-	t.Helper()
-	dir := t.TempDir()
-	env := []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-	cmd := exec.Command(arcaBin, "init")
-	cmd.Env = env
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("arca init: %v: %s", err, out)
-	}
-	cfg := filepath.Join(dir, "arca.toml")
-	if err := os.WriteFile(cfg, []byte(toml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return Options{Binary: arcaBin, Config: cfg, Environ: env, Dir: dir}
-}
+func home(t *testing.T, toml string) Options { return homeTB(t, toml) }
 
 func start(t *testing.T, o Options) *Client {
 	t.Helper()

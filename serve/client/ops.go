@@ -130,53 +130,46 @@ func (m Manifest) Has(name string) bool {
 	return ok
 }
 
+// result sends one op and decodes its result into a T.
+func result[T any](ctx context.Context, c *Client, op string, r Request) (T, error) {
+	var v T
+	err := call(ctx, c, op, r, &v)
+	return v, err
+}
+
 // Get returns the value of r.Ref and its metadata.
 func (c *Client) Get(ctx context.Context, r Request) (Got, error) {
-	var g Got
-	err := call(ctx, c, "get", r, &g)
-	return g, err
+	return result[Got](ctx, c, "get", r)
 }
 
 // Put stores r.Value at r.Ref.
 func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
-	var p Put
-	err := call(ctx, c, "put", r, &p)
-	return p, err
+	return result[Put](ctx, c, "put", r)
 }
 
 // Rotate replaces the value of an existing record.
 func (c *Client) Rotate(ctx context.Context, r Request) (Rotated, error) {
-	var m Rotated
-	err := call(ctx, c, "rotate", r, &m)
-	return m, err
+	return result[Rotated](ctx, c, "rotate", r)
 }
 
 // Rm deletes r.Ref.
 func (c *Client) Rm(ctx context.Context, r Request) (Removed, error) {
-	var m Removed
-	err := call(ctx, c, "rm", r, &m)
-	return m, err
+	return result[Removed](ctx, c, "rm", r)
 }
 
 // List lists the env's records, never values.
 func (c *Client) List(ctx context.Context, r Request) (Listed, error) {
-	var l Listed
-	err := call(ctx, c, "list", r, &l)
-	return l, err
+	return result[Listed](ctx, c, "list", r)
 }
 
 // Check probes the env's vault.
 func (c *Client) Check(ctx context.Context, r Request) (Checked, error) {
-	var k Checked
-	err := call(ctx, c, "check", r, &k)
-	return k, err
+	return result[Checked](ctx, c, "check", r)
 }
 
 // Manifest describes the protocol and the process.
 func (c *Client) Manifest(ctx context.Context) (Manifest, error) {
-	var m Manifest
-	err := call(ctx, c, "manifest", Request{}, &m)
-	return m, err
+	return result[Manifest](ctx, c, "manifest", Request{})
 }
 
 // Shutdown asks serve to end the session once it answered; Close still

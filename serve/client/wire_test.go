@@ -130,14 +130,7 @@ func TestOutOfStep(t *testing.T) {
 			t.Fatalf("%s: %v", what, err)
 		}
 	}
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve was not stopped when the wire went out of step")
-	}
-	if _, err := c.Get(ctx, Request{Ref: "arca://app/db"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("a call after the wire went out of step: %v", err)
-	}
+	wantSessionEnded(t, c)
 }
 
 // A second id further in the line, which the reader's look at the line's
@@ -149,14 +142,7 @@ func TestOutOfStepFoundByTheCall(t *testing.T) {
 	if _, err := c.Get(ctx, Request{Ref: "arca://app/dupid"}); !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "carries id 92: the wire is out of step") {
 		t.Fatalf("a response with a second id: %v", err)
 	}
-	select {
-	case <-c.exited:
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve was not stopped when the wire went out of step")
-	}
-	if _, err := c.Get(ctx, Request{Ref: "arca://app/db"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("a call after the wire went out of step: %v", err)
-	}
+	wantSessionEnded(t, c)
 }
 
 // A response no request waits for ends the client the same way, and Close
@@ -309,5 +295,19 @@ func TestEndedContextSendsNothing(t *testing.T) {
 		t.Fatal("a put with an ended context was made")
 	} else {
 		wantCode(t, "get after the puts that were not sent", err, "not_found")
+	}
+}
+
+// wantSessionEnded: serve was stopped when the wire went out of step, and
+// a later call fails at once.
+func wantSessionEnded(t *testing.T, c *Client) {
+	t.Helper()
+	select {
+	case <-c.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve was not stopped when the wire went out of step")
+	}
+	if _, err := c.Get(context.Background(), Request{Ref: "arca://app/db"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a call after the wire went out of step: %v", err)
 	}
 }
