@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 if ! command -v opa >/dev/null && [ ! -x "$(go env GOPATH)/bin/opa" ]; then
   go install github.com/open-policy-agent/opa@v1.22.4
 fi
+# The docs' examples run opa by name.
+export PATH="$PATH:$(go env GOPATH)/bin"
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
 apt_updated=""
@@ -32,6 +34,10 @@ if ! command -v etcdctl >/dev/null; then
 fi
 if ! command -v openssl >/dev/null; then
   apt_install openssl
+fi
+# jq: the docs' examples and their shell PDP read JSON with it.
+if ! command -v jq >/dev/null; then
+  apt_install jq
 fi
 if ! command -v chromium >/dev/null && [ -z "${ARCA_CHROMIUM:-}" ]; then
   apt_install chromium

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,31 +11,31 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
-// The examples in the docs are run, so a doc cannot drift from the code.
-// A doc marks them with HTML comments before fenced blocks:
+// The console sessions of the docs are run, so a doc cannot drift from the
+// code. A block marked <!-- example [clock=T] [noinit] --> is a session;
+// clock=T runs it with arca's clock stopped at T (RFC 3339), for output
+// that shows times. Each session runs in a fresh HOME, after arca init
+// unless it says noinit, with every file the docs mark (<!-- file: NAME -->)
+// in the working directory. A mark that goes on to more lines before its
+// "-->" holds commands run first, whose output is not shown: what the
+// session starts from.
 //
-//	<!-- file: NAME -->      the next block is a file the examples use
-//	<!-- example -->         the next block is a console session
-//	<!-- example clock=T --> the same, run with arca's clock stopped at T
-//	                         (RFC 3339), for output that shows times
-//
-// Each session runs in a fresh HOME after arca init, with every file of
-// its doc in the working directory. A line "$ arca ARGS [< FILE]" is a
-// command ("< FILE" is its stdin; a trailing "# exit N" is its exit
-// status, else 0), and the lines up to the next command are what it
-// prints: lines starting "arca: " on stderr, the others on stdout, exactly
-// (output that ends without a newline, as a value from arca get, shows as
-// a line). Each session becomes one transcript, run like those in
-// testdata/script.
+// A line "$ arca ARGS [< FILE]" is an arca command ("< FILE" is its stdin);
+// the lines up to the next command are what it prints: lines starting
+// "arca: " on stderr, the others on stdout, exactly (output that ends
+// without a newline, as a value from arca get, shows as a line). Any other
+// "$ " line, or an arca command with pipes or redirections, is a bash
+// command, and what follows it is its stdout and stderr together. A
+// command line ending in "|", "\" or "&&" goes on to the next line. A
+// trailing "# exit N" is the command's exit status, else 0. A "…" in an
+// output line stands for any run of that line's characters (a temporary
+// directory, a generated key). Each session
+// becomes one transcript, run like those in testdata/script.
 func TestDocExamples(t *testing.T) {
-	docs, err := filepath.Glob("../../docs/*.md")
-	if err != nil || len(docs) == 0 {
-		t.Fatalf("no docs found: %v", err)
-	}
-	dir := t.TempDir()
+	dir, files := t.TempDir(), docFilesOf(t)
 	examples := 0
-	for _, doc := range docs {
-		scripts, err := docScripts(doc)
+	for _, doc := range docFiles(t) {
+		scripts, err := docScripts(doc, files)
 		if err != nil {
 			t.Fatalf("%s: %v", doc, err)
 		}
@@ -66,115 +65,143 @@ func cmdCmpdoc(ts *testscript.TestScript, neg bool, args []string) {
 	if got != "" && !strings.HasSuffix(got, "\n") {
 		got += "\n"
 	}
-	if want := ts.ReadFile(args[1]); got != want {
+	if want := ts.ReadFile(args[1]); !docMatch(got, want) {
 		ts.Fatalf("%s differs from the doc:\n--- printed\n%s--- the doc shows\n%s", args[0], got, want)
 	}
 }
 
+// docMatch reports whether got is what a doc shows as want: the same
+// text, where a "…" the doc shows in a line stands for any run of
+// characters of that line (a temporary directory, say).
+func docMatch(got, want string) bool {
+	if !strings.Contains(want, "…") {
+		return got == want
+	}
+	parts := strings.Split(want, "…")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return regexp.MustCompile(`^` + strings.Join(parts, `[^\n]*`) + `$`).MatchString(got)
+}
+
 var (
-	fileMark  = regexp.MustCompile(`^<!-- file: ([A-Za-z0-9._-]+) -->$`)
-	clockMark = regexp.MustCompile(`^<!-- example clock=([0-9T:.Z-]+) -->$`)
-	exitMark  = regexp.MustCompile(`\s+# exit ([0-9]+)$`)
+	clockArg = regexp.MustCompile(`(?:^| )clock=([0-9T:.Z-]+)(?: |$)`)
+	exitMark = regexp.MustCompile(`\s+# exit ([0-9]+)$`)
 )
 
-// docScripts turns each example of doc into a transcript, with every file
-// the doc marks.
-func docScripts(doc string) ([]string, error) {
-	data, err := os.ReadFile(doc)
+// docFilesOf returns the files the docs mark, as txtar sections: every
+// session has every doc's files, so a file is marked once, and never as
+// an ./arca.toml, which would be every session's config.
+func docFilesOf(t *testing.T) string {
+	t.Helper()
+	var files strings.Builder
+	seen := map[string]string{}
+	for _, doc := range docFiles(t) {
+		blocks, err := readBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if b.kind != "file" {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", b.doc, b.line)
+			switch {
+			case b.arg == "arca.toml":
+				t.Fatalf("%s: a doc's file may not be ./arca.toml: every session would load it", where)
+			case seen[b.arg] != "":
+				t.Fatalf("%s: file %s is marked already at %s", where, b.arg, seen[b.arg])
+			}
+			seen[b.arg] = where
+			fmt.Fprintf(&files, "-- %s --\n%s", b.arg, b.body)
+		}
+	}
+	return files.String()
+}
+
+// docScripts turns each example of doc into a transcript, with files.
+func docScripts(doc, files string) ([]string, error) {
+	blocks, err := readBlocks(doc)
 	if err != nil {
 		return nil, err
 	}
-	var files strings.Builder
 	var sessions []string
-	mark, clock := "", ""
-	sc := bufio.NewScanner(strings.NewReader(string(data)))
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		switch {
-		case text == "<!-- example -->":
-			mark, clock = "example", ""
-		case clockMark.MatchString(text):
-			mark, clock = "example", clockMark.FindStringSubmatch(text)[1]
-		case fileMark.MatchString(text):
-			mark = "file " + fileMark.FindStringSubmatch(text)[1]
-		case mark != "" && strings.HasPrefix(text, "```"):
-			block, read := fencedBlock(sc)
-			if mark == "example" {
-				var cmds, wants strings.Builder
-				if clock != "" {
-					cmds.WriteString("env ARCATEST_NOW=" + clock + "\n")
-				}
-				cmds.WriteString("exec arca init\n")
-				if err := session(&cmds, &wants, block); err != nil {
-					return nil, fmt.Errorf("line %d: %v", line, err)
-				}
-				sessions = append(sessions, cmds.String()+wants.String())
-			} else {
-				fmt.Fprintf(&files, "-- %s --\n%s", strings.TrimPrefix(mark, "file "), block)
-			}
-			line += read
-			mark = ""
+	for _, b := range blocks {
+		if b.kind != "example" {
+			continue
 		}
+		var cmds, wants strings.Builder
+		if m := clockArg.FindStringSubmatch(b.arg); m != nil {
+			cmds.WriteString("env ARCATEST_NOW=" + m[1] + "\n")
+		}
+		if !strings.Contains(" "+b.arg+" ", " noinit ") {
+			cmds.WriteString("exec arca init\n")
+		}
+		if err := given(&cmds, &wants, b.more); err != nil {
+			return nil, fmt.Errorf("line %d: %v", b.line, err)
+		}
+		if err := session(&cmds, &wants, b.body); err != nil {
+			return nil, fmt.Errorf("line %d: %v", b.line, err)
+		}
+		sessions = append(sessions, cmds.String()+wants.String()+files)
 	}
-	for i := range sessions {
-		sessions[i] += files.String()
-	}
-	return sessions, sc.Err()
+	return sessions, nil
 }
 
-// fencedBlock reads the lines of a fenced block up to its closing fence.
-func fencedBlock(sc *bufio.Scanner) (string, int) {
-	var b strings.Builder
-	n := 0
-	for sc.Scan() {
-		n++
-		if strings.HasPrefix(sc.Text(), "```") {
-			break
-		}
-		b.WriteString(sc.Text() + "\n")
+// given writes the commands a mark holds, run before its block's session
+// and with their output unchecked: what the session starts from.
+func given(cmds, files *strings.Builder, more string) error {
+	if more == "" {
+		return nil
 	}
-	return b.String(), n
+	runs, err := parseSession(more)
+	if err != nil {
+		return fmt.Errorf("the mark's commands: %v", err)
+	}
+	for i, r := range runs {
+		if r.stdout.Len()+r.stderr.Len() > 0 {
+			return fmt.Errorf("the mark's commands show output: put them in the block")
+		}
+		if r.stdin != "" {
+			fmt.Fprintf(cmds, "stdin %s\n", r.stdin)
+		}
+		fmt.Fprintf(cmds, "exec bash given-%d.sh\n", i+1)
+		fmt.Fprintf(files, "-- given-%d.sh --\n%s\n", i+1, r.args)
+	}
+	return nil
+}
+
+// docRun is one command of a session and what it prints.
+type docRun struct {
+	args, stdin, status string
+	shell               bool
+	stdout, stderr      strings.Builder
 }
 
 // session writes the commands of a console block to cmds and what each
 // must print to files.
 func session(cmds, files *strings.Builder, block string) error {
-	type run struct {
-		args, stdin, status string
-		stdout, stderr      strings.Builder
-	}
-	var runs []*run
-	for _, l := range strings.SplitAfter(strings.TrimSuffix(block, "\n"), "\n") {
-		text := strings.TrimSuffix(l, "\n")
-		switch {
-		case strings.HasPrefix(text, "$ arca "):
-			r := &run{args: strings.TrimPrefix(text, "$ "), status: "0"}
-			if m := exitMark.FindStringSubmatch(r.args); m != nil {
-				r.status, r.args = m[1], strings.TrimSuffix(r.args, m[0])
-			}
-			if i := strings.LastIndex(r.args, " < "); i >= 0 {
-				r.args, r.stdin = r.args[:i], strings.TrimSpace(r.args[i+3:])
-			}
-			runs = append(runs, r)
-		case strings.HasPrefix(text, "$ "):
-			return fmt.Errorf("only arca commands can be run: %q", text)
-		case len(runs) == 0:
-			return fmt.Errorf("output before the first command: %q", text)
-		case strings.HasPrefix(text, "arca: "):
-			runs[len(runs)-1].stderr.WriteString(text + "\n")
-		default:
-			runs[len(runs)-1].stdout.WriteString(text + "\n")
-		}
+	runs, err := parseSession(block)
+	if err != nil {
+		return err
 	}
 	for i, r := range runs {
 		id := i + 1
-		if r.stdin != "" {
+		switch {
+		case r.stdin != "":
 			fmt.Fprintf(cmds, "stdin %s\n", r.stdin)
+		case r.shell:
+			fmt.Fprintf(cmds, "stdin empty-stdin\n")
+		}
+		command := r.args
+		if r.shell {
+			command = fmt.Sprintf("bash cmd-%d.sh", id)
+			fmt.Fprintf(files, "-- cmd-%d.sh --\n{ %s\n} 2>&1\n", id, r.args)
 		}
 		if r.status == "0" {
-			fmt.Fprintf(cmds, "exec %s\n", r.args)
+			fmt.Fprintf(cmds, "exec %s\n", command)
 		} else {
-			fmt.Fprintf(cmds, "exitcode %s %s\n", r.status, r.args)
+			fmt.Fprintf(cmds, "exitcode %s %s\n", r.status, command)
 		}
 		for _, out := range []struct {
 			stream string
@@ -188,5 +215,60 @@ func session(cmds, files *strings.Builder, block string) error {
 			fmt.Fprintf(files, "-- want-%d.%s --\n%s", id, out.stream, out.want)
 		}
 	}
+	files.WriteString("-- empty-stdin --\n")
 	return nil
+}
+
+// parseSession reads the commands of a console block and their output.
+func parseSession(block string) ([]*docRun, error) {
+	var runs []*docRun
+	lines := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		text := lines[i]
+		switch {
+		case strings.HasPrefix(text, "$ "):
+			command := strings.TrimPrefix(text, "$ ")
+			for continues(command) && i+1 < len(lines) {
+				i++
+				command += "\n" + lines[i]
+			}
+			runs = append(runs, newRun(command))
+		case shellLine.MatchString(text):
+			return nil, fmt.Errorf("a prompt other than \"$ \": %q", text)
+		case len(runs) == 0:
+			return nil, fmt.Errorf("output before the first command: %q", text)
+		case strings.HasPrefix(text, "arca: ") && !runs[len(runs)-1].shell:
+			runs[len(runs)-1].stderr.WriteString(text + "\n")
+		default:
+			runs[len(runs)-1].stdout.WriteString(text + "\n")
+		}
+	}
+	return runs, nil
+}
+
+// continues reports whether a command line goes on to the next line.
+func continues(command string) bool {
+	for _, end := range []string{"|", "\\", "&&"} {
+		if strings.HasSuffix(command, end) {
+			return true
+		}
+	}
+	return false
+}
+
+// newRun parses one command line.
+func newRun(command string) *docRun {
+	r := &docRun{args: command, status: "0"}
+	if m := exitMark.FindStringSubmatch(r.args); m != nil {
+		r.status, r.args = m[1], strings.TrimSuffix(r.args, m[0])
+	}
+	plain := strings.HasPrefix(r.args, "arca ") && !strings.ContainsAny(r.args, "|;&$>`()\n*")
+	if plain {
+		if i := strings.LastIndex(r.args, " < "); i >= 0 {
+			r.args, r.stdin = r.args[:i], strings.TrimSpace(r.args[i+3:])
+		}
+		plain = !strings.Contains(r.args, "<")
+	}
+	r.shell = !plain
+	return r
 }

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every fenced block of README.md and docs/*.md says what it is with an
+// HTML comment on the line before its fence, and the test suite holds each
+// kind to the code:
+//
+//	<!-- example [clock=T] -->  a console session, run (TestDocExamples)
+//	<!-- serve [clock=T] [ARGS] -->
+//	                            JSON lines of an arca serve session, run
+//	                            (TestDocServe)
+//	<!-- file: NAME -->         a file the doc's examples use
+//	<!-- source: PATH -->       a file of the repository, whole
+//	                            (TestDocSources)
+//	<!-- teams-setup -->        docs/teams.md's cluster setup (TestTeamsSetup)
+//	<!-- usage -->              synopsis lines, each a verb's usage as its
+//	                            help prints it (TestDocUsage)
+//	<!-- quickstart -->         the README's two commands (TestQuickStart)
+//	<!-- shown: WHAT -->        text that is neither a command nor what a
+//	                            command prints (a grammar, a policy, a
+//	                            table's layout), kept only where no
+//	                            command is shown
+//
+// TestDocBlocksMarked refuses a block with no mark, and a "shown" block
+// that holds a shell command.
+
+// docBlock is one fenced block of a doc.
+type docBlock struct {
+	doc  string // the doc's path
+	line int    // the line of its opening fence
+	lang string // the info string after the fence
+	body string // its lines, each ending in "\n"
+	kind string // the mark's kind: "example", "file", "serve", …; "" if none
+	arg  string // what follows the kind in the mark
+	more string // the lines of a mark that spans lines, after its first
+}
+
+// markLine is a mark's first line, without its " -->" if it has one: its
+// kind and what follows.
+var markLine = regexp.MustCompile(`^<!-- ([a-z-]+)(?::? (.*))?$`)
+
+// docFiles are the docs whose blocks are held to the code.
+func docFiles(t *testing.T) []string {
+	t.Helper()
+	docs, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs found: %v", err)
+	}
+	return append([]string{"../../README.md"}, docs...)
+}
+
+// readBlocks returns the fenced blocks of doc with their marks.
+func readBlocks(doc string) ([]docBlock, error) {
+	data, err := os.ReadFile(doc)
+	if err != nil {
+		return nil, err
+	}
+	var blocks []docBlock
+	var mark *docBlock // the mark read last, if only blank lines followed it
+	sc := bufio.NewScanner(strings.NewReader(string(data)))
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		switch {
+		case strings.HasPrefix(text, "```"):
+			b := docBlock{doc: doc, line: line, lang: strings.TrimSpace(strings.TrimLeft(text, "`"))}
+			if mark != nil {
+				b.kind, b.arg, b.more = mark.kind, mark.arg, mark.more
+			}
+			body, read := fencedBlock(sc)
+			b.body = body
+			line += read
+			blocks = append(blocks, b)
+			mark = nil
+		case strings.HasPrefix(text, "<!-- "):
+			first, ends := strings.CutSuffix(text, " -->")
+			m := markLine.FindStringSubmatch(first)
+			if m == nil {
+				return nil, fmt.Errorf("%s:%d: a comment that is not a mark: %q", doc, line, text)
+			}
+			mark = &docBlock{kind: m[1], arg: m[2]}
+			if !ends { // the mark goes on to a line "-->"
+				more, read, err := markRest(sc)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %v", doc, line, err)
+				}
+				mark.more, line = more, line+read
+			}
+		case strings.TrimSpace(text) == "":
+		default:
+			mark = nil
+		}
+	}
+	return blocks, sc.Err()
+}
+
+// markRest reads the lines of a mark up to its "-->".
+func markRest(sc *bufio.Scanner) (string, int, error) {
+	var b strings.Builder
+	n := 0
+	for sc.Scan() {
+		n++
+		if sc.Text() == "-->" {
+			return b.String(), n, nil
+		}
+		b.WriteString(sc.Text() + "\n")
+	}
+	return "", n, fmt.Errorf("a mark that never ends with a line -->")
+}
+
+// markKinds are the kinds of mark a block may have.
+func markKinds() map[string]bool {
+	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true}
+}
+
+// shellLine matches a line that is a command at a prompt.
+var shellLine = regexp.MustCompile(`^[a-z]*\$ `)
+
+func TestDocBlocksMarked(t *testing.T) {
+	kinds, count := markKinds(), map[string]int{}
+	for _, doc := range docFiles(t) {
+		blocks, err := readBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			count[b.kind]++
+			where := fmt.Sprintf("%s:%d", b.doc, b.line)
+			switch {
+			case b.kind == "" && notYetMarked()[filepath.Base(doc)]:
+			case b.kind == "":
+				t.Errorf("%s: a block with no mark (say what it is: see docblocks_test.go)", where)
+			case !kinds[b.kind]:
+				t.Errorf("%s: unknown mark %q", where, b.kind)
+			case b.kind == "shown" && b.arg == "":
+				t.Errorf("%s: a shown block must say what it shows", where)
+			case b.kind == "shown" && hasShellLine(b.body):
+				t.Errorf("%s: a shown block holds a command: make it an example", where)
+			case b.kind == "shown" && (b.lang == "sh" || b.lang == "bash" || b.lang == "console"):
+				t.Errorf("%s: a shown block of %s: make it an example or a file", where, b.lang)
+			}
+		}
+	}
+	for _, k := range []string{"example", "serve", "file", "usage", "quickstart"} {
+		if count[k] == 0 {
+			t.Errorf("no block is marked %q: is the parser reading the marks?", k)
+		}
+	}
+}
+
+// notYetMarked are the docs whose blocks are still being marked.
+func notYetMarked() map[string]bool {
+	return map[string]bool{"audit.md": true, "cli.md": true, "config.md": true, "decisions.md": true,
+		"deploy.md": true, "migrate.md": true, "performance.md": true, "teams.md": true, "ui.md": true}
+}
+
+// hasShellLine reports whether body holds a command at a prompt.
+func hasShellLine(body string) bool {
+	for _, l := range strings.Split(body, "\n") {
+		if shellLine.MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// fencedBlock reads the lines of a fenced block up to its closing fence.
+func fencedBlock(sc *bufio.Scanner) (string, int) {
+	var b strings.Builder
+	n := 0
+	for sc.Scan() {
+		n++
+		if strings.HasPrefix(sc.Text(), "```") {
+			break
+		}
+		b.WriteString(sc.Text() + "\n")
+	}
+	return b.String(), n
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The serve sessions of the docs are run too. A block marked
+//
+//	<!-- serve [clock=T] [exit=N] [ARGS...] -->
+//
+// holds JSON lines: the requests (lines with no "ok" and no "event": a
+// malformed one too),
+// the responses ("ok") and audit events ("event") of one arca serve
+// session, run in a fresh HOME after arca init with the doc's files, as
+// arca serve ARGS. Its stdout must be the responses shown, exactly, in
+// order; each event shown must be on its stderr, exactly, in the order
+// shown (a block need not show every event). A "…" in a line stands for
+// any run of its characters, as in examples. clock=T stops arca's clock at
+// T; exit=N is serve's exit status (else 0). A mark that goes on to more
+// lines before its "-->" holds commands run first, as a console session
+// whose output is not shown: what the session finds in the vault.
+func TestDocServe(t *testing.T) {
+	dir, files := t.TempDir(), docFilesOf(t)
+	n := 0
+	for _, doc := range docFiles(t) {
+		blocks, err := readBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if b.kind != "serve" {
+				continue
+			}
+			script, err := serveScript(b)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", b.doc, b.line, err)
+			}
+			n++
+			name := fmt.Sprintf("%s-%d.txtar", strings.TrimSuffix(filepath.Base(doc), ".md"), b.line)
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(script+files), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no serve sessions found in the docs")
+	}
+	p := scriptParams(dir, nil)
+	p.Cmds["cmpdoc"] = cmdCmpdoc
+	p.Cmds["inorder"] = cmdInorder
+	testscript.Run(t, p)
+}
+
+var exitArg = regexp.MustCompile(`(?:^| )exit=([0-9]+)(?: |$)`)
+
+// serveScript turns a serve block into a transcript.
+func serveScript(b docBlock) (string, error) {
+	var cmds, files, requests, responses, events strings.Builder
+	args := strings.Fields(b.arg)
+	var serveArgs []string
+	status := "0"
+	for _, a := range args {
+		switch {
+		case strings.HasPrefix(a, "clock="):
+			cmds.WriteString("env ARCATEST_NOW=" + strings.TrimPrefix(a, "clock=") + "\n")
+		case strings.HasPrefix(a, "exit="):
+			status = strings.TrimPrefix(a, "exit=")
+		default:
+			serveArgs = append(serveArgs, a)
+		}
+	}
+	cmds.WriteString("exec arca init\n")
+	if err := given(&cmds, &files, b.more); err != nil {
+		return "", err
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+		var obj map[string]json.RawMessage
+		_ = json.Unmarshal([]byte(l), &obj) // a line that is no object is a (bad) request
+		switch {
+		case obj["event"] != nil:
+			events.WriteString(l + "\n")
+		case obj["ok"] != nil:
+			responses.WriteString(l + "\n")
+		default:
+			requests.WriteString(l + "\n")
+		}
+	}
+	serve := strings.TrimSpace("arca serve " + strings.Join(serveArgs, " "))
+	cmds.WriteString("stdin requests.jsonl\n")
+	if status == "0" {
+		fmt.Fprintf(&cmds, "exec %s\n", serve)
+	} else {
+		fmt.Fprintf(&cmds, "exitcode %s %s\n", status, serve)
+	}
+	fmt.Fprintf(&files, "-- requests.jsonl --\n%s", requests.String())
+	if responses.Len() > 0 {
+		cmds.WriteString("cmpdoc stdout want.stdout\n")
+		fmt.Fprintf(&files, "-- want.stdout --\n%s", responses.String())
+	} else {
+		cmds.WriteString("! stdout .\n")
+	}
+	if events.Len() > 0 {
+		cmds.WriteString("inorder stderr want.stderr\n")
+		fmt.Fprintf(&files, "-- want.stderr --\n%s", events.String())
+	}
+	return cmds.String() + files.String(), nil
+}
+
+// inorder stdout|stderr FILE: every line of FILE is a line of what the
+// last command printed, in the same order.
+func cmdInorder(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: inorder stdout|stderr FILE")
+	}
+	got := strings.Split(ts.ReadFile(args[0]), "\n")
+	i := 0
+	for _, want := range strings.Split(strings.TrimSuffix(ts.ReadFile(args[1]), "\n"), "\n") {
+		for i < len(got) && !docMatch(got[i], want) {
+			i++
+		}
+		if i == len(got) {
+			ts.Fatalf("%s lacks, in the doc's order:\n%s\n--- printed\n%s", args[0], want, ts.ReadFile(args[0]))
+		}
+		i++
+	}
+}
