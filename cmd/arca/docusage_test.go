@@ -1,24 +1,30 @@
 package main
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestDocUsage: every line of a block marked <!-- usage --> is the usage
-// of a verb or sub-verb, as its help prints it (runs of spaces aside), so
-// a doc cannot list a flag the verb lacks or miss one it has.
+// TestDocUsage: a block marked <!-- usage --> holds usage lines of verbs
+// and sub-verbs, and between them its lines for a verb give exactly the
+// flags that verb's help gives (a doc may order them, name their values
+// and split a verb into forms as it likes), so a doc cannot list a flag
+// the verb lacks or miss one it has.
 func TestDocUsage(t *testing.T) {
 	c := &cli{now: time.Now}
-	usages := map[string]bool{}
+	helps := map[string][]string{} // verb → its flags, as its help gives them
 	for _, name := range helpNames() {
 		for _, l := range strings.Split(c.helpOf(name), "\n") {
 			if u, ok := strings.CutPrefix(l, "usage: "); ok {
-				usages[squeeze(u)] = true
-			} else if strings.HasPrefix(l, "       arca ") {
-				usages[squeeze(l)] = true
+				l = u
+			} else if !strings.HasPrefix(l, "       arca ") {
+				continue
 			}
+			verb, flags := usageOf(l)
+			helps[verb] = slices.Compact(slices.Sorted(slices.Values(append(helps[verb], flags...))))
 		}
 	}
 	checked := 0
@@ -31,10 +37,20 @@ func TestDocUsage(t *testing.T) {
 			if b.kind != "usage" {
 				continue
 			}
-			for i, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+			shown := map[string][]string{}
+			for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+				verb, flags := usageOf(l)
+				shown[verb] = append(shown[verb], flags...)
+			}
+			for _, verb := range slices.Sorted(maps.Keys(shown)) {
 				checked++
-				if !usages[squeeze(l)] {
-					t.Errorf("%s:%d: %q is no verb's usage as its help prints it", b.doc, b.line+1+i, l)
+				got := slices.Compact(slices.Sorted(slices.Values(shown[verb])))
+				want, ok := helps[verb]
+				switch {
+				case !ok:
+					t.Errorf("%s:%d: %q is no verb", b.doc, b.line, verb)
+				case !slices.Equal(got, want):
+					t.Errorf("%s:%d: %s has the flags %v, the doc shows %v", b.doc, b.line, verb, want, got)
 				}
 			}
 		}
@@ -44,7 +60,19 @@ func TestDocUsage(t *testing.T) {
 	}
 }
 
-// squeeze collapses runs of spaces, and trims the line.
-func squeeze(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+// usageOf is what a usage line says: its verb (the words before the first
+// flag or argument) and its flags.
+func usageOf(line string) (string, []string) {
+	var verb, flags []string
+	for _, w := range strings.Fields(line) {
+		if len(flags) == 0 && w[0] >= 'a' && w[0] <= 'z' && !strings.Contains(w, "|") {
+			verb = append(verb, w)
+		}
+		for _, f := range strings.Split(strings.Trim(w, "[]."), "|") {
+			if f = strings.Trim(f, "[]."); strings.HasPrefix(f, "--") {
+				flags = append(flags, f)
+			}
+		}
+	}
+	return strings.Join(verb, " "), flags
 }
