@@ -22,6 +22,8 @@ import (
 //	<!-- source: PATH -->       a file of the repository, whole
 //	                            (TestDocSources)
 //	<!-- teams-setup -->        docs/teams.md's cluster setup (TestTeamsSetup)
+//	<!-- terminal [type=V] -->  a session at a terminal, run through a
+//	                            pseudo-terminal (TestDocTerminal, Linux)
 //	<!-- usage -->              synopsis lines, each a verb's usage as its
 //	                            help prints it (TestDocUsage)
 //	<!-- quickstart -->         the README's two commands (TestQuickStart)
@@ -120,7 +122,7 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 // markKinds are the kinds of mark a block may have.
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
-		"teams-setup": true, "usage": true, "quickstart": true, "shown": true}
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true}
 }
 
 // shellLine matches a line that is a command at a prompt.
@@ -160,7 +162,7 @@ func TestDocBlocksMarked(t *testing.T) {
 
 // notYetMarked are the docs whose blocks are still being marked.
 func notYetMarked() map[string]bool {
-	return map[string]bool{"audit.md": true, "cli.md": true, "config.md": true,
+	return map[string]bool{"audit.md": true,
 		"performance.md": true, "teams.md": true}
 }
 

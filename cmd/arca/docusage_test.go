@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,7 @@ func TestDocUsage(t *testing.T) {
 		}
 	}
 	checked := 0
+	synopsis := true // the first usage block of cli.md names every verb (vault by its sub-verbs)
 	for _, doc := range docFiles(t) {
 		blocks, err := readBlocks(doc)
 		if err != nil {
@@ -38,9 +40,17 @@ func TestDocUsage(t *testing.T) {
 				continue
 			}
 			shown := map[string][]string{}
-			for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+			for _, l := range usageLines(b.body) {
 				verb, flags := usageOf(l)
 				shown[verb] = append(shown[verb], flags...)
+			}
+			if synopsis && strings.HasSuffix(doc, "/cli.md") {
+				synopsis = false
+				for _, name := range helpNames() {
+					if _, ok := shown["arca "+name]; !ok && name != "help" && name != "vault" {
+						t.Errorf("%s:%d: the synopsis lacks arca %s", b.doc, b.line, name)
+					}
+				}
 			}
 			for _, verb := range slices.Sorted(maps.Keys(shown)) {
 				checked++
@@ -60,12 +70,15 @@ func TestDocUsage(t *testing.T) {
 	}
 }
 
-// usageOf is what a usage line says: its verb (the words before the first
-// flag or argument) and its flags.
+// usageOf is what a usage line says: its verb (its first words, up to one
+// that is not a word of lower-case letters) and its flags, up to a "(",
+// which starts a remark.
 func usageOf(line string) (string, []string) {
+	line, _, _ = strings.Cut(line, "(")
 	var verb, flags []string
+	inVerb := true
 	for _, w := range strings.Fields(line) {
-		if len(flags) == 0 && w[0] >= 'a' && w[0] <= 'z' && !strings.Contains(w, "|") {
+		if inVerb = inVerb && verbWord.MatchString(w); inVerb {
 			verb = append(verb, w)
 		}
 		for _, f := range strings.Split(strings.Trim(w, "[]."), "|") {
@@ -75,4 +88,21 @@ func usageOf(line string) (string, []string) {
 		}
 	}
 	return strings.Join(verb, " "), flags
+}
+
+// verbWord is a word of a verb's name.
+var verbWord = regexp.MustCompile(`^[a-z][a-z-]*$`)
+
+// usageLines are the lines of a usage block, a line that starts with a
+// space joined to the one before it.
+func usageLines(body string) []string {
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		if strings.HasPrefix(l, " ") && len(lines) > 0 {
+			lines[len(lines)-1] += l
+			continue
+		}
+		lines = append(lines, l)
+	}
+	return lines
 }

@@ -54,11 +54,21 @@ type ttySession struct {
 
 func startAtTerminal(t *testing.T, h *arcaHome, args ...string) *ttySession {
 	t.Helper()
+	return startTTY(t, h, false, args...)
+}
+
+// startTTY starts arca at a terminal; with ttyOut its stdout is the
+// terminal too, else a pipe.
+func startTTY(t *testing.T, h *arcaHome, ttyOut bool, args ...string) *ttySession {
+	t.Helper()
 	master, slave := openPTY(t)
 	s := &ttySession{master: master, more: make(chan struct{})}
 	s.cmd = exec.Command("arca", args...)
 	s.cmd.Env, s.cmd.Dir = h.env, h.dir
 	s.cmd.Stdin, s.cmd.Stderr, s.cmd.Stdout = slave, slave, &s.stdout
+	if ttyOut {
+		s.cmd.Stdout = slave
+	}
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
