@@ -29,7 +29,8 @@ import (
 // command line ending in "|", "\" or "&&" goes on to the next line. A
 // trailing "# exit N" is the command's exit status, else 0. A "…" in an
 // output line stands for any run of that line's characters (a temporary
-// directory, a generated key). Each session
+// directory, a generated key, the link of an event after one that names
+// a temporary directory). Each session
 // becomes one transcript, run like those in testdata/script.
 func TestDocExamples(t *testing.T) {
 	dir, files := t.TempDir(), docFilesOf(t)

@@ -104,7 +104,7 @@ func serveScript(b docBlock) (string, error) {
 	if responses.Len() > 0 {
 		cmds.WriteString("cmpdoc stdout want.stdout\n")
 		fmt.Fprintf(&files, "-- want.stdout --\n%s", responses.String())
-	} else {
+	} else if requests.Len() == 0 {
 		cmds.WriteString("! stdout .\n")
 	}
 	if events.Len() > 0 {
