@@ -24,6 +24,8 @@ import (
 //	<!-- teams-setup -->        docs/teams.md's cluster setup (TestTeamsSetup)
 //	<!-- terminal [type=V] -->  a session at a terminal, run through a
 //	                            pseudo-terminal (TestDocTerminal, Linux)
+//	<!-- bench -->              benchmark commands, whose every name is
+//	                            checked (TestDocBenchCommands)
 //	<!-- usage -->              synopsis lines, each a verb's usage as its
 //	                            help prints it (TestDocUsage)
 //	<!-- quickstart -->         the README's two commands (TestQuickStart)
@@ -122,7 +124,7 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 // markKinds are the kinds of mark a block may have.
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
-		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true}
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true}
 }
 
 // shellLine matches a line that is a command at a prompt.
@@ -163,7 +165,7 @@ func TestDocBlocksMarked(t *testing.T) {
 // notYetMarked are the docs whose blocks are still being marked.
 func notYetMarked() map[string]bool {
 	return map[string]bool{
-		"performance.md": true, "teams.md": true}
+		"teams.md": true}
 }
 
 // hasShellLine reports whether body holds a command at a prompt.
