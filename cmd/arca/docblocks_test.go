@@ -22,6 +22,7 @@ import (
 //	<!-- source: PATH -->       a file of the repository, whole
 //	                            (TestDocSources)
 //	<!-- teams-setup -->        docs/teams.md's cluster setup (TestTeamsSetup)
+//	<!-- teams-session -->      its teammates' sessions, run on that cluster
 //	<!-- terminal [type=V] -->  a session at a terminal, run through a
 //	                            pseudo-terminal (TestDocTerminal, Linux)
 //	<!-- bench -->              benchmark commands, whose every name is
@@ -124,7 +125,7 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 // markKinds are the kinds of mark a block may have.
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
-		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true}
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true}
 }
 
 // shellLine matches a line that is a command at a prompt.
@@ -141,7 +142,6 @@ func TestDocBlocksMarked(t *testing.T) {
 			count[b.kind]++
 			where := fmt.Sprintf("%s:%d", b.doc, b.line)
 			switch {
-			case b.kind == "" && notYetMarked()[filepath.Base(doc)]:
 			case b.kind == "":
 				t.Errorf("%s: a block with no mark (say what it is: see docblocks_test.go)", where)
 			case !kinds[b.kind]:
@@ -160,12 +160,6 @@ func TestDocBlocksMarked(t *testing.T) {
 			t.Errorf("no block is marked %q: is the parser reading the marks?", k)
 		}
 	}
-}
-
-// notYetMarked are the docs whose blocks are still being marked.
-func notYetMarked() map[string]bool {
-	return map[string]bool{
-		"teams.md": true}
 }
 
 // hasShellLine reports whether body holds a command at a prompt.

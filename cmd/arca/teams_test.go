@@ -35,8 +35,9 @@ const teamsDone = "teams-setup: done"
 
 // TestTeamsSetup runs the cluster setup of docs/teams.md as the doc gives
 // it (certificates, three TLS members, etcd auth, arca's config, init, put
-// and get), then uses the vault through it and checks that each wrong
-// setting is reported in words, soon, without a secret.
+// and get), then uses the vault through it, checks that each wrong
+// setting is reported in words, soon, without a secret, and runs the
+// teammates' sessions the doc shows.
 func TestTeamsSetup(t *testing.T) {
 	s := startTeamsSetup(t)
 	if !strings.Contains(s.out, "Authentication Enabled") || !strings.Contains(s.out, "vault for env prod: created etcd /arca/prod/") ||
@@ -54,6 +55,7 @@ func TestTeamsSetup(t *testing.T) {
 		t.Errorf("list:\n%s", out)
 	}
 	s.failures(t, cfg, value)
+	s.sessions(t)
 }
 
 // failures runs arca with one setting wrong at a time, each with a
