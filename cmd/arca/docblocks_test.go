@@ -74,7 +74,7 @@ func readBlocks(doc string) ([]docBlock, error) {
 	sc := bufio.NewScanner(strings.NewReader(string(data)))
 	sc.Buffer(nil, 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
+		text := strings.TrimLeft(sc.Text(), " ") // a block or mark in a list item is indented
 		switch {
 		case strings.HasPrefix(text, "```"):
 			b := docBlock{doc: doc, line: line, lang: strings.TrimSpace(strings.TrimLeft(text, "`"))}
@@ -178,7 +178,7 @@ func fencedBlock(sc *bufio.Scanner) (string, int) {
 	n := 0
 	for sc.Scan() {
 		n++
-		if strings.HasPrefix(sc.Text(), "```") {
+		if strings.HasPrefix(strings.TrimLeft(sc.Text(), " "), "```") {
 			break
 		}
 		b.WriteString(sc.Text() + "\n")
