@@ -24,7 +24,7 @@ func runVault(ctx context.Context, c *cli, args []string) error {
 			c.bulkMemory()
 			res, err := svc.Backup(ctx, "", pos[0])
 			if err == nil {
-				c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Path)
+				c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check --env %s %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Env, res.Path)
 			}
 			return err
 		})
