@@ -83,6 +83,8 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			} {
 				env.Setenv(v, "")
 			}
+			name, value, _ := strings.Cut(raceEnv(), "=")
+			env.Setenv(name, value)
 			if more != nil {
 				return more(env)
 			}

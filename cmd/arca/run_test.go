@@ -49,15 +49,21 @@ func newArcaHome(t *testing.T) *arcaHome {
 // runtimeEnv is what testscript passes on to the commands it runs, and for
 // the same reason: "arca" is this test binary, and under go test -cover it
 // writes its coverage to $GOCOVERDIR, or warns on stderr that it cannot.
-// arca's allowlist keeps both from any child arca runs.
+// arca's allowlist keeps both from any child arca runs. GORACE is raceEnv.
 func runtimeEnv() []string {
-	var env []string
-	for _, name := range []string{"GOCOVERDIR", "GORACE"} {
-		if v := os.Getenv(name); v != "" {
-			env = append(env, name+"="+v)
-		}
+	env := []string{raceEnv()}
+	if v := os.Getenv("GOCOVERDIR"); v != "" {
+		env = append(env, "GOCOVERDIR="+v)
 	}
 	return env
+}
+
+// raceEnv is GORACE for the arca children of a test: as the test's, with
+// no sleep at exit. A binary built with -race sleeps a second as it exits
+// (to let late reports in), and the suite runs arca thousands of times; a
+// race is still reported while the child runs.
+func raceEnv() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // run runs a command in h and returns its stdout, failing on a non-zero exit.

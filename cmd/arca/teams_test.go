@@ -251,10 +251,7 @@ func teamsEnv(home, config string) []string {
 	if runtime.GOARCH != "amd64" {
 		env = append(env, "ETCD_UNSUPPORTED_ARCH="+runtime.GOARCH) // etcd 3.4 runs there only so
 	}
-	// A binary built with -race sleeps a second on a clean exit, to let
-	// late reports in; arca runs often here.
-	race := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	return append(env, "HOME="+home, "ARCA_CONFIG="+config, "GORACE="+race)
+	return append(env, "HOME="+home, "ARCA_CONFIG="+config, raceEnv())
 }
 
 // stopGroup stops the script's shell, which stops the members and waits
