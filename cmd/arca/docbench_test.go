@@ -17,20 +17,11 @@ import (
 // Python script and its options. A renamed benchmark or flag fails this.
 func TestDocBenchCommands(t *testing.T) {
 	n := 0
-	for _, doc := range docFiles(t) {
-		blocks, err := readBlocks(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range blocks {
-			if b.kind != "bench" {
-				continue
-			}
-			for i, l := range commandLines(b.body) {
-				n++
-				if err := checkBenchCommand(l); err != "" {
-					t.Errorf("%s:%d: %s: %s", b.doc, b.line+1+i, l, err)
-				}
+	for _, b := range markedBlocks(t, "bench") {
+		for i, l := range commandLines(b.body) {
+			n++
+			if err := checkBenchCommand(l); err != "" {
+				t.Errorf("%s:%d: %s: %s", b.doc, b.line+1+i, l, err)
 			}
 		}
 	}

@@ -63,6 +63,24 @@ func docFiles(t *testing.T) []string {
 	return append([]string{"../../README.md"}, docs...)
 }
 
+// markedBlocks returns the blocks of every doc marked kind, in order.
+func markedBlocks(t *testing.T, kind string) []docBlock {
+	t.Helper()
+	var marked []docBlock
+	for _, doc := range docFiles(t) {
+		blocks, err := readBlocks(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			if b.kind == kind {
+				marked = append(marked, b)
+			}
+		}
+	}
+	return marked
+}
+
 // readBlocks returns the fenced blocks of doc with their marks.
 func readBlocks(doc string) ([]docBlock, error) {
 	data, err := os.ReadFile(doc)

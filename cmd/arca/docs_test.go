@@ -97,25 +97,16 @@ func docFilesOf(t *testing.T) string {
 	t.Helper()
 	var files strings.Builder
 	seen := map[string]string{}
-	for _, doc := range docFiles(t) {
-		blocks, err := readBlocks(doc)
-		if err != nil {
-			t.Fatal(err)
+	for _, b := range markedBlocks(t, "file") {
+		where := fmt.Sprintf("%s:%d", b.doc, b.line)
+		switch {
+		case b.arg == "arca.toml":
+			t.Fatalf("%s: a doc's file may not be ./arca.toml: every session would load it", where)
+		case seen[b.arg] != "":
+			t.Fatalf("%s: file %s is marked already at %s", where, b.arg, seen[b.arg])
 		}
-		for _, b := range blocks {
-			if b.kind != "file" {
-				continue
-			}
-			where := fmt.Sprintf("%s:%d", b.doc, b.line)
-			switch {
-			case b.arg == "arca.toml":
-				t.Fatalf("%s: a doc's file may not be ./arca.toml: every session would load it", where)
-			case seen[b.arg] != "":
-				t.Fatalf("%s: file %s is marked already at %s", where, b.arg, seen[b.arg])
-			}
-			seen[b.arg] = where
-			fmt.Fprintf(&files, "-- %s --\n%s", b.arg, b.body)
-		}
+		seen[b.arg] = where
+		fmt.Fprintf(&files, "-- %s --\n%s", b.arg, b.body)
 	}
 	return files.String()
 }

@@ -16,38 +16,30 @@ import (
 //
 //	<!-- serve [clock=T] [exit=N] [ARGS...] -->
 //
-// holds JSON lines: the requests (lines with no "ok" and no "event": a
-// malformed one too),
-// the responses ("ok") and audit events ("event") of one arca serve
-// session, run in a fresh HOME after arca init with the doc's files, as
-// arca serve ARGS. Its stdout must be the responses shown, exactly, in
-// order; each event shown must be on its stderr, exactly, in the order
-// shown (a block need not show every event). A "…" in a line stands for
-// any run of its characters, as in examples. clock=T stops arca's clock at
-// T; exit=N is serve's exit status (else 0). A mark that goes on to more
-// lines before its "-->" holds commands run first, as a console session
-// whose output is not shown: what the session finds in the vault.
+// holds JSON lines: the requests (lines with no "ok" and no "event", a
+// malformed one too), the responses ("ok") and the audit events ("event")
+// of one arca serve session, run in a fresh HOME after arca init, with the
+// docs' files, as arca serve ARGS. Its stdout must be the responses shown,
+// exactly, in order (a block that shows requests and no response shows
+// only the audit wire); each event shown must be on its stderr, exactly,
+// in the order shown (a block need not show every event). A "…" in a line
+// stands for any run of its characters, as in examples. clock=T stops
+// arca's clock at T; exit=N is serve's exit status (else 0). A mark that
+// goes on to more lines before its "-->" holds commands run first, as a
+// console session whose output is not shown: what the session finds in
+// the vault.
 func TestDocServe(t *testing.T) {
 	dir, files := t.TempDir(), docFilesOf(t)
 	n := 0
-	for _, doc := range docFiles(t) {
-		blocks, err := readBlocks(doc)
+	for _, b := range markedBlocks(t, "serve") {
+		script, err := serveScript(b)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s:%d: %v", b.doc, b.line, err)
 		}
-		for _, b := range blocks {
-			if b.kind != "serve" {
-				continue
-			}
-			script, err := serveScript(b)
-			if err != nil {
-				t.Fatalf("%s:%d: %v", b.doc, b.line, err)
-			}
-			n++
-			name := fmt.Sprintf("%s-%d.txtar", strings.TrimSuffix(filepath.Base(doc), ".md"), b.line)
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(script+files), 0o600); err != nil {
-				t.Fatal(err)
-			}
+		n++
+		name := fmt.Sprintf("%s-%d.txtar", strings.TrimSuffix(filepath.Base(b.doc), ".md"), b.line)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(script+files), 0o600); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if n == 0 {

@@ -18,18 +18,9 @@ var typeArg = regexp.MustCompile(`(?:^| )type=(\S+)`)
 // command, exactly.
 func TestDocTerminal(t *testing.T) {
 	n := 0
-	for _, doc := range docFiles(t) {
-		blocks, err := readBlocks(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range blocks {
-			if b.kind != "terminal" {
-				continue
-			}
-			n++
-			t.Run(fmt.Sprintf("%s:%d", b.doc, b.line), func(t *testing.T) { runTerminal(t, b) })
-		}
+	for _, b := range markedBlocks(t, "terminal") {
+		n++
+		t.Run(fmt.Sprintf("%s:%d", b.doc, b.line), func(t *testing.T) { runTerminal(t, b) })
 	}
 	if n == 0 {
 		t.Fatal("no terminal sessions found in the docs")

@@ -30,38 +30,29 @@ func TestDocUsage(t *testing.T) {
 	}
 	checked := 0
 	synopsis := true // the first usage block of cli.md names every verb (vault by its sub-verbs)
-	for _, doc := range docFiles(t) {
-		blocks, err := readBlocks(doc)
-		if err != nil {
-			t.Fatal(err)
+	for _, b := range markedBlocks(t, "usage") {
+		shown := map[string][]string{}
+		for _, l := range usageLines(b.body) {
+			verb, flags := usageOf(l)
+			shown[verb] = append(shown[verb], flags...)
 		}
-		for _, b := range blocks {
-			if b.kind != "usage" {
-				continue
-			}
-			shown := map[string][]string{}
-			for _, l := range usageLines(b.body) {
-				verb, flags := usageOf(l)
-				shown[verb] = append(shown[verb], flags...)
-			}
-			if synopsis && strings.HasSuffix(doc, "/cli.md") {
-				synopsis = false
-				for _, name := range helpNames() {
-					if _, ok := shown["arca "+name]; !ok && name != "help" && name != "vault" {
-						t.Errorf("%s:%d: the synopsis lacks arca %s", b.doc, b.line, name)
-					}
+		if synopsis && strings.HasSuffix(b.doc, "/cli.md") {
+			synopsis = false
+			for _, name := range helpNames() {
+				if _, ok := shown["arca "+name]; !ok && name != "help" && name != "vault" {
+					t.Errorf("%s:%d: the synopsis lacks arca %s", b.doc, b.line, name)
 				}
 			}
-			for _, verb := range slices.Sorted(maps.Keys(shown)) {
-				checked++
-				got := slices.Compact(slices.Sorted(slices.Values(shown[verb])))
-				want, ok := helps[verb]
-				switch {
-				case !ok:
-					t.Errorf("%s:%d: %q is no verb", b.doc, b.line, verb)
-				case !slices.Equal(got, want):
-					t.Errorf("%s:%d: %s has the flags %v, the doc shows %v", b.doc, b.line, verb, want, got)
-				}
+		}
+		for _, verb := range slices.Sorted(maps.Keys(shown)) {
+			checked++
+			got := slices.Compact(slices.Sorted(slices.Values(shown[verb])))
+			want, ok := helps[verb]
+			switch {
+			case !ok:
+				t.Errorf("%s:%d: %q is no verb", b.doc, b.line, verb)
+			case !slices.Equal(got, want):
+				t.Errorf("%s:%d: %s has the flags %v, the doc shows %v", b.doc, b.line, verb, want, got)
 			}
 		}
 	}
