@@ -39,6 +39,10 @@ import (
 // ErrNotFound is returned when no record has the requested name.
 var ErrNotFound = errors.New("not found")
 
+// ErrCommitFirst is Group.Add's answer to a write that can only join a
+// new group (see Group).
+var ErrCommitFirst = errors.New("the group must be committed before this write")
+
 // Meta is a record's metadata. Times are UTC.
 type Meta struct {
 	Name      string // "ns/name"
@@ -106,6 +110,34 @@ type Approve func(Meta) error
 // the rest of the batch with it.
 type ApproveBatch func([]Meta) error
 
+// Group is writes that arrive one by one, each prepared and approved on
+// its own and all committed at once: what serve makes of consecutive
+// write requests. Add prepares a write against the vault as the group's
+// earlier writes leave it (a rotate of a record an earlier write created
+// finds it; two writes of one record are applied in turn), calls approve
+// with the metadata it will leave (for Remove: what the record had), and
+// keeps the change for Commit if approve returned nil. A write that cannot
+// be prepared (ErrNotFound, an unknown Kind, a record that fails to
+// authenticate, a vault that would grow past its bound) or whose approve
+// fails is dropped alone, unapproved or refused, and the group carries on
+// without it. Commit commits every kept write, landing whole or not at
+// all (with ErrUnknownOutcome: perhaps), and ends the group; Abort drops
+// the kept writes uncommitted and ends it. A group may hold the vault's
+// writer lock from Store.Group to its end, so it is ended promptly and
+// used by one goroutine. The file vault commits a group with one rewrite
+// and one fsync; the shared vault commits it in one transaction.
+//
+// Add may also answer ErrCommitFirst, having neither prepared nor
+// approved w: the group is as full as the backend lets one be, or w
+// would have to wait for another writer while the group holds what it
+// holds. The caller commits the group and adds w to a new one; a group
+// with no write kept never answers it.
+type Group interface {
+	Add(ctx context.Context, w Write, approve Approve) (Meta, error)
+	Commit(ctx context.Context) error
+	Abort()
+}
+
 // Report is the result of a Check. Problems and Info are one line each and
 // name no secret and no record name. Info says what was found healthy
 // (for a shared vault: the members that answered).
@@ -141,6 +173,10 @@ type Store interface {
 	// flight may have. A batch CheckBatch refuses is refused before
 	// anything is approved; an empty one does nothing.
 	ApplyBatch(ctx context.Context, b Batch, approve ApproveBatch) (int, error)
+	// Group starts a group of writes committed together (see Group). It
+	// fails only when no write could be prepared (the vault cannot be read
+	// or reached); the caller must end the group with Commit or Abort.
+	Group(ctx context.Context) (Group, error)
 	// Check probes the vault: reachability, the key, every record.
 	Check(ctx context.Context) (Report, error)
 	// Close releases the store's resources.

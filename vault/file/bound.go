@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/arca-secrets/arca/vault/fsio"
 )
@@ -28,6 +29,9 @@ type options struct {
 	maxRead  int64 // a larger file is refused on read
 	maxWrite int64 // a write may grow the file to at most this
 	syncDir  func(dir string) error
+	// Tests make these fail; nil is os.Rename and (*os.File).Sync.
+	rename   func(oldpath, newpath string) error
+	syncFile func(*os.File) error
 }
 
 func defaultOptions() options {

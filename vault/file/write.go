@@ -136,14 +136,35 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 	if err := f.approveAll(b, now, approve); err != nil {
 		return 0, err
 	}
-	var kept []entry // a small batch's sealed records, for the handle
+	err = f.rewriteWith(dest, size, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+		return f.sealed(dst, raw, b.At(int(ch.i)), slot, now)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// sealFunc appends to dst the base64 sealed record a change leaves in
+// slot, sealing it into raw; nothing for a remove. Both are returned for
+// reuse.
+type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error)
+
+// rewriteWith writes the vault with changes (sorted by slot, each sealed by
+// seal as the merge reaches it) to a new file of size bytes beside dest,
+// syncs it and renames it into place, then brings the handle up to date:
+// a small change is applied to what it holds, a larger one makes it
+// reread at its next read. Callers hold f.mu and the writer lock.
+func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal sealFunc) error {
+	n := len(changes)
+	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
 		return writeVault(w, &f.cur, changes, func(ch change) ([]byte, error) {
 			h := ch.hexSlot()
 			slot := string(h[:])
 			var err error
-			buf, raw, err = f.sealed(buf[:0], raw[:0], b.At(int(ch.i)), slot, now)
+			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
 			if err == nil && n <= keepMax {
 				kept = append(kept, entry{slot, string(buf)})
 			}
@@ -154,24 +175,24 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 		})
 	})
 	if errors.Is(err, errTooLarge) {
-		return 0, f.opt.tooLargeWrite(f.path)
+		return f.opt.tooLargeWrite(f.path)
 	} else if err != nil {
-		return 0, err
+		return err
 	}
 	if err := f.opt.commit(tmp, dest); err != nil {
-		return 0, err
+		return err
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
 	if n > keepMax {
 		f.stale = true
-		return n, nil
+		return nil
 	}
 	f.cur.apply(kept)
 	if f.adopt() != nil {
 		f.stale = true
 	}
-	return n, nil
+	return nil
 }
 
 // changes is the slot of every write of b, sorted by slot. Two writes of
@@ -282,7 +303,9 @@ func (o options) writeTemp(path string, old int64, body func(io.Writer) error) (
 		return "", fmt.Errorf("write vault: %w", err)
 	}
 	err = body(&limitWriter{w: t, left: o.bound(old)})
-	if err == nil {
+	if err == nil && o.syncFile != nil {
+		err = o.syncFile(t)
+	} else if err == nil {
 		err = t.Sync()
 	}
 	if cerr := t.Close(); err == nil {
@@ -301,7 +324,11 @@ func (o options) writeTemp(path string, old int64, body func(io.Writer) error) (
 // commit renames tmp over path, the vault's target (never a symlink,
 // which the rename would replace), and syncs the directory.
 func (o options) commit(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
+	rename := o.rename
+	if rename == nil {
+		rename = os.Rename
+	}
+	if err := rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write vault %s: %w", path, err)
 	}

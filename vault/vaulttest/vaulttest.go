@@ -34,7 +34,9 @@
 //     version) fails the batch with nothing approved, when it is in the
 //     first unit (which every backend makes at least a few writes long);
 //   - a restore over a record that exists is not Created, and a batch's
-//     writes share one time.
+//     writes share one time;
+//   - a group's write of a record an earlier write of the group created
+//     is not Created; a Commit or Add on an ended group is an error.
 package vaulttest
 
 import (
@@ -95,5 +97,9 @@ func cases() []testCase {
 		{"BatchRefusals", testBatchRefusals},
 		{"BatchRestore", testBatchRestore},
 		{"BatchFailsPartWay", testBatchFailsPartWay},
+		{"GroupLands", testGroupLands},
+		{"GroupDropsAlone", testGroupDropsAlone},
+		{"GroupAbort", testGroupAbort},
+		{"GroupEnds", testGroupEnds},
 	}
 }

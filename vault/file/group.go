@@ -1,0 +1,204 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/internal/seal"
+)
+
+// Group implements vault.Store: the handle's lock and the writer lock are
+// held from here to the group's Commit or Abort, so the group's writes are
+// prepared against the records as they stand and no concurrent write is
+// lost; the group is then one rewrite of the file and one fsync.
+func (f *Vault) Group(context.Context) (vault.Group, error) {
+	f.mu.Lock()
+	dest, unlock, err := lockTarget(f.path)
+	if err != nil {
+		f.mu.Unlock()
+		return nil, err
+	}
+	g := &group{f: f, dest: dest, unlock: unlock, bySlot: map[[seal.SlotSize]byte]int{}}
+	if err := g.start(); err != nil {
+		g.end()
+		return nil, err
+	}
+	return g, nil
+}
+
+// group is a vault.Group of the file vault: the change every kept write
+// leaves, one per record (a later write of a record replaces what an
+// earlier one left), and the size of the file they make, kept as each
+// write is added so that one that would take the file past its bound is
+// refused alone, before it is approved.
+type group struct {
+	f      *Vault
+	dest   string // the vault's target, locked
+	unlock func()
+	ended  bool
+
+	fixed  int64 // the header line and the trailer
+	body   int64 // every record line as the group leaves it
+	lines  int
+	recs   []groupRec
+	bySlot map[[seal.SlotSize]byte]int // index in recs
+}
+
+// groupRec is what the group leaves in one slot.
+type groupRec struct {
+	slot   [seal.SlotSize]byte
+	next   vault.Record // the record, unless removed
+	remove bool
+}
+
+// start reads the vault as it stands under the lock and sizes its file.
+func (g *group) start() error {
+	f := g.f
+	if err := f.refreshAt(g.dest); err != nil {
+		return err
+	}
+	if err := f.index(); err != nil {
+		return err
+	}
+	hb, err := json.Marshal(f.cur.hdr)
+	if err != nil {
+		return err
+	}
+	g.fixed = int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
+	for _, e := range f.cur.entries {
+		g.body += lineSize(len(e.blob))
+	}
+	g.lines = len(f.cur.entries)
+	return nil
+}
+
+// lineSize is the bytes of a record line whose blob is blob bytes of
+// base64, with the newline before it (the comma after it is counted apart).
+func lineSize(blob int) int64 {
+	return int64(len("\n\"") + slotHexSize + len(`":"`) + blob + len(`"`))
+}
+
+// sealedLine is the line size of rec once sealed.
+func sealedLine(rec vault.Record) int64 {
+	return lineSize(base64.StdEncoding.EncodedLen(seal.SealedSize(rec)))
+}
+
+// size is the file's size with body and lines.
+func (g *group) size(body int64, lines int) int64 {
+	return g.fixed + body + int64(max(lines-1, 0))
+}
+
+var errGroupEnded = errors.New("the group of writes has ended")
+
+// Add implements vault.Group.
+func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	if g.ended {
+		return vault.Meta{}, errGroupEnded
+	}
+	f := g.f
+	ch := change{slot: f.k.SlotBytes(w.Name)}
+	h := ch.hexSlot()
+	cur, exists, old, err := g.current(ch.slot, string(h[:]), w)
+	if err != nil {
+		return vault.Meta{}, err
+	}
+	next, err := vault.Next(w, cur, exists, f.now().UTC())
+	if err != nil {
+		return vault.Meta{}, err
+	}
+	body, lines := g.body-old, g.lines
+	if old > 0 {
+		lines--
+	}
+	if w.Kind != vault.Remove {
+		body += sealedLine(next)
+		lines++
+	}
+	if g.size(body, lines) > f.opt.bound(f.heldInfo.Size()) {
+		return vault.Meta{}, f.opt.tooLargeWrite(f.path)
+	}
+	if err := approve(next.Meta); err != nil {
+		return vault.Meta{}, err
+	}
+	g.body, g.lines = body, lines
+	kept := next
+	kept.Created = false // what a later write of the record finds
+	rec := groupRec{slot: ch.slot, next: kept, remove: w.Kind == vault.Remove}
+	if j, ok := g.bySlot[ch.slot]; ok {
+		g.recs[j] = rec
+	} else {
+		g.bySlot[ch.slot] = len(g.recs)
+		g.recs = append(g.recs, rec)
+	}
+	return next.Meta, nil
+}
+
+// current is the record in slot as the group leaves it so far, whether
+// there is one, and the size of its line (0: none). A record that fails
+// to authenticate is an error, except to a remove.
+func (g *group) current(id [seal.SlotSize]byte, slot string, w vault.Write) (vault.Record, bool, int64, error) {
+	if j, ok := g.bySlot[id]; ok {
+		r := g.recs[j]
+		if r.remove {
+			return vault.Record{}, false, 0, nil
+		}
+		return r.next, true, sealedLine(r.next), nil
+	}
+	cur, exists, err := g.f.lookup(slot, w.Name)
+	if err != nil && !(w.Kind == vault.Remove && exists) {
+		return vault.Record{}, false, 0, err
+	}
+	var old int64
+	if exists {
+		b64, _, _ := g.f.cur.find(slot) // found by lookup
+		old = lineSize(len(b64))
+	}
+	return cur, exists, old, nil
+}
+
+// Commit implements vault.Group: every kept change in one new file,
+// synced and renamed into place.
+func (g *group) Commit(context.Context) error {
+	if g.ended {
+		return errGroupEnded
+	}
+	defer g.end()
+	if len(g.recs) == 0 {
+		return nil
+	}
+	changes := make([]change, len(g.recs))
+	for i, r := range g.recs {
+		changes[i] = change{r.slot, int32(i)}
+	}
+	slices.SortFunc(changes, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
+	return g.f.rewriteWith(g.dest, g.size(g.body, g.lines), changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+		r := g.recs[ch.i]
+		if r.remove {
+			return dst, raw, nil
+		}
+		raw, err := g.f.k.AppendSeal(raw, slot, r.next)
+		if err != nil {
+			return dst, raw, err
+		}
+		return appendEncoded(dst, raw), raw, nil
+	})
+}
+
+// Abort implements vault.Group.
+func (g *group) Abort() {
+	if !g.ended {
+		g.end()
+	}
+}
+
+func (g *group) end() {
+	g.ended = true
+	g.recs, g.bySlot = nil, nil
+	g.unlock()
+	g.f.mu.Unlock()
+}
