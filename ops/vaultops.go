@@ -41,8 +41,12 @@ func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
 	if err != nil {
 		return PutResult{}, err
 	}
+	return putResult(c, m), nil
+}
+
+func putResult(c *call, m vault.Meta) PutResult {
 	st := stampOf(m)
-	return PutResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Created: m.Created, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Decision: c.decision()}, nil
+	return PutResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Created: m.Created, CreatedAt: st.CreatedAt, UpdatedAt: st.UpdatedAt, Decision: c.decision()}
 }
 
 // Rotate replaces the value of an existing secret.
@@ -56,7 +60,11 @@ func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error)
 	if err != nil {
 		return RotateResult{}, err
 	}
-	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m), Decision: c.decision()}, nil
+	return rotateResult(c, m), nil
+}
+
+func rotateResult(c *call, m vault.Meta) RotateResult {
+	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m), Decision: c.decision()}
 }
 
 // Rm deletes a secret.
@@ -70,7 +78,11 @@ func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
 	if err != nil {
 		return RmResult{}, err
 	}
-	return RmResult{Ref: c.ref.Canonical(), Env: c.env, Removed: true, Version: m.Version, Decision: c.decision()}, nil
+	return rmResult(c, m), nil
+}
+
+func rmResult(c *call, m vault.Meta) RmResult {
+	return RmResult{Ref: c.ref.Canonical(), Env: c.env, Removed: true, Version: m.Version, Decision: c.decision()}
 }
 
 // apply prepares a change, audits it, then commits it. A commit that fails
@@ -94,13 +106,20 @@ func (s *Service) apply(ctx context.Context, c *call, w vault.Write) (vault.Meta
 		return m, nil
 	case auditErr != nil:
 		return vault.Meta{}, auditErr
-	case approved && errors.Is(err, vault.ErrUnknownOutcome):
-		return vault.Meta{}, s.fail(c, Errorf(manifest.OpError, "%s of %s was audited, but whether it was committed is unknown: %v", c.op, c.ref.Canonical(), err))
 	case approved:
-		return vault.Meta{}, s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
+		return vault.Meta{}, s.failCommit(c, err)
 	default:
 		return vault.Meta{}, s.fail(c, s.vaultErr(c, err))
 	}
+}
+
+// failCommit audits the failed commit of c, whose change was audited: its
+// second event.
+func (s *Service) failCommit(c *call, err error) error {
+	if errors.Is(err, vault.ErrUnknownOutcome) {
+		return s.fail(c, Errorf(manifest.OpError, "%s of %s was audited, but whether it was committed is unknown: %v", c.op, c.ref.Canonical(), err))
+	}
+	return s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
 }
 
 // List returns every record's ref and metadata, never a value.

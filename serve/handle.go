@@ -33,10 +33,33 @@ func (s *session) handle(ctx context.Context, line []byte) {
 		s.refuse(&req, req.op, manifest.BadRequest, problem)
 		return
 	}
-	s.dispatch(ctx, req.op, id, ops.Request{
-		ID: idOrNull(id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
+	s.dispatch(ctx, req.op, id, opsRequest(&req))
+}
+
+// opsRequest is req as ops takes it.
+func opsRequest(req *request) ops.Request {
+	return ops.Request{
+		ID: idOrNull(req.id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
 		Actor: req.actor, Attestation: req.attestation,
-	})
+	}
+}
+
+// write decodes line and reports whether it is a write (put, rotate or
+// rm) that passes every check of its own before ops: one a group of
+// writes takes (see writes.go). Any other line is left to handle.
+func write(line []byte) (request, bool) {
+	req, problem := decodeRequest(line)
+	if problem != "" {
+		return request{}, false
+	}
+	op, known := manifest.Op(req.op)
+	switch {
+	case !known, req.op != "put" && req.op != "rotate" && req.op != "rm":
+		return request{}, false
+	case fieldsProblem(op, &req) != "":
+		return request{}, false
+	}
+	return req, true
 }
 
 func unknownOpMessage(op string) string {

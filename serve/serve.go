@@ -48,6 +48,10 @@ type Options struct {
 	// subscribes to the process's stop signals itself for as long as it
 	// runs.
 	Signals <-chan os.Signal
+	// MaxGroup bounds how many consecutive writes already in the input
+	// are committed together (see writes.go): 0 is maxGroupWrites, 1
+	// commits every write on its own.
+	MaxGroup int
 }
 
 // session is one serve session. Its loop runs in a goroutine of its own and
@@ -68,6 +72,8 @@ type session struct {
 	stopReason string
 	out        []byte // scratch for one response line
 	res        []byte // scratch for one encoded result
+	maxGroup   int    // writes in a group at most
+	held       *heldLine
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -88,7 +94,10 @@ func Serve(ctx context.Context, o Options) error {
 		sigs, unsubscribe = subscribe()
 		defer unsubscribe()
 	}
-	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env}
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup}
+	if s.maxGroup <= 0 {
+		s.maxGroup = maxGroupWrites
+	}
 	return s.serve(ctx, sigs)
 }
 
@@ -113,7 +122,7 @@ func (s *session) loop(ctx context.Context) error {
 	s.stopReason = "eof"
 	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
-		ready := s.in.lineReady()
+		ready := s.held != nil || s.in.lineReady()
 		if !ready {
 			if err := s.w.flush(); err != nil {
 				return err
@@ -144,7 +153,7 @@ func (s *session) loop(ctx context.Context) error {
 		case blank(line):
 			continue
 		default:
-			s.handle(rctx, line)
+			s.handleLine(rctx, line)
 		}
 		if s.w.broken {
 			s.w.flush()

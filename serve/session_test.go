@@ -97,6 +97,11 @@ type spy struct {
 	opens      int
 	calls      map[string]int
 	panicOnGet bool
+	// commitErr, when set, fails every group's commit (the group is
+	// aborted, nothing of it lands); onCommit runs as a group with writes
+	// in it is about to commit.
+	commitErr error
+	onCommit  func()
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -128,6 +133,13 @@ func (s *spy) touched() int {
 		n += c
 	}
 	return n
+}
+
+// counted is how many times method was called.
+func (s *spy) counted(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
 }
 
 func (s *spy) reset() {
@@ -162,6 +174,45 @@ func (s *spyStore) Apply(ctx context.Context, w vault.Write, approve vault.Appro
 	return s.Store.Apply(ctx, w, approve)
 }
 
+func (s *spyStore) Group(ctx context.Context) (vault.Group, error) {
+	s.spy.count("group")
+	g, err := s.Store.Group(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &spyGroup{Group: g, spy: s.spy}, nil
+}
+
+// spyGroup counts the commits of groups that hold writes.
+type spyGroup struct {
+	vault.Group
+	spy  *spy
+	adds int
+}
+
+func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	m, err := g.Group.Add(ctx, w, approve)
+	if err == nil {
+		g.adds++
+	}
+	return m, err
+}
+
+func (g *spyGroup) Commit(ctx context.Context) error {
+	if g.adds == 0 {
+		return g.Group.Commit(ctx)
+	}
+	g.spy.count("commit")
+	if g.spy.onCommit != nil {
+		g.spy.onCommit()
+	}
+	if g.spy.commitErr != nil {
+		g.Group.Abort()
+		return g.spy.commitErr
+	}
+	return g.Group.Commit(ctx)
+}
+
 func (s *spyStore) Check(ctx context.Context) (vault.Report, error) {
 	s.spy.count("check")
 	return s.Store.Check(ctx)
@@ -189,6 +240,7 @@ type sessionOpts struct {
 	signals     <-chan os.Signal
 	ctx         context.Context // context.Background() when nil
 	interrupted bool            // a signal or ctx ends the session: Serve fails, the accounting holds
+	maxGroup    int             // Options.MaxGroup
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -219,6 +271,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
+		MaxGroup: o.maxGroup,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {

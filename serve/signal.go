@@ -84,6 +84,10 @@ func (s *session) interrupt(why string, done <-chan error) error {
 // is made without holding mu, so that interrupt can end the session
 // meanwhile; the caller checks s.ended after it.
 func (s *session) next(ready bool) ([]byte, error) {
+	if h := s.held; h != nil {
+		s.held = nil
+		return h.line, h.err
+	}
 	if ready {
 		return s.in.next()
 	}

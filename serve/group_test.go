@@ -1,0 +1,290 @@
+package serve
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// puts is n put lines, ids from first, refs app/k<id>.
+func puts(first, n int) []string {
+	var ls []string
+	for i := first; i < first+n; i++ {
+		ls = append(ls, fmt.Sprintf(`{"op":"put","ref":"arca://app/k%d","value":"v%d","id":%d}`, i, i, i))
+	}
+	return ls
+}
+
+// eventsOf is each request event as "event:id", in order.
+func eventsOf(t *testing.T, tr transcript) []string {
+	var out []string
+	for _, e := range tr.requestEvents(t) {
+		out = append(out, e.Event+":"+string(e.ID))
+	}
+	return out
+}
+
+func wantEvents(t *testing.T, tr transcript, want ...string) {
+	t.Helper()
+	if got := eventsOf(t, tr); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("events on the wire:\n got %v\nwant %v", got, want)
+	}
+}
+
+// Writes already in the input commit together: one commit for the run,
+// every write audited in order with its own event, every reply after the
+// commit and in order. A read ends the run and sees it committed.
+func TestGroupCommitsOnce(t *testing.T) {
+	f := newFixture(t)
+	var out lockedBuffer
+	repliesAtCommit := -1
+	f.spy.onCommit = func() { repliesAtCommit = strings.Count(string(out.Bytes()), "\n") }
+	in := lines(append(puts(1, 50), `{"op":"list","id":51}`)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: &out})
+	var ws []want
+	var evs []string
+	for i := 1; i <= 50; i++ {
+		ws = append(ws, ok(fmt.Sprint(i)))
+		evs = append(evs, fmt.Sprintf("put:%d", i))
+	}
+	checkReplies(t, tr, append(ws, ok("51")))
+	wantEvents(t, tr, append(evs, "list:51")...)
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("50 pipelined puts: %d commits, want 1", n)
+	}
+	if repliesAtCommit != 0 {
+		t.Errorf("%d replies were on stdout when the group committed, want none", repliesAtCommit)
+	}
+	if rs := tr.responses(t); len(rs) == 51 && strings.Count(string(rs[50].Result), `"ref":`) != 50 {
+		t.Errorf("the list after the group: %s", rs[50].Result)
+	}
+}
+
+// With MaxGroup 1 every write commits on its own: the switch the
+// benchmarks turn grouping off with.
+func TestGroupOfOne(t *testing.T) {
+	f := newFixture(t)
+	in := lines(puts(1, 5)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), maxGroup: 1})
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"), ok("5")})
+	if n := f.spy.counted("commit"); n != 5 {
+		t.Errorf("5 puts with groups of one: %d commits, want 5", n)
+	}
+}
+
+// A write prepares against what the writes before it in the group left; a
+// read between writes sees the earlier ones committed.
+func TestGroupReadsSeeEarlierWrites(t *testing.T) {
+	f := newFixture(t)
+	tr := f.serve(t, lines(
+		`{"op":"put","ref":"arca://app/a","value":"one","id":1}`,
+		`{"op":"rotate","ref":"arca://app/a","value":"two","id":2}`,
+		`{"op":"get","ref":"arca://app/a","id":3}`,
+		`{"op":"put","ref":"arca://app/a","value":"three","id":4}`,
+		`{"op":"rm","ref":"arca://app/a","id":5}`,
+		`{"op":"put","ref":"arca://app/a","value":"four","id":6}`,
+		`{"op":"get","ref":"arca://app/a","id":7}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"), ok("5"), ok("6"), ok("7")})
+	rs := tr.responses(t)
+	if len(rs) != 7 {
+		t.FailNow()
+	}
+	for i, w := range map[int]string{1: `"version":2`, 2: `"value":"two"`, 3: `"version":3`, 5: `"version":1`, 6: `"value":"four"`} {
+		if !strings.Contains(string(rs[i].Result), w) {
+			t.Errorf("reply %d: %s does not hold %s", i+1, rs[i].Result, w)
+		}
+	}
+	if !strings.Contains(string(rs[5].Result), `"created":true`) {
+		t.Errorf("a put after an rm in the same group: %s, want created", rs[5].Result)
+	}
+	if n := f.spy.counted("commit"); n != 2 {
+		t.Errorf("%d commits, want 2 (the get ends the first group)", n)
+	}
+}
+
+// A write that fails on its own fails alone, answered and audited where it
+// stands; the writes around it commit.
+func TestGroupWriteFailsAlone(t *testing.T) {
+	f := newFixture(t)
+	tr := f.serve(t, lines(
+		`{"op":"put","ref":"arca://app/x","value":"x","id":1}`,
+		`{"op":"rotate","ref":"arca://app/missing","value":"m","id":2}`,
+		`{"op":"put","ref":"arca://app/../etc","value":"m","id":3}`,
+		`{"op":"put","ref":"arca://app/y","value":"y","env":"nope","id":4}`,
+		`{"op":"rm","ref":"arca://app/missing","id":5}`,
+		`{"op":"put","ref":"arca://app/y","value":"y","id":6}`,
+		`{"op":"list","id":7}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), {id: "2", code: "not_found"}, {id: "3", code: "bad_request"},
+		{id: "4", code: "bad_request"}, {id: "5", code: "not_found"}, ok("6"), ok("7")})
+	wantEvents(t, tr, "put:1", "error:2", "error:3", "error:4", "error:5", "put:6", "list:7")
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	if rs := tr.responses(t); len(rs) == 7 && (!strings.Contains(string(rs[6].Result), "app/x") || !strings.Contains(string(rs[6].Result), "app/y") || strings.Count(string(rs[6].Result), `"ref":`) != 2) {
+		t.Errorf("the list after the group: %s, want app/x and app/y", rs[6].Result)
+	}
+}
+
+// Every write of a group gets its own PDP decision; a refused one is
+// denied alone and the others commit.
+func TestGroupPDPRefusal(t *testing.T) {
+	home := t.TempDir()
+	log := filepath.Join(home, "requests")
+	exec := `read -r r; printf '%s\n' "$r" >> ` + log + `; case "$r" in *forbidden*) echo '{"allow":false,"reason":"not that one"}';; *) echo '{"allow":true}';; esac`
+	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(exec)+"\ntimeout_ms = 3000\n")
+	in := lines(
+		`{"op":"put","ref":"arca://app/a","value":"a","id":1}`,
+		`{"op":"put","ref":"arca://app/forbidden","value":"f","id":2}`,
+		`{"op":"put","ref":"arca://app/b","value":"b","id":3}`,
+		`{"op":"list","id":4}`,
+	)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{ok("1"), {id: "2", code: "denied", msg: "not that one"}, ok("3"), ok("4")})
+	wantEvents(t, tr, "put:1", "denied:2", "put:3", "list:4")
+	if reqs := consulted(t, log); len(reqs) != 4 {
+		t.Errorf("the PDP was asked %d times, want once for each of the 4 requests", len(reqs))
+	}
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	rs := tr.responses(t)
+	if len(rs) == 4 && (strings.Contains(string(rs[3].Result), "forbidden") || strings.Count(string(rs[3].Result), `"ref":`) != 2) {
+		t.Errorf("the list after the group: %s, want app/a and app/b only", rs[3].Result)
+	}
+	if len(rs) == 4 && string(rs[1].Policy) != `{"allow":false,"reason":"not that one"}` {
+		t.Errorf("the refused write's policy: %s", rs[1].Policy)
+	}
+}
+
+// A commit that fails answers every write it held op_error, each with its
+// second event after the group's first events; a write that had already
+// failed alone keeps its answer; nothing of the group lands.
+func TestGroupCommitFailure(t *testing.T) {
+	f := newFixture(t)
+	f.spy.commitErr = errors.New("disk on fire")
+	in := lines(
+		`{"op":"put","ref":"arca://app/a","value":"a","id":1}`,
+		`{"op":"rotate","ref":"arca://app/missing","value":"m","id":2}`,
+		`{"op":"put","ref":"arca://app/b","value":"b","id":3}`,
+	)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), broken: true})
+	if tr.err != nil {
+		t.Fatalf("serve failed: %v", tr.err)
+	}
+	notCommitted := "was audited but not committed: disk on fire"
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: notCommitted}, {id: "2", code: "not_found"}, {id: "3", code: "op_error", msg: notCommitted}})
+	wantEvents(t, tr, "put:1", "error:2", "put:3", "error:1", "error:3")
+	for _, e := range tr.requestEvents(t) {
+		if e.Event == "error" && string(e.ID) != "2" && (e.Outcome != "error" || e.Code != "op_error" || e.Ref == "") {
+			t.Errorf("second event %+v, want outcome error, code op_error, with its ref", e)
+		}
+	}
+	f.spy.commitErr = nil
+	after := f.serve(t, lines(`{"op":"list","id":1}`))
+	if rs := after.responses(t); len(rs) != 1 || !strings.Contains(string(rs[0].Result), `"records":[]`) {
+		t.Errorf("the vault after a failed group: %s", after.stdout)
+	}
+}
+
+// The same through the file vault itself: its temp file cannot be made
+// (a directory stands in its place), so the rewrite fails after every
+// write of the group was audited.
+func TestGroupFileRewriteFails(t *testing.T) {
+	f := newFixture(t)
+	_, vc, err := f.cfg.VaultFor("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(vc.Path+".tmp", "x")
+	if err := os.MkdirAll(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	in := lines(puts(1, 3)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), broken: true})
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: "not committed"}, {id: "2", code: "op_error", msg: "not committed"}, {id: "3", code: "op_error", msg: "not committed"}})
+	wantEvents(t, tr, "put:1", "put:2", "put:3", "error:1", "error:2", "error:3")
+	os.RemoveAll(vc.Path + ".tmp")
+	after := f.serve(t, lines(`{"op":"list","id":1}`))
+	if rs := after.responses(t); len(rs) != 1 || !strings.Contains(string(rs[0].Result), `"records":[]`) {
+		t.Errorf("the vault after a failed rewrite: %s", after.stdout)
+	}
+}
+
+// When the audit wire fails inside a group, the write whose event could
+// not be written is not committed and the group ends there; the writes
+// audited before it commit (the wire says they did); serve stops.
+func TestGroupAuditFailure(t *testing.T) {
+	f := newFixture(t)
+	// start, then the events of puts 1 and 2; put 3's event fails.
+	tr, _ := brokenSession(t, f, 3, lines(puts(1, 5)...))
+	checkReplies(t, tr, []want{wireGoneID("1"), wireGoneID("2"), wireGoneID("3")})
+	wantEvents(t, tr, "put:1", "put:2")
+	after := f.serve(t, lines(`{"op":"list","id":1}`))
+	rs := after.responses(t)
+	if len(rs) != 1 || strings.Count(string(rs[0].Result), `"ref":`) != 2 || !strings.Contains(string(rs[0].Result), "app/k1") || !strings.Contains(string(rs[0].Result), "app/k2") {
+		t.Errorf("the vault after the wire failed at the third put: %s, want k1 and k2", after.stdout)
+	}
+}
+
+// A client that sends writes and closes stdin at once gets every one
+// answered and committed, the last line too without its newline.
+func TestGroupStdinClosedMidGroup(t *testing.T) {
+	f := newFixture(t)
+	inR, inW := io.Pipe()
+	ls := puts(1, 20)
+	sent := lines(ls...) + `{"op":"put","ref":"arca://app/last","value":"l","id":21}`
+	go func() {
+		io.WriteString(inW, sent)
+		inW.Close()
+	}()
+	tr := f.session(t, sessionOpts{stdin: inR, sent: []byte(sent)})
+	var ws []want
+	for i := 1; i <= 21; i++ {
+		ws = append(ws, ok(fmt.Sprint(i)))
+	}
+	checkReplies(t, tr, ws)
+	after := f.serve(t, lines(`{"op":"list","id":1}`))
+	if rs := after.responses(t); len(rs) != 1 || strings.Count(string(rs[0].Result), `"ref":`) != 21 {
+		t.Errorf("after stdin closed: %s, want 21 records", after.stdout)
+	}
+}
+
+// A group never waits for input: a client that sends a write and waits
+// for its answer gets it, and the next.
+func TestGroupNeverWaitsForInput(t *testing.T) {
+	f := newFixture(t)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		defer inW.Close()
+		br := bufio.NewReader(outR)
+		for _, l := range puts(1, 3) {
+			if _, err := io.WriteString(inW, l+"\n"); err != nil {
+				done <- err
+				return
+			}
+			if _, err := br.ReadString('\n'); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	tr := f.session(t, sessionOpts{stdin: inR, stdout: outW})
+	outW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3")})
+	if n := f.spy.counted("commit"); n != 3 {
+		t.Errorf("%d commits for 3 writes sent one at a time, want 3", n)
+	}
+}

@@ -1,0 +1,141 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"errors"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+)
+
+// Group commit. A write (put, rotate, rm) starts a group, and the writes
+// right behind it that are already in the input join it: only lines
+// buffered whole, never a read that could block, so a client that sends
+// one write and waits is answered at once. The group ends at the first
+// line that is not a write that passes its own checks (that line is then
+// handled as ever, after the commit, so a read behind writes sees them
+// committed), at the end of what is buffered, at maxGroupWrites writes or
+// maxGroupBytes of their lines, or when the audit wire fails or the
+// session is being stopped.
+//
+// Every write of the group is run through ops on its own, in order, with
+// its own PDP decision and its own events (ops.Writes); they are
+// committed together, one rewrite and one fsync of the file vault, and
+// every write is answered after the commit, in order. A write that fails
+// fails alone; a commit that fails answers every write it held op_error,
+// with its second event.
+const (
+	maxGroupWrites = 1024
+	maxGroupBytes  = 4 << 20
+)
+
+// groupItem is one write of a group: its id (a copy: the line it came in
+// is gone by the commit), the audit seq before it ran, and how ops has it.
+type groupItem struct {
+	id  []byte
+	op  string
+	seq uint64
+	w   *ops.Written
+}
+
+// heldLine is a line the group read but did not take; the loop handles it
+// next.
+type heldLine struct {
+	line []byte
+	err  error
+}
+
+// handleLine answers one request line, and the writes behind it when it
+// is a write.
+func (s *session) handleLine(ctx context.Context, line []byte) {
+	req, ok := write(line)
+	if !ok {
+		s.handle(ctx, line)
+		return
+	}
+	s.handleWrites(ctx, req, len(line))
+}
+
+// handleWrites runs first and the writes behind it as one group.
+func (s *session) handleWrites(ctx context.Context, first request, size int) {
+	ws := s.svc.Writes()
+	var items []groupItem
+	defer s.recoverGroup(ws, &items)
+	s.addWrite(ctx, ws, &items, first)
+	for len(items) < s.maxGroup && size < maxGroupBytes && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
+		line, err := s.in.next()
+		if err == nil && blank(line) {
+			continue // a keep-alive: no reply, and no reason to end the group
+		}
+		req, ok := write(line)
+		if err != nil || !ok || size+len(line) > maxGroupBytes {
+			// The loop takes it after the commit. The line stays valid:
+			// nothing reads the input before then.
+			s.held = &heldLine{line, err}
+			break
+		}
+		size += len(line)
+		s.addWrite(ctx, ws, &items, req)
+	}
+	ws.Commit(ctx)
+	for i := range items {
+		s.answerWrite(&items[i])
+	}
+}
+
+// addWrite runs req through ops up to its commit.
+func (s *session) addWrite(ctx context.Context, ws *ops.Writes, items *[]groupItem, req request) {
+	req.id = bytes.Clone(req.id)
+	*items = append(*items, groupItem{id: req.id, op: req.op, seq: s.audit.Seq()})
+	it := &(*items)[len(*items)-1]
+	it.w = ws.Add(ctx, req.op, opsRequest(&req))
+	if it.w.Final() {
+		if _, err := it.w.Result(); errors.Is(err, ops.ErrAudit) {
+			s.w.broken = true // the group ends here; serve stops after it
+		}
+	}
+}
+
+// answerWrite queues the response of a write whose result is final.
+func (s *session) answerWrite(it *groupItem) {
+	v, err := it.w.Result()
+	var b []byte
+	if err == nil {
+		b, err = marshalResult(v)
+	}
+	if err != nil {
+		s.answerError(it.id, err)
+		return
+	}
+	s.out = appendOK(s.out[:0], it.id, b, v.Verdict())
+	s.w.respond(it.id, s.out)
+}
+
+// recoverGroup is recoverPanic for a group: the writes it holds uncommitted
+// fail with their second events, the write in hand is audited once, and
+// every write of the group is answered.
+func (s *session) recoverGroup(ws *ops.Writes, items *[]groupItem) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	const msg = "internal error while handling the request"
+	ws.Abort(msg)
+	for i := range *items {
+		it := &(*items)[i]
+		if it.w != nil && it.w.Final() {
+			s.answerWrite(it)
+			continue
+		}
+		if s.audit.Seq() == it.seq { // the write in hand wrote no event yet
+			ev := audit.Event{Event: "error", Op: it.op, Outcome: audit.Error, ID: idOrNull(it.id), Code: string(manifest.OpError), Message: msg}
+			if err := s.audit.Write(ev); err != nil {
+				return
+			}
+		}
+		s.out = appendError(s.out[:0], it.id, string(manifest.OpError), msg)
+		s.w.respond(it.id, s.out)
+	}
+}
