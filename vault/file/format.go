@@ -290,13 +290,14 @@ func (c *contents) reindex(slot, blob string, i int) {
 // merged in (sorted by slot, each slot at most once). sealed gives each
 // change's record, sealed and base64-encoded, or nil when the write drops
 // it; its buffer need only last until the next call. The first error, of
-// sealed or of w, stops the write.
-func writeVault(w io.Writer, c *contents, changes []change, sealed func(change) ([]byte, error)) error {
+// sealed or of w, stops the write. size is the size of the file it makes,
+// when known (0 when not): the write buffer is sized to it (writeBuffer).
+func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed func(change) ([]byte, error)) error {
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
 		return err
 	}
-	lw := lineWriter{bw: bufio.NewWriterSize(w, 64<<10)}
+	lw := lineWriter{bw: bufio.NewWriterSize(w, writeBuffer(size))}
 	lw.bw.WriteString(linePrefix)
 	lw.bw.Write(hb)
 	lw.bw.WriteString(lineSuffix)
@@ -319,6 +320,23 @@ func writeVault(w io.Writer, c *contents, changes []change, sealed func(change) 
 	}
 	lw.bw.WriteString("\n" + fileTrailer)
 	return lw.bw.Flush()
+}
+
+// Write buffer bounds: a file of up to maxWriteBuffer bytes goes out in
+// one write from a buffer of its own size, a larger one in writes of
+// maxWriteBuffer; minWriteBuffer when the size is not known.
+const (
+	minWriteBuffer = 4 << 10
+	maxWriteBuffer = 64 << 10
+)
+
+// writeBuffer is the size of the buffer a file of size bytes is written
+// through.
+func writeBuffer(size int64) int {
+	if size <= 0 {
+		return minWriteBuffer
+	}
+	return int(min(size, maxWriteBuffer))
 }
 
 // lineWriter writes record lines, a comma between two, and keeps the

@@ -60,7 +60,7 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 // replace writes c as the vault at dest, the target of the vault named
 // path, in place of a file of old bytes: writeTemp, then commit.
 func (o options) replace(dest, path string, c *contents, old int64) error {
-	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error { return writeVault(w, c, nil, nil) })
+	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error { return writeVault(w, c, nil, 0, nil) })
 	if errors.Is(err, errTooLarge) {
 		return o.tooLargeWrite(path)
 	} else if err != nil {
@@ -160,7 +160,7 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
-		return writeVault(w, &f.cur, changes, func(ch change) ([]byte, error) {
+		return writeVault(w, &f.cur, changes, size, func(ch change) ([]byte, error) {
 			h := ch.hexSlot()
 			slot := string(h[:])
 			var err error
