@@ -288,3 +288,16 @@ func TestGroupNeverWaitsForInput(t *testing.T) {
 		t.Errorf("%d commits for 3 writes sent one at a time, want 3", n)
 	}
 }
+
+// A group is bounded in time too: with a PDP that takes 60 ms a decision,
+// four pipelined writes are not one group (the file vault's lock would be
+// held for all four decisions), and each still lands.
+func TestGroupIsBoundedInTime(t *testing.T) {
+	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(`cat > /dev/null; sleep 0.06; echo '{"allow":true}'`)+"\ntimeout_ms = 3000\n")
+	in := lines(puts(1, 4)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4")})
+	if n := f.spy.counted("commit"); n < 2 {
+		t.Errorf("4 writes of 60 ms decisions each: %d commit, want the group cut at %v", n, maxGroupTime)
+	}
+}

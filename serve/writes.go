@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -17,8 +18,10 @@ import (
 // line that is not a write that passes its own checks (that line is then
 // handled as ever, after the commit, so a read behind writes sees them
 // committed), at the end of what is buffered, at maxGroupWrites writes or
-// maxGroupBytes of their lines, or when the audit wire fails or the
-// session is being stopped.
+// maxGroupBytes of their lines, once it has been open maxGroupTime (the
+// file vault's writer lock is held while the group's writes are decided,
+// a PDP call each), or when the audit wire fails or the session is being
+// stopped.
 //
 // Every write of the group is run through ops on its own, in order, with
 // its own PDP decision and its own events (ops.Writes); they are
@@ -29,6 +32,7 @@ import (
 const (
 	maxGroupWrites = 1024
 	maxGroupBytes  = 4 << 20
+	maxGroupTime   = 100 * time.Millisecond
 )
 
 // groupItem is one write of a group: its id (a copy: the line it came in
@@ -63,8 +67,10 @@ func (s *session) handleWrites(ctx context.Context, first request, size int) {
 	ws := s.svc.Writes()
 	var items []groupItem
 	defer s.recoverGroup(ws, &items)
+	start := time.Now()
 	s.addWrite(ctx, ws, &items, first)
-	for len(items) < s.maxGroup && size < maxGroupBytes && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
+	for len(items) < s.maxGroup && size < maxGroupBytes && time.Since(start) < maxGroupTime &&
+		!s.w.broken && ctx.Err() == nil && s.in.lineReady() {
 		line, err := s.in.next()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the group
