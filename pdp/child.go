@@ -31,18 +31,35 @@ type child struct {
 	reaped  bool // awaitExit reaped the child (not on Linux, which waits without)
 }
 
-// start spawns `shell -c script` in its own process group with env as its
-// whole environment, stderr on /dev/null, and body offered on its stdin.
+// start spawns `shell -c script` (see spawn) and offers body on its stdin.
 func start(shell, script string, env []string, body []byte) (*child, error) {
+	cmd, inW, outR, err := spawn(shell, script, env)
+	if err != nil {
+		return nil, err
+	}
+	c := &child{
+		cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR,
+		wrote: make(chan struct{}), readDone: make(chan struct{}), exited: make(chan struct{}),
+	}
+	go c.writeRequest(body)
+	go c.readVerdict()
+	go c.watchExit()
+	return c, nil
+}
+
+// spawn starts `shell -c script` in its own process group with env as its
+// whole environment and stderr on /dev/null, and returns arca's ends of its
+// stdin and stdout.
+func spawn(shell, script string, env []string) (*exec.Cmd, *os.File, *os.File, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, unreachable("cannot create pipe: " + err.Error())
+		return nil, nil, nil, unreachable("cannot create pipe: " + err.Error())
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
-		return nil, unreachable("cannot create pipe: " + err.Error())
+		return nil, nil, nil, unreachable("cannot create pipe: " + err.Error())
 	}
 	if env == nil {
 		env = []string{} // nil would hand the child arca's whole environment
@@ -59,16 +76,9 @@ func start(shell, script string, env []string, body []byte) (*child, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
-		return nil, unreachable("cannot start " + shell + ": " + err.Error())
+		return nil, nil, nil, unreachable("cannot start " + shell + ": " + err.Error())
 	}
-	c := &child{
-		cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR,
-		wrote: make(chan struct{}), readDone: make(chan struct{}), exited: make(chan struct{}),
-	}
-	go c.writeRequest(body)
-	go c.readVerdict()
-	go c.watchExit()
-	return c, nil
+	return cmd, inW, outR, nil
 }
 
 // writeRequest offers the request and closes stdin. A child that never reads

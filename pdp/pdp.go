@@ -132,11 +132,16 @@ type Verdict struct {
 	Obligations []string
 }
 
-// Config is how to run the PDP.
+// Config is how to run the PDP. Exec and URL exclude each other (the config
+// parser refuses both); New picks the Decider from them.
 type Config struct {
-	Exec    string        // run as: sh -c <Exec>
-	Timeout time.Duration // the whole decision, spawn to verdict
-	Environ []string      // the parent's environment (os.Environ()); only the allowlist reaches the child
+	Exec     string        // run as: sh -c <Exec>
+	Mode     string        // with Exec: ModeSpawn (or "") or ModePersistent
+	URL      string        // an HTTP PDP: http://<loopback>[:port]/path or unix:<socket path>
+	HTTPPath string        // with a unix: URL, the request path (see http.go)
+	API      string        // with URL: APIOPA or APIAuthZEN
+	Timeout  time.Duration // the whole decision, spawn (or request) to verdict
+	Environ  []string      // the parent's environment (os.Environ()); only the allowlist reaches the child
 }
 
 // Unreachable is why a PDP gave no usable verdict. Why is one short line

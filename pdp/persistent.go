@@ -1,0 +1,270 @@
+package pdp
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Persistent mode (Config.Mode = ModePersistent) starts `sh -c <Exec>` once
+// and keeps it: each decision writes the request to the child's stdin as
+// one JSON line, exactly as a spawned PDP gets it, and takes the next line
+// of its stdout as the verdict, parsed as strictly as a spawned PDP's
+// stdout. Nothing is cached: every decision is a request the child answers.
+//
+// Decisions may be asked concurrently: requests are written in the order
+// they take the write turn, and lines are matched to them in that order
+// (pipelined). serve asks one at a time, so it runs in lockstep.
+//
+// Bounds, per decision, as for a spawned PDP:
+//
+//   - Config.Timeout covers the decision from the moment it is asked: the
+//     wait for the write turn, the write, and the answer. A decision that
+//     misses it kills the child with its whole process group; every
+//     decision still waiting on that child is unreachable too.
+//   - A verdict line is at most MaxVerdict bytes before its newline; a
+//     longer one kills the child. arca holds one buffer of MaxVerdict+1.
+//   - The child's environment is Allowlist(cfg.Environ), its stderr
+//     /dev/null, its working directory the caller's.
+//
+// The child is retired (its group killed, its pipes closed, and it is
+// reaped) when it writes a line that is not a valid verdict, a line over
+// the cap, a line nobody asked for (before a request, or a second line for
+// the one request pending), when it exits or closes its stdout, when a
+// decision misses its deadline, and on Close. The decisions it owed are
+// unreachable; a child that fails between decisions makes the next one
+// unreachable with the reason. The next decision after that starts a fresh
+// child, unless it comes within the backoff (see backoff), in which case it
+// is unreachable at once without starting anything.
+//
+// A line that arrives while a request is pending is that request's answer:
+// the protocol carries no request id (the request and verdict are the exec
+// PDP's), so a child that writes an extra line slowly is caught only when
+// the line arrives with nothing pending.
+type persistent struct {
+	cfg   Config
+	shell string
+	now   func() time.Time
+
+	turn chan struct{} // the write turn: one writer at a time, in request order
+
+	mu        sync.Mutex
+	cur       *proc // nil: none running
+	closed    bool
+	owed      string    // why the last child failed between decisions; the next decision reports it
+	failures  int       // consecutive failures since the last verdict
+	notBefore time.Time // no child starts before this
+	lastWhy   string    // why the last child was retired
+
+	onStart func(pgid int) // tests: told each child's group id; nil otherwise
+}
+
+// Backoff between restarts: after n consecutive failures no child starts
+// for backoffBase·2^(n-1), at most backoffMax. A verdict resets it.
+const (
+	backoffBase = 20 * time.Millisecond
+	backoffMax  = 2 * time.Second
+)
+
+// backoff is how long to wait before starting a child after n consecutive
+// failures.
+func backoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	d := backoffBase
+	for i := 1; i < n && d < backoffMax; i++ {
+		d *= 2
+	}
+	return min(d, backoffMax)
+}
+
+func newPersistent(cfg Config, shell string) *persistent {
+	return &persistent{cfg: cfg, shell: shell, now: time.Now, turn: make(chan struct{}, 1)}
+}
+
+// result is what a waiting decision gets: a verdict, or why there is none.
+type result struct {
+	v   Verdict
+	why string
+}
+
+// waiter is one decision waiting for its line.
+type waiter struct{ ch chan result } // buffered: exactly one send
+
+// Decide asks the running child, starting one if none runs.
+func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
+	if d.cfg.Timeout <= 0 {
+		return Verdict{}, unreachable("timeout must be positive")
+	}
+	if ctx.Err() != nil {
+		return Verdict{}, unreachable(doneWhy(ctx, d.cfg.Timeout))
+	}
+	body, err := encodeRequest(req)
+	if err != nil {
+		return Verdict{}, err
+	}
+	dctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	defer cancel()
+	select {
+	case d.turn <- struct{}{}:
+	case <-dctx.Done():
+		return Verdict{}, unreachable(doneWhy(ctx, d.cfg.Timeout))
+	}
+	p, w, why := d.enqueue()
+	if why != "" {
+		<-d.turn
+		return Verdict{}, unreachable(why)
+	}
+	deadline, _ := dctx.Deadline()
+	p.stdin.SetWriteDeadline(deadline)
+	p.stdin.Write(body) // a failed write leaves the answer to the exit watcher or the deadline
+	<-d.turn
+	select {
+	case r := <-w.ch:
+		if r.why != "" {
+			return Verdict{}, unreachable(r.why)
+		}
+		d.answered()
+		return r.v, nil
+	case <-dctx.Done():
+		why := doneWhy(ctx, d.cfg.Timeout)
+		d.drop(p, w)
+		d.retire(p, why, true)
+		return Verdict{}, unreachable(why)
+	}
+}
+
+// enqueue returns the running child (starting one when none runs and the
+// backoff allows) with a new waiter at the end of its queue, or why the
+// decision cannot be asked.
+func (d *persistent) enqueue() (*proc, *waiter, string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.closed:
+		return nil, nil, "pdp is closed"
+	case d.owed != "":
+		why := d.owed
+		d.owed = ""
+		return nil, nil, why
+	}
+	if d.cur == nil {
+		if d.now().Before(d.notBefore) {
+			return nil, nil, "backing off after a failure (" + d.lastWhy + ")"
+		}
+		p, err := d.startProc()
+		if err != nil {
+			d.failedLocked(err.(*Unreachable).Why)
+			return nil, nil, err.(*Unreachable).Why
+		}
+		d.cur = p
+	}
+	w := &waiter{ch: make(chan result, 1)}
+	d.cur.pending = append(d.cur.pending, w)
+	return d.cur, w, ""
+}
+
+// answered records a verdict: the child works, so the backoff starts over.
+func (d *persistent) answered() {
+	d.mu.Lock()
+	d.failures = 0
+	d.mu.Unlock()
+}
+
+// failedLocked counts a failure and sets the backoff. d.mu is held.
+func (d *persistent) failedLocked(why string) {
+	d.failures++
+	d.lastWhy = why
+	d.notBefore = d.now().Add(backoff(d.failures))
+}
+
+// Close retires the running child, failing the decisions it owed, and
+// returns once it is reaped. Decisions after Close are unreachable.
+func (d *persistent) Close() error {
+	d.mu.Lock()
+	d.closed = true
+	p := d.cur
+	d.mu.Unlock()
+	if p != nil {
+		d.retire(p, "pdp is closed", true)
+		<-p.done
+	}
+	return nil
+}
+
+// drop takes w off p's queue: its decision gave up waiting.
+func (d *persistent) drop(p *proc, w *waiter) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, x := range p.pending {
+		if x == w {
+			p.pending = append(p.pending[:i:i], p.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// retire ends p once: it stops being the running child, the decisions it
+// owed get why, and its group is killed and its pipes closed (the exit
+// watcher reaps it). told says a decision has already been given why;
+// otherwise a child retired with nothing pending leaves why owed to the
+// next decision.
+func (d *persistent) retire(p *proc, why string, told bool) {
+	d.mu.Lock()
+	if p.retired {
+		d.mu.Unlock()
+		return
+	}
+	p.retired = true
+	pending := p.pending
+	p.pending = nil
+	if d.cur == p {
+		d.cur = nil
+		if !d.closed {
+			d.failedLocked(why)
+			if len(pending) == 0 && !told {
+				d.owed = why
+			}
+		}
+	}
+	if !p.reaping {
+		p.kill() // under d.mu: the watcher cannot reap until it has the lock
+	}
+	d.mu.Unlock()
+	p.stdin.Close()
+	p.stdout.Close()
+	for _, w := range pending {
+		w.ch <- result{why: why}
+	}
+}
+
+// deliver hands line to the oldest pending decision. more says whether the
+// child had written anything past it. It reports whether p is still in
+// service.
+func (d *persistent) deliver(p *proc, line []byte, more bool) bool {
+	v, why := parseVerdict(line)
+	d.mu.Lock()
+	if p.retired {
+		d.mu.Unlock()
+		return false
+	}
+	if len(p.pending) == 0 {
+		d.mu.Unlock()
+		d.retire(p, "wrote a line with no request pending", false)
+		return false
+	}
+	w := p.pending[0]
+	p.pending = p.pending[1:]
+	if why == "" && more && len(p.pending) == 0 {
+		why = "answered out of turn: more than one line for one request"
+	}
+	d.mu.Unlock()
+	if why != "" {
+		w.ch <- result{why: why}
+		d.retire(p, why, true)
+		return false
+	}
+	w.ch <- result{v: v}
+	return true
+}

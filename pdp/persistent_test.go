@@ -1,0 +1,431 @@
+package pdp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// answerAll answers every request line with an allow whose reason is the
+// child's pid, so a test can tell whether one child answered them all.
+const answerAll = `while read l; do echo "{\"allow\":true,\"reason\":\"$$\"}"; done`
+
+// step is one decision of a persistent row.
+type step struct {
+	req      Request  // zero: getReq
+	want     *Verdict // nil: unreachable
+	why      string   // phrase the Why must contain when unreachable
+	samePID  bool     // want.Reason is the pid of the child that answered the step before
+	awaitOwe bool     // first wait until the child has failed between decisions
+}
+
+type prow struct {
+	name    string
+	exec    string
+	timeout time.Duration // zero: quick
+	shell   string        // zero: "sh"
+	environ []string      // nil: testEnviron()
+	steps   []step
+}
+
+func okStep() step             { return step{want: allow("")} }
+func failStep(why string) step { return step{why: why} }
+
+// prows lists every way a persistent PDP can answer, fail or lie. Each row
+// runs on a fresh decider whose backoff never delays a restart.
+func prows() []prow {
+	putReq := getReq
+	putReq.Op = "put"
+	gateLine := `while read l; do case $l in *'"op":"get"'*) echo '{"allow":true,"reason":"get is fine"}';; ` +
+		`*) echo '{"allow":false,"reason":"only get"}';; esac; done`
+	padLine := func(n int) string {
+		return `while read l; do printf '{"allow":true}'; head -c ` + strconv.Itoa(n-len(`{"allow":true}`)) +
+			` /dev/zero | tr '\0' ' '; echo; done`
+	}
+	loop := func(body string) string { return `while read l; do ` + body + `; done` }
+	return []prow{
+		// Honest answers.
+		{name: "one child answers every decision", exec: answerAll,
+			steps: []step{{want: allow("")}, {samePID: true}, {samePID: true}}},
+		{name: "reads each request", exec: gateLine,
+			steps: []step{{want: allow("get is fine")}, {req: putReq, want: deny("only get")}, {want: allow("get is fine")}}},
+		{name: "obligations", exec: loop(`echo '{"allow":true,"reason":"ok","obligations":["log","mfa"]}'`),
+			steps: []step{{want: allow("ok", "log", "mfa")}}},
+		{name: "verdict line exactly at the cap", exec: padLine(MaxVerdict), steps: []step{okStep(), okStep()}},
+		{name: "floods stderr", exec: loop(`head -c 1048576 /dev/zero >&2; echo '{"allow":true}'`), steps: []step{okStep()}},
+		{name: "stderr is /dev/null", exec: loop(`if [ "$(readlink /proc/$$/fd/2)" = /dev/null ]; then echo '{"allow":true}'; ` +
+			`else echo '{"allow":false}'; fi`), steps: []step{okStep()}},
+		{name: "environment is the allowlist", environ: append(testEnviron(), "ARCA_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y"),
+			exec: loop(`if [ -z "$ARCA_TOKEN$AWS_SECRET_ACCESS_KEY" ] && [ -n "$PATH" ]; then echo '{"allow":true}'; ` +
+				`else echo '{"allow":false}'; fi`), steps: []step{okStep()}},
+		{name: "a 64 KiB request is one line", exec: loop(`echo "{\"allow\":true,\"reason\":\"${#l}\"}"`),
+			steps: []step{{req: bigReq(), want: allow(strconv.Itoa(len(mustEncode(bigReq())) - 1))}}},
+
+		// Hangs and deadlines.
+		{name: "hangs", exec: loop(`sleep 30`), timeout: short,
+			steps: []step{failStep("timed out after 300ms"), failStep("timed out after 300ms")}},
+		{name: "never reads a 64 KiB request", exec: `sleep 30`, timeout: short, steps: []step{{req: bigReq(), why: "timed out"}}},
+		{name: "hangs with a grandchild", exec: `sleep 30 & ` + loop(`sleep 30`), timeout: short,
+			steps: []step{failStep("timed out")}},
+		{name: "answers once, then hangs", exec: `read l; echo '{"allow":true}'; ` + loop(`sleep 30`), timeout: short,
+			steps: []step{okStep(), failStep("timed out after 300ms"), okStep()}},
+
+		// Floods and garbage: the child is restarted for the next decision.
+		{name: "verdict line one byte over the cap", exec: padLine(MaxVerdict + 1),
+			steps: []step{failStep("verdict larger than 65536 bytes"), failStep("verdict larger than 65536 bytes")}},
+		{name: "floods stdout without a newline", exec: `head -c 200000 /dev/zero`,
+			steps: []step{failStep("verdict larger than 65536 bytes")}},
+		{name: "floods stdout with yes", exec: `yes`, steps: []step{failStep("verdict is not JSON")}},
+		{name: "garbage", exec: loop(`echo 'allow: yes'`), steps: []step{failStep("verdict is not JSON"), failStep("verdict is not JSON")}},
+		{name: "an empty line", exec: loop(`echo`), steps: []step{failStep("verdict is empty")}},
+		{name: "an array", exec: loop(`echo '[{"allow":true}]'`), steps: []step{failStep("verdict is not a JSON object")}},
+		{name: "two objects on one line", exec: loop(`echo '{"allow":false}{"allow":true}'`),
+			steps: []step{failStep("verdict has data after the JSON object")}},
+		{name: "allow as a string", exec: loop(`echo '{"allow":"true"}'`), steps: []step{failStep("verdict has no boolean allow")}},
+		{name: "allow twice", exec: loop(`echo '{"allow":false,"allow":true}'`), steps: []step{failStep("verdict repeats key allow")}},
+
+		// Out of turn.
+		{name: "two lines for one request", exec: loop(`printf '{"allow":true}\n{"allow":true}\n'`),
+			steps: []step{failStep("answered out of turn"), failStep("answered out of turn")}},
+		{name: "a line nobody asked for", exec: `read l; echo '{"allow":true}'; sleep 0.05; echo '{"allow":true}'; ` + answerAll,
+			steps: []step{okStep(), {awaitOwe: true, why: "wrote a line with no request pending"}, okStep()}},
+
+		// Exits.
+		{name: "exits without answering", exec: `read l; exit 3`,
+			steps: []step{failStep("exited with status 3"), failStep("exited with status 3")}},
+		{name: "exits at once", exec: `exit 4`, steps: []step{failStep("exited with status 4")}},
+		{name: "answers, then exits", exec: `read l; echo '{"allow":true}'; exit 0`,
+			steps: []step{okStep(), {awaitOwe: true, why: "exited with status 0"}, okStep()}},
+		{name: "answers, then exits leaving a grandchild on stdout", exec: `read l; echo '{"allow":true}'; sleep 30 & exit 0`,
+			steps: []step{okStep(), {awaitOwe: true, why: "exited with status 0"}}},
+		{name: "kills itself", exec: `read l; kill -9 $$`, steps: []step{failStep("killed by signal 9")}},
+		{name: "closes stdout and keeps running", exec: `exec >&-; sleep 30`, steps: []step{failStep("closed its stdout")}},
+		{name: "command not found", exec: `arca-no-such-pdp-command`, steps: []step{failStep("exited with status 127")}},
+		{name: "shell cannot start", exec: answerAll, shell: "/nonexistent/sh",
+			steps: []step{failStep("cannot start"), failStep("cannot start")}},
+	}
+}
+
+func mustEncode(r Request) []byte {
+	b, err := encodeRequest(r)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestPersistentRows(t *testing.T) {
+	for _, r := range prows() {
+		t.Run(r.name, func(t *testing.T) { r.check(t) })
+	}
+}
+
+// groups collects the process group of every child a decider starts.
+type groups struct {
+	mu   sync.Mutex
+	ids  []int
+	last int
+}
+
+func (g *groups) started(pgid int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ids = append(g.ids, pgid)
+}
+
+func (g *groups) all() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]int(nil), g.ids...)
+}
+
+// newTestPersistent is a persistent decider over shell whose backoff never
+// delays (its clock jumps past every backoff), recording its children.
+func newTestPersistent(cfg Config, shell string) (*persistent, *groups) {
+	d := newPersistent(cfg, shell)
+	var g groups
+	d.onStart = g.started
+	clock := time.Now()
+	d.now = func() time.Time { // called under d.mu only
+		clock = clock.Add(time.Hour)
+		return clock
+	}
+	return d, &g
+}
+
+func (r prow) check(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
+	if r.timeout == 0 {
+		r.timeout = quick
+	}
+	if r.shell == "" {
+		r.shell = "sh"
+	}
+	if r.environ == nil {
+		r.environ = testEnviron()
+	}
+	d, g := newTestPersistent(Config{Exec: r.exec, Mode: ModePersistent, Timeout: r.timeout, Environ: r.environ}, r.shell)
+	prevReason := ""
+	for i, s := range r.steps {
+		if s.awaitOwe {
+			awaitOwed(t, d)
+		}
+		req := s.req
+		if req == (Request{}) {
+			req = getReq
+		}
+		t0 := time.Now()
+		v, err := d.Decide(context.Background(), req)
+		elapsed := time.Since(t0)
+		if elapsed >= r.timeout+margin {
+			t.Errorf("step %d took %v with a %v timeout", i, elapsed, r.timeout)
+		}
+		switch {
+		case s.samePID:
+			if err != nil || !v.Allow || v.Reason != prevReason {
+				t.Fatalf("step %d: verdict %+v, err %v; want an allow from child %s", i, v, err, prevReason)
+			}
+		case s.want != nil:
+			if err != nil {
+				t.Fatalf("step %d: err = %v, want %+v", i, err, *s.want)
+			}
+			want := *s.want
+			if r.exec == answerAll || strings.HasSuffix(r.exec, answerAll) {
+				want.Reason = v.Reason // the pid
+			}
+			if !reflect.DeepEqual(v, want) {
+				t.Fatalf("step %d: verdict = %+v, want %+v", i, v, want)
+			}
+		default:
+			wantUnreachable(t, err, s.why)
+			if !reflect.DeepEqual(v, Verdict{}) {
+				t.Errorf("step %d: unreachable decision returned verdict %+v", i, v)
+			}
+		}
+		prevReason = v.Reason
+	}
+	d.Close()
+	if r.shell == "sh" {
+		for _, pgid := range g.all() {
+			wantGroupGone(t, pgid)
+		}
+	}
+	wantGoroutinesBack(t, goroutines)
+}
+
+// awaitOwed waits until d's child has failed between decisions.
+func awaitOwed(t *testing.T, d *persistent) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		d.mu.Lock()
+		owed := d.owed
+		d.mu.Unlock()
+		if owed != "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child did not fail between decisions")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestPersistentBackoff: a child that keeps failing is restarted only once
+// its backoff has passed, and the backoff doubles up to its bound.
+func TestPersistentBackoff(t *testing.T) {
+	starts := filepath.Join(t.TempDir(), "starts")
+	d, _ := newTestPersistent(Config{Exec: "echo x >> " + sq(starts) + "; read l; exit 3", Timeout: quick, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	clock := time.Now()
+	d.now = func() time.Time { return clock }
+	count := func() int {
+		b, _ := os.ReadFile(starts)
+		return strings.Count(string(b), "x")
+	}
+	decide := func(why string, wantStarts int) {
+		t.Helper()
+		_, err := d.Decide(context.Background(), getReq)
+		wantUnreachable(t, err, why)
+		if got := count(); got != wantStarts {
+			t.Fatalf("%d children started, want %d", got, wantStarts)
+		}
+	}
+	decide("exited with status 3", 1)
+	decide("backing off after a failure (exited with status 3)", 1)
+	clock = clock.Add(backoffBase - time.Millisecond)
+	decide("backing off", 1)
+	clock = clock.Add(time.Millisecond)
+	decide("exited with status 3", 2)
+	clock = clock.Add(backoffBase) // the second backoff is twice the first
+	decide("backing off", 2)
+	clock = clock.Add(backoffBase)
+	decide("exited with status 3", 3)
+}
+
+func TestBackoffIsBounded(t *testing.T) {
+	want := []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond}
+	for n, w := range want {
+		if got := backoff(n); got != w {
+			t.Errorf("backoff(%d) = %v, want %v", n, got, w)
+		}
+	}
+	for _, n := range []int{8, 9, 30, 64, 1 << 20} {
+		if got := backoff(n); got != backoffMax {
+			t.Errorf("backoff(%d) = %v, want the bound %v", n, got, backoffMax)
+		}
+	}
+}
+
+// TestPersistentBackoffResets: a verdict clears the failures, so the next
+// failure waits the first backoff again.
+func TestPersistentBackoffResets(t *testing.T) {
+	d, _ := newTestPersistent(Config{Exec: `read l; echo '{"allow":true}'; read l; exit 3`, Timeout: quick, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	for i := range 3 {
+		if _, err := d.Decide(context.Background(), getReq); err != nil {
+			t.Fatalf("round %d: first decision: %v", i, err)
+		}
+		if _, err := d.Decide(context.Background(), getReq); err == nil {
+			t.Fatalf("round %d: second decision allowed", i)
+		}
+		d.mu.Lock()
+		failures := d.failures
+		d.mu.Unlock()
+		if failures != 1 {
+			t.Fatalf("round %d: %d failures counted, want 1", i, failures)
+		}
+	}
+}
+
+// TestPersistentPipelined: decisions asked at once are answered in order
+// by one child, each with its own request's verdict.
+func TestPersistentPipelined(t *testing.T) {
+	gateLine := `while read l; do case $l in *'"actor":"agent:a'*) echo "{\"allow\":true,\"reason\":\"$$\"}";; ` +
+		`*) echo "{\"allow\":false,\"reason\":\"$$\"}";; esac; done`
+	d, g := newTestPersistent(Config{Exec: gateLine, Timeout: quick, Environ: testEnviron()}, "sh")
+	const n = 200
+	var wg sync.WaitGroup
+	errs := make(chan string, n)
+	for i := range n {
+		wg.Go(func() {
+			req := getReq
+			req.Actor = "agent:b" + strconv.Itoa(i)
+			if i%2 == 0 {
+				req.Actor = "agent:a" + strconv.Itoa(i)
+			}
+			v, err := d.Decide(context.Background(), req)
+			if err != nil || v.Allow != (i%2 == 0) {
+				errs <- req.Actor + ": " + strconv.FormatBool(v.Allow) + " " + errString(err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if ids := g.all(); len(ids) != 1 {
+		t.Errorf("%d children started, want 1", len(ids))
+	}
+	d.Close()
+	for _, pgid := range g.all() {
+		wantGroupGone(t, pgid)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// TestPersistentDeadlineFailsThePipeline: when one decision misses its
+// deadline the child is killed, and every decision waiting on it fails.
+func TestPersistentDeadlineFailsThePipeline(t *testing.T) {
+	d, g := newTestPersistent(Config{Exec: `while read l; do sleep 30; done`, Timeout: short, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() {
+			t0 := time.Now()
+			_, err := d.Decide(context.Background(), getReq)
+			wantUnreachable(t, err, "timed out")
+			if el := time.Since(t0); el >= short+margin {
+				t.Errorf("decision took %v with a %v timeout", el, short)
+			}
+		})
+	}
+	wg.Wait()
+	for _, pgid := range g.all() {
+		wantGroupGone(t, pgid)
+	}
+}
+
+// TestPersistentCancel: a cancelled ctx ends the decision and kills the
+// child, as serve's stop does.
+func TestPersistentCancel(t *testing.T) {
+	d, g := newTestPersistent(Config{Exec: `while read l; do sleep 30; done`, Timeout: quick, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := d.Decide(ctx, getReq)
+	wantUnreachable(t, err, "cancelled: context canceled")
+	for _, pgid := range g.all() {
+		wantGroupGone(t, pgid)
+	}
+	_, err = d.Decide(ctx, getReq)
+	wantUnreachable(t, err, "cancelled")
+}
+
+// TestPersistentClose: Close fails the decision in flight, kills the child
+// and refuses later decisions.
+func TestPersistentClose(t *testing.T) {
+	goroutines := runtime.NumGoroutine()
+	d, g := newTestPersistent(Config{Exec: `while read l; do sleep 30; done`, Timeout: quick, Environ: testEnviron()}, "sh")
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.Decide(context.Background(), getReq)
+		done <- err
+	}()
+	for len(g.all()) == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	d.Close()
+	wantUnreachable(t, <-done, "pdp is closed")
+	_, err := d.Decide(context.Background(), getReq)
+	wantUnreachable(t, err, "pdp is closed")
+	wantGroupGone(t, g.all()[0])
+	wantGoroutinesBack(t, goroutines)
+}
+
+func TestPersistentTimeoutMustBePositive(t *testing.T) {
+	d, g := newTestPersistent(Config{Exec: answerAll, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	_, err := d.Decide(context.Background(), getReq)
+	wantUnreachable(t, err, "timeout must be positive")
+	if len(g.all()) != 0 {
+		t.Error("a child started")
+	}
+}
+
+// TestNewPicksTheMode: New gives a spawner by default and a persistent
+// child for mode persistent.
+func TestNewPicksTheMode(t *testing.T) {
+	for _, mode := range []string{"", ModeSpawn, ModePersistent} {
+		d := New(Config{Exec: answerAll, Mode: mode, Timeout: quick, Environ: testEnviron()})
+		_, persistent := d.(*persistent)
+		if persistent != (mode == ModePersistent) {
+			t.Errorf("mode %q: got %T", mode, d)
+		}
+		d.Close()
+	}
+}

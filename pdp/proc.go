@@ -1,0 +1,120 @@
+package pdp
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// proc is one persistent child. Two goroutines serve it: the line reader
+// (read) and the exit watcher (watch), which alone reaps the child.
+type proc struct {
+	cmd    *exec.Cmd
+	pgid   int      // the child's pid, which leads its process group
+	stdin  *os.File // arca's write end of the child's stdin
+	stdout *os.File // arca's read end of the child's stdout
+
+	// Guarded by the decider's mu.
+	pending []*waiter // decisions written and not yet answered, oldest first
+	retired bool      // retire ran: no decision is sent to it any more
+	reaping bool      // the watcher is reaping it: its group id may be reused, send no signal
+
+	readDone chan struct{} // the reader returned
+	exited   chan struct{} // the child exited (not yet reaped on Linux)
+	done     chan struct{} // the watcher returned: the child is reaped
+}
+
+// exitGrace is how long the reader waits, at end of file, for the child to
+// exit (so that the exit status names the cause), and the watcher, at the
+// exit, for the reader to take the lines the child wrote before it.
+const exitGrace = 200 * time.Millisecond
+
+// startProc spawns the child and its two goroutines.
+func (d *persistent) startProc() (*proc, error) {
+	cmd, inW, outR, err := spawn(d.shell, d.cfg.Exec, Allowlist(d.cfg.Environ))
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{cmd: cmd, pgid: cmd.Process.Pid, stdin: inW, stdout: outR,
+		readDone: make(chan struct{}), exited: make(chan struct{}), done: make(chan struct{})}
+	if d.onStart != nil {
+		d.onStart(p.pgid)
+	}
+	go d.read(p)
+	go d.watch(p)
+	return p, nil
+}
+
+// kill sends SIGKILL to the child's whole group, and to the child by pid in
+// case it left the group. Only before the child is reaped.
+func (p *proc) kill() {
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.cmd.Process.Kill()
+}
+
+// read takes the child's stdout line by line, each at most MaxVerdict
+// bytes before its newline, into one buffer that never grows.
+func (d *persistent) read(p *proc) {
+	defer close(p.readDone)
+	br := bufio.NewReaderSize(p.stdout, MaxVerdict+1)
+	for {
+		line, err := br.ReadSlice('\n')
+		switch {
+		case err == bufio.ErrBufferFull:
+			d.retire(p, "verdict larger than "+strconv.Itoa(MaxVerdict)+" bytes", false)
+			return
+		case err != nil: // end of file, or retire closed the pipe
+			d.ended(p)
+			return
+		}
+		if !d.deliver(p, line[:len(line)-1], br.Buffered() > 0) {
+			return
+		}
+	}
+}
+
+// ended handles the end of the child's stdout: an exit is the watcher's to
+// report, with its status; a child that closed stdout and still runs is
+// retired.
+func (d *persistent) ended(p *proc) {
+	t := time.NewTimer(exitGrace)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+	case <-t.C:
+		d.retire(p, "closed its stdout", false)
+	}
+}
+
+// watch waits for the child to exit, lets the reader take what it wrote
+// before, kills what is left of its group, reaps it and retires it with its
+// exit status.
+func (d *persistent) watch(p *proc) {
+	defer close(p.done)
+	reaped := awaitExit(p.cmd)
+	close(p.exited)
+	t := time.NewTimer(exitGrace)
+	select {
+	case <-p.readDone:
+	case <-t.C:
+	}
+	t.Stop()
+	d.mu.Lock()
+	if !p.reaping {
+		p.kill()
+		p.reaping = true
+	}
+	d.mu.Unlock()
+	if !reaped {
+		p.cmd.Wait()
+	}
+	why := exitProblem(p.cmd.ProcessState)
+	if why == "" {
+		why = "exited with status 0"
+	}
+	d.retire(p, why, false)
+	<-p.readDone
+}
