@@ -23,11 +23,15 @@ const (
 	APIAuthZEN = "authzen" // OpenID AuthZEN 1.0 access evaluation
 )
 
-// New returns the Decider cfg describes: a persistent child when cfg.Mode
-// is ModePersistent, and otherwise one spawn per decision. It starts
-// nothing: a persistent child starts at the first decision.
+// New returns the Decider cfg describes: an HTTP client when cfg.URL is
+// set, a persistent child when cfg.Mode is ModePersistent, and otherwise
+// one spawn per decision. It starts nothing: a persistent child starts at
+// the first decision, a connection at the first request. A URL that
+// EndpointProblem refuses makes every decision unreachable.
 func New(cfg Config) Decider {
 	switch {
+	case cfg.URL != "":
+		return newHTTP(cfg)
 	case cfg.Mode == ModePersistent:
 		return newPersistent(cfg, "sh")
 	}

@@ -1,0 +1,145 @@
+package pdp
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// AuthZEN 1.0 access evaluation (api authzen). The request maps arca's:
+//
+//	{"subject":  {"type":"actor","id":<actor>,"properties":{"attestation":<attestation>}},
+//	 "action":   {"name":<op>},
+//	 "resource": {"type":"secret","id":<ns/name>,"properties":{"env":<env>}}}
+//
+// subject.id is "" when the request claims no actor, and properties is
+// left out without an attestation. list and check name no secret: their
+// resource is {"type":"env","id":<env>,"properties":{"env":<env>}}. The
+// request carries no context.
+//
+// The response is {"decision": <boolean>, "context": {…}}; decision is
+// required and must be a JSON boolean. From context, when present (it must
+// be an object):
+//
+//   - reason, a string, is the verdict's reason;
+//   - failing that, reason_user — AuthZEN's Reason Field, an object of
+//     strings keyed by language — gives the reason: its "en" entry, else the
+//     entry of the first key in byte order. reason_admin is never used: the
+//     specification says it must not reach the user, and a verdict's reason
+//     reaches the client;
+//   - obligations, an array of strings, are the verdict's obligations.
+//
+// Any of these of another type makes the response unusable. Other keys of
+// the response and of context are ignored; decision, context, reason,
+// reason_user or obligations given twice is refused.
+
+type azEntity struct {
+	Type       string            `json:"type"`
+	ID         string            `json:"id"`
+	Properties map[string]string `json:"properties,omitempty"`
+}
+
+type azAction struct {
+	Name string `json:"name"`
+}
+
+type azRequest struct {
+	Subject  azEntity `json:"subject"`
+	Action   azAction `json:"action"`
+	Resource azEntity `json:"resource"`
+}
+
+func encodeAuthZEN(req Request) ([]byte, error) {
+	r := azRequest{
+		Subject:  azEntity{Type: "actor", ID: req.Actor},
+		Action:   azAction{Name: req.Op},
+		Resource: azEntity{Type: "secret", ID: req.Ref, Properties: map[string]string{"env": req.Env}},
+	}
+	if req.Attestation != "" {
+		r.Subject.Properties = map[string]string{"attestation": req.Attestation}
+	}
+	if req.Ref == "" {
+		r.Resource.Type, r.Resource.ID = "env", req.Env
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return nil, unreachable("cannot encode request")
+	}
+	return buf.Bytes(), nil
+}
+
+func parseAuthZEN(b []byte) (Verdict, string) {
+	m, why := members(b, "authzen response", "decision", "context")
+	if why != "" {
+		return Verdict{}, why
+	}
+	var v Verdict
+	switch string(m[0]) {
+	case "true":
+		v.Allow = true
+	case "false":
+	default:
+		return Verdict{}, "authzen response has no boolean decision"
+	}
+	if m[1] == nil {
+		return v, ""
+	}
+	if m[1][0] != '{' {
+		return Verdict{}, "authzen context is not a JSON object"
+	}
+	c, why := objectMembers(m[1], "authzen context", []string{"reason", "reason_user", "obligations"})
+	if why != "" {
+		return Verdict{}, why
+	}
+	if v.Reason, why = azReason(c[0], c[1]); why != "" {
+		return Verdict{}, why
+	}
+	if c[2] != nil {
+		obs, ok := jsonStrings(c[2])
+		if !ok {
+			return Verdict{}, "authzen context obligations is not an array of strings"
+		}
+		v.Obligations = obs
+	}
+	return v, ""
+}
+
+// azReason is the verdict's reason from context's reason or reason_user.
+func azReason(reason, reasonUser json.RawMessage) (string, string) {
+	if reason != nil {
+		s, ok := jsonString(reason)
+		if !ok {
+			return "", "authzen context reason is not a string"
+		}
+		return s, ""
+	}
+	if reasonUser == nil {
+		return "", ""
+	}
+	var field map[string]json.RawMessage
+	if reasonUser[0] != '{' || json.Unmarshal(reasonUser, &field) != nil {
+		return "", "authzen context reason_user is not an object of strings"
+	}
+	texts := make(map[string]string, len(field))
+	for k, raw := range field {
+		s, ok := jsonString(raw)
+		if !ok {
+			return "", "authzen context reason_user is not an object of strings"
+		}
+		texts[k] = s
+	}
+	if s, ok := texts["en"]; ok {
+		return s, ""
+	}
+	keys := make([]string, 0, len(texts))
+	for k := range texts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if len(keys) == 0 {
+		return "", ""
+	}
+	return texts[keys[0]], ""
+}
