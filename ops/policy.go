@@ -3,7 +3,6 @@ package ops
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -36,12 +35,11 @@ func PolicyOf(err error) *audit.Policy {
 // unreachable even with allow_on_error: the PDP did not fail, it was not
 // let finish, and a stopping serve must not run an op nobody allowed.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
-	p := s.cfg.Serve.PDP
-	if op, _ := manifest.Op(c.op); !s.consultPDP || p == nil || !op.ConsultsPDP {
+	if op, _ := manifest.Op(c.op); s.decider == nil || !op.ConsultsPDP {
 		return nil
 	}
-	v, err := pdp.Decide(ctx, pdp.Config{Exec: p.Exec, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: s.environ},
-		pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: c.env, Ref: c.ev.Ref})
+	p := s.cfg.Serve.PDP
+	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: c.env, Ref: c.ev.Ref})
 	var u *pdp.Unreachable
 	switch {
 	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:

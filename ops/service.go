@@ -17,6 +17,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
+	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -54,13 +55,12 @@ type Options struct {
 // Service runs operations. It is safe for concurrent use and keeps the
 // vaults it opened open until Close.
 type Service struct {
-	cfg        *Config
-	audit      *audit.Writer
-	now        func() time.Time
-	ctxEnv     string
-	consultPDP bool
-	environ    []string
-	backends   Backends
+	cfg      *Config
+	audit    *audit.Writer
+	now      func() time.Time
+	ctxEnv   string
+	backends Backends
+	decider  pdp.Decider // [serve.pdp] when ConsultPDP; nil: no PDP is consulted
 
 	mu     sync.Mutex
 	stores map[string]vault.Store // by vault name
@@ -75,14 +75,24 @@ func New(o Options) *Service {
 	if o.Backends == nil {
 		o.Backends = noBackends{}
 	}
-	return &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, consultPDP: o.ConsultPDP, environ: o.Environ, backends: o.Backends, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
+		p := o.Config.Serve.PDP
+		s.decider = pdp.New(pdp.Config{Exec: p.Exec, Mode: p.Mode, URL: p.URL, HTTPPath: p.HTTPPath, API: p.API,
+			Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: o.Environ})
+	}
+	return s
 }
 
-// Close closes every vault the service opened.
+// Close closes every vault the service opened, and ends the PDP it kept
+// running (a persistent child, idle connections to a policy server).
 func (s *Service) Close() error {
+	var errs []error
+	if s.decider != nil {
+		errs = append(errs, s.decider.Close())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var errs []error
 	for name, st := range s.stores {
 		errs = append(errs, st.Close())
 		delete(s.stores, name)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/file"
 )
@@ -470,7 +471,8 @@ func TestMetaNeedsNoEnv(t *testing.T) {
 // stopping): that op is pdp_unreachable and never reaches the vault.
 func TestCancelledDecisionIsNotDegraded(t *testing.T) {
 	f := newFixture(t, "[serve.pdp]\nexec = \"sleep 30\"\nallow_on_error = true\ntimeout_ms = 30000\n")
-	f.svc.consultPDP, f.svc.environ = true, []string{"PATH=" + os.Getenv("PATH")}
+	environ := []string{"PATH=" + os.Getenv("PATH")}
+	f.svc.decider = pdp.New(pdp.Config{Exec: "sleep 30", Timeout: 30 * time.Second, Environ: environ})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := f.svc.Get(ctx, Request{Ref: "arca://app/db"})
@@ -481,7 +483,7 @@ func TestCancelledDecisionIsNotDegraded(t *testing.T) {
 		t.Errorf("a cancelled decision reached the vault: %d calls", f.store.calls)
 	}
 	// Not cancelled, the same PDP failing runs the op degraded.
-	f.svc.cfg.Serve.PDP.Exec = "exit 3"
+	f.svc.decider = pdp.New(pdp.Config{Exec: "exit 3", Timeout: 30 * time.Second, Environ: environ})
 	if _, err := f.svc.Get(context.Background(), Request{Ref: "arca://app/db"}); CodeOf(err) != manifest.NotFound || PolicyOf(err) == nil || !PolicyOf(err).Degraded {
 		t.Errorf("err = %v (policy %+v), want not_found with a degraded verdict", err, PolicyOf(err))
 	}

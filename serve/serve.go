@@ -178,8 +178,12 @@ func (s *session) start() error {
 		return fmt.Errorf("cannot start: %w", err)
 	}
 	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
-	if s.cfg.Origin == ops.OriginImplicit && s.cfg.Serve.PDP != nil {
-		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] exec: the working directory decides what code runs", s.cfg.Path))
+	if p := s.cfg.Serve.PDP; s.cfg.Origin == ops.OriginImplicit && p != nil {
+		what := "exec: the working directory decides what code runs"
+		if p.URL != "" {
+			what = "url: the working directory decides which policy server's verdicts serve obeys"
+		}
+		s.lifecycle("warning", fmt.Sprintf("config %s comes from the working directory and sets [serve.pdp] %s", s.cfg.Path, what))
 	}
 	return s.w.flush()
 }

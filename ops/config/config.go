@@ -127,9 +127,14 @@ type ServeConfig struct {
 	PDP *PDPConfig `toml:"pdp"` // nil: no PDP configured
 }
 
-// PDPConfig is the [serve.pdp] table.
+// PDPConfig is the [serve.pdp] table: exactly one of Exec (a command) and
+// URL (a policy server).
 type PDPConfig struct {
 	Exec         string `toml:"exec"`
+	Mode         string `toml:"mode"`      // with exec: "spawn" (default) or "persistent"
+	URL          string `toml:"url"`       // http://<loopback>[:port]/<path> or unix:<socket>
+	HTTPPath     string `toml:"http_path"` // with a unix: url, the request path
+	API          string `toml:"api"`       // with url: "opa" or "authzen"
 	AllowOnError bool   `toml:"allow_on_error"`
 	// TimeoutMS bounds one decision: timeout_ms, resolved by the timeout
 	// rule (timeout.go) when the table is decoded.

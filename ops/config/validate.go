@@ -8,6 +8,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
+	"github.com/arca-secrets/arca/pdp"
 )
 
 // validate checks what decoding cannot, in c and in the document it was
@@ -70,11 +71,25 @@ func (c *Config) defaultEnvProblem() string {
 }
 
 func pdpProblem(p *pdpDoc) string {
-	switch {
-	case p == nil:
+	if p == nil {
 		return ""
-	case strings.TrimSpace(p.Exec) == "":
-		return "serve.pdp.exec is required when [serve.pdp] is present"
+	}
+	hasExec, hasURL := strings.TrimSpace(p.Exec) != "", p.URL != ""
+	switch {
+	case hasExec && hasURL:
+		return "serve.pdp.exec and serve.pdp.url are both set; give one"
+	case !hasExec && !hasURL:
+		return "serve.pdp.exec or serve.pdp.url is required when [serve.pdp] is present"
+	case hasExec && (p.API != "" || p.HTTPPath != ""):
+		return "serve.pdp.api and serve.pdp.http_path are only for url"
+	case hasURL && p.Mode != "":
+		return "serve.pdp.mode is only for exec"
+	case p.Mode != "" && p.Mode != pdp.ModeSpawn && p.Mode != pdp.ModePersistent:
+		return "serve.pdp.mode " + strconv.Quote(p.Mode) + " is not spawn or persistent"
+	case hasURL:
+		if why := pdp.EndpointProblem(p.URL, p.HTTPPath, p.API); why != "" {
+			return "serve.pdp." + why
+		}
 	}
 	return timeoutProblem("serve.pdp.timeout_ms", p.TimeoutMS)
 }

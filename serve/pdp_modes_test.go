@@ -1,0 +1,166 @@
+package serve
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPersistentPDPThroughServe: with mode persistent, one child answers
+// every decision of the session, reads the same requests a spawned PDP
+// reads, and is gone once the session ends.
+func TestPersistentPDPThroughServe(t *testing.T) {
+	dir := t.TempDir()
+	log, starts, pidFile := filepath.Join(dir, "requests"), filepath.Join(dir, "starts"), filepath.Join(dir, "pid")
+	script := "echo x >> " + starts + "; echo $$ > " + pidFile + "; while read l; do echo \"$l\" >> " + log + "; " +
+		`case $l in *'"actor":"agent:ci"'*'"op":"get"'*) echo '{"allow":true,"reason":"ci may get"}';; ` +
+		`*) echo '{"allow":false,"reason":"only ci gets"}';; esac; done`
+	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(script)+"\nmode = \"persistent\"\ntimeout_ms = 3000\n")
+	in := lines(`{"op":"put","ref":"arca://app/db","value":"v","id":0,"actor":"agent:ci"}`,
+		`{"op":"get","ref":"arca://app/db","id":1,"actor":"agent:ci"}`,
+		`{"op":"get","ref":"arca://app/db","id":2,"actor":"agent:other"}`,
+		`{"op":"manifest","id":3}`,
+		`{"op":"get","ref":"arca://app/db","id":4,"actor":"agent:ci"}`)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{
+		{id: "0", code: "denied", msg: "denied by policy: only ci gets"},
+		{id: "1", code: "not_found"},
+		{id: "2", code: "denied", msg: "denied by policy: only ci gets"},
+		{id: "3"},
+		{id: "4", code: "not_found"},
+	})
+	if got := string(tr.responses(t)[1].Policy); got != `{"allow":true,"reason":"ci may get"}` {
+		t.Errorf("allowed get: policy %s", got)
+	}
+	if b, _ := os.ReadFile(starts); string(b) != "x\n" {
+		t.Errorf("children started: %q, want one", b)
+	}
+	reqs := consulted(t, log)
+	if len(reqs) != 4 || reqs[0]["op"] != "put" || reqs[3]["actor"] != "agent:ci" || reqs[1]["ref"] != "app/db" {
+		t.Errorf("the child read %v", reqs)
+	}
+	b, _ := os.ReadFile(pidFile)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %q", b)
+	}
+	wantGone(t, pid)
+}
+
+// wantGone fails t unless process pid has ended (zombies count).
+func wantGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the PDP child %d outlived the session", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// startOPAServer runs `opa run --server` with testdata/opa/policy.rego on
+// a free loopback port until the test ends, and returns its address.
+func startOPAServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	policy, err := filepath.Abs("testdata/opa/policy.rego")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(opaBinary(t), "run", "--server", "--skip-version-check", "--log-level", "error", "--addr", addr, policy)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+	})
+	client := &http.Client{Timeout: time.Second}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		resp, err := client.Get("http://" + addr + "/health")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return addr
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("opa did not become healthy on %s: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestOPAServerAsThePDP drives serve with a real `opa run --server` as its
+// PDP over HTTP: the same policy and the same answers as through opa eval.
+func TestOPAServerAsThePDP(t *testing.T) {
+	addr := startOPAServer(t)
+	f := newFixtureConfig(t, "[serve.pdp]\nurl = \"http://"+addr+"/v1/data/arca/decision\"\napi = \"opa\"\ntimeout_ms = 5000\n")
+	in := lines(`{"op":"put","ref":"arca://app/db","value":"v","id":0,"actor":"agent:ci"}`,
+		`{"op":"get","ref":"arca://app/db","id":1,"actor":"agent:ci"}`,
+		`{"op":"get","ref":"arca://app/db","id":2,"actor":"agent:other"}`,
+		`{"op":"get","ref":"arca://app/db","id":3}`)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{
+		{id: "0", code: "denied", msg: "denied by policy: no rule allows this"},
+		{id: "1", code: "not_found"},
+		{id: "2", code: "denied", msg: "denied by policy: no rule allows this"},
+		{id: "3", code: "denied", msg: "denied by policy: no rule allows this"},
+	})
+	if got := string(tr.responses(t)[1].Policy); got != `{"allow":true,"reason":"ci may read in default"}` {
+		t.Errorf("allowed get: policy %s", got)
+	}
+	if len(f.spy.calls) != 1 || f.spy.calls["get"] != 1 {
+		t.Errorf("vault calls %v; only the allowed get may reach it", f.spy.calls)
+	}
+}
+
+// TestOPAServerDown: a policy server that is not there fails closed, and
+// with allow_on_error runs the op degraded.
+func TestOPAServerDown(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	for _, extra := range []string{"", "allow_on_error = true\n"} {
+		f := newFixtureConfig(t, "[serve.pdp]\nurl = \"http://"+addr+"/v1/data/arca/decision\"\napi = \"opa\"\n"+extra)
+		in := lines(`{"op":"get","ref":"arca://app/db","id":1,"actor":"agent:ci"}`)
+		tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+		if extra == "" {
+			checkReplies(t, tr, []want{{id: "1", code: "pdp_unreachable", msg: "pdp unreachable: cannot reach the opa server"}})
+			if f.spy.touched() != 0 {
+				t.Error("a request the PDP did not allow reached the vault")
+			}
+			continue
+		}
+		checkReplies(t, tr, []want{{id: "1", code: "not_found"}})
+		if got := string(tr.responses(t)[0].Policy); !strings.Contains(got, `"degraded":true`) {
+			t.Errorf("degraded policy %s", got)
+		}
+	}
+}
