@@ -116,9 +116,7 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 		<-d.turn
 		return Verdict{}, unreachable(why)
 	}
-	deadline, _ := dctx.Deadline()
-	p.stdin.SetWriteDeadline(deadline)
-	p.stdin.Write(body) // a failed write leaves the answer to the exit watcher or the deadline
+	p.write(body, dctx)
 	<-d.turn
 	select {
 	case r := <-w.ch:

@@ -2,6 +2,7 @@ package pdp
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"strconv"
@@ -46,6 +47,16 @@ func (d *persistent) startProc() (*proc, error) {
 	go d.read(p)
 	go d.watch(p)
 	return p, nil
+}
+
+// write writes one request line. A child that does not read can block it
+// once the pipe is full; at ctx's deadline a past write deadline unblocks
+// it. The deadline is set only then: setting one on every write would cost
+// more than the round trip it guards.
+func (p *proc) write(body []byte, ctx context.Context) {
+	stop := context.AfterFunc(ctx, func() { p.stdin.SetWriteDeadline(time.Unix(1, 0)) })
+	p.stdin.Write(body) // a failed write leaves the answer to the exit watcher or the deadline
+	stop()
 }
 
 // kill sends SIGKILL to the child's whole group, and to the child by pid in

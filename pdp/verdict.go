@@ -10,6 +10,9 @@ import (
 // boolean allow, an optional string reason and an optional array of string
 // obligations. It reports why the verdict is unusable, or "".
 func parseVerdict(b []byte) (Verdict, string) {
+	if v, ok := fastVerdict(b); ok {
+		return v, ""
+	}
 	obj, why := oneObject(b)
 	if why != "" {
 		return Verdict{}, why
