@@ -3,6 +3,13 @@
 // put, rm, rotate, list, check). It uses the standard library only and never
 // sees a secret value.
 //
+// serve consults it through a Decider (decider.go), which New builds from
+// Config: by default one process per decision (Decide, below); with Mode
+// persistent one long-lived child fed one request per line
+// (persistent.go); with URL a policy server over HTTP, OPA's data API or
+// OpenID AuthZEN (http.go). Every decider keeps the bounds below per
+// decision.
+//
 // # Contract
 //
 // One decision is one process. Decide runs `sh -c <exec>` and writes the

@@ -3,6 +3,7 @@ package pdp
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -428,4 +429,37 @@ func TestNewPicksTheMode(t *testing.T) {
 		}
 		d.Close()
 	}
+}
+
+// TestPersistentJQ runs docs/pdp.md's persistent example, one jq for every
+// decision (scripts/test.sh installs jq; its absence fails the test).
+func TestPersistentJQ(t *testing.T) {
+	jq, err := exec.LookPath("jq")
+	if err != nil {
+		t.Fatal("jq is not installed: run scripts/test.sh, or apt-get install jq")
+	}
+	policy, err := filepath.Abs("testdata/pdp.jq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, g := newTestPersistent(Config{Exec: sq(jq) + " --unbuffered -c -f " + sq(policy), Timeout: quick, Environ: testEnviron()}, "sh")
+	for _, c := range []struct {
+		req  Request
+		want Verdict
+	}{
+		{Request{Actor: "agent:ci", Attestation: "ci-job-7781", Op: "get", Env: "dev", Ref: "app/db"}, *allow("agent:ci may read dev")},
+		{Request{Actor: "agent:ci", Op: "get", Env: "prod", Ref: "app/db"}, *deny("only agent:ci may read, and only in dev")},
+		{Request{Actor: "agent:ci", Op: "list", Env: "dev"}, *deny("only agent:ci may read, and only in dev")},
+		{Request{Actor: "agent:ci", Op: "get", Env: "dev", Ref: "app/db"}, *allow("agent:ci may read dev")},
+	} {
+		v, err := d.Decide(context.Background(), c.req)
+		if err != nil || !reflect.DeepEqual(v, c.want) {
+			t.Errorf("%+v: verdict %+v, err %v; want %+v", c.req, v, err, c.want)
+		}
+	}
+	if n := len(g.all()); n != 1 {
+		t.Errorf("%d jq processes started, want 1", n)
+	}
+	d.Close()
+	wantGroupGone(t, g.all()[0])
 }
