@@ -32,10 +32,22 @@ type options struct {
 	// Tests make these fail; nil is os.Rename and (*os.File).Sync.
 	rename   func(oldpath, newpath string) error
 	syncFile func(*os.File) error
+	paged    paging // which files a read reads by pages
+}
+
+// paging is when and how a file is read by pages (pages.go); the zero
+// value reads every file whole.
+type paging struct {
+	from     int64 // files of at least this size are read by pages (0: none)
+	pageSize int   // bytes a read reads
+	budget   int   // bytes the pages of one open may read in all
 }
 
 func defaultOptions() options {
-	return options{maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile, syncDir: fsio.SyncDir}
+	return options{
+		maxRead: maxVaultFile + maxVaultSlack, maxWrite: maxVaultFile, syncDir: fsio.SyncDir,
+		paged: paging{from: pagedFrom, pageSize: pageSize, budget: maxPaged},
+	}
 }
 
 // errTooLarge is a write stopped at its bound.

@@ -7,5 +7,8 @@
 // (1 GiB) and is refused, unapproved and with nothing changed, past that;
 // a read accepts maxVaultSlack (1 MiB) more, so that a vault already past
 // the bound can still be opened and shrunk. A wrapped data key is at most
-// seal.MaxWrapped (64 KiB).
+// seal.MaxWrapped (64 KiB). A one-shot get of a file of pagedFrom (64 KiB)
+// or more reads it by pages of pageSize (4 KiB), as its search touches them,
+// and at most maxPaged (4 MiB) in all, past which it reads the file whole
+// (pages.go).
 package file

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -57,11 +58,25 @@ func fileIDOf(fi fs.FileInfo) fileID {
 // unchanged reports whether the held file is still the vault as read: an
 // fstat, which costs a fraction of a stat by path.
 func (f *Vault) unchanged() bool {
+	id, ok := f.fstat()
+	return ok && id == f.seen
+}
+
+// sameBytes reports whether the held file still has the size and
+// modification time it had when read: an edit in place changes them, while
+// a write that replaces the vault by rename leaves the held file's bytes as
+// they were (only its link count drops).
+func (f *Vault) sameBytes() bool {
+	id, ok := f.fstat()
+	return ok && id.size == f.seen.size && id.mtime == f.seen.mtime
+}
+
+func (f *Vault) fstat() (fileID, bool) {
 	var st syscall.Stat_t
 	if syscall.Fstat(int(f.held.Fd()), &st) != nil {
-		return false
+		return fileID{}, false
 	}
-	return fileID{nlink: uint64(st.Nlink), size: st.Size, mtime: mtime(&st)} == f.seen
+	return fileID{nlink: uint64(st.Nlink), size: st.Size, mtime: mtime(&st)}, true
 }
 
 // Open opens the file vault at path with the identities in identityPath.
@@ -141,15 +156,9 @@ func (f *Vault) load(fh *os.File) error {
 	if fi.Size() > f.opt.maxRead {
 		return f.tooLarge()
 	}
-	data, err := fsio.ReadString(fh, f.opt.maxRead, fi.Size())
-	if errors.Is(err, fsio.ErrTooLarge) {
-		return f.tooLarge()
-	} else if err != nil {
-		return f.fail(err)
-	}
-	c, err := parseVault(data)
+	c, err := f.read(fh, fi.Size())
 	if err != nil {
-		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+		return err
 	}
 	k := f.k
 	if k == nil || c.hdr.VaultID != f.cur.hdr.VaultID || !bytes.Equal(c.hdr.DataKey, f.cur.hdr.DataKey) {
@@ -165,6 +174,51 @@ func (f *Vault) load(fh *os.File) error {
 	f.hold(fh, fi)
 	f.cur, f.k = c, k
 	return nil
+}
+
+// read reads the vault file fh of size bytes: whole, or, when it is large,
+// by pages, its header and trailer now and its record lines as a get
+// touches them (pages.go).
+func (f *Vault) read(fh *os.File, size int64) (contents, error) {
+	if o := f.opt.paged; o.from > 0 && size >= o.from {
+		if c, ok := readFrame(newPages(fh, int(size), o.pageSize, o.budget)); ok {
+			return c, nil
+		}
+	}
+	data, err := fsio.ReadString(fh, f.opt.maxRead, size)
+	if errors.Is(err, fsio.ErrTooLarge) {
+		return contents{}, f.tooLarge()
+	} else if err != nil {
+		return contents{}, f.fail(err)
+	}
+	c, err := parseVault(data)
+	if err != nil {
+		return contents{}, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
+	return c, nil
+}
+
+// readLines reads the record lines the open left unread (see read), for an
+// op that needs them all, from the held file: the vault as it was at the
+// open, even if a write has replaced it since. A file edited in place
+// meanwhile is an error, and the next op reads the vault again. Callers
+// hold f.mu.
+func (f *Vault) readLines() error {
+	p := f.cur.unread
+	if p == nil {
+		return nil
+	}
+	n := int64(p.n)
+	raw, err := fsio.ReadString(io.NewSectionReader(f.held, int64(p.base), n), n, n)
+	if err == nil && len(raw) == p.n && (raw == "" || raw[len(raw)-1] == '\n') && f.sameBytes() {
+		f.cur.raw, f.cur.unread = raw, nil
+		return nil
+	}
+	f.stale = true
+	if err != nil {
+		return f.fail(err)
+	}
+	return fmt.Errorf("vault %s changed while it was read (edited in place; arca writes replace it whole): try again", f.path)
 }
 
 // tooLarge is the error of a vault over the read bound, which no arca
@@ -216,6 +270,9 @@ func (f *Vault) fail(err error) error {
 
 // index indexes the record lines read, reporting a malformed one.
 func (f *Vault) index() error {
+	if err := f.readLines(); err != nil {
+		return err
+	}
 	if err := f.cur.index(); err != nil {
 		return fmt.Errorf("vault %s is corrupt: %w", f.path, err)
 	}

@@ -41,9 +41,11 @@ type header = seal.Header
 // contents is a vault file: its header, its record lines as read (raw),
 // and, once indexed, its records in file order with an index by slot.
 // A handle that only ever looks up one record (a one-shot get) never
-// indexes: it binary-searches the sorted lines instead.
+// indexes: it binary-searches the sorted lines instead, and in a large
+// file reads only the pages that search touches (pages.go).
 type contents struct {
 	hdr      header
+	unread   *pages           // the record lines, not read yet (raw is "")
 	raw      string           // the record lines, each ending in "\n"
 	indexed  bool             // entries and byPrefix are built
 	entries  []entry          // strictly increasing slots

@@ -12,9 +12,9 @@ import (
 
 // lookup decrypts the record in slot. ok is false when there is none.
 func (f *Vault) lookup(slot, name string) (r vault.Record, ok bool, err error) {
-	b64, ok, err := f.cur.find(slot)
+	b64, ok, err := f.find(slot)
 	if err != nil {
-		return vault.Record{}, false, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+		return vault.Record{}, false, err
 	}
 	if !ok {
 		return vault.Record{}, false, nil
@@ -30,6 +30,28 @@ func (f *Vault) lookup(slot, name string) (r vault.Record, ok bool, err error) {
 		return vault.Record{}, true, fmt.Errorf("vault %s: record %s: %w", f.path, slot, err)
 	}
 	return r, true, nil
+}
+
+// find is f.cur.find. Record lines the open left unread are searched by
+// pages (pages.go), and a hit there stands if the held file has not been
+// edited in place meanwhile; anything else (a miss, which takes a pass over
+// every line to prove, a line that fails a check, whose error names its
+// line number, a read that gave up) reads the lines whole and searches
+// them again, and answers as that search does.
+func (f *Vault) find(slot string) (string, bool, error) {
+	if p := f.cur.unread; p != nil {
+		if b64, ok, err := search(*p, p.n, slot); err == nil && ok && f.sameBytes() {
+			return b64, true, nil
+		}
+		if err := f.readLines(); err != nil {
+			return "", false, err
+		}
+	}
+	b64, ok, err := f.cur.find(slot)
+	if err != nil {
+		return "", false, fmt.Errorf("vault %s is corrupt: %w", f.path, err)
+	}
+	return b64, ok, nil
 }
 
 // Get implements vault.Store.

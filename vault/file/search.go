@@ -1,6 +1,7 @@
 package file
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -23,21 +24,66 @@ func (c *contents) find(slot string) (blob string, ok bool, err error) {
 		blob, ok = c.lookupIndexed(slot)
 		return blob, ok, nil
 	}
-	lo, hi := 0, len(c.raw) // a run of whole lines
+	blob, ok, err = search(memLines(c.raw), len(c.raw), slot)
+	var bad *badLine
+	switch {
+	case errors.As(err, &bad):
+		return "", false, c.lineError(bad.off, bad.what)
+	case err != nil || ok:
+		return blob, ok, err
+	}
+	return "", false, c.proveAbsent(slot)
+}
+
+const errOrder = "record out of order or duplicated"
+
+// lineSource is record lines, n bytes, each ending in "\n": in memory
+// (memLines) or read by pages from the file (pages).
+type lineSource interface {
+	// lineAt returns the line that holds byte at, lo <= at < hi, where lo
+	// and hi are the starts of lines: its start, the offset of its "\n",
+	// and the line without it.
+	lineAt(lo, at, hi int) (start, end int, line string, err error)
+}
+
+// memLines is record lines in memory.
+type memLines string
+
+func (m memLines) lineAt(lo, at, hi int) (start, end int, line string, err error) {
+	start = lo + strings.LastIndexByte(string(m[lo:at]), '\n') + 1
+	end = start + strings.IndexByte(string(m[start:hi]), '\n')
+	return start, end, string(m[start:end]), nil
+}
+
+// badLine is a record line that fails a check: the offset it starts at in
+// the record lines, and what is wrong.
+type badLine struct {
+	off  int
+	what string
+}
+
+func (e *badLine) Error() string { return e.what }
+
+// search binary-searches the n bytes of record lines t for slot, checking
+// every line it reads (see find). A miss is not proved here: ok is false.
+func search(t lineSource, n int, slot string) (blob string, ok bool, err error) {
+	lo, hi := 0, n          // a run of whole lines
 	var below, above string // the slots read nearest slot on either side
 	for lo < hi {
-		start := lo + strings.LastIndexByte(c.raw[lo:lo+(hi-lo)/2], '\n') + 1
-		end := start + strings.IndexByte(c.raw[start:hi], '\n')
-		s, b, ok := parseRecordLine(c.raw[start:end], end+1 == len(c.raw))
+		start, end, line, err := t.lineAt(lo, lo+(hi-lo)/2, hi)
+		if err != nil {
+			return "", false, err
+		}
+		s, b, ok := parseRecordLine(line, end+1 == n)
 		switch {
 		case !ok:
-			return "", false, c.lineError(start, "malformed record line")
+			return "", false, &badLine{start, "malformed record line"}
 		case below != "" && s <= below, above != "" && s >= above:
-			return "", false, c.lineError(start, errOrder)
+			return "", false, &badLine{start, errOrder}
 		}
 		switch strings.Compare(slot, s) {
 		case 0:
-			if err := c.between(start, end, s); err != nil {
+			if err := neighbours(t, n, start, end, s); err != nil {
 				return "", false, err
 			}
 			return b, true, nil
@@ -47,32 +93,36 @@ func (c *contents) find(slot string) (blob string, ok bool, err error) {
 			lo, below = end+1, s
 		}
 	}
-	return "", false, c.proveAbsent(slot)
+	return "", false, nil
 }
 
-const errOrder = "record out of order or duplicated"
-
-// between checks that the lines either side of the line at [start, end)
-// are well formed and sort before and after its slot s.
-func (c *contents) between(start, end int, s string) error {
+// neighbours checks that the lines of t either side of the line at
+// [start, end) are well formed and sort before and after its slot s.
+func neighbours(t lineSource, n, start, end int, s string) error {
 	if start > 0 {
-		prev := strings.LastIndexByte(c.raw[:start-1], '\n') + 1
-		p, _, ok := parseRecordLine(c.raw[prev:start-1], false)
+		prev, _, line, err := t.lineAt(0, start-1, start)
+		if err != nil {
+			return err
+		}
+		p, _, ok := parseRecordLine(line, false)
 		if !ok {
-			return c.lineError(prev, "malformed record line")
+			return &badLine{prev, "malformed record line"}
 		}
 		if p >= s {
-			return c.lineError(start, errOrder)
+			return &badLine{start, errOrder}
 		}
 	}
-	if next := end + 1; next < len(c.raw) {
-		nend := next + strings.IndexByte(c.raw[next:], '\n')
-		n, _, ok := parseRecordLine(c.raw[next:nend], nend+1 == len(c.raw))
-		if !ok {
-			return c.lineError(next, "malformed record line")
+	if next := end + 1; next < n {
+		_, nend, line, err := t.lineAt(next, next, n)
+		if err != nil {
+			return err
 		}
-		if n <= s {
-			return c.lineError(next, errOrder)
+		x, _, ok := parseRecordLine(line, nend+1 == n)
+		if !ok {
+			return &badLine{next, "malformed record line"}
+		}
+		if x <= s {
+			return &badLine{next, errOrder}
 		}
 	}
 	return nil
