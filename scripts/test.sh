@@ -68,7 +68,7 @@ go test -race -count=1 ./...
 # The clients in other languages, against the binary built from this tree.
 bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
-go build -o "$bin/arca" ./cmd/arca
+CGO_ENABLED=0 go build -o "$bin/arca" ./cmd/arca
 export ARCA_BIN="$bin/arca"
 (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test)
 (cd clients/python && python3 -m unittest)
