@@ -153,7 +153,8 @@ func BenchmarkFileList(b *testing.B) {
 }
 
 // BenchmarkFileOpen is what a handle pays to notice another process's write:
-// a full read, parse and unwrap of the vault.
+// a read, parse and unwrap of the vault (of a large file, its header and
+// trailer: the record lines are read by the first op that needs them).
 func BenchmarkFileOpen(b *testing.B) {
 	benchEachSize(b, func(b *testing.B, f *Vault, _ []string, _ *mrand.Rand) {
 		for b.Loop() {
