@@ -29,6 +29,20 @@ func TestFileConformance(t *testing.T) {
 	})
 }
 
+// The same suite with every file read by pages, lines longer than a page
+// among them: what a one-shot get does with a large vault.
+func TestFileConformanceByPages(t *testing.T) {
+	vaulttest.Run(t, func(t *testing.T, now func() time.Time) vaulttest.Harness {
+		v := newFileVault(t)
+		return vaulttest.Harness{
+			Open: func() (vault.Store, error) {
+				return file.OpenByPages(v.path, v.idPath, now, 64)
+			},
+			Corrupt: func() error { return corruptFirstRecord(v.path) },
+		}
+	})
+}
+
 // fileVault is an empty file vault laid out the way arca init lays one out:
 // identity and vault in directories the package creates, so their modes are
 // the package's doing and not the temp dir's.
