@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/pdp/pdptest"
 )
 
 // allowAll is the cheapest honest PDP.
@@ -116,7 +118,7 @@ func answerProgram(b *testing.B) string {
 // BenchmarkOPAServer is one decision at a time against a real
 // `opa run --server` over a kept-alive loopback connection.
 func BenchmarkOPAServer(b *testing.B) {
-	addr := freeAddr(b)
+	addr := pdptest.FreeAddr(b)
 	startOPA(b, addr)
 	d := New(Config{URL: "http://" + addr + "/v1/data/arca/decision", API: APIOPA, Timeout: quick})
 	defer d.Close()
@@ -130,7 +132,7 @@ func BenchmarkOPAEval(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	script := opaBinary(b) + " eval --stdin-input --format raw --data " + policy + " data.arca.decision"
+	script := pdptest.OPA(b) + " eval --stdin-input --format raw --data " + policy + " data.arca.decision"
 	d := New(Config{Exec: script, Timeout: 20 * time.Second, Environ: testEnviron()})
 	benchLockstep(b, d)
 }

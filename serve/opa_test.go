@@ -6,25 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-// opaBinary finds the opa the test suite needs (scripts/test.sh installs
-// it): on PATH, else in $(go env GOPATH)/bin. Its absence fails the test.
-func opaBinary(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("opa"); err == nil {
-		return p
-	}
-	out, err := exec.Command("go", "env", "GOPATH").Output()
-	if err == nil {
-		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "opa")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	t.Fatal("opa is not installed: run scripts/test.sh, or go install github.com/open-policy-agent/opa@v1.22.4")
-	return ""
-}
+	"github.com/arca-secrets/arca/pdp/pdptest"
+)
 
 // opaExec is the one-line exec that makes OPA arca's PDP (docs/pdp.md).
 func opaExec(t *testing.T) string {
@@ -32,7 +16,7 @@ func opaExec(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return opaBinary(t) + " eval --stdin-input --format raw --data " + policy + " data.arca.decision"
+	return pdptest.OPA(t) + " eval --stdin-input --format raw --data " + policy + " data.arca.decision"
 }
 
 // TestOPAAsThePDP drives serve with the real opa binary: an allowed get, a

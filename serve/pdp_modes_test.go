@@ -1,17 +1,15 @@
 package serve
 
 import (
-	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/pdp/pdptest"
 )
 
 // TestPersistentPDPThroughServe: with mode persistent, one child answers
@@ -78,40 +76,13 @@ func wantGone(t *testing.T, pid int) {
 // a free loopback port until the test ends, and returns its address.
 func startOPAServer(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := pdptest.FreeAddr(t)
 	policy, err := filepath.Abs("testdata/opa/policy.rego")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(opaBinary(t), "run", "--server", "--skip-version-check", "--log-level", "error", "--addr", addr, policy)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
-	client := &http.Client{Timeout: time.Second}
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := client.Get("http://" + addr + "/health")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("opa did not become healthy on %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pdptest.StartOPAServer(t, addr, policy)
+	return addr
 }
 
 // TestOPAServerAsThePDP drives serve with a real `opa run --server` as its
