@@ -185,21 +185,26 @@ func yamlAnchorName(s string) string {
 
 var yamlLine = regexp.MustCompile(`^line (\d+): `)
 
-// yamlParserProblems are the problems go.yaml.in/yaml/v3's parser (not its
-// scanner) reports. It gives their line 0-based, and none on the first line;
-// its scanner's lines are 1-based.
-var yamlParserProblems = map[string]bool{
-	"did not find expected <document start>": true,
-	"did not find expected <stream-start>":   true,
-	"found duplicate %TAG directive":         true,
-	"found duplicate %YAML directive":        true,
-	"found incompatible YAML document":       true,
-	"did not find expected node content":     true,
-	"did not find expected '-' indicator":    true,
-	"did not find expected key":              true,
-	"did not find expected ',' or '}'":       true,
-	"did not find expected ',' or ']'":       true,
-	"found undefined tag handle":             true,
+// yamlParserProblem reports whether msg is one of the problems that
+// go.yaml.in/yaml/v3's parser (not its scanner) reports. The parser gives
+// their line 0-based, and none on the first line; its scanner's lines are
+// 1-based.
+func yamlParserProblem(msg string) bool {
+	switch msg {
+	case "did not find expected <document start>",
+		"did not find expected <stream-start>",
+		"found duplicate %TAG directive",
+		"found duplicate %YAML directive",
+		"found incompatible YAML document",
+		"did not find expected node content",
+		"did not find expected '-' indicator",
+		"did not find expected key",
+		"did not find expected ',' or '}'",
+		"did not find expected ',' or ']'",
+		"found undefined tag handle":
+		return true
+	}
+	return false
 }
 
 // yamlError rewrites a go.yaml.in/yaml error as "line N: not valid YAML:
@@ -214,10 +219,10 @@ func yamlError(err error) error {
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
-		if yamlParserProblems[msg] {
+		if yamlParserProblem(msg) {
 			line++
 		}
-	} else if yamlParserProblems[msg] || strings.HasPrefix(msg, "found ") || strings.HasPrefix(msg, "did not find ") ||
+	} else if yamlParserProblem(msg) || strings.HasPrefix(msg, "found ") || strings.HasPrefix(msg, "did not find ") ||
 		strings.HasPrefix(msg, "could not find ") || strings.HasSuffix(msg, " not allowed in this context") {
 		line = 1 // a position on the first line is given as none
 	}

@@ -59,7 +59,7 @@ func fast[T any](line []byte, req sent, result *T) (handled bool, err error) {
 			d.once(&seen, 16)
 			p = d.policy()
 		default:
-			d.unknown(k, envelopeNames)
+			d.unknown(k, envelopeNames())
 		}
 	}
 	if d.ws(); d.i != len(d.b) || d.no { // anything but whitespace after the object
@@ -92,7 +92,7 @@ func withPolicy[T any](r *T, p *Policy) {
 	}
 }
 
-var envelopeNames = []string{"id", "ok", "result", "error", "policy"}
+func envelopeNames() []string { return []string{"id", "ok", "result", "error", "policy"} }
 
 var keyID, keyOK, keyResult = []byte("id"), []byte("ok"), []byte("result")
 
@@ -319,7 +319,7 @@ func daysIn(month, year int) int {
 	return 31
 }
 
-var errorNames = []string{"code", "message"}
+func errorNames() []string { return []string{"code", "message"} }
 
 // errorObject reads the error of a response.
 func (d *dec) errorObject() *Error {
@@ -339,13 +339,13 @@ func (d *dec) errorObject() *Error {
 			d.once(&seen, 2)
 			e.Message = d.text()
 		default:
-			d.unknown(k, errorNames)
+			d.unknown(k, errorNames())
 		}
 	}
 	return e
 }
 
-var policyNames = []string{"allow", "reason", "obligations", "degraded"}
+func policyNames() []string { return []string{"allow", "reason", "obligations", "degraded"} }
 
 // policy reads a PDP verdict.
 func (d *dec) policy() *Policy {
@@ -379,7 +379,7 @@ func (d *dec) policy() *Policy {
 			d.once(&seen, 8)
 			p.Degraded = d.bool()
 		default:
-			d.unknown(k, policyNames)
+			d.unknown(k, policyNames())
 		}
 	}
 	return p
