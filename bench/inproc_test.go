@@ -17,21 +17,8 @@ import (
 // BenchmarkServeInProcess runs the serve loop without pipes or processes:
 // the cost of one get through decode, ops, the vault and both encoders.
 func BenchmarkServeInProcess(b *testing.B) {
-	home := b.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig(nil, "arca.toml", getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := freshHome(b)
 	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
-	if _, err := svc.Init(""); err != nil {
-		b.Fatal(err)
-	}
 	if _, err := svc.Put(context.Background(), ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte("s3cret-value-of-some-length-0123456789"))}); err != nil {
 		b.Fatal(err)
 	}
@@ -39,7 +26,7 @@ func BenchmarkServeInProcess(b *testing.B) {
 
 	in := strings.Repeat(getLine, b.N)
 	b.ResetTimer()
-	err = serve.Serve(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg, Backends: backend.Kinds{}})
+	err := serve.Serve(context.Background(), serve.Options{Stdin: strings.NewReader(in), Stdout: io.Discard, Stderr: io.Discard, Config: cfg, Backends: backend.Kinds{}})
 	if err != nil {
 		b.Fatal(err)
 	}

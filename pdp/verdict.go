@@ -53,38 +53,11 @@ type fields struct {
 // reason and obligations. Keys match exactly; a known key given twice is
 // refused rather than letting the last one win.
 func knownFields(obj json.RawMessage) (fields, string) {
-	var f fields
-	dec := json.NewDecoder(bytes.NewReader(obj))
-	dec.Token() // the opening brace; obj is already known to be valid
-	for dec.More() {
-		tok, err := dec.Token()
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err != nil || dec.Decode(&raw) != nil {
-			return fields{}, "verdict is not JSON"
-		}
-		slot := f.slot(key)
-		if slot == nil {
-			continue
-		}
-		if *slot != nil {
-			return fields{}, "verdict repeats key " + key
-		}
-		*slot = raw
+	m, why := objectMembers(obj, "verdict", []string{"allow", "reason", "obligations"})
+	if why != "" {
+		return fields{}, why
 	}
-	return f, ""
-}
-
-func (f *fields) slot(key string) *json.RawMessage {
-	switch key {
-	case "allow":
-		return &f.allow
-	case "reason":
-		return &f.reason
-	case "obligations":
-		return &f.obligations
-	}
-	return nil
+	return fields{allow: m[0], reason: m[1], obligations: m[2]}, ""
 }
 
 func (f fields) verdict() (Verdict, string) {
