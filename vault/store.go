@@ -128,10 +128,11 @@ type ApproveBatch func([]Meta) error
 // and one fsync; the shared vault commits it in one transaction.
 //
 // Add may also answer ErrCommitFirst, having neither prepared nor
-// approved w: the group is as full as the backend lets one be, or w
-// would have to wait for another writer while the group holds what it
-// holds. The caller commits the group and adds w to a new one; a group
-// with no write kept never answers it.
+// approved w: the group is as full as the backend lets one be, or it
+// lost what it held for its writes (the shared vault's writer lock) and w
+// would have to wait for it with writes in hand. The caller commits the
+// group and adds w to a new one; a group with no write kept never answers
+// it.
 type Group interface {
 	Add(ctx context.Context, w Write, approve Approve) (Meta, error)
 	Commit(ctx context.Context) error

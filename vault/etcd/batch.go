@@ -52,7 +52,7 @@ func (e *Vault) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.App
 	if n == 0 {
 		return 0, nil
 	}
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	if err := e.loadForBatch(ctx, b.At(0).Kind); err != nil {
 		return 0, err
@@ -128,7 +128,7 @@ func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, appr
 	if err := approve(u.metas); err != nil {
 		return err
 	}
-	if err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
+	if _, err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
 		return e.unitErr(first, len(ws), err)
 	}
 	return nil

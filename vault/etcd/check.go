@@ -14,7 +14,7 @@ import (
 // sits in the slot its name hashes to (read in pages at one revision, see
 // eachPage). What it finds healthy is in Info.
 func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	var rep vault.Report
 	hctx, cancel := e.deadline(ctx)

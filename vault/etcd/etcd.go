@@ -32,16 +32,20 @@ import (
 //	P + "vault"                    the header (JSON): format, vault id, recipients, wrapped data key, MAC
 //	P + "written"                  touched by every record write; a rekey commits only if it did not move
 //	P + "r/" + vaultID + "/" + slot   one sealed record: nonce || ciphertext
+//	P + "lock/writer/" + lease     the writer lock: the oldest such key holds it (lock.go)
+//	P + "token/" + lease           a writer's last commit, to settle a lost answer
 //
 // Records sit under the vault id of the data key that sealed them, so a rekey
 // writes the re-sealed records beside the old ones and switches the header
 // to them in one transaction.
 //
 // Every op reads the header's mod revision in the same transaction as what
-// it reads, so a handle never uses a data key that was replaced. Writers of
-// one record take turns under a cluster-wide lock (a lease-bound key), and
-// every write is still conditioned on the header and on the record's mod
-// revision, so a concurrent write is never lost, even if a lock lapsed.
+// it reads, so a handle never uses a data key that was replaced. Writers
+// take turns under the vault's writer lock (a lease-bound key), which a
+// handle keeps for a moment after its write so that the next costs one
+// raft write; every write is still conditioned on the header and on the
+// record's mod revision, so a concurrent write is never lost, even if a
+// lock lapsed.
 // A batch (batch.go) takes no locks: each of its commit units is one
 // transaction conditioned on the header and on every record's mod
 // revision: of it and a concurrent write to one of its records, the one
@@ -64,8 +68,12 @@ type Vault struct {
 	hdr     header
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
 	k       *seal.Keys
-	sess    *concurrency.Session // the lease write locks hang on; nil until a write
+	sess    *concurrency.Session // the lease the writer lock hangs on; nil until a write
 	orphans []clientv3.LeaseID   // leases of ended sessions not yet confirmed revoked
+	held    *writerLock          // the vault's writer lock, while this handle holds it
+	idle    *time.Timer          // lets go of held once unused for holdFor
+	holdFor time.Duration        // holdIdle; tests set it
+	useGen  uint64               // counts uses of held, so a stale idle timer does nothing
 }
 
 // Options say how to reach a shared vault.
@@ -116,7 +124,7 @@ func Open(o Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout, holdFor: holdIdle}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -300,7 +308,7 @@ func Create(ctx context.Context, o Options, recipients []age.Recipient) (created
 		return false, err
 	}
 	defer cli.Close()
-	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout, holdFor: holdIdle}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 	return e.createHeader(ctx, recipients)

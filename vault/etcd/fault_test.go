@@ -117,7 +117,7 @@ func wantRecord(t *testing.T, e *Vault, name, value string, version uint64) {
 }
 
 // A commit that landed but whose answer was lost is a success, even when
-// another writer has built on it before the retry.
+// another writer has built on it before the retry (once the lock lapsed).
 func TestEtcdLostCommitAnswer(t *testing.T) {
 	v := newFaultVault(t, "/arca/lost/")
 	e1, e2 := v.open(t), v.open(t)
@@ -126,7 +126,14 @@ func TestEtcdLostCommitAnswer(t *testing.T) {
 	}
 	var m2 vault.Meta
 	var err2 error
-	e1.cli.KV = &lossyKV{KV: e1.cli.KV, match: puts("written"), hook: func() { m2, err2 = putValue(e2, "app/db", "three", nil) }}
+	raw := v.c.Client(t)
+	e1.cli.KV = &lossyKV{KV: e1.cli.KV, match: puts("written"), hook: func() {
+		// e1 holds the writer lock: let it lapse, so e2 can go ahead.
+		if _, err := raw.Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
+			t.Fatal(err)
+		}
+		m2, err2 = putValue(e2, "app/db", "three", nil)
+	}}
 	m1, err := putValue(e1, "app/db", "two", nil)
 	if err != nil || m1.Version != 2 {
 		t.Fatalf("e1's put landed as version 2 but was reported %d, %v", m1.Version, err)
@@ -169,6 +176,7 @@ func TestEtcdUnansweredLockFreesTheRecord(t *testing.T) {
 	if _, err := putValue(e1, "app/db", "one", nil); err != nil {
 		t.Fatal(err)
 	}
+	waitLockKeys(t, v, 0) // e1 lets go of the lock after holdIdle
 	e1.cli.KV = &lossyKV{KV: e1.cli.KV, match: puts(""), always: true}
 	if _, err := putValue(e1, "app/db", "two", nil); err == nil {
 		t.Fatal("a put whose every answer was lost succeeded")

@@ -11,20 +11,20 @@ import (
 )
 
 // maxGroupWrites is the most writes a group holds: each puts or deletes
-// its record and deletes its lock key, and commitTxn adds two operations,
-// under etcd's default of 128 operations in a transaction's branch.
-const maxGroupWrites = 60
+// its record and compares its mod revision, and commitLocked and
+// commitTxn add four operations and two compares, under etcd's default of
+// 128 of each in a transaction (a batch unit holds as many).
+const maxGroupWrites = maxUnitWrites
 
-// Group implements vault.Store. Each write takes its record's lock and
-// reads the record (one round trip, as Apply does) and is prepared
-// against what the group's earlier writes left; the group then commits
-// every record and lets go of every lock in one transaction that holds
-// only if the header and every record are as read. A group of n writes is
-// n+1 raft writes where n single writes are 2n. A group holds at most
-// maxGroupWrites writes and maxUnitBytes of records, and never waits on a
-// lock another writer holds while it holds locks of its own: such a
-// write answers vault.ErrCommitFirst, so two groups can never wait on
-// each other.
+// Group implements vault.Store. The group reads each record it writes
+// under the vault's writer lock (one round trip; the first takes the lock
+// unless this handle holds it) and prepares each write against what the
+// group's earlier writes left; it then commits every record in one
+// transaction that holds only if the lock, the header and every record are
+// as read. A group of n writes is one raft write, or two when it took the
+// lock. A group holds at most maxGroupWrites writes and maxUnitBytes of
+// records; it waits for another writer's lock only before its first
+// write, since it holds the lock from then on.
 func (e *Vault) Group(context.Context) (vault.Group, error) {
 	e.mu.Lock()
 	return &group{e: e, bySlot: map[string]int{}}, nil
@@ -38,11 +38,10 @@ type group struct {
 	bytes  int
 }
 
-// groupRec is one record the group writes: its lock, its mod revision
-// when the lock was taken (0: absent), and what the group leaves in it.
+// groupRec is one record the group writes: as read under the lock, and
+// what the group leaves in it.
 type groupRec struct {
-	l      *recordLock
-	rev    int64
+	read   recordRead
 	next   vault.Record
 	exists bool   // after the group's writes so far
 	sealed []byte // nil: removed
@@ -72,54 +71,48 @@ func (g *group) Add(ctx context.Context, w vault.Write, approve vault.Approve) (
 		rec = g.recs[j]
 	} else {
 		var err error
-		if rec, err = g.lock(ctx, w); err != nil {
+		if rec, err = g.read(ctx, w); err != nil {
 			return vault.Meta{}, err
 		}
 	}
 	m, err := g.prepare(&rec, w, approve)
 	if err != nil {
-		if !known {
-			e.unlock(rec.l)
-		}
 		return vault.Meta{}, err
 	}
 	g.bytes += cost
 	if known {
 		g.recs[j] = rec
 	} else {
-		g.bySlot[slot] = len(g.recs)
+		g.bySlot[rec.read.slot] = len(g.recs)
 		g.recs = append(g.recs, rec)
 	}
 	return m, nil
 }
 
-// lock takes the lock of w's record and reads it: waiting for another
-// writer only while the group holds no lock of its own.
-func (g *group) lock(ctx context.Context, w vault.Write) (groupRec, error) {
+// read reads w's record under the writer lock. Only the group's first
+// write may wait for the lock; a later one that finds it gone (lapsed, or
+// the header moved under it) answers ErrCommitFirst rather than wait with
+// writes in hand: the group's commit then settles those.
+func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 	e := g.e
-	var l *recordLock
+	var r recordRead
+	var err error
 	if len(g.recs) == 0 {
-		var err error
-		if l, err = e.lockRecord(ctx, w.Name); err != nil {
-			return groupRec{}, err
-		}
+		r, err = e.lockedRead(ctx, w.Name)
+	} else if e.held == nil {
+		err = vault.ErrCommitFirst
 	} else {
-		if err := e.ensureSession(ctx); err != nil {
-			return groupRec{}, err
-		}
-		held, err := false, error(nil)
-		if l, held, err = e.tryLock(ctx, w.Name); err != nil {
-			return groupRec{}, err
-		} else if !held {
-			return groupRec{}, vault.ErrCommitFirst
+		var ok bool
+		if r, ok, err = e.readHeld(ctx, w.Name); err == nil && !ok {
+			err = vault.ErrCommitFirst
 		}
 	}
-	rec := groupRec{l: l, exists: l.kv != nil}
-	if l.kv != nil {
-		rec.rev = l.kv.ModRevision
-		var err error
-		if rec.next, err = e.open(l.slot, w.Name, l.kv); err != nil && w.Kind != vault.Remove {
-			e.unlock(l)
+	if err != nil {
+		return groupRec{}, err
+	}
+	rec := groupRec{read: r, exists: r.kv != nil}
+	if r.kv != nil {
+		if rec.next, err = e.open(r.slot, w.Name, r.kv); err != nil && w.Kind != vault.Remove {
 			return groupRec{}, err
 		}
 	}
@@ -136,7 +129,7 @@ func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (va
 	}
 	var sealed []byte
 	if w.Kind != vault.Remove {
-		if sealed, err = e.k.Seal(rec.l.slot, next); err != nil {
+		if sealed, err = e.k.Seal(rec.read.slot, next); err != nil {
 			return vault.Meta{}, err
 		}
 	}
@@ -152,9 +145,9 @@ func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (va
 	return next.Meta, nil
 }
 
-// Commit implements vault.Group: one transaction (commitTxn) that writes
-// every record and deletes every lock key, if the header and every record
-// are as read.
+// Commit implements vault.Group: one transaction (commitLocked) that
+// writes every record, if the lock, the header and every record are as
+// read.
 func (g *group) Commit(ctx context.Context) error {
 	if g.ended {
 		return errGroupEnded
@@ -164,44 +157,36 @@ func (g *group) Commit(ctx context.Context) error {
 		return nil
 	}
 	e := g.e
+	if e.held == nil {
+		return fmt.Errorf("a group of %d writes: %s: %w", len(g.recs), e.where(), errConflict)
+	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	cmps := make([]clientv3.Cmp, 0, len(g.recs))
-	ops := make([]clientv3.Op, 0, 2*len(g.recs)+2) // room for commitTxn's two
+	cmps := make([]clientv3.Cmp, 0, len(g.recs)+1) // room for commitLocked's
+	ops := make([]clientv3.Op, 0, len(g.recs)+1)
 	for _, r := range g.recs {
-		key := e.recordKey(r.l.slot)
-		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", r.rev))
-		ops = append(ops, recordChange(key, r.sealed), clientv3.OpDelete(r.l.key))
+		cmps = append(cmps, r.read.unmoved(e))
+		ops = append(ops, recordChange(e.recordKey(r.read.slot), r.sealed))
 	}
-	if err := e.commitTxn(ctx, false, cmps, ops); err != nil {
-		g.unlockAll()
+	if err := e.commitLocked(ctx, cmps, ops); err != nil {
 		return fmt.Errorf("a group of %d writes: %w", len(g.recs), err)
 	}
-	g.recs = nil
 	return nil
 }
 
-// Abort implements vault.Group.
+// Abort implements vault.Group: nothing is written; the lock is kept for
+// holdIdle, as after any write.
 func (g *group) Abort() {
-	if g.ended {
-		return
+	if !g.ended {
+		g.end()
 	}
-	g.unlockAll()
-	g.end()
 }
 
-func (g *group) unlockAll() {
-	if g.e.sess == nil {
-		return // ended: the locks lapse with its lease
-	}
-	for _, r := range g.recs {
-		g.e.unlock(r.l)
-	}
-	g.recs = nil
-}
-
+// end ends the group and lets go of the handle, keeping the lock for
+// holdIdle if it is still held.
 func (g *group) end() {
 	g.ended = true
 	g.recs, g.bySlot = nil, nil
+	g.e.armRelease()
 	g.e.mu.Unlock()
 }

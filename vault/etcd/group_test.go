@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -81,12 +82,37 @@ func newGroup(t *testing.T, e *Vault) vault.Group {
 	return g
 }
 
-// A group of n writes is n lock transactions and one commit: n+1 raft
-// writes where n puts are 2n.
+// lockKeys counts the keys under v's writer lock: the holder's and those
+// waiting.
+func lockKeys(t *testing.T, v faultVault) int64 {
+	t.Helper()
+	resp, err := v.c.Client(t).Get(context.Background(), v.prefix+"lock/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Count
+}
+
+// waitLockKeys waits, up to 5 s, until v has n writer-lock keys.
+func waitLockKeys(t *testing.T, v faultVault, n int64) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); lockKeys(t, v) != n; {
+		if time.Now().After(end) {
+			t.Fatalf("writer-lock keys: %d, want %d", lockKeys(t, v), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A group of n writes is one commit, after one lock transaction when the
+// handle did not hold the lock; a group that follows while the handle
+// still holds it is its commit alone. The lock is let go of once unused
+// for holdFor, and with the handle.
 func TestEtcdGroupIsOneCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/group/")
 	e := v.open(t)
-	if _, err := putValue(e, "app/k0", "old", nil); err != nil {
+	e.holdFor = time.Hour
+	if _, err := putValue(v.open(t), "app/k0", "old", nil); err != nil {
 		t.Fatal(err)
 	}
 	kv := &countingKV{KV: e.cli.KV}
@@ -96,16 +122,46 @@ func TestEtcdGroupIsOneCommit(t *testing.T) {
 	if err := g.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if kv.commits != 1 || kv.locks != 4 {
-		t.Errorf("a group of 5 writes of 4 records: %d commits and %d lock transactions, want 1 and 4", kv.commits, kv.locks)
+	if kv.commits != 1 || kv.locks != 1 {
+		t.Errorf("a group of 5 writes of 4 records: %d commits and %d lock transactions, want 1 and 1", kv.commits, kv.locks)
+	}
+	g = newGroup(t, e)
+	addAll(t, g, put("app/k4", "4"), put("app/k0", "newer"))
+	if err := g.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if kv.commits != 2 || kv.locks != 1 {
+		t.Errorf("a second group with the lock held: %d commits and %d lock transactions in all, want 2 and 1", kv.commits, kv.locks)
 	}
 	other := v.open(t)
-	wantRecord(t, other, "app/k0", "new", 2)
+	wantRecord(t, other, "app/k0", "newer", 3)
 	wantRecord(t, other, "app/k1", "1b", 2)
 	wantRecord(t, other, "app/k3", "3", 1)
-	raw := v.c.Client(t)
-	if resp, err := raw.Get(context.Background(), v.prefix+"lock/", clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil || resp.Count != 0 {
-		t.Errorf("lock keys after the commit: %v, %v", resp, err)
+	if n := lockKeys(t, v); n != 1 {
+		t.Errorf("writer-lock keys while the handle holds the lock: %d, want 1", n)
+	}
+	e.mu.Lock()
+	e.holdFor = 10 * time.Millisecond
+	e.armRelease()
+	e.mu.Unlock()
+	waitLockKeys(t, v, 0)
+	if _, err := putValue(e, "app/k5", "5", nil); err != nil {
+		t.Fatal(err)
+	}
+	if kv.locks != 2 {
+		t.Errorf("a put after the lock was let go: %d lock transactions in all, want 2", kv.locks)
+	}
+	e.mu.Lock()
+	e.holdFor = time.Hour
+	e.mu.Unlock()
+	if _, err := putValue(e, "app/k5", "5b", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := lockKeys(t, v); n != 0 {
+		t.Errorf("writer-lock keys after the holder closed: %d, want 0", n)
 	}
 }
 
@@ -145,34 +201,86 @@ func TestEtcdGroupConflictLandsNothing(t *testing.T) {
 	wantRecord(t, e2, "app/b", "other", 1)
 }
 
-// A group never waits on a lock another writer holds while it holds one
-// of its own: that write answers ErrCommitFirst, unprepared and
-// unapproved, and a new group takes it once the other writer is done.
-// Abort lets go of the group's locks.
-func TestEtcdGroupDoesNotWaitHoldingLocks(t *testing.T) {
+// A writer that finds the lock held waits its turn, and is let in at the
+// holder's next commit (the holder keeps the lock an hour here otherwise);
+// a holder that is idle lets it in once holdFor has passed.
+func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/groupwait/")
 	e1, e2 := v.open(t), v.open(t)
-	g2 := newGroup(t, e2)
-	addAll(t, g2, put("app/b", "by e2"))
+	e1.holdFor = time.Hour
 	g1 := newGroup(t, e1)
-	addAll(t, g1, put("app/a", "a"))
-	approved := false
-	if _, err := g1.Add(context.Background(), put("app/b", "by e1"), func(vault.Meta) error { approved = true; return nil }); !errors.Is(err, vault.ErrCommitFirst) || approved {
-		t.Fatalf("a write of a record another group holds: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
-	}
-	if err := g2.Commit(context.Background()); err != nil {
-		t.Fatal(err)
+	addAll(t, g1, put("app/a", "by e1"), put("app/b", "by e1"))
+	done := make(chan error, 1)
+	go func() {
+		m, err := putValue(e2, "app/b", "by e2", nil)
+		if err == nil && m.Version != 2 {
+			err = fmt.Errorf("e2's put is version %d, want 2", m.Version)
+		}
+		done <- err
+	}()
+	waitLockKeys(t, v, 2)
+	select {
+	case err := <-done:
+		t.Fatalf("e2's put ended while e1 held the lock: %v", err)
+	default:
 	}
 	if err := g1.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	g1 = newGroup(t, e1)
-	addAll(t, g1, put("app/b", "by e1"))
-	g1.Abort()
-	if m, err := putValue(e2, "app/b", "after", nil); err != nil || m.Version != 2 {
-		t.Fatalf("a put after an aborted group: %+v, %v", m, err)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
-	wantRecord(t, e1, "app/a", "a", 1)
+	wantRecord(t, e1, "app/a", "by e1", 1)
+	wantRecord(t, e1, "app/b", "by e2", 2)
+
+	// e2 now holds the lock, idle, for holdIdle: e1 waits that long at most.
+	if m, err := putValue(e1, "app/a", "again", nil); err != nil || m.Version != 2 {
+		t.Fatalf("e1 after e2 went idle: %+v, %v", m, err)
+	}
+}
+
+// A writer still waiting at its deadline fails, takes its key back from
+// the queue, and the holder is not disturbed.
+func TestEtcdWaiterGivesUpAtTheDeadline(t *testing.T) {
+	v := newFaultVault(t, "/arca/waitdeadline/")
+	e1, e2 := v.open(t), v.open(t)
+	g1 := newGroup(t, e1)
+	addAll(t, g1, put("app/a", "by e1"))
+	e2.timeout = 300 * time.Millisecond
+	if _, err := putValue(e2, "app/a", "by e2", nil); err == nil || !strings.Contains(err.Error(), "held the vault's writer lock past the deadline") {
+		t.Fatalf("a put that waited past its deadline: %v", err)
+	}
+	if n := lockKeys(t, v); n != 1 {
+		t.Errorf("writer-lock keys after the waiter gave up: %d, want the holder's alone", n)
+	}
+	if err := g1.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	wantRecord(t, e2, "app/a", "by e1", 1)
+}
+
+// A group whose lock is gone after its first write takes no more: the
+// next write answers ErrCommitFirst, unprepared and unapproved, and the
+// commit fails whole if another writer went ahead meanwhile.
+func TestEtcdGroupLostLockTakesNoMore(t *testing.T) {
+	v := newFaultVault(t, "/arca/grouplostlock/")
+	e1, e2 := v.open(t), v.open(t)
+	g := newGroup(t, e1)
+	addAll(t, g, put("app/a", "a"))
+	if _, err := v.c.Client(t).Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	approved := false
+	if _, err := g.Add(context.Background(), put("app/b", "b"), func(vault.Meta) error { approved = true; return nil }); !errors.Is(err, vault.ErrCommitFirst) || approved {
+		t.Fatalf("a write after the group's lock went: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
+	}
+	if _, err := putValue(e2, "app/a", "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Commit(context.Background()); !errors.Is(err, errConflict) {
+		t.Fatalf("Commit after another writer went ahead: %v, want the conflict", err)
+	}
+	wantRecord(t, e1, "app/a", "other", 1)
 }
 
 // A group holds at most maxGroupWrites writes; the next answers

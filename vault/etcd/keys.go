@@ -27,7 +27,7 @@ func (e *Vault) Recipients(ctx context.Context) ([]string, error) {
 // SetRecipients implements vault.Keyed: the header is replaced only if it did not
 // change since it was read.
 func (e *Vault) SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error {
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()

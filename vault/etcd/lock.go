@@ -2,186 +2,247 @@ package etcd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// lockTTL is how long, in seconds, a writer that died keeps a record
-// locked: its lease lapses after this and the lock with it.
-const lockTTL = 10
+// holdIdle is how long a handle keeps the writer lock after its last
+// write (Vault.holdFor): a session's next write within it is one raft
+// write (its commit) rather than two. A writer that waits for the lock is
+// let in at the holder's next commit, or when this runs out.
+const holdIdle = 50 * time.Millisecond
 
-// recordLock is this handle's hold on one record's write lock: a key
-// P/lock/<slot>/<lease> bound to the handle's lease. The oldest such key
-// of a slot holds the lock. The key names the slot id and a lease, nothing
-// else.
-type recordLock struct {
-	key  string
-	slot string
-	kv   *mvccpb.KeyValue // the record as read under the lock; nil: absent
+// Pauses between looks at the lock while another writer holds it.
+const (
+	firstLockPause = 2 * time.Millisecond
+	maxLockPause   = 25 * time.Millisecond
+)
+
+// writerLock is this handle's hold on the vault's writer lock: a key
+// P/lock/writer/<lease> bound to the session's lease. The key created
+// first holds the lock; the others wait their turn in that order. The key
+// names a lease, nothing else.
+type writerLock struct {
+	key   string
+	rev   int64 // the key's create revision
+	lease clientv3.LeaseID
 }
 
-// lockRecord takes the lock of name's record and reads the record, in one
-// round trip when nobody else holds it: the same transaction puts the lock
-// key and returns the header, the lock's holder and the record. A lock
-// another writer holds is let go and tried again after a pause, until the
-// op's deadline. Callers hold e.mu.
-func (e *Vault) lockRecord(ctx context.Context, name string) (*recordLock, error) {
-	for pause := 5 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		// Every try may need a new session: a failed unlock ends one.
+// recordRead is one record as read under the writer lock.
+type recordRead struct {
+	slot string
+	kv   *mvccpb.KeyValue // nil: absent
+}
+
+func (e *Vault) lockPrefix() string { return e.prefix + "lock/writer/" }
+
+func (e *Vault) lockKey() string {
+	return fmt.Sprintf("%s%x", e.lockPrefix(), e.sess.Lease())
+}
+
+// owns is the compare that holds while l is still this handle's.
+func (l *writerLock) owns() clientv3.Cmp {
+	return clientv3.Compare(clientv3.CreateRevision(l.key), "=", l.rev)
+}
+
+// lockedRead reads name's record under the writer lock, taking the lock
+// first unless this handle holds it: one round trip either way when no
+// other writer holds it. While another does, this handle's key waits its
+// turn and the lock is looked at again after a pause, until the op's
+// deadline (the key is then taken back). Callers hold e.mu.
+func (e *Vault) lockedRead(ctx context.Context, name string) (recordRead, error) {
+	var queued clientv3.LeaseID // the lease this handle's key waits under; 0: none
+	for pause := firstLockPause; ; {
 		if err := e.ensureSession(ctx); err != nil {
-			return nil, err
+			return recordRead{}, err
 		}
-		l, held, err := e.tryLock(ctx, name)
-		if err != nil || held {
-			return l, err
+		if e.held != nil {
+			r, ok, err := e.readHeld(ctx, name)
+			if err != nil || ok {
+				return r, err
+			}
+			continue // the header moved, or the lock is gone
+		}
+		r, ok, waiting, err := e.tryLock(ctx, name, queued == e.sess.Lease())
+		if err != nil || ok {
+			return r, err
+		}
+		if e.held != nil {
+			continue // taken, but the header moved: read again
+		}
+		if queued = 0; waiting {
+			queued = e.sess.Lease()
 		}
 		if err := sleep(ctx, pause); err != nil {
-			return nil, fmt.Errorf("%s: another writer held the record's lock past the deadline (%v)", e.where(), e.timeout)
+			e.unqueue()
+			return recordRead{}, fmt.Errorf("%s: another writer held the vault's writer lock past the deadline (%v)", e.where(), e.timeout)
 		}
+		pause = min(2*pause, maxLockPause)
 	}
 }
 
-// tryLock makes one attempt; held is false when another writer holds the
-// lock (this handle's key is then removed again).
-func (e *Vault) tryLock(ctx context.Context, name string) (l *recordLock, held bool, err error) {
-	slot := e.k.Slot(name)
-	l = &recordLock{slot: slot, key: fmt.Sprintf("%slock/%s/%x", e.prefix, slot, e.sess.Lease())}
-	pfx := e.prefix + "lock/" + slot + "/"
-	reads := []clientv3.Op{clientv3.OpGet(pfx, clientv3.WithFirstCreate()...), clientv3.OpGet(e.headerKey()), clientv3.OpGet(e.recordKey(slot))}
+// readHeld reads name's record in a transaction that holds only while the
+// lock is still this handle's and the header as loaded. ok is false when
+// either moved: the header is then adopted, or the lock let go of.
+func (e *Vault) readHeld(ctx context.Context, name string) (r recordRead, ok bool, err error) {
+	l := e.held
+	r.slot = e.k.Slot(name)
 	var resp *clientv3.TxnResponse
 	err = e.do(ctx, func(ctx context.Context) error {
-		resp, err = e.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
-			Then(append([]clientv3.Op{clientv3.OpPut(l.key, "", clientv3.WithLease(e.sess.Lease()))}, reads...)...).
-			Else(reads...).Commit()
+		resp, err = e.cli.Txn(ctx).If(l.owns(), e.headerUnchanged()).
+			Then(clientv3.OpGet(e.recordKey(r.slot))).
+			Else(clientv3.OpGet(e.headerKey()), clientv3.OpGet(l.key, clientv3.WithCountOnly())).Commit()
 		return err
 	})
 	if err != nil {
-		// The lock key may have landed: let the lease lapse, and the key
-		// with it, rather than hold the record from every other writer.
+		return recordRead{}, false, err
+	}
+	if resp.Succeeded {
+		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+			r.kv = kvs[0]
+		}
+		return r, true, nil
+	}
+	if resp.Responses[1].GetResponseRange().Count == 0 {
+		e.held = nil // lapsed: take it again
+		return recordRead{}, false, nil
+	}
+	return recordRead{}, false, e.adoptHeader(resp.Responses[0].GetResponseRange().Kvs)
+}
+
+// tryLock makes one attempt at the lock and reads name's record in the
+// same round trip. The first attempt puts this handle's key (a raft
+// write); a queued one only reads, since the key is already there. ok is
+// true when the lock is now this handle's (e.held) and r is the record;
+// waiting is true when another writer holds it and this handle's key is
+// queued behind it (false: the key lapsed, and must be put again).
+func (e *Vault) tryLock(ctx context.Context, name string, queued bool) (r recordRead, ok, waiting bool, err error) {
+	key := e.lockKey()
+	r.slot = e.k.Slot(name)
+	reads := []clientv3.Op{
+		clientv3.OpGet(e.lockPrefix(), clientv3.WithFirstCreate()...),
+		clientv3.OpGet(e.headerKey()),
+		clientv3.OpGet(e.recordKey(r.slot)),
+		clientv3.OpGet(key, clientv3.WithCountOnly()),
+	}
+	var resp *clientv3.TxnResponse
+	err = e.do(ctx, func(ctx context.Context) error {
+		txn := e.cli.Txn(ctx)
+		if queued {
+			txn = txn.Then(reads...)
+		} else {
+			txn = txn.If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+				Then(append([]clientv3.Op{clientv3.OpPut(key, "", clientv3.WithLease(e.sess.Lease()))}, reads...)...).
+				Else(reads...)
+		}
+		resp, err = txn.Commit()
+		return err
+	})
+	if err != nil {
+		// The key may have landed: let the lease lapse, and the key with
+		// it, rather than keep every other writer waiting.
 		e.endSession()
-		return nil, false, err
+		return recordRead{}, false, false, err
 	}
 	rs := resp.Responses
-	if resp.Succeeded {
+	if !queued && resp.Succeeded {
 		rs = rs[1:]
 	}
-	owner, hdr, rec := rs[0].GetResponseRange().Kvs, rs[1].GetResponseRange().Kvs, rs[2].GetResponseRange().Kvs
-	if len(hdr) == 0 || hdr[0].ModRevision != e.hdrRev {
-		// The header moved (a rekey, new recipients): adopt it and start
-		// over, since the slot may have changed with the key.
-		e.unlock(l)
-		if err := e.adoptHeader(hdr); err != nil {
-			return nil, false, err
-		}
-		return nil, false, nil
+	first, hdr, rec := rs[0].GetResponseRange().Kvs, rs[1].GetResponseRange().Kvs, rs[2].GetResponseRange().Kvs
+	if rs[3].GetResponseRange().Count == 0 {
+		return recordRead{}, false, false, nil
 	}
-	if len(owner) == 0 || string(owner[0].Key) != l.key {
-		e.unlock(l)
-		return nil, false, nil
+	if len(first) == 0 || string(first[0].Key) != key {
+		return recordRead{}, false, true, nil
+	}
+	e.held = &writerLock{key: key, rev: first[0].CreateRevision, lease: e.sess.Lease()}
+	if len(hdr) == 0 || hdr[0].ModRevision != e.hdrRev {
+		// The header moved (a rekey, new recipients): adopt it; the caller
+		// reads again under the lock, since the slot may have changed.
+		return recordRead{}, false, false, e.adoptHeader(hdr)
 	}
 	if len(rec) > 0 {
-		l.kv = rec[0]
+		r.kv = rec[0]
 	}
-	return l, true, nil
+	return r, true, false, nil
 }
 
-// unlock lets go of l, briefly. If the cluster does not confirm it, the
-// handle's lease is let go instead, so that the lock key lapses with it
+// unqueue takes back this handle's key from the queue for the lock.
+func (e *Vault) unqueue() {
+	if e.sess != nil {
+		e.deleteLockKey(e.lockKey())
+	}
+}
+
+// afterCommit settles the lock after a commit under it: let go at once
+// when another writer waits (waiters counts the lock's keys, this
+// handle's among them; -1: unknown), kept for holdIdle otherwise.
+func (e *Vault) afterCommit(waiters int64) {
+	if waiters > 1 {
+		e.releaseLock()
+		return
+	}
+	e.armRelease()
+}
+
+// armRelease lets go of the lock once it has gone unused for holdIdle.
+func (e *Vault) armRelease() {
+	if e.held == nil {
+		return
+	}
+	e.useGen++
+	gen := e.useGen
+	if e.idle != nil {
+		e.idle.Stop()
+	}
+	e.idle = time.AfterFunc(e.holdFor, func() {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if e.useGen == gen {
+			e.releaseLock()
+		}
+	})
+}
+
+// releaseLock lets go of the writer lock, if held.
+func (e *Vault) releaseLock() {
+	if e.held == nil {
+		return
+	}
+	key := e.held.key
+	e.dropLock()
+	e.deleteLockKey(key)
+}
+
+// dropLock forgets the writer lock without a round trip: its key is gone
+// or is about to lapse with the session's lease.
+func (e *Vault) dropLock() {
+	e.held = nil
+	e.useGen++
+	if e.idle != nil {
+		e.idle.Stop()
+		e.idle = nil
+	}
+}
+
+// deleteLockKey deletes key, briefly. If the cluster does not confirm it,
+// the handle's lease is let go instead, so that the key lapses with it
 // (within lockTTL) rather than stay while this handle lives.
-func (e *Vault) unlock(l *recordLock) {
+func (e *Vault) deleteLockKey(key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
 	defer cancel()
-	if _, err := e.cli.Delete(ctx, l.key); err != nil {
+	if _, err := e.cli.Delete(ctx, key); err != nil {
 		e.endSession()
 	}
 }
 
-// ensureSession grants the lease this handle's locks hang on, or a new one
-// when the last lapsed.
-func (e *Vault) ensureSession(ctx context.Context) error {
-	if e.sess != nil {
-		select {
-		case <-e.sess.Done():
-			e.sess = nil
-		default:
-			return nil
-		}
-	}
-	e.revokeOrphans()
-	var lease *clientv3.LeaseGrantResponse
-	err := e.do(ctx, func(ctx context.Context) error {
-		var err error
-		lease, err = e.cli.Grant(ctx, lockTTL)
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	s, err := concurrency.NewSession(e.cli, concurrency.WithLease(lease.ID))
-	if err != nil {
-		return err
-	}
-	e.sess = s
-	return nil
-}
-
-// endSession stops the keep-alives and revokes the lease, briefly. A
-// lease the cluster did not confirm revoked is kept, to be revoked before
-// the next session starts: etcd restarts a lease's countdown when it elects
-// a leader, so waiting for it to lapse could hold a record long after the
-// cluster is back.
-func (e *Vault) endSession() {
-	if e.sess == nil {
-		return
-	}
-	e.sess.Orphan()
-	if !e.revoke(e.sess.Lease()) {
-		if len(e.orphans) == maxOrphans {
-			e.orphans = e.orphans[1:] // the oldest lapses on its own
-		}
-		e.orphans = append(e.orphans, e.sess.Lease())
-	}
-	e.sess = nil
-}
-
-// maxOrphans bounds the leases a handle remembers to revoke.
-const maxOrphans = 16
-
-// revokeOrphans revokes the leases earlier sessions left, keeping those
-// the cluster still does not confirm.
-func (e *Vault) revokeOrphans() {
-	kept := e.orphans[:0]
-	for _, id := range e.orphans {
-		if !e.revoke(id) {
-			kept = append(kept, id)
-		}
-	}
-	e.orphans = kept
-}
-
-// revoke revokes lease id, and with it the keys bound to it; true when the
-// cluster confirmed it (or no longer knows the lease).
-func (e *Vault) revoke(id clientv3.LeaseID) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), attemptTimeout)
-	defer cancel()
-	_, err := e.cli.Revoke(ctx, id)
-	return err == nil || errors.Is(err, rpctypes.ErrLeaseNotFound)
-}
-
-// sleep waits d, or until ctx is done (its error).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+// lockForBulk takes e.mu for an op that may hold it a while (a batch, a
+// list, a check, a rekey) and lets go of the writer lock first, since the
+// op does not use it and another writer may be waiting for it.
+func (e *Vault) lockForBulk() {
+	e.mu.Lock()
+	e.releaseLock()
 }

@@ -63,7 +63,7 @@ func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 // List implements vault.Store: every record's metadata, read in pages at
 // one revision (eachPage).
 func (e *Vault) List(ctx context.Context) ([]vault.Meta, error) {
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	var metas []vault.Meta
 	err := e.eachRecord(ctx, func() { metas = metas[:0] }, func(slot string, kv *mvccpb.KeyValue) error {
@@ -89,10 +89,11 @@ func (e *Vault) slotOf(kv *mvccpb.KeyValue) string {
 	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
 }
 
-// Apply implements vault.Store: lock the record and read it (one round trip),
-// prepare the change, approve it, then commit it and let go of the lock in
-// one transaction that holds only if neither the header nor the record
-// moved since the read (which matters only if the lock lapsed).
+// Apply implements vault.Store: read the record under the writer lock
+// (one round trip, which takes the lock unless this handle holds it),
+// prepare the change, approve it, then commit it in one transaction that
+// holds only if the lock, the header and the record are as read. The lock
+// is kept for holdIdle, so a session's next write is its commit alone.
 func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -101,43 +102,55 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	if err := e.loadForWrite(ctx, w.Kind); err != nil {
 		return vault.Meta{}, err
 	}
-	l, err := e.lockRecord(ctx, w.Name)
+	r, err := e.lockedRead(ctx, w.Name)
 	if err != nil {
+		e.armRelease()
 		return vault.Meta{}, err
 	}
-	committed := false
-	defer func() {
-		if !committed {
-			e.unlock(l)
-		}
-	}()
+	m, sealed, err := e.prepare(r, w, approve)
+	if err != nil {
+		e.armRelease()
+		return vault.Meta{}, err
+	}
+	if err := e.commitLocked(ctx, []clientv3.Cmp{r.unmoved(e)}, []clientv3.Op{recordChange(e.recordKey(r.slot), sealed)}); err != nil {
+		return vault.Meta{}, err
+	}
+	return m, nil
+}
+
+// prepare works out what w makes of the record r holds, seals it and has
+// approve see it: the metadata and the sealed record (nil: removed).
+func (e *Vault) prepare(r recordRead, w vault.Write, approve vault.Approve) (vault.Meta, []byte, error) {
 	var cur vault.Record
-	var rev int64
-	if l.kv != nil {
-		rev = l.kv.ModRevision
-		cur, err = e.open(l.slot, w.Name, l.kv)
-		if err != nil && w.Kind != vault.Remove {
-			return vault.Meta{}, err
+	if r.kv != nil {
+		var err error
+		if cur, err = e.open(r.slot, w.Name, r.kv); err != nil && w.Kind != vault.Remove {
+			return vault.Meta{}, nil, err
 		}
 	}
-	next, err := vault.Next(w, cur, l.kv != nil, e.now().UTC())
+	next, err := vault.Next(w, cur, r.kv != nil, e.now().UTC())
 	if err != nil {
-		return vault.Meta{}, err
+		return vault.Meta{}, nil, err
 	}
 	var sealed []byte
 	if w.Kind != vault.Remove {
-		if sealed, err = e.k.Seal(l.slot, next); err != nil {
-			return vault.Meta{}, err
+		if sealed, err = e.k.Seal(r.slot, next); err != nil {
+			return vault.Meta{}, nil, err
 		}
 	}
 	if err := approve(next.Meta); err != nil {
-		return vault.Meta{}, err
+		return vault.Meta{}, nil, err
 	}
-	if err := e.commit(ctx, l, rev, sealed); err != nil {
-		return vault.Meta{}, err
+	return next.Meta, sealed, nil
+}
+
+// unmoved is the compare that holds while r's record is as read.
+func (r recordRead) unmoved(e *Vault) clientv3.Cmp {
+	var rev int64
+	if r.kv != nil {
+		rev = r.kv.ModRevision
 	}
-	committed = true
-	return next.Meta, nil
+	return clientv3.Compare(clientv3.ModRevision(e.recordKey(r.slot)), "=", rev)
 }
 
 // loadForWrite loads the header for a write of kind k, if none is loaded.
@@ -161,14 +174,24 @@ func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
-// commit writes sealed to l's record (deletes it when sealed is nil) and
-// deletes l's lock key, if the header and the record are as read (the
-// record at mod revision rev, 0: absent), in one transaction (commitTxn).
-func (e *Vault) commit(ctx context.Context, l *recordLock, rev int64, sealed []byte) error {
-	key := e.recordKey(l.slot)
-	return e.commitTxn(ctx, false,
-		[]clientv3.Cmp{clientv3.Compare(clientv3.ModRevision(key), "=", rev)},
-		[]clientv3.Op{recordChange(key, sealed), clientv3.OpDelete(l.key)})
+// commitLocked runs ops (commitTxn) if the writer lock is still this
+// handle's and cmps hold, and settles the lock after: let go at once when
+// another writer waits for it or the commit failed, kept for holdIdle
+// otherwise. Callers hold e.mu and the lock.
+func (e *Vault) commitLocked(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) error {
+	l := e.held
+	cmps = append([]clientv3.Cmp{l.owns()}, cmps...)
+	ops = append(slices.Clip(ops), clientv3.OpGet(e.lockPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly()))
+	resp, err := e.commitTxn(ctx, false, cmps, ops)
+	switch {
+	case err != nil:
+		e.releaseLock() // it may be gone: start afresh
+	case resp != nil:
+		e.afterCommit(resp.Responses[len(ops)-1].GetResponseRange().Count)
+	default:
+		e.afterCommit(-1) // settled by the token: who waits is unknown
+	}
+	return err
 }
 
 // recordChange puts sealed at key, or deletes key when sealed is nil.
@@ -184,11 +207,13 @@ func recordChange(key string, sealed []byte) clientv3.Op {
 // that read before it fails) and puts a fresh random token in this
 // handle's token key, bound to its session's lease: when an attempt's
 // answer is lost, the token tells whether it landed, whatever others wrote
-// since. It returns nil when the transaction landed, errConflict when a
-// compare failed, and vault.ErrUnknownOutcome when nobody can tell (the
-// session is then ended, so that what it holds lapses). bulk gives each
-// attempt doBulk's time rather than do's. Callers hold e.mu and a session.
-func (e *Vault) commitTxn(ctx context.Context, bulk bool, cmps []clientv3.Cmp, ops []clientv3.Op) error {
+// since. It returns nil when the transaction landed (with its answer,
+// nil when an earlier attempt's answer was lost and the token tells it
+// landed), errConflict when a compare failed, and vault.ErrUnknownOutcome
+// when nobody can tell (the session is then ended, so that what it holds
+// lapses). bulk gives each attempt doBulk's time rather than do's.
+// Callers hold e.mu and a session.
+func (e *Vault) commitTxn(ctx context.Context, bulk bool, cmps []clientv3.Cmp, ops []clientv3.Op) (*clientv3.TxnResponse, error) {
 	token := newToken()
 	lease := e.sess.Lease()
 	tokKey := fmt.Sprintf("%stoken/%x", e.prefix, lease)
@@ -208,18 +233,18 @@ func (e *Vault) commitTxn(ctx context.Context, bulk bool, cmps []clientv3.Cmp, o
 	})
 	switch {
 	case err == nil && resp.Succeeded:
-		return nil
+		return resp, nil
 	case err == nil && tries > 1 && tokenIs(resp.Responses[0].GetResponseRange().Kvs, token):
-		return nil // an earlier attempt landed; its answer was lost
+		return nil, nil // an earlier attempt landed; its answer was lost
 	case err == nil:
-		return fmt.Errorf("%s: %w", e.where(), errConflict)
+		return nil, fmt.Errorf("%s: %w", e.where(), errConflict)
 	}
 	// No answer: ask the token, briefly, on a context of its own.
 	if e.tokenLanded(tokKey, token) {
-		return nil
+		return nil, nil
 	}
 	e.endSession() // let the lease, and any lock key it holds, lapse
-	return fmt.Errorf("%s: %w: %v", e.where(), vault.ErrUnknownOutcome, err)
+	return nil, fmt.Errorf("%s: %w: %v", e.where(), vault.ErrUnknownOutcome, err)
 }
 
 // tokenLanded reports whether tokKey holds token; false when unknown.

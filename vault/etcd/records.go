@@ -14,7 +14,7 @@ import (
 // Records implements vault.Store: every record, read in pages at one
 // revision (eachRecord), as List reads them.
 func (e *Vault) Records(ctx context.Context) ([]vault.Record, error) {
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	var recs []vault.Record
 	err := e.eachRecord(ctx, func() { recs = recs[:0] }, func(slot string, kv *mvccpb.KeyValue) error {

@@ -22,7 +22,7 @@ import (
 // new records are deleted and the vault is as it was. Each page, batch and
 // the switch have the op's timeout to themselves.
 func (e *Vault) Rekey(ctx context.Context) (int, error) {
-	e.mu.Lock()
+	e.lockForBulk()
 	defer e.mu.Unlock()
 	// A busy vault may see a write land during a pass: try again, a few
 	// times, from a new snapshot.

@@ -1,0 +1,4 @@
+package etcd
+
+// HoldIdle is holdIdle, for the external benchmarks.
+const HoldIdle = holdIdle
