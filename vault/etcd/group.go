@@ -20,8 +20,8 @@ const maxGroupWrites = maxUnitWrites
 // under the vault's writer lock (one round trip; the first takes the lock
 // unless this handle holds it) and prepares each write against what the
 // group's earlier writes left; it then commits every record in one
-// transaction that holds only if the lock, the header and every record are
-// as read. A group of n writes is one raft write, or two when it took the
+// transaction that holds only if the header and every record are as
+// read. A group of n writes is one raft write, or two when it took the
 // lock. A group holds at most maxGroupWrites writes and maxUnitBytes of
 // records; it waits for another writer's lock only before its first
 // write, since it holds the lock from then on.
@@ -36,6 +36,7 @@ type group struct {
 	recs   []groupRec
 	bySlot map[string]int // index in recs
 	bytes  int
+	hdrRev int64 // the header the group's writes were sealed under
 }
 
 // groupRec is one record the group writes: as read under the lock, and
@@ -97,14 +98,16 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 	e := g.e
 	var r recordRead
 	var err error
-	if len(g.recs) == 0 {
+	switch {
+	case len(g.recs) == 0:
 		r, err = e.lockedRead(ctx, w.Name)
-	} else if e.held == nil {
+		g.hdrRev = e.hdrRev
+	case e.held == nil || e.hdrRev != g.hdrRev:
 		err = vault.ErrCommitFirst
-	} else {
+	default:
 		var ok bool
 		if r, ok, err = e.readHeld(ctx, w.Name); err == nil && !ok {
-			err = vault.ErrCommitFirst
+			err = vault.ErrCommitFirst // the lock went, or the header moved
 		}
 	}
 	if err != nil {
@@ -146,8 +149,10 @@ func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (va
 }
 
 // Commit implements vault.Group: one transaction (commitLocked) that
-// writes every record, if the lock, the header and every record are as
-// read.
+// writes every record, if the header and every record are as read. A
+// group whose handle adopted a new header since its first write (a rekey,
+// new recipients: its records were sealed under the old one) commits
+// nothing.
 func (g *group) Commit(ctx context.Context) error {
 	if g.ended {
 		return errGroupEnded
@@ -157,7 +162,7 @@ func (g *group) Commit(ctx context.Context) error {
 		return nil
 	}
 	e := g.e
-	if e.held == nil {
+	if e.hdrRev != g.hdrRev {
 		return fmt.Errorf("a group of %d writes: %s: %w", len(g.recs), e.where(), errConflict)
 	}
 	ctx, cancel := e.deadline(ctx)
@@ -174,19 +179,18 @@ func (g *group) Commit(ctx context.Context) error {
 	return nil
 }
 
-// Abort implements vault.Group: nothing is written; the lock is kept for
-// holdIdle, as after any write.
+// Abort implements vault.Group: nothing is written.
 func (g *group) Abort() {
 	if !g.ended {
 		g.end()
 	}
 }
 
-// end ends the group and lets go of the handle, keeping the lock for
-// holdIdle if it is still held.
+// end ends the group and lets go of the handle; a lock still held is
+// kept as after any write (keepLock).
 func (g *group) end() {
 	g.ended = true
 	g.recs, g.bySlot = nil, nil
-	g.e.armRelease()
+	g.e.keepLock()
 	g.e.mu.Unlock()
 }

@@ -302,3 +302,68 @@ func TestEtcdGroupIsBounded(t *testing.T) {
 		t.Fatalf("after a full group: %d records, %v", len(ms), err)
 	}
 }
+
+// A group open while another handle rekeys the vault commits nothing: its
+// records were sealed under the key the rekey replaced. The write after
+// the rekey answers ErrCommitFirst, the commit the conflict, and the vault
+// stays whole.
+func TestEtcdGroupAcrossARekey(t *testing.T) {
+	v := newFaultVault(t, "/arca/grouprekey/")
+	e1, e2 := v.open(t), v.open(t)
+	if _, err := putValue(e2, "app/old", "o", nil); err != nil {
+		t.Fatal(err)
+	}
+	g := newGroup(t, e1)
+	addAll(t, g, put("app/a", "a"))
+	if _, err := e2.Rekey(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Add(context.Background(), put("app/b", "b"), allow); !errors.Is(err, vault.ErrCommitFirst) {
+		t.Fatalf("a write after the rekey: %v, want ErrCommitFirst", err)
+	}
+	if err := g.Commit(context.Background()); !errors.Is(err, errConflict) {
+		t.Fatalf("Commit of a group sealed under the replaced key: %v, want the conflict", err)
+	}
+	e3 := v.open(t)
+	if _, err := e3.Get(context.Background(), "app/a"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("app/a after the failed group: %v, want not found", err)
+	}
+	if ms, err := e3.List(context.Background()); err != nil || len(ms) != 1 {
+		t.Fatalf("list after the failed group: %v, %v; want app/old alone", ms, err)
+	}
+	if m, err := putValue(e1, "app/a", "a", nil); err != nil || m.Version != 1 {
+		t.Fatalf("the write again, alone: %+v, %v", m, err)
+	}
+}
+
+// Writes that fail under the lock (here, every one denied) do not put off
+// its release: a waiter is let in once holdFor has passed since the
+// holder took it, however often the holder keeps failing.
+func TestEtcdFailingWritesDoNotKeepTheLock(t *testing.T) {
+	v := newFaultVault(t, "/arca/failhold/")
+	e1, e2 := v.open(t), v.open(t)
+	if _, err := putValue(e1, "app/a", "a", nil); err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	deny := func(vault.Meta) error { return errors.New("denied") }
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, _ = putValue(e1, "app/a", "x", deny)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	e2.timeout = time.Second
+	_, err := putValue(e2, "app/b", "b", nil)
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatalf("a waiter while the holder's writes kept failing: %v", err)
+	}
+}

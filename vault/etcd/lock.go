@@ -188,6 +188,16 @@ func (e *Vault) afterCommit(waiters int64) {
 	e.armRelease()
 }
 
+// keepLock is how a write that did not commit leaves the lock: still held,
+// until the release already armed, or for holdIdle if none is. It never
+// puts off a release, so a session whose writes keep failing (denied,
+// not found) lets a waiter in as soon as one that commits would.
+func (e *Vault) keepLock() {
+	if e.idle == nil {
+		e.armRelease()
+	}
+}
+
 // armRelease lets go of the lock once it has gone unused for holdIdle.
 func (e *Vault) armRelease() {
 	if e.held == nil {

@@ -92,8 +92,8 @@ func (e *Vault) slotOf(kv *mvccpb.KeyValue) string {
 // Apply implements vault.Store: read the record under the writer lock
 // (one round trip, which takes the lock unless this handle holds it),
 // prepare the change, approve it, then commit it in one transaction that
-// holds only if the lock, the header and the record are as read. The lock
-// is kept for holdIdle, so a session's next write is its commit alone.
+// holds only if the header and the record are as read. The lock is kept
+// for holdIdle, so a session's next write is its commit alone.
 func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -104,12 +104,12 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	}
 	r, err := e.lockedRead(ctx, w.Name)
 	if err != nil {
-		e.armRelease()
+		e.keepLock()
 		return vault.Meta{}, err
 	}
 	m, sealed, err := e.prepare(r, w, approve)
 	if err != nil {
-		e.armRelease()
+		e.keepLock()
 		return vault.Meta{}, err
 	}
 	if err := e.commitLocked(ctx, []clientv3.Cmp{r.unmoved(e)}, []clientv3.Op{recordChange(e.recordKey(r.slot), sealed)}); err != nil {
@@ -174,13 +174,14 @@ func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
-// commitLocked runs ops (commitTxn) if the writer lock is still this
-// handle's and cmps hold, and settles the lock after: let go at once when
+// commitLocked runs ops (commitTxn) if cmps hold, for writes read under
+// the writer lock, and settles the lock after: let go at once when
 // another writer waits for it or the commit failed, kept for holdIdle
-// otherwise. Callers hold e.mu and the lock.
+// otherwise. The commit does not ask that the lock be still this
+// handle's: the compares on what was read are what keep an update from
+// being lost, and a lock that lapsed since the read changes nothing they
+// would let through. Callers hold e.mu.
 func (e *Vault) commitLocked(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) error {
-	l := e.held
-	cmps = append([]clientv3.Cmp{l.owns()}, cmps...)
 	ops = append(slices.Clip(ops), clientv3.OpGet(e.lockPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly()))
 	resp, err := e.commitTxn(ctx, false, cmps, ops)
 	switch {
