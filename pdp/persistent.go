@@ -29,8 +29,9 @@ import (
 //
 // The child is retired (its group killed, its pipes closed, and it is
 // reaped) when it writes a line that is not a valid verdict, a line over
-// the cap, a line nobody asked for (before a request, or a second line for
-// the one request pending), when it exits or closes its stdout, when a
+// the cap, a line nobody asked for (one with no request pending, or a
+// second line for the one request pending), when it exits or closes its
+// stdout, when a
 // decision misses its deadline, and on Close. The decisions it owed are
 // unreachable; a child that fails between decisions makes the next one
 // unreachable with the reason. The next decision after that starts a fresh
@@ -39,8 +40,9 @@ import (
 //
 // A line that arrives while a request is pending is that request's answer:
 // the protocol carries no request id (the request and verdict are the exec
-// PDP's), so a child that writes an extra line slowly is caught only when
-// the line arrives with nothing pending.
+// PDP's), so a child that writes an extra line slowly, or a line as it
+// starts (a child starts for a decision already waiting), is caught only
+// when its next line arrives with nothing pending.
 type persistent struct {
 	cfg   Config
 	shell string
@@ -126,8 +128,10 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 		d.answered()
 		return r.v, nil
 	case <-dctx.Done():
+		// Retire the child with this waiter still queued: taken off the
+		// queue first, the answer to this request could reach the next
+		// decision before the child is gone.
 		why := doneWhy(ctx, d.cfg.Timeout)
-		d.drop(p, w)
 		d.retire(p, why, true)
 		return Verdict{}, unreachable(why)
 	}
@@ -189,18 +193,6 @@ func (d *persistent) Close() error {
 		<-p.done
 	}
 	return nil
-}
-
-// drop takes w off p's queue: its decision gave up waiting.
-func (d *persistent) drop(p *proc, w *waiter) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for i, x := range p.pending {
-		if x == w {
-			p.pending = append(p.pending[:i:i], p.pending[i+1:]...)
-			return
-		}
-	}
 }
 
 // retire ends p once: it stops being the running child, the decisions it

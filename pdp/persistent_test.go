@@ -387,6 +387,35 @@ func TestPersistentCancel(t *testing.T) {
 	wantUnreachable(t, err, "cancelled")
 }
 
+// TestPersistentCancelledAnswerGoesNowhere: a decision that gives up while
+// another waits behind it on the same child retires the child with both
+// queued, so the answer the child was writing for the first can never be
+// taken as the second's (the policy allows agent:a and denies agent:b).
+func TestPersistentCancelledAnswerGoesNowhere(t *testing.T) {
+	exec := `while read l; do sleep 0.3; case $l in *'"actor":"agent:a"'*) echo '{"allow":true}';; *) echo '{"allow":false}';; esac; done`
+	d, g := newTestPersistent(Config{Exec: exec, Timeout: quick, Environ: testEnviron()}, "sh")
+	defer d.Close()
+	reqA, reqB := getReq, getReq
+	reqA.Actor, reqB.Actor = "agent:a", "agent:b"
+	ctxA, cancelA := context.WithCancel(context.Background())
+	doneA := make(chan error, 1)
+	go func() {
+		_, err := d.Decide(ctxA, reqA)
+		doneA <- err
+	}()
+	time.Sleep(30 * time.Millisecond) // A is written first
+	time.AfterFunc(100*time.Millisecond, cancelA)
+	v, err := d.Decide(context.Background(), reqB)
+	if v.Allow {
+		t.Fatalf("agent:b, denied by the policy, was allowed: %+v", v)
+	}
+	wantUnreachable(t, err, "cancelled")
+	wantUnreachable(t, <-doneA, "cancelled")
+	for _, pgid := range g.all() {
+		wantGroupGone(t, pgid)
+	}
+}
+
 // TestPersistentClose: Close fails the decision in flight, kills the child
 // and refuses later decisions.
 func TestPersistentClose(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"maps"
 	"os"
 	"slices"
@@ -69,6 +70,11 @@ func main() { os.Exit(start(os.Args[1:], time.Now)) }
 // runs the verb args name with the clock now and returns the exit status.
 // A process that cannot be protected does nothing: exit 1.
 func start(args []string, now func() time.Time) int {
+	// The standard logger writes to stderr, which is serve's audit wire
+	// and, for every verb, for messages arca wrote: a library's line there
+	// (net/http reports an HTTP decider's unasked response through it,
+	// quoting the server's bytes) would be neither. Nothing arca runs logs.
+	log.SetOutput(io.Discard)
 	perr := protectProcess()
 	c := processCLI(now)
 	if perr != nil {
