@@ -93,11 +93,16 @@ func lockKeys(t *testing.T, v faultVault) int64 {
 	return resp.Count
 }
 
-// waitLockKeys waits, up to 5 s, until v has n writer-lock keys.
-func waitLockKeys(t *testing.T, v faultVault, n int64) {
+// waitLockKeys waits, up to 5 s, until v has n writer-lock keys. Groups
+// still open are aborted before it fails, so that the test's cleanup can
+// close their handles.
+func waitLockKeys(t *testing.T, v faultVault, n int64, open ...vault.Group) {
 	t.Helper()
 	for end := time.Now().Add(5 * time.Second); lockKeys(t, v) != n; {
 		if time.Now().After(end) {
+			for _, g := range open {
+				g.Abort()
+			}
 			t.Fatalf("writer-lock keys: %d, want %d", lockKeys(t, v), n)
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -218,9 +223,10 @@ func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitLockKeys(t, v, 2)
+	waitLockKeys(t, v, 2, g1)
 	select {
 	case err := <-done:
+		g1.Abort()
 		t.Fatalf("e2's put ended while e1 held the lock: %v", err)
 	default:
 	}
@@ -248,6 +254,7 @@ func TestEtcdWaiterGivesUpAtTheDeadline(t *testing.T) {
 	addAll(t, g1, put("app/a", "by e1"))
 	e2.timeout = 300 * time.Millisecond
 	if _, err := putValue(e2, "app/a", "by e2", nil); err == nil || !strings.Contains(err.Error(), "held the vault's writer lock past the deadline") {
+		g1.Abort() // the group holds e1: end it before the cleanup closes e1
 		t.Fatalf("a put that waited past its deadline: %v", err)
 	}
 	if n := lockKeys(t, v); n != 1 {
@@ -272,6 +279,7 @@ func TestEtcdGroupLostLockTakesNoMore(t *testing.T) {
 	}
 	approved := false
 	if _, err := g.Add(context.Background(), put("app/b", "b"), func(vault.Meta) error { approved = true; return nil }); !errors.Is(err, vault.ErrCommitFirst) || approved {
+		g.Abort()
 		t.Fatalf("a write after the group's lock went: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
 	}
 	if _, err := putValue(e2, "app/a", "other", nil); err != nil {
@@ -316,9 +324,11 @@ func TestEtcdGroupAcrossARekey(t *testing.T) {
 	g := newGroup(t, e1)
 	addAll(t, g, put("app/a", "a"))
 	if _, err := e2.Rekey(context.Background()); err != nil {
+		g.Abort()
 		t.Fatal(err)
 	}
 	if _, err := g.Add(context.Background(), put("app/b", "b"), allow); !errors.Is(err, vault.ErrCommitFirst) {
+		g.Abort()
 		t.Fatalf("a write after the rekey: %v, want ErrCommitFirst", err)
 	}
 	if err := g.Commit(context.Background()); !errors.Is(err, errConflict) {

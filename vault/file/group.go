@@ -16,18 +16,27 @@ import (
 // held from here to the group's Commit or Abort, so the group's writes are
 // prepared against the records as they stand and no concurrent write is
 // lost; the group is then one rewrite of the file and one fsync.
+// Both locks are let go of if the group does not start, a panic included.
 func (f *Vault) Group(context.Context) (vault.Group, error) {
 	f.mu.Lock()
-	dest, unlock, err := lockTarget(f.path)
+	unlock := func() {}
+	started := false
+	defer func() {
+		if !started {
+			unlock()
+			f.mu.Unlock()
+		}
+	}()
+	dest, unlockTarget, err := lockTarget(f.path)
 	if err != nil {
-		f.mu.Unlock()
 		return nil, err
 	}
-	g := &group{f: f, dest: dest, unlock: unlock, bySlot: map[[seal.SlotSize]byte]int{}}
+	unlock = unlockTarget
+	g := &group{f: f, dest: dest, unlock: unlockTarget, bySlot: map[[seal.SlotSize]byte]int{}}
 	if err := g.start(); err != nil {
-		g.end()
 		return nil, err
 	}
+	started = true
 	return g, nil
 }
 
@@ -119,7 +128,9 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 		body += sealedLine(next)
 		lines++
 	}
-	if g.size(body, lines) > f.opt.bound(f.heldInfo.Size()) {
+	// Bound as a single write is: against the file as the group's
+	// earlier writes leave it.
+	if g.size(body, lines) > f.opt.bound(g.size(g.body, g.lines)) {
 		return vault.Meta{}, f.opt.tooLargeWrite(f.path)
 	}
 	if err := approve(next.Meta); err != nil {

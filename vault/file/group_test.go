@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/arca-secrets/arca/vault"
@@ -163,5 +164,38 @@ func TestGroupBound(t *testing.T) {
 	ms, err := f.List(context.Background())
 	if err != nil || len(ms) != 2 || ms[0].Name != "app/after" || ms[1].Name != "app/small" {
 		t.Fatalf("after the group: %v (%v), want app/after and app/small", ms, err)
+	}
+}
+
+// A vault already over its bound may shrink but not grow back, in a group
+// as alone: the bound of each write is the file as the group's earlier
+// writes leave it, not as it was when the group began.
+func TestGroupBoundFollowsEarlierWrites(t *testing.T) {
+	path, idPath := newVaultFiles(t)
+	big, err := openBounded(t, path, idPath, 1<<20, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := groupOf(t, big, put("app/big", strings.Repeat("b", 3000)), put("app/other", strings.Repeat("o", 3000))).Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	big.Close()
+	size := int64(len(fileBytes(t, path)))
+	f, err := openBounded(t, path, idPath, 1<<20, size-5000) // over it even after the rm
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g := groupOf(t, f, vault.Write{Kind: vault.Remove, Name: "app/big"})
+	approved := false
+	if _, err := g.Add(context.Background(), put("app/grow", strings.Repeat("g", 2000)), func(vault.Meta) error { approved = true; return nil }); err == nil || approved || !strings.Contains(err.Error(), "would grow over its limit") {
+		g.Abort() // the group holds the handle: end it before Close runs
+		t.Fatalf("a put that grows the vault back after an rm, in a group: %v, approved %t; want refused unapproved", err, approved)
+	}
+	if err := g.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := int64(len(fileBytes(t, path))); got >= size {
+		t.Errorf("the vault after the rm: %d bytes, want under %d", got, size)
 	}
 }
