@@ -135,6 +135,23 @@ func (ws *Writes) Abort(why string) {
 	ws.end(errors.New(why))
 }
 
+// AbortCommit ends the writes of a commit that was cut short (a panic
+// inside it): whether they landed is unknown, and each one's second event
+// says so, why saying why.
+func (ws *Writes) AbortCommit(why string) {
+	if ws.g == nil {
+		return
+	}
+	ws.g.Abort()
+	ws.end(unknownOutcome(why))
+}
+
+// unknownOutcome is a commit whose outcome nobody can tell.
+type unknownOutcome string
+
+func (u unknownOutcome) Error() string        { return string(u) }
+func (u unknownOutcome) Is(target error) bool { return target == vault.ErrUnknownOutcome }
+
 // end settles the pending writes with the outcome of their group's commit.
 func (ws *Writes) end(err error) {
 	for _, w := range ws.pending {

@@ -301,3 +301,48 @@ func TestGroupIsBoundedInTime(t *testing.T) {
 		t.Errorf("4 writes of 60 ms decisions each: %d commit, want the group cut at %v", n, maxGroupTime)
 	}
 }
+
+// A panic while a write joins a group: the write in hand gets its one
+// event, then the writes the group held uncommitted get their second
+// events; each is answered op_error, in order, and the session goes on.
+func TestGroupPanicWhileAdding(t *testing.T) {
+	f := newFixture(t)
+	f.spy.panicOnAdd = 2
+	in := lines(puts(1, 3)...)
+	// broken: write 1 has two events for its one reply
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), broken: true})
+	if tr.err != nil {
+		t.Fatalf("serve failed: %v", tr.err)
+	}
+	internal := "internal error while handling the request"
+	checkReplies(t, tr, []want{
+		{id: "1", code: "op_error", msg: "was audited but not committed: " + internal},
+		{id: "2", code: "op_error", msg: internal},
+		ok("3"),
+	})
+	wantEvents(t, tr, "put:1", "error:2", "error:1", "put:3")
+	if strings.Contains(string(tr.rawErr)+string(tr.rawOut), spyPanic) {
+		t.Error("the panic's value reached an output")
+	}
+}
+
+// A panic inside a group's commit leaves its outcome unknown (here it
+// landed): every write's second event and answer say so, and a read after
+// finds what landed.
+func TestGroupPanicInCommit(t *testing.T) {
+	f := newFixture(t)
+	f.spy.panicOnCommit = true
+	in := lines(puts(1, 2)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), broken: true})
+	if tr.err != nil {
+		t.Fatalf("serve failed: %v", tr.err)
+	}
+	unknown := "was audited, but whether it was committed is unknown: internal error while handling the request"
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: unknown}, {id: "2", code: "op_error", msg: unknown}})
+	wantEvents(t, tr, "put:1", "put:2", "error:1", "error:2")
+	f.spy.panicOnCommit = false
+	after := f.serve(t, lines(`{"op":"list","id":1}`))
+	if rs := after.responses(t); len(rs) != 1 || !strings.Contains(string(rs[0].Result), "app/k2") {
+		t.Errorf("the vault after a commit that landed and panicked: %s", after.stdout)
+	}
+}

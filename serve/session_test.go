@@ -102,6 +102,12 @@ type spy struct {
 	// in it is about to commit.
 	commitErr error
 	onCommit  func()
+	// panicOnAdd panics in the Add of the n-th write added to a group
+	// (1-based, counted across groups); panicOnCommit in a group's Commit,
+	// after the commit itself.
+	panicOnAdd    int
+	addsSeen      int
+	panicOnCommit bool
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -191,6 +197,9 @@ type spyGroup struct {
 }
 
 func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	if g.spy.addsSeen++; g.spy.addsSeen == g.spy.panicOnAdd {
+		panic(spyPanic)
+	}
 	m, err := g.Group.Add(ctx, w, approve)
 	if err == nil {
 		g.adds++
@@ -210,7 +219,11 @@ func (g *spyGroup) Commit(ctx context.Context) error {
 		g.Group.Abort()
 		return g.spy.commitErr
 	}
-	return g.Group.Commit(ctx)
+	err := g.Group.Commit(ctx)
+	if g.spy.panicOnCommit {
+		panic(spyPanic)
+	}
+	return err
 }
 
 func (s *spyStore) Check(ctx context.Context) (vault.Report, error) {

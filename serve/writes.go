@@ -20,8 +20,9 @@ import (
 // committed), at the end of what is buffered, at maxGroupWrites writes or
 // maxGroupBytes of their lines, once it has been open maxGroupTime (the
 // file vault's writer lock is held while the group's writes are decided,
-// a PDP call each), or when the audit wire fails or the session is being
-// stopped.
+// a PDP call each; a decision under way when it passes runs to its end,
+// so the lock is held at most maxGroupTime plus one decision), or when the
+// audit wire fails or the session is being stopped.
 //
 // Every write of the group is run through ops on its own, in order, with
 // its own PDP decision and its own events (ops.Writes); they are
@@ -62,14 +63,23 @@ func (s *session) handleLine(ctx context.Context, line []byte) {
 	s.handleWrites(ctx, req, len(line))
 }
 
+// groupRun is where a group is, for recoverGroup: its writes, whether its
+// commit is running, and how many writes were answered after it.
+type groupRun struct {
+	items      []groupItem
+	committing bool
+	committed  bool
+	answered   int
+}
+
 // handleWrites runs first and the writes behind it as one group.
 func (s *session) handleWrites(ctx context.Context, first request, size int) {
 	ws := s.svc.Writes()
-	var items []groupItem
-	defer s.recoverGroup(ws, &items)
+	run := &groupRun{}
+	defer s.recoverGroup(ws, run)
 	start := time.Now()
-	s.addWrite(ctx, ws, &items, first)
-	for len(items) < s.maxGroup && size < maxGroupBytes && time.Since(start) < maxGroupTime &&
+	s.addWrite(ctx, ws, &run.items, first)
+	for len(run.items) < s.maxGroup && size < maxGroupBytes && time.Since(start) < maxGroupTime &&
 		!s.w.broken && ctx.Err() == nil && s.in.lineReady() {
 		line, err := s.in.next()
 		if err == nil && blank(line) {
@@ -83,11 +93,14 @@ func (s *session) handleWrites(ctx context.Context, first request, size int) {
 			break
 		}
 		size += len(line)
-		s.addWrite(ctx, ws, &items, req)
+		s.addWrite(ctx, ws, &run.items, req)
 	}
+	run.committing = true
 	ws.Commit(ctx)
-	for i := range items {
-		s.answerWrite(&items[i])
+	run.committing, run.committed = false, true
+	for run.answered < len(run.items) {
+		run.answered++ // before: a write whose answer panics is not answered twice
+		s.answerWrite(&run.items[run.answered-1])
 	}
 }
 
@@ -119,27 +132,52 @@ func (s *session) answerWrite(it *groupItem) {
 	s.w.respond(it.id, s.out)
 }
 
-// recoverGroup is recoverPanic for a group: the writes it holds uncommitted
-// fail with their second events, the write in hand is audited once, and
-// every write of the group is answered.
-func (s *session) recoverGroup(ws *ops.Writes, items *[]groupItem) {
+// recoverGroup is recoverPanic for a group, wherever it panicked:
+//   - adding writes: the writes it holds uncommitted fail with their
+//     second events, the write in hand is audited once (unless its event
+//     was written), and every write is answered;
+//   - in the commit: whether it landed is unknown, and every write's second
+//     event and answer say so;
+//   - answering after the commit: the write whose answer panicked is
+//     answered op_error (its events stand), the rest as they came out.
+func (s *session) recoverGroup(ws *ops.Writes, run *groupRun) {
 	r := recover()
 	if r == nil {
 		return
 	}
 	const msg = "internal error while handling the request"
-	ws.Abort(msg)
-	for i := range *items {
-		it := &(*items)[i]
-		if it.w != nil && it.w.Final() {
-			s.answerWrite(it)
-			continue
+	if run.committed {
+		if run.answered > 0 {
+			it := &run.items[run.answered-1]
+			s.out = appendError(s.out[:0], it.id, string(manifest.OpError), msg)
+			s.w.respond(it.id, s.out)
 		}
-		if s.audit.Seq() == it.seq { // the write in hand wrote no event yet
+		for i := run.answered; i < len(run.items); i++ {
+			s.answerWrite(&run.items[i])
+		}
+		return
+	}
+	// The write in hand (the last, not final) gets its one event first if
+	// it wrote none: first events come before the group's second events.
+	if n := len(run.items); n > 0 && !run.committing {
+		it := &run.items[n-1]
+		if (it.w == nil || !it.w.Final()) && s.audit.Seq() == it.seq {
 			ev := audit.Event{Event: "error", Op: it.op, Outcome: audit.Error, ID: idOrNull(it.id), Code: string(manifest.OpError), Message: msg}
 			if err := s.audit.Write(ev); err != nil {
 				return
 			}
+		}
+	}
+	if run.committing {
+		ws.AbortCommit(msg)
+	} else {
+		ws.Abort(msg)
+	}
+	for i := range run.items {
+		it := &run.items[i]
+		if it.w != nil && it.w.Final() {
+			s.answerWrite(it)
+			continue
 		}
 		s.out = appendError(s.out[:0], it.id, string(manifest.OpError), msg)
 		s.w.respond(it.id, s.out)
