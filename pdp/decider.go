@@ -11,6 +11,9 @@ type Decider interface {
 	Close() error
 }
 
+// whyClosed is why a decision of a Decider that was closed is unreachable.
+const whyClosed = "pdp is closed"
+
 // The modes of an exec PDP (Config.Mode).
 const (
 	ModeSpawn      = "spawn"      // one `sh -c` per decision (the default)

@@ -37,6 +37,8 @@ type httpPDP struct {
 	problem string // a config problem: every decision is unreachable with it
 	client  *http.Client
 	tr      *http.Transport
+	closed  context.Context // done once Close runs: it ends the decisions in flight
+	close   context.CancelFunc
 }
 
 // maxHeader bounds the response headers of an HTTP PDP.
@@ -45,6 +47,7 @@ const maxHeader = 64 << 10
 func newHTTP(cfg Config) *httpPDP {
 	ep, why := parseEndpoint(cfg.URL, cfg.HTTPPath, cfg.API)
 	h := &httpPDP{api: cfg.API, url: ep.url, timeout: cfg.Timeout, problem: why}
+	h.closed, h.close = context.WithCancel(context.Background())
 	if why != "" {
 		return h
 	}
@@ -96,6 +99,8 @@ func (h *httpPDP) Decide(ctx context.Context, req Request) (Verdict, error) {
 		return Verdict{}, unreachable(h.problem)
 	case h.timeout <= 0:
 		return Verdict{}, unreachable("timeout must be positive")
+	case h.closed.Err() != nil:
+		return Verdict{}, unreachable(whyClosed)
 	case ctx.Err() != nil:
 		return Verdict{}, unreachable(doneWhy(ctx, h.timeout))
 	}
@@ -105,8 +110,12 @@ func (h *httpPDP) Decide(ctx context.Context, req Request) (Verdict, error) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, h.timeout)
 	defer cancel()
+	defer context.AfterFunc(h.closed, cancel)()
 	b, why := h.post(dctx, body)
-	if why == whyDeadline {
+	switch {
+	case why == whyDeadline && h.closed.Err() != nil:
+		why = whyClosed
+	case why == whyDeadline:
 		why = doneWhy(ctx, h.timeout)
 	}
 	if why != "" {
@@ -169,8 +178,10 @@ func (h *httpPDP) parse(b []byte) (Verdict, string) {
 	return parseOPA(b)
 }
 
-// Close drops the idle connections.
+// Close fails the decisions in flight and later ones, and drops the idle
+// connections.
 func (h *httpPDP) Close() error {
+	h.close()
 	if h.tr != nil {
 		h.tr.CloseIdleConnections()
 	}

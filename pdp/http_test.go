@@ -341,3 +341,23 @@ func TestHTTPCancel(t *testing.T) {
 	_, err := d.Decide(ctx, getReq)
 	wantUnreachable(t, err, "cancelled: context canceled")
 }
+
+// TestHTTPClose: Close fails the decision in flight at once, well before
+// its deadline, and every later one.
+func TestHTTPClose(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
+	time.AfterFunc(50*time.Millisecond, func() { d.Close() })
+	t0 := time.Now()
+	_, err := d.Decide(context.Background(), getReq)
+	wantUnreachable(t, err, "pdp is closed")
+	if el := time.Since(t0); el >= quick/2 {
+		t.Errorf("the decision in flight ended %v after it began, with Close at 50ms", el)
+	}
+	_, err = d.Decide(context.Background(), getReq)
+	wantUnreachable(t, err, "pdp is closed")
+}

@@ -145,7 +145,7 @@ func (d *persistent) enqueue() (*proc, *waiter, string) {
 	defer d.mu.Unlock()
 	switch {
 	case d.closed:
-		return nil, nil, "pdp is closed"
+		return nil, nil, whyClosed
 	case d.owed != "":
 		why := d.owed
 		d.owed = ""
@@ -189,7 +189,7 @@ func (d *persistent) Close() error {
 	p := d.cur
 	d.mu.Unlock()
 	if p != nil {
-		d.retire(p, "pdp is closed", true)
+		d.retire(p, whyClosed, true)
 		<-p.done
 	}
 	return nil
