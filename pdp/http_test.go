@@ -328,12 +328,18 @@ func TestHTTPIgnoresProxy(t *testing.T) {
 }
 
 // TestHTTPCancel: a cancelled ctx ends the decision at once.
-func TestHTTPCancel(t *testing.T) {
+// hangingServer reads each request and never answers it.
+func hangingServer(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHTTPCancel(t *testing.T) {
+	srv := hangingServer(t)
 	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
 	defer d.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -345,11 +351,7 @@ func TestHTTPCancel(t *testing.T) {
 // TestHTTPClose: Close fails the decision in flight at once, well before
 // its deadline, and every later one.
 func TestHTTPClose(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		<-r.Context().Done()
-	}))
-	defer srv.Close()
+	srv := hangingServer(t)
 	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
 	time.AfterFunc(50*time.Millisecond, func() { d.Close() })
 	t0 := time.Now()
