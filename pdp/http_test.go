@@ -327,7 +327,6 @@ func TestHTTPIgnoresProxy(t *testing.T) {
 	}
 }
 
-// TestHTTPCancel: a cancelled ctx ends the decision at once.
 // hangingServer reads each request and never answers it.
 func hangingServer(t *testing.T) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -338,6 +337,7 @@ func hangingServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// TestHTTPCancel: a cancelled ctx ends the decision at once.
 func TestHTTPCancel(t *testing.T) {
 	srv := hangingServer(t)
 	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
