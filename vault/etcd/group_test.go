@@ -252,7 +252,7 @@ func TestEtcdWaiterGivesUpAtTheDeadline(t *testing.T) {
 	e1, e2 := v.open(t), v.open(t)
 	g1 := newGroup(t, e1)
 	addAll(t, g1, put("app/a", "by e1"))
-	e2.timeout = 300 * time.Millisecond
+	e2.timeout = time.Second
 	if _, err := putValue(e2, "app/a", "by e2", nil); err == nil || !strings.Contains(err.Error(), "held the vault's writer lock past the deadline") {
 		g1.Abort() // the group holds e1: end it before the cleanup closes e1
 		t.Fatalf("a put that waited past its deadline: %v", err)

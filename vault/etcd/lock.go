@@ -67,6 +67,12 @@ func (e *Vault) lockedRead(ctx context.Context, name string) (recordRead, error)
 			continue // the header moved, or the lock is gone
 		}
 		r, ok, waiting, err := e.tryLock(ctx, name, queued == e.sess.Lease())
+		if err != nil && queued != 0 && ctx.Err() != nil {
+			// The deadline came while it looked at the lock again: what
+			// it waited for is the other writer (its key went with the
+			// session tryLock ended).
+			return recordRead{}, e.heldPastDeadline()
+		}
 		if err != nil || ok {
 			return r, err
 		}
@@ -78,10 +84,14 @@ func (e *Vault) lockedRead(ctx context.Context, name string) (recordRead, error)
 		}
 		if err := sleep(ctx, pause); err != nil {
 			e.unqueue()
-			return recordRead{}, fmt.Errorf("%s: another writer held the vault's writer lock past the deadline (%v)", e.where(), e.timeout)
+			return recordRead{}, e.heldPastDeadline()
 		}
 		pause = min(2*pause, maxLockPause)
 	}
+}
+
+func (e *Vault) heldPastDeadline() error {
+	return fmt.Errorf("%s: another writer held the vault's writer lock past the deadline (%v)", e.where(), e.timeout)
 }
 
 // readHeld reads name's record in a transaction that holds only while the
