@@ -31,6 +31,9 @@ type Writes struct {
 	st      vault.Store // the vault of g
 	g       vault.Group
 	pending []*Written // audited, awaiting g's commit
+	// committing is set while g commits: a panic that leaves it set
+	// struck inside the commit (see Abort).
+	committing bool
 }
 
 // Written is one write of a Writes. Its result is known once the Writes is
@@ -121,29 +124,25 @@ func (ws *Writes) Commit(ctx context.Context) {
 }
 
 func (ws *Writes) commit(ctx context.Context) {
+	ws.committing = true
 	err := ws.g.Commit(ctx)
+	ws.committing = false
 	ws.end(err)
 }
 
 // Abort drops the writes added since the last commit: each fails with its
-// second event, why saying why. What a panic leaves is ended so.
+// second event, why saying why. What a panic leaves is ended so; a panic
+// that struck inside a commit leaves its outcome unknown, and the second
+// events say that instead.
 func (ws *Writes) Abort(why string) {
-	if ws.g == nil {
+	if ws.g != nil {
+		ws.g.Abort()
+	}
+	if ws.committing {
+		ws.end(unknownOutcome(why))
 		return
 	}
-	ws.g.Abort()
 	ws.end(errors.New(why))
-}
-
-// AbortCommit ends the writes of a commit that was cut short (a panic
-// inside it): whether they landed is unknown, and each one's second event
-// says so, why saying why.
-func (ws *Writes) AbortCommit(why string) {
-	if ws.g == nil {
-		return
-	}
-	ws.g.Abort()
-	ws.end(unknownOutcome(why))
 }
 
 // unknownOutcome is a commit whose outcome nobody can tell.
@@ -152,15 +151,19 @@ type unknownOutcome string
 func (u unknownOutcome) Error() string        { return string(u) }
 func (u unknownOutcome) Is(target error) bool { return target == vault.ErrUnknownOutcome }
 
-// end settles the pending writes with the outcome of their group's commit.
+// end settles the pending writes with the outcome of their group's commit,
+// each taken off the list as it is settled, so that none is settled twice.
 func (ws *Writes) end(err error) {
-	for _, w := range ws.pending {
+	ws.st, ws.g, ws.committing = nil, nil, false
+	for len(ws.pending) > 0 {
+		w := ws.pending[0]
+		ws.pending = ws.pending[1:]
 		if err != nil {
 			w.err = ws.s.failCommit(&w.c, err)
 		}
 		w.done = true
 	}
-	ws.st, ws.g, ws.pending = nil, nil, nil
+	ws.pending = nil
 }
 
 // Result is what a write answers: a PutResult, RotateResult or RmResult,

@@ -346,3 +346,29 @@ func TestGroupPanicInCommit(t *testing.T) {
 		t.Errorf("the vault after a commit that landed and panicked: %s", after.stdout)
 	}
 }
+
+// A panic inside the commit a group makes when a write moves to another
+// vault: the write in hand gets its one event, and the committed writes'
+// second events and answers say the outcome is unknown (it landed).
+func TestGroupPanicInAnInnerCommit(t *testing.T) {
+	f := newFixtureConfig(t, "default_env = \"a\"\n[envs.a]\nvault = \"va\"\n[envs.b]\nvault = \"vb\"\n"+
+		"[vaults.va]\nkind = \"file\"\n[vaults.vb]\nkind = \"file\"\n")
+	f.spy.panicOnCommit = true
+	in := lines(`{"op":"put","ref":"arca://app/k1","value":"v1","env":"a","id":1}`,
+		`{"op":"put","ref":"arca://app/k2","value":"v2","env":"b","id":2}`)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), broken: true})
+	if tr.err != nil {
+		t.Fatalf("serve failed: %v", tr.err)
+	}
+	internal := "internal error while handling the request"
+	checkReplies(t, tr, []want{
+		{id: "1", code: "op_error", msg: "was audited, but whether it was committed is unknown: " + internal},
+		{id: "2", code: "op_error", msg: internal},
+	})
+	wantEvents(t, tr, "put:1", "error:2", "error:1")
+	f.spy.panicOnCommit = false
+	after := f.serve(t, lines(`{"op":"get","ref":"arca://app/k1","env":"a","id":1}`))
+	if rs := after.responses(t); len(rs) != 1 || !strings.Contains(string(rs[0].Result), `"value":"v1"`) {
+		t.Errorf("app/k1 after a commit that landed and panicked: %s", after.stdout)
+	}
+}

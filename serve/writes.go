@@ -136,8 +136,8 @@ func (s *session) answerWrite(it *groupItem) {
 //   - adding writes: the writes it holds uncommitted fail with their
 //     second events, the write in hand is audited once (unless its event
 //     was written), and every write is answered;
-//   - in the commit: whether it landed is unknown, and every write's second
-//     event and answer say so;
+//   - in a commit (ops.Writes knows): whether it landed is unknown, and
+//     every write's second event and answer say so;
 //   - answering after the commit: the write whose answer panicked is
 //     answered op_error (its events stand), the rest as they came out.
 func (s *session) recoverGroup(ws *ops.Writes, run *groupRun) {
@@ -159,19 +159,17 @@ func (s *session) recoverGroup(ws *ops.Writes, run *groupRun) {
 	}
 	// The write in hand (the last, not final) gets its one event first if
 	// it wrote none: first events come before the group's second events.
+	var auditErr error
 	if n := len(run.items); n > 0 && !run.committing {
 		it := &run.items[n-1]
 		if (it.w == nil || !it.w.Final()) && s.audit.Seq() == it.seq {
 			ev := audit.Event{Event: "error", Op: it.op, Outcome: audit.Error, ID: idOrNull(it.id), Code: string(manifest.OpError), Message: msg}
-			if err := s.audit.Write(ev); err != nil {
-				return
-			}
+			auditErr = s.audit.Write(ev)
 		}
 	}
-	if run.committing {
-		ws.AbortCommit(msg)
-	} else {
-		ws.Abort(msg)
+	ws.Abort(msg) // whatever else fails: the group must let go of its vault
+	if auditErr != nil {
+		return
 	}
 	for i := range run.items {
 		it := &run.items[i]

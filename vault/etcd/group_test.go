@@ -377,3 +377,57 @@ func TestEtcdFailingWritesDoNotKeepTheLock(t *testing.T) {
 		t.Fatalf("a waiter while the holder's writes kept failing: %v", err)
 	}
 }
+
+// A handle whose lock lapsed while a release was armed takes the lock
+// again with a release of its own: a write it then fails (denied) lets
+// the lock go after holdFor, not at some later commit.
+func TestEtcdLapsedLockLeavesNoStaleTimer(t *testing.T) {
+	v := newFaultVault(t, "/arca/staletimer/")
+	e1, e2 := v.open(t), v.open(t)
+	e1.holdFor = 300 * time.Millisecond
+	e2.holdFor = 10 * time.Millisecond
+	if _, err := putValue(e1, "app/a", "a", nil); err != nil { // arms e1's release
+		t.Fatal(err)
+	}
+	// e1's key goes, as when its lease lapses, and e2 takes the lock.
+	if _, err := v.c.Client(t).Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	g := newGroup(t, e2)
+	addAll(t, g, put("app/x", "x"))
+	e1.timeout = 100 * time.Millisecond
+	_, err := putValue(e1, "app/b", "b", nil)
+	time.Sleep(400 * time.Millisecond) // e1's old release runs out, with nothing held
+	if cerr := g.Commit(context.Background()); cerr != nil || err == nil {
+		t.Fatalf("e1's put while e2 held the lock: %v (want the deadline); e2's commit: %v", err, cerr)
+	}
+	waitLockKeys(t, v, 0)
+	e1.timeout = 3 * time.Second
+	if _, err := putValue(e1, "app/a", "z", func(vault.Meta) error { return errors.New("denied") }); err == nil {
+		t.Fatal("a denied put succeeded")
+	}
+	waitLockKeys(t, v, 0)
+}
+
+// A group whose handle's lease is gone takes no more writes, and its
+// commit is refused whole, and says so: not an unknown outcome.
+func TestEtcdGroupLeaseGone(t *testing.T) {
+	v := newFaultVault(t, "/arca/groupleasegone/")
+	e1 := v.open(t)
+	g := newGroup(t, e1)
+	addAll(t, g, put("app/a", "a"))
+	if _, err := v.c.Client(t).Revoke(context.Background(), e1.sess.Lease()); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	if _, err := g.Add(context.Background(), put("app/b", "b"), allow); !errors.Is(err, vault.ErrCommitFirst) {
+		g.Abort()
+		t.Fatalf("a write after the lease went: %v, want ErrCommitFirst", err)
+	}
+	if err := g.Commit(context.Background()); !errors.Is(err, errLeaseLapsed) || errors.Is(err, vault.ErrUnknownOutcome) {
+		t.Fatalf("Commit after the lease went: %v, want the lapsed lease", err)
+	}
+	if _, err := v.open(t).Get(context.Background(), "app/a"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("app/a after the refused commit: %v, want not found", err)
+	}
+}

@@ -117,7 +117,7 @@ func (e *Vault) readHeld(ctx context.Context, name string) (r recordRead, ok boo
 		return r, true, nil
 	}
 	if resp.Responses[1].GetResponseRange().Count == 0 {
-		e.held = nil // lapsed: take it again
+		e.dropLock() // lapsed: take it again
 		return recordRead{}, false, nil
 	}
 	return recordRead{}, false, e.adoptHeader(resp.Responses[0].GetResponseRange().Kvs)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/arca-secrets/arca/vault"
@@ -171,6 +172,10 @@ func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
 	return err
 }
 
+// errLeaseLapsed is a commit refused because the writer's lease lapsed
+// between its read and its commit.
+var errLeaseLapsed = errors.New("this writer's lease lapsed before its commit (the cluster was out of reach for a while); nothing was changed")
+
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
@@ -239,6 +244,12 @@ func (e *Vault) commitTxn(ctx context.Context, bulk bool, cmps []clientv3.Cmp, o
 		return nil, nil // an earlier attempt landed; its answer was lost
 	case err == nil:
 		return nil, fmt.Errorf("%s: %w", e.where(), errConflict)
+	case tries == 1 && errors.Is(err, rpctypes.ErrLeaseNotFound):
+		// Refused whole: the token's lease is gone (it lapsed since the
+		// read). Only a first attempt can say so: an earlier one may have
+		// landed, and its token lapsed with the lease.
+		e.endSession()
+		return nil, fmt.Errorf("%s: %w", e.where(), errLeaseLapsed)
 	}
 	// No answer: ask the token, briefly, on a context of its own.
 	if e.tokenLanded(tokKey, token) {
