@@ -12,28 +12,51 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// handle answers one request line with exactly one response and one event.
-// The checks run in the order of the protocol, each able to end the request:
-// shape and fields, the op, the fields that op takes, then ops (ref and env,
-// guardrails, the vault).
-func (s *session) handle(ctx context.Context, line []byte) {
+// checked is a request line decoded and put through the checks of the
+// protocol that come before ops, in its order: shape and fields, the op,
+// the fields that op takes. A line that fails one carries what refuse
+// answers it with.
+type checked struct {
+	req     request
+	refuse  string // the op to name in the refusal ("" before the op is known)
+	code    manifest.Code
+	problem string // "": it passed
+}
+
+// check decodes line once and runs those checks.
+func check(line []byte) checked {
 	req, problem := decodeRequest(line)
-	id := req.id
-	defer s.recoverPanic(id, req.op, s.audit.Seq())
 	if problem != "" {
-		s.refuse(&req, "", manifest.BadRequest, problem)
-		return
+		return checked{req: req, code: manifest.BadRequest, problem: problem}
 	}
 	op, known := manifest.Op(req.op)
 	if !known {
-		s.refuse(&req, truncate(req.op, 64), manifest.UnknownOp, unknownOpMessage(req.op))
-		return
+		return checked{req: req, refuse: truncate(req.op, 64), code: manifest.UnknownOp, problem: unknownOpMessage(req.op)}
 	}
 	if problem := fieldsProblem(op, &req); problem != "" {
-		s.refuse(&req, req.op, manifest.BadRequest, problem)
+		return checked{req: req, refuse: req.op, code: manifest.BadRequest, problem: problem}
+	}
+	return checked{req: req}
+}
+
+// write reports whether c is a write (put, rotate or rm) that passed every
+// check of its own before ops: one a group of writes takes (see
+// writes.go). Any other line is left to handle.
+func (c *checked) write() bool {
+	return c.problem == "" && (c.req.op == "put" || c.req.op == "rotate" || c.req.op == "rm")
+}
+
+// handle answers one checked request line with exactly one response and
+// one event: its refusal, or what ops (ref and env, guardrails, the vault)
+// makes of it.
+func (s *session) handle(ctx context.Context, c *checked) {
+	req := &c.req
+	defer s.recoverPanic(req.id, req.op, s.audit.Seq())
+	if c.problem != "" {
+		s.refuse(req, c.refuse, c.code, c.problem)
 		return
 	}
-	s.dispatch(ctx, req.op, id, opsRequest(&req))
+	s.dispatch(ctx, req.op, req.id, opsRequest(req))
 }
 
 // opsRequest is req as ops takes it.
@@ -42,24 +65,6 @@ func opsRequest(req *request) ops.Request {
 		ID: idOrNull(req.id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
 		Actor: req.actor, Attestation: req.attestation,
 	}
-}
-
-// write decodes line and reports whether it is a write (put, rotate or
-// rm) that passes every check of its own before ops: one a group of
-// writes takes (see writes.go). Any other line is left to handle.
-func write(line []byte) (request, bool) {
-	req, problem := decodeRequest(line)
-	if problem != "" {
-		return request{}, false
-	}
-	op, known := manifest.Op(req.op)
-	switch {
-	case !known, req.op != "put" && req.op != "rotate" && req.op != "rm":
-		return request{}, false
-	case fieldsProblem(op, &req) != "":
-		return request{}, false
-	}
-	return req, true
 }
 
 func unknownOpMessage(op string) string {

@@ -55,12 +55,12 @@ type heldLine struct {
 // handleLine answers one request line, and the writes behind it when it
 // is a write.
 func (s *session) handleLine(ctx context.Context, line []byte) {
-	req, ok := write(line)
-	if !ok {
-		s.handle(ctx, line)
+	c := check(line)
+	if !c.write() {
+		s.handle(ctx, &c)
 		return
 	}
-	s.handleWrites(ctx, req, len(line))
+	s.handleWrites(ctx, c.req, len(line))
 }
 
 // groupRun is where a group is, for recoverGroup: its writes, whether its
@@ -85,15 +85,18 @@ func (s *session) handleWrites(ctx context.Context, first request, size int) {
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the group
 		}
-		req, ok := write(line)
-		if err != nil || !ok || size+len(line) > maxGroupBytes {
+		var c checked
+		if err == nil {
+			c = check(line)
+		}
+		if err != nil || !c.write() || size+len(line) > maxGroupBytes {
 			// The loop takes it after the commit. The line stays valid:
 			// nothing reads the input before then.
 			s.held = &heldLine{line, err}
 			break
 		}
 		size += len(line)
-		s.addWrite(ctx, ws, &run.items, req)
+		s.addWrite(ctx, ws, &run.items, c.req)
 	}
 	run.committing = true
 	ws.Commit(ctx)

@@ -26,9 +26,8 @@ const (
 // first holds the lock; the others wait their turn in that order. The key
 // names a lease, nothing else.
 type writerLock struct {
-	key   string
-	rev   int64 // the key's create revision
-	lease clientv3.LeaseID
+	key string
+	rev int64 // the key's create revision
 }
 
 // recordRead is one record as read under the writer lock.
@@ -168,7 +167,7 @@ func (e *Vault) tryLock(ctx context.Context, name string, queued bool) (r record
 	if len(first) == 0 || string(first[0].Key) != key {
 		return recordRead{}, false, true, nil
 	}
-	e.held = &writerLock{key: key, rev: first[0].CreateRevision, lease: e.sess.Lease()}
+	e.held = &writerLock{key: key, rev: first[0].CreateRevision}
 	if len(hdr) == 0 || hdr[0].ModRevision != e.hdrRev {
 		// The header moved (a rekey, new recipients): adopt it; the caller
 		// reads again under the lock, since the slot may have changed.
