@@ -93,7 +93,12 @@ func newFaultVault(t *testing.T, prefix string) faultVault {
 }
 
 func (v faultVault) open(t *testing.T) *Vault {
-	e, err := Open(Options{Endpoints: v.c.Endpoints(), Prefix: v.prefix, Identity: v.id, Timeout: 3 * time.Second})
+	return v.openTimeout(t, 3*time.Second)
+}
+
+// openTimeout is open with an op timeout of its own.
+func (v faultVault) openTimeout(t *testing.T, timeout time.Duration) *Vault {
+	e, err := Open(Options{Endpoints: v.c.Endpoints(), Prefix: v.prefix, Identity: v.id, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
