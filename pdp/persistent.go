@@ -21,7 +21,8 @@ import (
 //   - Config.Timeout covers the decision from the moment it is asked: the
 //     wait for the write turn, the write, and the answer. A decision that
 //     misses it kills the child with its whole process group; every
-//     decision still waiting on that child is unreachable too.
+//     decision still waiting on that child is unreachable too, with a
+//     reason that says it was another decision's deadline.
 //   - A verdict line is at most MaxVerdict bytes before its newline; a
 //     longer one kills the child. arca holds one buffer of MaxVerdict+1.
 //   - The child's environment is Allowlist(cfg.Environ), its stderr
@@ -131,8 +132,9 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 		// Retire the child with this waiter still queued: taken off the
 		// queue first, the answer to this request could reach the next
 		// decision before the child is gone.
+		// The others queued on it are told whose deadline it was.
 		why := doneWhy(ctx, d.cfg.Timeout)
-		d.retire(p, why, true)
+		d.retireWith(p, why, "the decider was retired for another decision ("+why+")", true)
 		return Verdict{}, unreachable(why)
 	}
 }
@@ -201,6 +203,13 @@ func (d *persistent) Close() error {
 // otherwise a child retired with nothing pending leaves why owed to the
 // next decision.
 func (d *persistent) retire(p *proc, why string, told bool) {
+	d.retireWith(p, why, why, told)
+}
+
+// retireWith is retire where the decisions p owed are given owedWhy, and
+// why is kept as the failure's reason (the backoff's, or the next
+// decision's when nothing was pending).
+func (d *persistent) retireWith(p *proc, why, owedWhy string, told bool) {
 	d.mu.Lock()
 	if p.retired {
 		d.mu.Unlock()
@@ -225,7 +234,7 @@ func (d *persistent) retire(p *proc, why string, told bool) {
 	p.stdin.Close()
 	p.stdout.Close()
 	for _, w := range pending {
-		w.ch <- result{why: why}
+		w.ch <- result{why: owedWhy}
 	}
 }
 

@@ -409,8 +409,13 @@ func TestPersistentCancelledAnswerGoesNowhere(t *testing.T) {
 	if v.Allow {
 		t.Fatalf("agent:b, denied by the policy, was allowed: %+v", v)
 	}
-	wantUnreachable(t, err, "cancelled")
-	wantUnreachable(t, <-doneA, "cancelled")
+	// B's own context was not cancelled: its reason says whose was.
+	wantUnreachable(t, err, "the decider was retired for another decision (cancelled: context canceled)")
+	errA := <-doneA
+	wantUnreachable(t, errA, "cancelled: context canceled")
+	if strings.Contains(errA.Error(), "another decision") {
+		t.Errorf("the decision that was cancelled is told it was another's: %v", errA)
+	}
 	for _, pgid := range g.all() {
 		wantGroupGone(t, pgid)
 	}
