@@ -32,12 +32,12 @@ import (
 // reaped) when it writes a line that is not a valid verdict, a line over
 // the cap, a line nobody asked for (one with no request pending, or a
 // second line for the one request pending), when it exits or closes its
-// stdout, when a
-// decision misses its deadline, and on Close. The decisions it owed are
-// unreachable; a child that fails between decisions makes the next one
-// unreachable with the reason. The next decision after that starts a fresh
-// child, unless it comes within the backoff (see backoff), in which case it
-// is unreachable at once without starting anything.
+// stdout, when a decision misses its deadline, and on Close. The
+// decisions it owed are unreachable; a child that fails between decisions
+// makes the next one unreachable with the reason. The next decision after
+// that starts a fresh child, unless it comes within the backoff (see
+// backoff), in which case it is unreachable at once without starting
+// anything.
 //
 // A line that arrives while a request is pending is that request's answer:
 // the protocol carries no request id (the request and verdict are the exec
@@ -131,8 +131,8 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 	case <-dctx.Done():
 		// Retire the child with this waiter still queued: taken off the
 		// queue first, the answer to this request could reach the next
-		// decision before the child is gone.
-		// The others queued on it are told whose deadline it was.
+		// decision before the child is gone. The others queued on it are
+		// told whose deadline it was.
 		why := doneWhy(ctx, d.cfg.Timeout)
 		d.retireWith(p, why, "the decider was retired for another decision ("+why+")", true)
 		return Verdict{}, unreachable(why)

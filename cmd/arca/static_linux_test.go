@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,8 @@ import (
 // wherever a C compiler is installed (any CGO_ENABLED of the test's own
 // environment removed), and the binary it makes must be a static ELF
 // executable: no interpreter (PT_INTERP), no shared library it needs, and
-// its build information saying cgo was off.
+// its build information saying cgo was off. The line must also say
+// CGO_ENABLED=0 itself.
 func TestBuiltBinaryIsStatic(t *testing.T) {
 	for _, src := range []struct{ file, build string }{
 		{"../../README.md", "go build -o arca ./cmd/arca"},
@@ -24,6 +26,11 @@ func TestBuiltBinaryIsStatic(t *testing.T) {
 	} {
 		t.Run(filepath.Base(src.file), func(t *testing.T) {
 			env := buildEnv(t, src.file, src.build)
+			// Said, not only found: where no C compiler is installed, a
+			// line without it would build a static binary all the same.
+			if !slices.Contains(env, "CGO_ENABLED=0") {
+				t.Errorf("%s builds arca with %q, not CGO_ENABLED=0", src.file, strings.Join(env, " "))
+			}
 			bin := filepath.Join(t.TempDir(), "arca")
 			cmd := exec.Command("go", "build", "-o", bin, "./cmd/arca")
 			cmd.Dir = "../.."

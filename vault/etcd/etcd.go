@@ -73,7 +73,6 @@ type Vault struct {
 	held    *writerLock          // the vault's writer lock, while this handle holds it
 	idle    *time.Timer          // lets go of held once unused for holdFor
 	holdFor time.Duration        // holdIdle; tests set it
-	useGen  uint64               // counts uses of held, so a stale idle timer does nothing
 }
 
 // Options say how to reach a shared vault.

@@ -114,10 +114,8 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 		return groupRec{}, err
 	}
 	rec := groupRec{read: r, exists: r.kv != nil}
-	if r.kv != nil {
-		if rec.next, err = e.open(r.slot, w.Name, r.kv); err != nil && w.Kind != vault.Remove {
-			return groupRec{}, err
-		}
+	if rec.next, err = e.current(r, w); err != nil {
+		return groupRec{}, err
 	}
 	return rec, nil
 }
@@ -125,18 +123,8 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 // prepare works out what w makes of rec, seals it and has approve see it;
 // rec is changed only when approve returned nil.
 func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (vault.Meta, error) {
-	e := g.e
-	next, err := vault.Next(w, rec.next, rec.exists, e.now().UTC())
+	next, sealed, err := g.e.change(rec.read.slot, w, rec.next, rec.exists, approve)
 	if err != nil {
-		return vault.Meta{}, err
-	}
-	var sealed []byte
-	if w.Kind != vault.Remove {
-		if sealed, err = e.k.Seal(rec.read.slot, next); err != nil {
-			return vault.Meta{}, err
-		}
-	}
-	if err := approve(next.Meta); err != nil {
 		return vault.Meta{}, err
 	}
 	kept := next
@@ -167,8 +155,8 @@ func (g *group) Commit(ctx context.Context) error {
 	}
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	cmps := make([]clientv3.Cmp, 0, len(g.recs)+1) // room for commitLocked's
-	ops := make([]clientv3.Op, 0, len(g.recs)+1)
+	cmps := make([]clientv3.Cmp, 0, len(g.recs))
+	ops := make([]clientv3.Op, 0, len(g.recs))
 	for _, r := range g.recs {
 		cmps = append(cmps, r.read.unmoved(e))
 		ops = append(ops, recordChange(e.recordKey(r.read.slot), r.sealed))

@@ -212,18 +212,20 @@ func (e *Vault) armRelease() {
 	if e.held == nil {
 		return
 	}
-	e.useGen++
-	gen := e.useGen
 	if e.idle != nil {
 		e.idle.Stop()
 	}
-	e.idle = time.AfterFunc(e.holdFor, func() {
+	// A timer stopped too late finds e.idle no longer its own and does
+	// nothing. t is set before the callback can take e.mu: callers hold it.
+	var t *time.Timer
+	t = time.AfterFunc(e.holdFor, func() {
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		if e.useGen == gen {
+		if e.idle == t {
 			e.releaseLock()
 		}
 	})
+	e.idle = t
 }
 
 // releaseLock lets go of the writer lock, if held.
@@ -240,7 +242,6 @@ func (e *Vault) releaseLock() {
 // or is about to lapse with the session's lease.
 func (e *Vault) dropLock() {
 	e.held = nil
-	e.useGen++
 	if e.idle != nil {
 		e.idle.Stop()
 		e.idle = nil

@@ -122,27 +122,45 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 // prepare works out what w makes of the record r holds, seals it and has
 // approve see it: the metadata and the sealed record (nil: removed).
 func (e *Vault) prepare(r recordRead, w vault.Write, approve vault.Approve) (vault.Meta, []byte, error) {
-	var cur vault.Record
-	if r.kv != nil {
-		var err error
-		if cur, err = e.open(r.slot, w.Name, r.kv); err != nil && w.Kind != vault.Remove {
-			return vault.Meta{}, nil, err
-		}
-	}
-	next, err := vault.Next(w, cur, r.kv != nil, e.now().UTC())
+	cur, err := e.current(r, w)
 	if err != nil {
 		return vault.Meta{}, nil, err
 	}
+	next, sealed, err := e.change(r.slot, w, cur, r.kv != nil, approve)
+	return next.Meta, sealed, err
+}
+
+// current opens the record r holds (the zero Record when none): one that
+// cannot be opened fails any write but a Remove, which removes it anyway.
+func (e *Vault) current(r recordRead, w vault.Write) (vault.Record, error) {
+	if r.kv == nil {
+		return vault.Record{}, nil
+	}
+	cur, err := e.open(r.slot, w.Name, r.kv)
+	if err != nil && w.Kind != vault.Remove {
+		return vault.Record{}, err
+	}
+	return cur, nil
+}
+
+// change works out what w makes of cur (exists: whether there is one) in
+// slot, seals it and has approve see it: the record it leaves and its
+// sealed form (nil: removed).
+func (e *Vault) change(slot string, w vault.Write, cur vault.Record, exists bool, approve vault.Approve) (vault.Record, []byte, error) {
+	next, err := vault.Next(w, cur, exists, e.now().UTC())
+	if err != nil {
+		return vault.Record{}, nil, err
+	}
 	var sealed []byte
 	if w.Kind != vault.Remove {
-		if sealed, err = e.k.Seal(r.slot, next); err != nil {
-			return vault.Meta{}, nil, err
+		if sealed, err = e.k.Seal(slot, next); err != nil {
+			return vault.Record{}, nil, err
 		}
 	}
 	if err := approve(next.Meta); err != nil {
-		return vault.Meta{}, nil, err
+		return vault.Record{}, nil, err
 	}
-	return next.Meta, sealed, nil
+	return next, sealed, nil
 }
 
 // unmoved is the compare that holds while r's record is as read.

@@ -19,11 +19,9 @@ import (
 // Both locks are let go of if the group does not start, a panic included.
 func (f *Vault) Group(context.Context) (vault.Group, error) {
 	f.mu.Lock()
-	unlock := func() {}
 	started := false
 	defer func() {
 		if !started {
-			unlock()
 			f.mu.Unlock()
 		}
 	}()
@@ -31,7 +29,11 @@ func (f *Vault) Group(context.Context) (vault.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	unlock = unlockTarget
+	defer func() {
+		if !started {
+			unlockTarget()
+		}
+	}()
 	g := &group{f: f, dest: dest, unlock: unlockTarget, bySlot: map[[seal.SlotSize]byte]int{}}
 	if err := g.start(); err != nil {
 		return nil, err
