@@ -1,24 +1,102 @@
 package manifest
 
+// FieldSet is a set of request fields, one bit each (the Field* constants).
+type FieldSet uint32
+
+// The request fields, one bit each, in the order of the field table.
+const (
+	FieldID FieldSet = 1 << iota
+	FieldOp
+	FieldRef
+	FieldEnv
+	FieldValue
+	FieldActor
+	FieldAttestation
+)
+
+// Field describes one request field: its name, its bit, its cap in bytes,
+// and whether every op accepts it. Raw fields take any JSON value, kept as
+// sent (id); the others are strings.
+type Field struct {
+	Name   string
+	Bit    FieldSet
+	Max    int
+	Raw    bool
+	Common bool // every op accepts it: it is neither required nor refused by any
+}
+
+// requestFields is the table of request fields. Nothing writes it; it is
+// read through RequestFields and RequestField.
+var requestFields = [...]Field{
+	{Name: "id", Bit: FieldID, Max: MaxID, Raw: true, Common: true},
+	{Name: "op", Bit: FieldOp, Max: MaxOp, Common: true},
+	{Name: "ref", Bit: FieldRef, Max: MaxRef},
+	{Name: "env", Bit: FieldEnv, Max: MaxSegment, Common: true},
+	{Name: "value", Bit: FieldValue, Max: MaxValue},
+	{Name: "actor", Bit: FieldActor, Max: MaxActor, Common: true},
+	{Name: "attestation", Bit: FieldAttestation, Max: MaxAttestation, Common: true},
+}
+
+// RequestFields returns the table of request fields, a fresh copy each call.
+func RequestFields() []Field {
+	t := requestFields
+	return t[:]
+}
+
+// RequestField returns the request field named name, and whether there is
+// one. Keys match exactly: "REF" is no field.
+func RequestField(name string) (Field, bool) {
+	for _, f := range requestFields {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Field{}, false
+}
+
+// Names returns the names of the fields in s, in the order of the table.
+func (s FieldSet) Names() []string {
+	var names []string
+	for _, f := range requestFields {
+		if s&f.Bit != 0 {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// commonFields is every field each op accepts.
+func commonFields() FieldSet {
+	var s FieldSet
+	for _, f := range requestFields {
+		if f.Common {
+			s |= f.Bit
+		}
+	}
+	return s
+}
+
 // OpSpec describes one served op: the request fields it takes and the steps
 // of the protocol it goes through. It is the one place these facts are
-// written: serve's request check, validation in ops, the PDP gate and the
-// manifest op all read it.
+// written: serve's decoding and grouping, validation in ops, the PDP gate,
+// the schemas and the manifest op all read it, and a request carries its
+// op's row from the moment the op is known.
 type OpSpec struct {
 	Name        string
-	TakesRef    bool // "ref" is required; on an op without it, refused
-	TakesValue  bool // "value" is required; on an op without it, refused
-	ConsultsPDP bool // serve asks the PDP before running it
-	Meta        bool // protocol meta-op: skips guardrails and the PDP, never opens a vault
+	Needs       FieldSet // fields it requires besides the common ones
+	Accepts     FieldSet // fields it takes when sent, besides the common ones
+	ConsultsPDP bool     // serve asks the PDP before running it
+	Meta        bool     // protocol meta-op: skips guardrails and the PDP, never opens a vault
+	Writes      bool     // changes one record: prepared, audited, then committed
 }
 
 // opTable is the table of served ops, in the order the manifest lists them.
 // Nothing writes it; it is read through Ops and Op.
 var opTable = [...]OpSpec{
-	{Name: "get", TakesRef: true, ConsultsPDP: true},
-	{Name: "put", TakesRef: true, TakesValue: true, ConsultsPDP: true},
-	{Name: "rm", TakesRef: true, ConsultsPDP: true},
-	{Name: "rotate", TakesRef: true, TakesValue: true, ConsultsPDP: true},
+	{Name: "get", Needs: FieldRef, ConsultsPDP: true},
+	{Name: "put", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
+	{Name: "rm", Needs: FieldRef, ConsultsPDP: true, Writes: true},
+	{Name: "rotate", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
 	{Name: "list", ConsultsPDP: true},
 	{Name: "check", ConsultsPDP: true},
 	{Name: "manifest", Meta: true},
@@ -41,23 +119,16 @@ func Op(name string) (OpSpec, bool) {
 	return OpSpec{}, false
 }
 
+// Takes returns every field o accepts: the common ones, those it needs and
+// those it accepts when sent. A field outside it is refused.
+func (o OpSpec) Takes() FieldSet { return commonFields() | o.Needs | o.Accepts }
+
 // Required returns the request fields o needs besides "op".
-func (o OpSpec) Required() []string {
-	var req []string
-	if o.TakesRef {
-		req = append(req, "ref")
-	}
-	if o.TakesValue {
-		req = append(req, "value")
-	}
-	return req
-}
+func (o OpSpec) Required() []string { return o.Needs.Names() }
 
 // Optional returns the request fields o accepts besides "op" and those it
-// requires: the same for every op.
-func (o OpSpec) Optional() []string {
-	return []string{"id", "env", "actor", "attestation"}
-}
+// requires.
+func (o OpSpec) Optional() []string { return (o.Takes() &^ o.Needs &^ FieldOp).Names() }
 
 // CLIOnly lists the verbs that exist only as single-shot CLI commands:
 // every verb of the CLI but serve and the ops serve has (cmd/arca's tests

@@ -28,14 +28,20 @@ func TestOpTable(t *testing.T) {
 			t.Errorf("op %q is in the table twice", o.Name)
 		}
 		seen[o.Name] = true
-		if o.Meta && (o.TakesRef || o.TakesValue || o.ConsultsPDP) {
-			t.Errorf("meta-op %q takes a ref or a value, or consults the PDP", o.Name)
+		if o.Meta && (o.Needs != 0 || o.Accepts != 0 || o.ConsultsPDP || o.Writes) {
+			t.Errorf("meta-op %q takes a field of its own, consults the PDP or writes", o.Name)
 		}
 		if !o.Meta && !o.ConsultsPDP {
 			t.Errorf("vault op %q does not consult the PDP", o.Name)
 		}
-		if o.TakesValue && !o.TakesRef {
+		if o.Takes()&FieldValue != 0 && o.Takes()&FieldRef == 0 {
 			t.Errorf("op %q takes a value but no ref", o.Name)
+		}
+		if o.Writes && o.Needs&FieldRef == 0 {
+			t.Errorf("op %q writes but needs no ref", o.Name)
+		}
+		if o.Needs&o.Accepts != 0 || (o.Needs|o.Accepts)&commonFields() != 0 {
+			t.Errorf("op %q: Needs %v and Accepts %v overlap each other or the common fields", o.Name, o.Needs.Names(), o.Accepts.Names())
 		}
 		if got, ok := Op(o.Name); !ok || got != o {
 			t.Errorf("Op(%q) = %+v, %v; want the table's row %+v", o.Name, got, ok, o)
@@ -59,10 +65,10 @@ func TestOpTable(t *testing.T) {
 // TestOpTableSpec: the table says what SPEC §5 says of each op.
 func TestOpTableSpec(t *testing.T) {
 	want := []OpSpec{
-		{Name: "get", TakesRef: true, ConsultsPDP: true},
-		{Name: "put", TakesRef: true, TakesValue: true, ConsultsPDP: true},
-		{Name: "rm", TakesRef: true, ConsultsPDP: true},
-		{Name: "rotate", TakesRef: true, TakesValue: true, ConsultsPDP: true},
+		{Name: "get", Needs: FieldRef, ConsultsPDP: true},
+		{Name: "put", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
+		{Name: "rm", Needs: FieldRef, ConsultsPDP: true, Writes: true},
+		{Name: "rotate", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
 		{Name: "list", ConsultsPDP: true},
 		{Name: "check", ConsultsPDP: true},
 		{Name: "manifest", Meta: true},
@@ -76,8 +82,8 @@ func TestOpTableSpec(t *testing.T) {
 // TestOpsIsACopy: what a caller does to Ops' slice does not reach the table.
 func TestOpsIsACopy(t *testing.T) {
 	a := Ops()
-	a[0].Name, a[0].TakesRef = "changed", false
-	if b := Ops(); b[0].Name == "changed" || !b[0].TakesRef {
+	a[0].Name, a[0].Needs = "changed", 0
+	if b := Ops(); b[0].Name == "changed" || b[0].Needs == 0 {
 		t.Errorf("changing Ops()'s result changed the table: %+v", b[0])
 	}
 	if _, ok := Op("changed"); ok {
@@ -85,18 +91,44 @@ func TestOpsIsACopy(t *testing.T) {
 	}
 }
 
-// TestOpFields: Required and Optional follow TakesRef and TakesValue.
+// TestRequestFields: the field table is well formed: names plain and
+// unique, one bit each and every bit named, a cap on each, and RequestField
+// finds every row and nothing else.
+func TestRequestFields(t *testing.T) {
+	name := regexp.MustCompile(`^[a-z_]+$`)
+	var bits FieldSet
+	for _, f := range RequestFields() {
+		switch {
+		case !name.MatchString(f.Name):
+			t.Errorf("field %q: name is not lowercase letters", f.Name)
+		case f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || bits&f.Bit != 0:
+			t.Errorf("field %q: bit %b is not a bit of its own", f.Name, f.Bit)
+		case f.Max <= 0:
+			t.Errorf("field %q has no cap", f.Name)
+		}
+		bits |= f.Bit
+		if got, ok := RequestField(f.Name); !ok || got != f {
+			t.Errorf("RequestField(%q) = %+v, %v; want the table's row", f.Name, got, ok)
+		}
+	}
+	if bits != FieldAttestation<<1-1 {
+		t.Errorf("the table's bits are %b: a Field constant has no row", bits)
+	}
+	for _, n := range []string{"", "REF", "Ref", "ref ", "nope"} {
+		if f, ok := RequestField(n); ok {
+			t.Errorf("RequestField(%q) found %+v", n, f)
+		}
+	}
+}
+
+// TestOpFields: Required and Optional follow the table: the common fields
+// are optional on every op, and an op's own fields are required or
+// optional as its row says.
 func TestOpFields(t *testing.T) {
+	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}}
 	for _, o := range Ops() {
-		var want []string
-		if o.TakesRef {
-			want = append(want, "ref")
-		}
-		if o.TakesValue {
-			want = append(want, "value")
-		}
-		if got := o.Required(); !slices.Equal(got, want) {
-			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want)
+		if got := o.Required(); !slices.Equal(got, want[o.Name]) {
+			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want[o.Name])
 		}
 		opt := o.Optional()
 		if !slices.Equal(opt, []string{"id", "env", "actor", "attestation"}) {
@@ -133,7 +165,7 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 					req["value"] = "v"
 				}
 				err := request.Validate(req)
-				want := withRef == o.TakesRef && withValue == o.TakesValue
+				want := withRef == (o.Needs&FieldRef != 0) && withValue == (o.Needs&FieldValue != 0)
 				if (err == nil) != want {
 					t.Errorf("request.json on %v: valid %v, want %v (%v)", req, err == nil, want, err)
 				}
@@ -153,6 +185,6 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 
 func ExampleOp() {
 	o, ok := Op("rotate")
-	fmt.Println(ok, o.TakesRef, o.TakesValue, o.ConsultsPDP, o.Required())
-	// Output: true true true true [ref value]
+	fmt.Println(ok, o.Writes, o.ConsultsPDP, o.Required(), o.Optional())
+	// Output: true true true [ref value] [id env actor attestation]
 }

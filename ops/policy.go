@@ -35,7 +35,7 @@ func PolicyOf(err error) *audit.Policy {
 // unreachable even with allow_on_error: the PDP did not fail, it was not
 // let finish, and a stopping serve must not run an op nobody allowed.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
-	if op, _ := manifest.Op(c.op); s.decider == nil || !op.ConsultsPDP {
+	if s.decider == nil || !c.spec.ConsultsPDP {
 		return nil
 	}
 	p := s.cfg.Serve.PDP

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -39,6 +40,31 @@ type GetResult struct {
 	Version uint64       `json:"version"`
 	Stamp
 	Decision
+}
+
+// AppendJSON appends r as the result.get schema says. This is the one
+// place a value is encoded as JSON: for serve's wire, and for
+// `arca get --json`.
+func (r GetResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"ref":`...)
+	b = audit.AppendString(b, r.Ref)
+	b = append(b, `,"env":`...)
+	b = audit.AppendString(b, r.Env)
+	b = append(b, `,"value":`...)
+	b = audit.AppendString(b, r.Value.Reveal())
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, r.Version, 10)
+	b = append(b, `,"created_at":"`...)
+	b = audit.AppendTime(b, r.CreatedAt.Time)
+	b = append(b, `","updated_at":"`...)
+	b = audit.AppendTime(b, r.UpdatedAt.Time)
+	b = append(b, '"')
+	if !r.RotatedAt.IsZero() {
+		b = append(b, `,"rotated_at":"`...)
+		b = audit.AppendTime(b, r.RotatedAt.Time)
+		b = append(b, '"')
+	}
+	return append(b, '}')
 }
 
 // PutResult is the result of put.

@@ -9,7 +9,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -20,22 +19,6 @@ import (
 	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
 )
-
-// Request is one operation as asked for.
-type Request struct {
-	ID          json.RawMessage // echoed into the audit event; nil from the CLI
-	Op          string
-	Ref         string
-	Env         string // the per-request env; a ref's pin wins over it
-	Value       vault.Secret
-	Actor       string
-	Attestation string
-	// Dest says where the value of a successful get goes, as the message of
-	// its audit event ("to DB_PASSWORD"; arca deploy: "for target NAME
-	// (PATH)"): arca run, arca env and arca deploy set it, serve never does. It names a destination, never a value; other ops
-	// and failed gets ignore it.
-	Dest string
-}
 
 // Options configure a Service.
 type Options struct {
@@ -61,6 +44,7 @@ type Service struct {
 	ctxEnv   string
 	backends Backends
 	decider  pdp.Decider // [serve.pdp] when ConsultPDP; nil: no PDP is consulted
+	handlers map[string]handler
 
 	mu     sync.Mutex
 	stores map[string]vault.Store // by vault name
@@ -75,7 +59,7 @@ func New(o Options) *Service {
 	if o.Backends == nil {
 		o.Backends = noBackends{}
 	}
-	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
 		p := o.Config.Serve.PDP
 		s.decider = pdp.New(pdp.Config{Exec: p.Exec, Mode: p.Mode, URL: p.URL, HTTPPath: p.HTTPPath, API: p.API,
@@ -102,17 +86,20 @@ func (s *Service) Close() error {
 }
 
 // call is a request that passed validation, resolution and guardrails.
+// spec is the row of its served op; an audited change that is not a served
+// op (a backup, a rekey) has none, only its op's name.
 type call struct {
-	op  string
-	env string
-	ref ref.Ref // zero for list and check
-	ev  audit.Event
+	op   string
+	spec manifest.OpSpec
+	env  string
+	ref  ref.Ref // zero for list and check
+	ev   audit.Event
 }
 
 // begin validates req as op, resolves its ref and env, applies the
 // guardrails and consults the PDP. A request that fails here is audited and
 // never reaches a vault.
-func (s *Service) begin(ctx context.Context, op string, req Request) (call, error) {
+func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request) (call, error) {
 	c, err := s.validated(op, req)
 	if err != nil {
 		return call{}, err
@@ -122,10 +109,10 @@ func (s *Service) begin(ctx context.Context, op string, req Request) (call, erro
 		return call{}, s.fail(&c, err)
 	}
 	c.env, c.ev.Env = env, env
-	if reason, denied := s.cfg.Guardrail(env, op, c.ev.Ref, req.Actor); denied {
+	if reason, denied := s.cfg.Guardrail(env, op.Name, c.ev.Ref, req.Actor); denied {
 		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
-	if spec, _ := manifest.Op(op); !spec.Meta {
+	if !op.Meta {
 		if err := s.canOpen(env); err != nil {
 			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
 		}
@@ -138,13 +125,13 @@ func (s *Service) begin(ctx context.Context, op string, req Request) (call, erro
 
 // validated validates req as op and parses its ref, if it has one. A
 // request that fails here is audited.
-func (s *Service) validated(op string, req Request) (call, error) {
-	req.Op = op
-	c := call{op: op, ev: audit.Event{Op: op, ID: req.ID, Actor: req.Actor}}
+func (s *Service) validated(op manifest.OpSpec, req Request) (call, error) {
+	req.Op = op.Name
+	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}}
 	if req.Attestation != "" {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
-	if err := validate(req); err != nil {
+	if err := validate(op, &req); err != nil {
 		if validateActor(req.Actor) != nil {
 			c.ev.Actor = "" // an invalid actor is not recorded
 		}

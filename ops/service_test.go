@@ -100,6 +100,37 @@ func (s *spyStore) Apply(ctx context.Context, w vault.Write, approve vault.Appro
 	return s.Store.Apply(ctx, w, approve)
 }
 
+// Group is the store's own, counted and failed as Apply is.
+func (s *spyStore) Group(ctx context.Context) (vault.Group, error) {
+	g, err := s.Store.Group(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &spyGroup{Group: g, s: s}, nil
+}
+
+type spyGroup struct {
+	vault.Group
+	s *spyStore
+}
+
+func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
+	g.s.calls++
+	if g.s.failCommit {
+		m := vault.Meta{Name: w.Name, Version: 7}
+		return m, approve(m)
+	}
+	return g.Group.Add(ctx, w, approve)
+}
+
+func (g *spyGroup) Commit(ctx context.Context) error {
+	if g.s.failCommit {
+		g.Group.Abort()
+		return errors.New("disk full")
+	}
+	return g.Group.Commit(ctx)
+}
+
 func newFixture(t testing.TB, toml string) *fixture {
 	t.Helper()
 	home := t.TempDir()
@@ -303,8 +334,8 @@ reason = "billing is off limits"
 			_, err := f.svc.Put(ctx, Request{Ref: "arca://billing/x", Value: secret("v")})
 			return err
 		}, manifest.Denied, "denied by guardrail"},
-		{"ref on list", func() error { _, err := f.svc.List(ctx, Request{Ref: "arca://a/b"}); return err }, manifest.BadRequest, "takes no ref"},
-		{"value on get", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Value: secret("v")}); return err }, manifest.BadRequest, "takes no value"},
+		{"ref on list", func() error { _, err := f.svc.List(ctx, Request{Ref: "arca://a/b"}); return err }, manifest.BadRequest, `takes no field "ref"`},
+		{"value on get", func() error { _, err := f.svc.Get(ctx, Request{Ref: "arca://a/b", Value: secret("v")}); return err }, manifest.BadRequest, `takes no field "value"`},
 	}
 	for _, c := range cases {
 		err := c.run()
@@ -448,7 +479,8 @@ func TestMetaNeedsNoEnv(t *testing.T) {
 		{"manifest", "../x", ""},
 	} {
 		f.events.Reset()
-		env, err := f.svc.Meta(ctx, c.op, Request{ID: []byte(`7`), Env: c.env, Actor: "orchestrator"})
+		spec, _ := manifest.Op(c.op)
+		env, err := f.svc.Meta(ctx, spec, Request{ID: []byte(`7`), Env: c.env, Actor: "orchestrator"})
 		if err != nil || env != c.want {
 			t.Errorf("%s with env %q: env %q, err %v; want %q, nil", c.op, c.env, env, err, c.want)
 		}
@@ -457,7 +489,8 @@ func TestMetaNeedsNoEnv(t *testing.T) {
 			t.Errorf("%s with env %q: events %+v", c.op, c.env, ev)
 		}
 	}
-	_, err := f.svc.Meta(ctx, "manifest", Request{Actor: "a\x07"})
+	spec, _ := manifest.Op("manifest")
+	_, err := f.svc.Meta(ctx, spec, Request{Actor: "a\x07"})
 	if CodeOf(err) != manifest.BadRequest {
 		t.Errorf("a meta-op with a bad actor: err %v, want bad_request", err)
 	}

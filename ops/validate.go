@@ -8,22 +8,14 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// validate checks the fields every door shares: which fields the op takes,
-// and each field's cap and shape. Messages name the field and the cap.
-func validate(req Request) error {
-	op, ok := manifest.Op(req.Op)
-	if !ok {
-		return Errorf(manifest.UnknownOp, "unknown op %q", req.Op)
+// validate checks req as op, once for every door: the fields op needs and
+// refuses (its row says which), then each field's cap and shape. Messages
+// name the field and the cap.
+func validate(op manifest.OpSpec, req *Request) error {
+	if err := req.FieldsError(op); err != nil {
+		return err
 	}
-	needsRef, needsValue := op.TakesRef, op.TakesValue
-	switch {
-	case needsRef && req.Ref == "":
-		return Errorf(manifest.BadRequest, "%s needs a ref", req.Op)
-	case !needsRef && req.Ref != "":
-		return Errorf(manifest.BadRequest, "%s takes no ref", req.Op)
-	case !needsValue && req.Value.Len() > 0:
-		return Errorf(manifest.BadRequest, "%s takes no value", req.Op)
-	case needsValue:
+	if req.Sent()&manifest.FieldValue != 0 {
 		if err := validateValue(req.Value); err != nil {
 			return err
 		}
@@ -37,12 +29,39 @@ func validate(req Request) error {
 	return validateActor(req.Actor)
 }
 
+// FieldsError says what is wrong with the fields r sends for op: a field
+// op needs and r lacks, then one op refuses, then one it needs that r
+// sends empty; nil when nothing is.
+func (r *Request) FieldsError(op manifest.OpSpec) error {
+	filled := r.filled()
+	sent := r.sent | filled
+	if missing := op.Needs &^ sent; missing != 0 {
+		return Errorf(manifest.BadRequest, "%s needs field %q", op.Name, firstField(missing))
+	}
+	if refused := sent &^ op.Takes(); refused != 0 {
+		return Errorf(manifest.BadRequest, "%s takes no field %q", op.Name, firstField(refused))
+	}
+	if empty := op.Needs &^ filled; empty != 0 {
+		if empty&manifest.FieldValue != 0 {
+			return Errorf(manifest.BadRequest, emptyValue)
+		}
+		return Errorf(manifest.BadRequest, "%s is empty", firstField(empty))
+	}
+	return nil
+}
+
+// firstField names the first field of s, in the order of the field table.
+func firstField(s manifest.FieldSet) string { return s.Names()[0] }
+
+// emptyValue is what an empty value to be stored is told.
+const emptyValue = "value is empty (a secret needs at least one byte)"
+
 // validateValue checks a value to be stored: at least one byte, at most
 // manifest.MaxValue, UTF-8.
 func validateValue(v vault.Secret) error {
 	switch {
 	case v.Len() == 0:
-		return Errorf(manifest.BadRequest, "value is empty (a secret needs at least one byte)")
+		return Errorf(manifest.BadRequest, emptyValue)
 	case v.Len() > manifest.MaxValue:
 		return Errorf(manifest.BadRequest, "value is larger than %d bytes", manifest.MaxValue)
 	case !utf8.Valid(v.Reveal()):

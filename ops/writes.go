@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -39,35 +38,25 @@ type Writes struct {
 // Written is one write of a Writes. Its result is known once the Writes is
 // committed.
 type Written struct {
-	c    call
-	m    vault.Meta
-	err  error
-	done bool
+	c      call
+	m      vault.Meta
+	err    error
+	done   bool
+	result func(c *call, m vault.Meta) Result // its op's, from the handler table
 }
 
 // Writes starts a run of writes.
 func (s *Service) Writes() *Writes { return &Writes{s: s} }
 
-// kindOf is the vault write of a write op.
-func kindOf(op string) (vault.Kind, bool) {
-	switch op {
-	case "put":
-		return vault.Put, true
-	case "rotate":
-		return vault.Rotate, true
-	case "rm":
-		return vault.Remove, true
-	}
-	return 0, false
-}
-
-// Add runs op (put, rotate or rm) up to its commit.
-func (ws *Writes) Add(ctx context.Context, op string, req Request) *Written {
+// Add runs op, an op that writes (manifest.OpSpec.Writes), up to its
+// commit.
+func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Written {
 	w := &Written{}
-	kind, ok := kindOf(op)
-	if !ok {
-		return w.finish(Errorf(manifest.UnknownOp, "%q is not a write", op))
+	h, ok := ws.s.handlers[op.Name]
+	if !ok || !op.Writes || h.change == nil {
+		return w.finish(Errorf(manifest.UnknownOp, "%q is not a write", op.Name))
 	}
+	w.result = h.result
 	cv, err := ws.s.begin(ctx, op, req)
 	if err != nil {
 		return w.finish(err)
@@ -78,7 +67,7 @@ func (ws *Writes) Add(ctx context.Context, op string, req Request) *Written {
 	if err != nil {
 		return w.finish(ws.s.fail(c, err))
 	}
-	write := vault.Write{Kind: kind, Name: c.ref.Path(), Value: req.Value}
+	write := h.change(c, &req)
 	for again := true; ; again = false {
 		if ws.g != nil && ws.st != st {
 			ws.commit(ctx)
@@ -166,22 +155,17 @@ func (ws *Writes) end(err error) {
 	ws.pending = nil
 }
 
-// Result is what a write answers: a PutResult, RotateResult or RmResult,
-// or the error its events recorded. It must not be asked before the write
-// is final (Writes.Commit).
-func (w *Written) Result() (interface{ Verdict() *audit.Policy }, error) {
+// Result is what a write answers, as its op's handler makes it, or the
+// error its events recorded. It must not be asked before the write is
+// final (Writes.Commit).
+func (w *Written) Result() (Result, error) {
 	switch {
 	case !w.done:
 		return nil, Errorf(manifest.OpError, "%s was never committed", w.c.op)
 	case w.err != nil:
 		return nil, w.err
-	case w.c.op == "put":
-		return putResult(&w.c, w.m), nil
-	case w.c.op == "rotate":
-		return rotateResult(&w.c, w.m), nil
-	default:
-		return rmResult(&w.c, w.m), nil
 	}
+	return w.result(&w.c, w.m), nil
 }
 
 // Final reports whether the write's result is known.

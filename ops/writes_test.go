@@ -11,6 +11,16 @@ import (
 
 const twoVaults = "[envs.default]\nvault = \"a\"\n[envs.other]\nvault = \"b\"\n[vaults.a]\nkind = \"file\"\n[vaults.b]\nkind = \"file\"\n"
 
+func putOp() manifest.OpSpec {
+	op, _ := manifest.Op("put")
+	return op
+}
+
+func getOp() manifest.OpSpec {
+	op, _ := manifest.Op("get")
+	return op
+}
+
 func putReq(ref, value, env string) Request {
 	return Request{Ref: ref, Value: vault.NewSecret([]byte(value)), Env: env}
 }
@@ -21,15 +31,15 @@ func TestWritesCommitPerVault(t *testing.T) {
 	f := newFixture(t, twoVaults)
 	ctx := context.Background()
 	ws := f.svc.Writes()
-	a1 := ws.Add(ctx, "put", putReq("arca://app/one", "1", ""))
-	a2 := ws.Add(ctx, "put", putReq("arca://app/two", "2", ""))
+	a1 := ws.Add(ctx, putOp(), putReq("arca://app/one", "1", ""))
+	a2 := ws.Add(ctx, putOp(), putReq("arca://app/two", "2", ""))
 	if a1.Final() || a2.Final() {
 		t.Fatal("a write is final before its group committed")
 	}
 	if _, err := a1.Result(); CodeOf(err) != manifest.OpError {
 		t.Errorf("the result of an uncommitted write: %v, want op_error", err)
 	}
-	b1 := ws.Add(ctx, "put", putReq("arca://app/three", "3", "other"))
+	b1 := ws.Add(ctx, putOp(), putReq("arca://app/three", "3", "other"))
 	if !a1.Final() || !a2.Final() || b1.Final() {
 		t.Errorf("after a write to another vault: final %t %t %t, want the first vault's writes committed", a1.Final(), a2.Final(), b1.Final())
 	}
@@ -59,7 +69,7 @@ func TestWritesAbort(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
 	ws := f.svc.Writes()
-	w := ws.Add(ctx, "put", putReq("arca://app/one", "1", ""))
+	w := ws.Add(ctx, putOp(), putReq("arca://app/one", "1", ""))
 	ws.Abort("internal error while handling the request")
 	if _, err := w.Result(); CodeOf(err) != manifest.OpError || !strings.Contains(err.Error(), "audited but not committed") {
 		t.Errorf("an aborted write: %v", err)
@@ -76,8 +86,10 @@ func TestWritesAbort(t *testing.T) {
 // A write op Writes does not know is refused, not run.
 func TestWritesRefusesOtherOps(t *testing.T) {
 	f := newFixture(t, "")
-	w := f.svc.Writes().Add(context.Background(), "get", Request{Ref: "arca://app/one"})
-	if _, err := w.Result(); CodeOf(err) != manifest.UnknownOp {
-		t.Errorf("get through Writes: %v, want unknown_op", err)
+	for _, op := range []manifest.OpSpec{getOp(), {Name: "nope", Writes: true}} {
+		w := f.svc.Writes().Add(context.Background(), op, Request{Ref: "arca://app/one"})
+		if _, err := w.Result(); CodeOf(err) != manifest.UnknownOp {
+			t.Errorf("%s through Writes: %v, want unknown_op", op.Name, err)
+		}
 	}
 }

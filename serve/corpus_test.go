@@ -109,8 +109,8 @@ func TestDecoderAgainstEncodingJSON(t *testing.T) {
 		switch {
 		case accepted && !json.Valid(c.data):
 			t.Errorf("%s: decoder accepts an id encoding/json refuses", c.name)
-		case accepted && !bytes.Equal(r.id, bytes.TrimRight(bytes.TrimLeft(c.data, " \t\r\n"), " \t\r\n")):
-			t.Errorf("%s: id %q is not the bytes sent", c.name, short(string(r.id)))
+		case accepted && !bytes.Equal(r.ID, bytes.TrimRight(bytes.TrimLeft(c.data, " \t\r\n"), " \t\r\n")):
+			t.Errorf("%s: id %q is not the bytes sent", c.name, short(string(r.ID)))
 		case strings.HasPrefix(c.name, "n_") && accepted:
 			t.Errorf("%s: decoder accepts invalid JSON as an id", c.name)
 		case strings.HasPrefix(c.name, "y_") && !accepted && len(c.data) <= manifest.MaxID:

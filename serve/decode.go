@@ -6,145 +6,97 @@ import (
 	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 )
 
-// request is one decoded request line. Field presence is tracked apart from
-// the value, so `"ref":""` and no ref differ.
-type request struct {
-	id          []byte // raw JSON as sent; nil when absent
-	op          string
-	ref         string
-	env         string
-	value       []byte
-	actor       string
-	attestation string
-	has         fields
-}
-
-type fields uint8
-
-const (
-	fID fields = 1 << iota
-	fOp
-	fRef
-	fEnv
-	fValue
-	fActor
-	fAttestation
-)
-
-// field describes one request field: its bit, its cap in bytes, and where
-// a string value goes. id is special: any JSON value, kept raw.
-type field struct {
-	bit fields
-	max int
-	set func(r *request, s string)
-}
-
-func lookupField(key string) (field, bool) {
-	switch key {
-	case "id":
-		return field{bit: fID, max: manifest.MaxID}, true
-	case "op":
-		return field{fOp, manifest.MaxOp, func(r *request, s string) { r.op = s }}, true
-	case "ref":
-		return field{fRef, manifest.MaxRef, func(r *request, s string) { r.ref = s }}, true
-	case "env":
-		return field{fEnv, manifest.MaxSegment, func(r *request, s string) { r.env = s }}, true
-	case "value":
-		return field{fValue, manifest.MaxValue, func(r *request, s string) { r.value = []byte(s) }}, true
-	case "actor":
-		return field{fActor, manifest.MaxActor, func(r *request, s string) { r.actor = s }}, true
-	case "attestation":
-		return field{fAttestation, manifest.MaxAttestation, func(r *request, s string) { r.attestation = s }}, true
-	}
-	return field{}, false
-}
-
-// decodeRequest decodes one line strictly: one JSON object, nothing after
-// it, valid UTF-8, exact keys, no duplicates, no unknown fields, no nesting
-// deeper than manifest.MaxDepth, every field of its type and within its cap. On a problem it returns a message naming
-// the field and the cap; req.id is still set when the line was well-formed
-// JSON with a valid id, so the error can echo it.
-func decodeRequest(line []byte) (req request, problem string) {
+// decodeRequest decodes one line strictly into the request ops takes: one
+// JSON object, nothing after it, valid UTF-8, exact keys, no duplicates, no
+// field manifest's field table does not name, no nesting deeper than
+// manifest.MaxDepth, every field of its kind and within its cap. Which
+// fields an op needs or refuses is for ops to say, once. On a problem it
+// returns a message naming the field and the cap; req.ID is still set when
+// the line was well-formed JSON with a valid id, so the error can echo it.
+// A raw field (id) is a slice of line.
+func decodeRequest(line []byte) (req ops.Request, problem string) {
 	if !utf8.Valid(line) {
-		return request{}, "request is not valid UTF-8"
+		return ops.Request{}, "request is not valid UTF-8"
 	}
 	s := scanner{b: line}
 	s.ws()
 	if !s.eat('{') {
-		return request{}, "request must be one JSON object"
+		return ops.Request{}, "request must be one JSON object"
 	}
 	s.ws()
+	var has manifest.FieldSet
 	if s.eat('}') {
-		return finish(&s, req, "")
+		return finish(&s, req, has, "")
 	}
 	for {
 		key, ok := s.str(len(line))
 		if !ok {
-			return request{}, s.syntax()
+			return ops.Request{}, s.syntax()
 		}
 		s.ws()
 		if !s.eat(':') {
-			return request{}, s.syntax()
+			return ops.Request{}, s.syntax()
 		}
 		s.ws()
-		p, fatal := decodeField(&s, &req, key)
+		p, fatal := decodeField(&s, &req, &has, key)
 		switch {
 		case s.deep:
-			return request{}, fmt.Sprintf("request nests deeper than %d levels", manifest.MaxDepth)
+			return ops.Request{}, fmt.Sprintf("request nests deeper than %d levels", manifest.MaxDepth)
 		case s.err:
-			return request{}, s.syntax()
+			return ops.Request{}, s.syntax()
 		case fatal:
-			return request{}, p
+			return ops.Request{}, p
 		case problem == "":
 			problem = p
 		}
 		s.ws()
 		if s.eat('}') {
-			return finish(&s, req, problem)
+			return finish(&s, req, has, problem)
 		}
 		if !s.eat(',') {
-			return request{}, s.syntax()
+			return ops.Request{}, s.syntax()
 		}
 		s.ws()
 	}
 }
 
-func finish(s *scanner, req request, problem string) (request, string) {
+func finish(s *scanner, req ops.Request, has manifest.FieldSet, problem string) (ops.Request, string) {
 	s.ws()
 	if s.i != len(s.b) {
-		return request{}, "request has data after the JSON object"
+		return ops.Request{}, "request has data after the JSON object"
 	}
-	if problem == "" && req.has&fOp == 0 {
+	if problem == "" && has&manifest.FieldOp == 0 {
 		problem = `field "op" is required`
 	}
 	return req, problem
 }
 
-// decodeField decodes the value of key into req. A problem is returned as
-// a message; fatal means decoding cannot go on past it. Syntax errors set
-// s.err.
-func decodeField(s *scanner, req *request, key string) (problem string, fatal bool) {
-	f, known := lookupField(key)
+// decodeField decodes the value of key into req; has is the fields seen so
+// far. A problem is returned as a message; fatal means decoding cannot go
+// on past it. Syntax errors set s.err.
+func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key string) (problem string, fatal bool) {
+	f, known := manifest.RequestField(key)
 	if !known {
 		s.skipValue(len(s.b))
 		return fmt.Sprintf("unknown field %s", quoteKey(key)), false
 	}
-	if req.has&f.bit != 0 {
+	if *has&f.Bit != 0 {
 		s.skipValue(len(s.b))
-		if f.bit == fID {
-			req.id = nil // which one to echo would be a guess
+		if f.Raw {
+			req.SetRaw(f, nil) // which one to echo would be a guess
 		}
 		return fmt.Sprintf("duplicate field %q", key), false
 	}
-	req.has |= f.bit
-	if f.bit == fID {
+	*has |= f.Bit
+	if f.Raw {
 		start := s.i
-		if !s.skipValue(start + f.max) {
-			return fmt.Sprintf(`field "id" is larger than %d bytes`, f.max), true
+		if !s.skipValue(start + f.Max) {
+			return fmt.Sprintf("field %q is larger than %d bytes", key, f.Max), true
 		}
-		req.id = s.b[start:s.i:s.i]
+		req.SetRaw(f, s.b[start:s.i:s.i])
 		return "", false
 	}
 	if s.peek() != '"' {
@@ -155,10 +107,10 @@ func decodeField(s *scanner, req *request, key string) (problem string, fatal bo
 	switch {
 	case !ok:
 		return "", false // s.err is set
-	case len(v) > f.max:
-		return fmt.Sprintf("field %q is larger than %d bytes", key, f.max), false
+	case len(v) > f.Max:
+		return fmt.Sprintf("field %q is larger than %d bytes", key, f.Max), false
 	}
-	f.set(req, v)
+	req.Set(f, v)
 	return "", false
 }
 

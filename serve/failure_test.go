@@ -269,20 +269,20 @@ func TestRepliesFlushedBeforeBlocking(t *testing.T) {
 	checkReplies(t, tr, []want{ok("1"), ok("2"), unknownOp("3", "unknown op"), ok("4")})
 }
 
-// TestRefusalsRecordAttestationHash: a request serve refuses before ops (a
-// missing or refused field, an unknown op) records the attestation's hash,
-// as the same refusal made by ops does (SPEC §8: attestation_sha256 "if an
+// TestRefusalsRecordAttestationHash: a request refused before its op runs
+// (by ops: a missing, refused or empty field; by serve: an unknown op)
+// records the attestation's hash, whichever refused it (SPEC §8: attestation_sha256 "if an
 // attestation was sent").
 func TestRefusalsRecordAttestationHash(t *testing.T) {
 	f := newFixture(t)
 	const att = `"attestation":"ATT-REFUSED"`
 	tr := f.serve(t, lines(
 		`{"op":"get","ref":"","id":1,`+att+`}`,                      // refused by ops
-		`{"op":"get","id":2,`+att+`}`,                               // refused by serve: no ref
-		`{"op":"get","ref":"arca://a/b","value":"","id":3,`+att+`}`, // refused by serve: value
+		`{"op":"get","id":2,`+att+`}`,                               // refused by ops: no ref
+		`{"op":"get","ref":"arca://a/b","value":"","id":3,`+att+`}`, // refused by ops: value
 		`{"op":"nope","id":4,`+att+`}`,                              // refused by serve: unknown op
 	))
-	checkReplies(t, tr, []want{bad("1", "needs a ref"), bad("2", "needs"), bad("3", "takes no"), unknownOp("4", "unknown op")})
+	checkReplies(t, tr, []want{bad("1", "ref is empty"), bad("2", "needs"), bad("3", "takes no"), unknownOp("4", "unknown op")})
 	sum := hashOf("ATT-REFUSED")
 	for _, e := range tr.requestEvents(t) {
 		if e.AttestationSHA256 != sum {

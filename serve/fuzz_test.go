@@ -102,14 +102,14 @@ func checkReader(t *testing.T, in []byte, max int) {
 
 func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 	req, problem := decodeRequest(line)
-	if req.id != nil && !json.Valid(req.id) {
-		t.Fatalf("decoder kept an id that is not JSON: %q", req.id)
+	if req.ID != nil && !json.Valid(req.ID) {
+		t.Fatalf("decoder kept an id that is not JSON: %q", req.ID)
 	}
-	if len(req.id) > manifest.MaxID {
-		t.Fatalf("decoder kept an id of %d bytes", len(req.id))
+	if len(req.ID) > manifest.MaxID {
+		t.Fatalf("decoder kept an id of %d bytes", len(req.ID))
 	}
-	op, known := manifest.Op(req.op)
-	accepted := problem == "" && known && fieldsProblem(op, &req) == ""
+	op, known := manifest.Op(req.Op)
+	accepted := problem == "" && known && req.FieldsError(op) == nil
 	if problem == "" && !json.Valid(line) {
 		t.Fatalf("decoder accepts a line encoding/json refuses: %q", line)
 	}
@@ -134,16 +134,16 @@ func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 	}
 	m := v.(map[string]any)
 	str := func(k string) string { s, _ := m[k].(string); return s }
-	if req.op != str("op") || req.ref != str("ref") || req.env != str("env") || string(req.value) != str("value") ||
-		req.actor != str("actor") || req.attestation != str("attestation") {
+	if req.Op != str("op") || req.Ref != str("ref") || req.Env != str("env") || string(req.Value.Reveal()) != str("value") ||
+		req.Actor != str("actor") || req.Attestation != str("attestation") {
 		t.Fatalf("decoder and encoding/json read different fields from %q", line)
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(line, &top); err != nil {
 		t.Fatal(err)
 	}
-	if id, ok := top["id"]; ok != (req.id != nil) || ok && !bytes.Equal(id, req.id) {
-		t.Fatalf("decoder kept id %q, encoding/json finds %q", req.id, id)
+	if id, ok := top["id"]; ok != (req.ID != nil) || ok && !bytes.Equal(id, req.ID) {
+		t.Fatalf("decoder kept id %q, encoding/json finds %q", req.ID, id)
 	}
 }
 
@@ -171,6 +171,9 @@ func plainlyValid(sc *schemaSet, line []byte) string {
 	}
 	if sc.request.Validate(v) != nil {
 		return "schema-invalid"
+	}
+	if m, _ := v.(map[string]any); m["ref"] == "" {
+		return "an empty ref (ops refuses it; the schema does not)"
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	if _, err := dec.Token(); err != nil {

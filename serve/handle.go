@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -9,15 +10,15 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/vault"
 )
 
 // checked is a request line decoded and put through the checks of the
-// protocol that come before ops, in its order: shape and fields, the op,
-// the fields that op takes. A line that fails one carries what refuse
-// answers it with.
+// protocol that come before ops, in its order: shape and fields, then the
+// op. A line that fails one carries what refuse answers it with; one that
+// passes carries its op's row, which goes with it from here on.
 type checked struct {
-	req     request
+	req     ops.Request
+	spec    manifest.OpSpec
 	refuse  string // the op to name in the refusal ("" before the op is known)
 	code    manifest.Code
 	problem string // "": it passed
@@ -29,42 +30,82 @@ func check(line []byte) checked {
 	if problem != "" {
 		return checked{req: req, code: manifest.BadRequest, problem: problem}
 	}
-	op, known := manifest.Op(req.op)
+	spec, known := manifest.Op(req.Op)
 	if !known {
-		return checked{req: req, refuse: truncate(req.op, 64), code: manifest.UnknownOp, problem: unknownOpMessage(req.op)}
+		return checked{req: req, refuse: truncate(req.Op, 64), code: manifest.UnknownOp, problem: unknownOpMessage(req.Op)}
 	}
-	if problem := fieldsProblem(op, &req); problem != "" {
-		return checked{req: req, refuse: req.op, code: manifest.BadRequest, problem: problem}
-	}
-	return checked{req: req}
+	return checked{req: req, spec: spec}
 }
 
-// write reports whether c is a write (put, rotate or rm) that passed every
-// check of its own before ops: one a group of writes takes (see
-// writes.go). Any other line is left to handle.
-func (c *checked) write() bool {
-	return c.problem == "" && (c.req.op == "put" || c.req.op == "rotate" || c.req.op == "rm")
-}
+// write reports whether c is an op that writes and passed the checks
+// before ops: one a group of writes takes (see writes.go). Any other line
+// is left to handle.
+func (c *checked) write() bool { return c.problem == "" && c.spec.Writes }
 
 // handle answers one checked request line with exactly one response and
-// one event: its refusal, or what ops (ref and env, guardrails, the vault)
-// makes of it.
+// one event: its refusal, what serve makes of a meta-op, or what ops (the
+// fields the op takes, ref and env, guardrails, the PDP, the vault) makes
+// of it.
 func (s *session) handle(ctx context.Context, c *checked) {
 	req := &c.req
-	defer s.recoverPanic(req.id, req.op, s.audit.Seq())
+	defer s.recoverPanic(req.ID, c.spec.Name, s.audit.Seq())
 	if c.problem != "" {
 		s.refuse(req, c.refuse, c.code, c.problem)
 		return
 	}
-	s.dispatch(ctx, req.op, req.id, opsRequest(req))
+	id := req.ID
+	req.ID = idOrNull(id)
+	if c.spec.Meta {
+		s.meta(ctx, c.spec, id, *req)
+		return
+	}
+	res, err := s.svc.Do(ctx, c.spec, *req)
+	s.answer(id, res, err)
 }
 
-// opsRequest is req as ops takes it.
-func opsRequest(req *request) ops.Request {
-	return ops.Request{
-		ID: idOrNull(req.id), Ref: req.ref, Env: req.env, Value: vault.NewSecret(req.value),
-		Actor: req.actor, Attestation: req.attestation,
+// answer queues the response of an op that ops ran: its result, or its
+// error. ops wrote its events.
+func (s *session) answer(id []byte, res ops.Result, err error) {
+	var b []byte
+	if err == nil {
+		b, err = s.encode(res)
 	}
+	if err != nil {
+		s.answerError(id, err)
+		return
+	}
+	s.out = appendOK(s.out[:0], id, b, res.Verdict())
+	s.w.respond(id, s.out)
+}
+
+// encode encodes a result into s.res: a result that holds a value encodes
+// itself; encoding/json marshals the others, which hold none.
+func (s *session) encode(res ops.Result) ([]byte, error) {
+	if v, ok := res.(interface{ AppendJSON([]byte) []byte }); ok {
+		s.res = v.AppendJSON(s.res[:0])
+		return s.res, nil
+	}
+	return json.Marshal(res)
+}
+
+// meta answers a protocol meta-op, once ops has checked and audited it.
+func (s *session) meta(ctx context.Context, spec manifest.OpSpec, id []byte, req ops.Request) {
+	_, err := s.svc.Meta(ctx, spec, req)
+	var result []byte
+	if err == nil {
+		switch spec.Name {
+		case "manifest":
+			result, err = s.manifest()
+		case "shutdown":
+			result, s.stop, s.stopReason = []byte(`{}`), true, "shutdown"
+		}
+	}
+	if err != nil {
+		s.answerError(id, err)
+		return
+	}
+	s.out = appendOK(s.out[:0], id, result, nil)
+	s.w.respond(id, s.out)
 }
 
 func unknownOpMessage(op string) string {
@@ -83,75 +124,6 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// fieldsProblem checks the fields op requires and refuses.
-func fieldsProblem(spec manifest.OpSpec, req *request) string {
-	has, op := req.has, spec.Name
-	needRef, needValue := spec.TakesRef, spec.TakesValue
-	switch {
-	case needRef && has&fRef == 0:
-		return fmt.Sprintf(`%s needs field "ref"`, op)
-	case needValue && has&fValue == 0:
-		return fmt.Sprintf(`%s needs field "value"`, op)
-	case !needRef && has&fRef != 0:
-		return fmt.Sprintf(`%s takes no field "ref"`, op)
-	case !needValue && has&fValue != 0:
-		return fmt.Sprintf(`%s takes no field "value"`, op)
-	case needValue && len(req.value) == 0:
-		return `field "value" is empty (a secret needs at least one byte)`
-	}
-	return ""
-}
-
-// dispatch runs op through ops and queues its response.
-func (s *session) dispatch(ctx context.Context, op string, id []byte, r ops.Request) {
-	var (
-		result []byte
-		policy *audit.Policy
-		err    error
-	)
-	switch op {
-	case "get":
-		var res ops.GetResult
-		if res, err = s.svc.Get(ctx, r); err == nil {
-			s.res = AppendGet(s.res[:0], &res)
-			result, policy = s.res, res.Policy
-		}
-	case "put":
-		result, policy, err = encode(s.svc.Put(ctx, r))
-	case "rotate":
-		result, policy, err = encode(s.svc.Rotate(ctx, r))
-	case "rm":
-		result, policy, err = encode(s.svc.Rm(ctx, r))
-	case "list":
-		result, policy, err = encode(s.svc.List(ctx, r))
-	case "check":
-		result, policy, err = encode(s.svc.Check(ctx, r))
-	case "manifest":
-		if _, err = s.svc.Meta(ctx, op, r); err == nil {
-			result, err = s.manifest()
-		}
-	case "shutdown":
-		if _, err = s.svc.Meta(ctx, op, r); err == nil {
-			result, s.stop, s.stopReason = []byte(`{}`), true, "shutdown"
-		}
-	}
-	if err != nil {
-		s.answerError(id, err)
-		return
-	}
-	s.out = appendOK(s.out[:0], id, result, policy)
-	s.w.respond(id, s.out)
-}
-
-// encode marshals a result and returns the verdict it carries.
-func encode[T interface{ Verdict() *audit.Policy }](v T, err error) ([]byte, *audit.Policy, error) {
-	if err != nil {
-		return nil, nil, err
-	}
-	b, err := marshalResult(v)
-	return b, v.Verdict(), err
 }
 
 // answerError queues the error response for a failed op; ops wrote its

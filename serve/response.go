@@ -1,12 +1,9 @@
 package serve
 
 import (
-	"encoding/json"
 	"errors"
-	"strconv"
 
 	"github.com/arca-secrets/arca/audit"
-	"github.com/arca-secrets/arca/ops"
 )
 
 var errBroken = errors.New("the audit wire (stderr) failed")
@@ -52,31 +49,3 @@ func appendPolicy(b []byte, p *audit.Policy) []byte {
 	}
 	return audit.AppendPolicy(append(b, `,"policy":`...), p)
 }
-
-// AppendGet encodes a get result as the result.get schema says. This is
-// the one place a value is encoded as JSON: for serve's wire, and for
-// `arca get --json`.
-func AppendGet(b []byte, r *ops.GetResult) []byte {
-	b = append(b, `{"ref":`...)
-	b = audit.AppendString(b, r.Ref)
-	b = append(b, `,"env":`...)
-	b = audit.AppendString(b, r.Env)
-	b = append(b, `,"value":`...)
-	b = audit.AppendString(b, r.Value.Reveal())
-	b = append(b, `,"version":`...)
-	b = strconv.AppendUint(b, r.Version, 10)
-	b = append(b, `,"created_at":"`...)
-	b = audit.AppendTime(b, r.CreatedAt.Time)
-	b = append(b, `","updated_at":"`...)
-	b = audit.AppendTime(b, r.UpdatedAt.Time)
-	b = append(b, '"')
-	if !r.RotatedAt.IsZero() {
-		b = append(b, `,"rotated_at":"`...)
-		b = audit.AppendTime(b, r.RotatedAt.Time)
-		b = append(b, '"')
-	}
-	return append(b, '}')
-}
-
-// marshalResult encodes any other result; they hold no value.
-func marshalResult(v any) ([]byte, error) { return json.Marshal(v) }

@@ -145,7 +145,7 @@ func (s *session) loop(ctx context.Context) error {
 			s.stop = true
 			continue
 		case errors.Is(err, errTooLong):
-			s.refuse(&request{}, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
+			s.refuse(&ops.Request{}, "", manifest.BadRequest, fmt.Sprintf("request line is longer than %d bytes", manifest.MaxLine))
 		case err != nil:
 			s.lifecycle("stop", "stdin failed: "+err.Error())
 			s.w.flush()
@@ -204,19 +204,19 @@ func (s *session) lifecycle(event, msg string) {
 // refuse answers a request that never reached ops, with its one event. The
 // claims it carried are recorded as ops records them: the actor when well
 // formed, the attestation by its hash.
-func (s *session) refuse(req *request, op string, code manifest.Code, msg string) {
-	ev := audit.Event{Event: "error", Op: op, Outcome: audit.BadRequest, ID: idOrNull(req.id), Code: string(code), Message: msg}
-	if ops.ValidActor(req.actor) {
-		ev.Actor = req.actor
+func (s *session) refuse(req *ops.Request, op string, code manifest.Code, msg string) {
+	ev := audit.Event{Event: "error", Op: op, Outcome: audit.BadRequest, ID: idOrNull(req.ID), Code: string(code), Message: msg}
+	if ops.ValidActor(req.Actor) {
+		ev.Actor = req.Actor
 	}
-	if req.has&fAttestation != 0 {
-		ev.AttestationSHA256 = audit.HashAttestation(req.attestation)
+	if req.Sent()&manifest.FieldAttestation != 0 {
+		ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
 	if err := s.audit.Write(ev); err != nil {
 		return // the wire is broken; flush answers op_error
 	}
-	s.out = appendError(s.out[:0], req.id, string(code), msg)
-	s.w.respond(req.id, s.out)
+	s.out = appendError(s.out[:0], req.ID, string(code), msg)
+	s.w.respond(req.ID, s.out)
 }
 
 func idOrNull(id []byte) []byte {

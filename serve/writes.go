@@ -60,7 +60,7 @@ func (s *session) handleLine(ctx context.Context, line []byte) {
 		s.handle(ctx, &c)
 		return
 	}
-	s.handleWrites(ctx, c.req, len(line))
+	s.handleWrites(ctx, &c, len(line))
 }
 
 // groupRun is where a group is, for recoverGroup: its writes, whether its
@@ -73,7 +73,7 @@ type groupRun struct {
 }
 
 // handleWrites runs first and the writes behind it as one group.
-func (s *session) handleWrites(ctx context.Context, first request, size int) {
+func (s *session) handleWrites(ctx context.Context, first *checked, size int) {
 	ws := s.svc.Writes()
 	run := &groupRun{}
 	defer s.recoverGroup(ws, run)
@@ -96,7 +96,7 @@ func (s *session) handleWrites(ctx context.Context, first request, size int) {
 			break
 		}
 		size += len(line)
-		s.addWrite(ctx, ws, &run.items, c.req)
+		s.addWrite(ctx, ws, &run.items, &c)
 	}
 	run.committing = true
 	ws.Commit(ctx)
@@ -108,11 +108,13 @@ func (s *session) handleWrites(ctx context.Context, first request, size int) {
 }
 
 // addWrite runs req through ops up to its commit.
-func (s *session) addWrite(ctx context.Context, ws *ops.Writes, items *[]groupItem, req request) {
-	req.id = bytes.Clone(req.id)
-	*items = append(*items, groupItem{id: req.id, op: req.op, seq: s.audit.Seq()})
+func (s *session) addWrite(ctx context.Context, ws *ops.Writes, items *[]groupItem, c *checked) {
+	req := c.req
+	id := bytes.Clone(req.ID)
+	req.ID = idOrNull(id)
+	*items = append(*items, groupItem{id: id, op: c.spec.Name, seq: s.audit.Seq()})
 	it := &(*items)[len(*items)-1]
-	it.w = ws.Add(ctx, req.op, opsRequest(&req))
+	it.w = ws.Add(ctx, c.spec, req)
 	if it.w.Final() {
 		if _, err := it.w.Result(); errors.Is(err, ops.ErrAudit) {
 			s.w.broken = true // the group ends here; serve stops after it
@@ -122,17 +124,8 @@ func (s *session) addWrite(ctx context.Context, ws *ops.Writes, items *[]groupIt
 
 // answerWrite queues the response of a write whose result is final.
 func (s *session) answerWrite(it *groupItem) {
-	v, err := it.w.Result()
-	var b []byte
-	if err == nil {
-		b, err = marshalResult(v)
-	}
-	if err != nil {
-		s.answerError(it.id, err)
-		return
-	}
-	s.out = appendOK(s.out[:0], it.id, b, v.Verdict())
-	s.w.respond(it.id, s.out)
+	res, err := it.w.Result()
+	s.answer(it.id, res, err)
 }
 
 // recoverGroup is recoverPanic for a group, wherever it panicked:

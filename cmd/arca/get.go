@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/serve"
 )
 
 func runGet(ctx context.Context, c *cli, args []string) error {
@@ -21,7 +20,7 @@ func runGet(ctx context.Context, c *cli, args []string) error {
 		}
 		var out []byte
 		if *asJSON {
-			out = indentedJSON(serve.AppendGet(nil, &res))
+			out = indentedJSON(res.AppendJSON(nil))
 		} else {
 			out = res.Value.Reveal()
 			if c.stdoutTTY {

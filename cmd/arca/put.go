@@ -50,7 +50,9 @@ func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string,
 	if err != nil {
 		return err
 	}
-	summary, res, err := op(ctx, svc, ops.Request{Ref: pos[0], Value: vault.NewSecret(val)})
+	req := ops.Request{Ref: pos[0]}
+	req.SetValue(vault.NewSecret(val))
+	summary, res, err := op(ctx, svc, req)
 	if err != nil {
 		return err
 	}

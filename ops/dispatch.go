@@ -1,0 +1,110 @@
+package ops
+
+import (
+	"context"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Result is what a served op answers: its fields as the op's result schema
+// names them (encoding/json marshals it, but for a result that holds a
+// value, which encodes itself: see GetResult.AppendJSON), and the verdict
+// of the PDP when one was consulted.
+type Result interface {
+	Verdict() *audit.Policy
+}
+
+// handler runs one served op once begin has let it through. An op that
+// reads answers from the vault itself (read); an op that writes
+// (manifest.OpSpec.Writes) names the one change it makes (change) and
+// what it answers once that change is committed (result), and Writes
+// prepares, audits and commits it.
+type handler struct {
+	read   func(s *Service, ctx context.Context, c *call, req *Request) (Result, error)
+	change func(c *call, req *Request) vault.Write
+	result func(c *call, m vault.Meta) Result
+}
+
+// handlers is the table of the served ops that are not meta-ops, by name:
+// the one place an op is tied to the code that runs it. A test holds it to
+// manifest's op table, row for row.
+func handlers() map[string]handler {
+	return map[string]handler{
+		"get":    {read: (*Service).get},
+		"list":   {read: (*Service).list},
+		"check":  {read: (*Service).check},
+		"put":    {change: putChange, result: putResult},
+		"rotate": {change: rotateChange, result: rotateResult},
+		"rm":     {change: rmChange, result: rmResult},
+	}
+}
+
+// Do runs op on req: the one entry point of every served op that is not a
+// meta-op, whichever door it came through. A read runs once begin has let
+// it through; a write goes the way serve's groups of writes go (Writes),
+// as a group of one.
+func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Result, error) {
+	h, ok := s.handlers[op.Name]
+	if !ok {
+		c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID}}
+		return nil, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not an op ops runs", op.Name))
+	}
+	if op.Writes {
+		ws := s.Writes()
+		w := ws.Add(ctx, op, req)
+		ws.Commit(ctx)
+		return w.Result()
+	}
+	c, err := s.begin(ctx, op, req)
+	if err != nil {
+		return nil, err
+	}
+	return h.read(s, ctx, &c, &req)
+}
+
+// doAs runs the served op named name and returns its result as T: what the
+// typed methods below share.
+func doAs[T Result](ctx context.Context, s *Service, name string, req Request) (T, error) {
+	var zero T
+	op, ok := manifest.Op(name)
+	if !ok {
+		return zero, Errorf(manifest.UnknownOp, "unknown op %q", name)
+	}
+	r, err := s.Do(ctx, op, req)
+	if err != nil {
+		return zero, err
+	}
+	return r.(T), nil
+}
+
+// Get returns a secret. The value is returned only once its event is written.
+func (s *Service) Get(ctx context.Context, req Request) (GetResult, error) {
+	return doAs[GetResult](ctx, s, "get", req)
+}
+
+// Put creates or overwrites a secret.
+func (s *Service) Put(ctx context.Context, req Request) (PutResult, error) {
+	return doAs[PutResult](ctx, s, "put", req)
+}
+
+// Rotate replaces the value of an existing secret.
+func (s *Service) Rotate(ctx context.Context, req Request) (RotateResult, error) {
+	return doAs[RotateResult](ctx, s, "rotate", req)
+}
+
+// Rm deletes a secret.
+func (s *Service) Rm(ctx context.Context, req Request) (RmResult, error) {
+	return doAs[RmResult](ctx, s, "rm", req)
+}
+
+// List returns every record's ref and metadata, never a value.
+func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
+	return doAs[ListResult](ctx, s, "list", req)
+}
+
+// Check probes the env's vault. A problem found is reported, not an error.
+func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
+	return doAs[CheckResult](ctx, s, "check", req)
+}

@@ -1,0 +1,91 @@
+package ops
+
+import (
+	"encoding/json"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// Request is one operation as asked for. A door that decodes requests
+// (serve) fills it field by field with Set, which also notes that the field
+// was sent, empty or not; a door that builds one (the CLI) sets its fields
+// directly, and a field it leaves empty counts as not sent.
+type Request struct {
+	ID          json.RawMessage // echoed into the audit event; nil from the CLI
+	Op          string
+	Ref         string
+	Env         string // the per-request env; a ref's pin wins over it
+	Value       vault.Secret
+	Actor       string
+	Attestation string
+	// Dest says where the value of a successful get goes, as the message of
+	// its audit event ("to DB_PASSWORD"; arca deploy: "for target NAME
+	// (PATH)"): arca run, arca env and arca deploy set it, serve never does.
+	// It names a destination, never a value; other ops and failed gets
+	// ignore it.
+	Dest string
+
+	sent manifest.FieldSet // the fields Set was given
+}
+
+// Set sets the string field f of r to s and notes that it was sent. A raw
+// field (id) is set with SetRaw.
+func (r *Request) Set(f manifest.Field, s string) {
+	r.sent |= f.Bit
+	switch f.Bit {
+	case manifest.FieldOp:
+		r.Op = s
+	case manifest.FieldRef:
+		r.Ref = s
+	case manifest.FieldEnv:
+		r.Env = s
+	case manifest.FieldValue:
+		r.Value = vault.NewSecret([]byte(s))
+	case manifest.FieldActor:
+		r.Actor = s
+	case manifest.FieldAttestation:
+		r.Attestation = s
+	}
+}
+
+// SetValue sets r's value to v and notes that it was sent, empty or not:
+// what a door that reads a value (the CLI, from stdin) sets it with.
+func (r *Request) SetValue(v vault.Secret) {
+	r.sent |= manifest.FieldValue
+	r.Value = v
+}
+
+// SetRaw sets the raw field f of r (id) to the JSON value b, as sent.
+func (r *Request) SetRaw(f manifest.Field, b []byte) {
+	r.sent |= f.Bit
+	if f.Bit == manifest.FieldID {
+		r.ID = b
+	}
+}
+
+// Sent returns the fields r carries: those Set was given, and those set
+// directly to something other than their zero value.
+func (r *Request) Sent() manifest.FieldSet { return r.sent | r.filled() }
+
+// filled returns the fields of r that are not their zero value.
+func (r *Request) filled() manifest.FieldSet {
+	var s manifest.FieldSet
+	for _, f := range [...]struct {
+		bit manifest.FieldSet
+		set bool
+	}{
+		{manifest.FieldID, r.ID != nil},
+		{manifest.FieldOp, r.Op != ""},
+		{manifest.FieldRef, r.Ref != ""},
+		{manifest.FieldEnv, r.Env != ""},
+		{manifest.FieldValue, r.Value.Len() > 0},
+		{manifest.FieldActor, r.Actor != ""},
+		{manifest.FieldAttestation, r.Attestation != ""},
+	} {
+		if f.set {
+			s |= f.bit
+		}
+	}
+	return s
+}
