@@ -31,6 +31,9 @@ func recipientsCommand() *command {
 	}
 }
 
+// recipientsJSON is what --json prints after a change of recipients.
+const recipientsJSON = "print the env, its vault and the recipients as JSON"
+
 func recipientsListCommand() *command {
 	var asJSON *bool
 	return &command{
@@ -38,7 +41,7 @@ func recipientsListCommand() *command {
 		text:     "List the age public keys the env's data key is wrapped to.",
 		examples: []string{"arca vault recipients list --env prod"},
 		exits:    vaultExits,
-		flags:    jsonFlag(&asJSON, "print the env, its vault and the recipients as JSON"),
+		flags:    jsonFlag(&asJSON, recipientsJSON),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
 				res, err := svc.Recipients(ctx, "")
@@ -54,7 +57,7 @@ func recipientsChangeCommand(verb string) *command {
 	var asJSON *bool
 	cmd := &command{
 		name: verb, args: "KEY...", exits: vaultExits,
-		flags: jsonFlag(&asJSON, "print the env, its vault and the recipients as JSON"),
+		flags: jsonFlag(&asJSON, recipientsJSON),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, anyArgs, func(ctx context.Context, svc *ops.Service, keys []string) error {
 				if len(keys) == 0 {
@@ -88,7 +91,7 @@ func rekeyCommand() *command {
 		text:     "Make a new data key and re-seal every record under it, wrapped to the current recipients.",
 		examples: []string{"arca vault rekey --env prod"},
 		exits:    vaultExits,
-		flags:    jsonFlag(&asJSON, "print the env, its vault and the recipients as JSON"),
+		flags:    jsonFlag(&asJSON, recipientsJSON),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
 				res, err := svc.Rekey(ctx, "")
