@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,21 +19,52 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-// runAudit is `arca audit [FILTERS] [--json] [--follow] [FILE...]` (the
-// events of the CLI's audit file, or of FILEs: captured serve wires too),
-// `arca audit verify [--anchor SEQ:LINK] [FILE...]` (whether their chains
-// hold) and `arca audit anchor [FILE]` (the last link, to record
+// auditCommand is `arca audit [FILTERS] [--json] [--follow] [FILE...]`
+// (the events of the CLI's audit file, or of FILEs: captured serve wires
+// too), `arca audit verify [--anchor SEQ:LINK] [FILE...]` (whether their
+// chains hold) and `arca audit anchor [FILE]` (the last link, to record
 // elsewhere). Reading the trail is not itself audited: it is no vault op.
-func runAudit(ctx context.Context, c *cli, args []string) error {
-	if len(args) > 0 {
-		switch args[0] {
-		case "verify":
-			return c.auditVerify(args[1:])
-		case "anchor":
-			return c.auditAnchor(args[1:])
-		}
+func auditCommand() *command {
+	var af auditShowFlags
+	return &command{
+		name: "audit", args: "[FILE...]", summary: "show the audit trail (filters, --json, --follow); verify its chain; print its anchor",
+		text:     "Show the audit trail: the CLI's audit file, or the FILEs given (a captured serve wire too), filtered by time, env, ref, op, outcome or actor; --follow prints events as they are appended. The subcommands verify the chain and print an anchor.",
+		examples: []string{"arca audit --since 24h --outcome denied", "arca audit --json --ref 'app/*' | jq .actor", "arca audit --follow"},
+		exits:    plainExits,
+		flags:    af.register,
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.auditShow(ctx, fs, args, af)
+		},
+		subs: []*command{auditVerifyCommand(), auditAnchorCommand()},
 	}
-	return c.auditShow(ctx, args)
+}
+
+func auditVerifyCommand() *command {
+	var anchor *string
+	return &command{
+		name: "verify", args: "[FILE...]", summary: "check each trail's chain, and that it still holds an anchor",
+		text:     "Check each FILE's chain (the CLI's audit file when none): every line's layout, seq and link. With --anchor SEQ:LINK the trail must still hold that event: a trail cut short or rewritten whole fails.",
+		examples: []string{"arca audit verify", "arca audit verify --anchor \"$(cat anchor.txt)\" audit.log"},
+		exits:    "0 every chain holds; 1 one does not, or a file cannot be read; 2 usage",
+		flags: func(fs *flag.FlagSet) {
+			anchor = fs.String("anchor", "", "the `SEQ:LINK` the trail must hold (arca audit anchor printed it)")
+		},
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.auditVerify(fs, args, anchor)
+		},
+	}
+}
+
+func auditAnchorCommand() *command {
+	return &command{
+		name: "anchor", args: "[FILE]", summary: "print the anchor of a trail's last event",
+		text:     "Print the anchor of FILE's last event (SEQ:LINK), to keep somewhere the trail's writer cannot reach and pass to audit verify --anchor later.",
+		examples: []string{"arca audit anchor > anchor.txt"},
+		exits:    plainExits,
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.auditAnchor(fs, args)
+		},
+	}
 }
 
 // auditFiles is files, or the CLI's audit file when there are none.
@@ -63,10 +95,7 @@ func openTrail(path string) (*os.File, error) {
 
 // auditVerify is `arca audit verify`: each file's chain, one line each on
 // stdout; exit 1 when any does not hold.
-func (c *cli) auditVerify(args []string) error {
-	var co common
-	fs := c.flags("audit verify", "[FILE...]", &co)
-	anchorFlag := fs.String("anchor", "", "the `SEQ:LINK` the trail must hold (arca audit anchor printed it)")
+func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) error {
 	files, err := c.parse(fs, args, anyArgs)
 	if err != nil {
 		return err
@@ -79,7 +108,7 @@ func (c *cli) auditVerify(args []string) error {
 		}
 		anchor = &a
 	}
-	if files, err = c.auditFiles(co, files); err != nil {
+	if files, err = c.auditFiles(fs.co, files); err != nil {
 		return err
 	}
 	if anchor != nil && len(files) > 1 {
@@ -130,9 +159,7 @@ func describeChain(res trail.Result, anchor *trail.Anchor) string {
 
 // auditAnchor is `arca audit anchor [FILE]`: the last link of a trail that
 // holds, as SEQ:LINK on stdout.
-func (c *cli) auditAnchor(args []string) error {
-	var co common
-	fs := c.flags("audit anchor", "[FILE]", &co)
+func (c *cli) auditAnchor(fs *verbFlags, args []string) error {
 	files, err := c.parse(fs, args, anyArgs)
 	if err != nil {
 		return err
@@ -140,7 +167,7 @@ func (c *cli) auditAnchor(args []string) error {
 	if len(files) > 1 {
 		return usagef("audit anchor reads one FILE, not %d", len(files))
 	}
-	if files, err = c.auditFiles(co, files); err != nil {
+	if files, err = c.auditFiles(fs.co, files); err != nil {
 		return err
 	}
 	f, err := openTrail(files[0])
@@ -165,12 +192,8 @@ type auditShowFlags struct {
 	json, follow                          *bool
 }
 
-// auditShow is `arca audit`: the events that pass the filters, as a table
-// or as their lines (--json), then, with --follow, those appended after.
-func (c *cli) auditShow(ctx context.Context, args []string) error {
-	var co common
-	var af auditShowFlags
-	fs := c.flags("audit", "[FILE...]", &co)
+// register adds the filters and the output flags to fs.
+func (af *auditShowFlags) register(fs *flag.FlagSet) {
 	af.since = fs.String("since", "", "events at or after `WHEN` (RFC 3339, or a duration back from now: 90m, 24h)")
 	af.until = fs.String("until", "", "events before `WHEN`")
 	af.ref = fs.String("ref", "", "events whose ref (ns/name) matches `GLOB`")
@@ -179,10 +202,16 @@ func (c *cli) auditShow(ctx context.Context, args []string) error {
 	af.actor = fs.String("actor", "", "events whose actor matches `GLOB`")
 	af.json = fs.Bool("json", false, "print each event's line as it is in the trail")
 	af.follow = fs.Bool("follow", false, "keep reading: print events as they are appended, until interrupted")
+}
+
+// auditShow is `arca audit`: the events that pass the filters, as a table
+// or as their lines (--json), then, with --follow, those appended after.
+func (c *cli) auditShow(ctx context.Context, fs *verbFlags, args []string, af auditShowFlags) error {
 	files, err := c.parse(fs, args, anyArgs)
 	if err != nil {
 		return err
 	}
+	co := fs.co
 	f, err := af.filter(co, c.now())
 	if err != nil {
 		return err

@@ -5,37 +5,45 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
 )
 
+func completionCommand() *command {
+	return &command{
+		name: "completion", args: "bash|zsh|fish", summary: "print a bash, zsh or fish script that completes arca's verbs, flags and envs", bare: true,
+		text: "Print a script that completes arca's verbs, flags and env names in bash, zsh or fish.",
+		examples: []string{"source <(arca completion bash)", "arca completion zsh > \"${fpath[1]}/_arca\"",
+			"arca completion fish > ~/.config/fish/completions/arca.fish"},
+		exits: plainExits,
+		run:   runCompletion,
+	}
+}
+
 // runCompletion is `arca completion bash|zsh|fish`: a script completing the
 // verbs, their flags and sub-verbs, and env names after --env (asked of
-// `arca completion envs`, which reads the config only). The verbs and flags
-// are those the help lists, so the script follows the binary.
-func runCompletion(_ context.Context, c *cli, args []string) error {
-	const usage = "usage: arca completion bash|zsh|fish"
-	switch {
-	case helpAsked(args):
-		fmt.Fprintln(c.stdout, usage)
-		printTopic(c.stdout, "completion", nil)
-		return flag.ErrHelp
-	case len(args) == 1 && args[0] == "envs":
-		return c.completeEnvs()
-	case len(args) != 1:
-		return usagef("%s", usage)
+// `arca completion envs`, which reads the config only). The verbs, their
+// flags and sub-verbs are the command tree's, so the script follows the
+// binary.
+func runCompletion(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+	args, err := c.parse(fs, args, 1)
+	if err != nil {
+		return err
 	}
 	switch args[0] {
+	case "envs":
+		return c.completeEnvs()
 	case "bash":
-		c.bashCompletion(c.stdout, false)
+		bashCompletion(c.stdout, false)
 	case "zsh":
 		fmt.Fprintln(c.stdout, "#compdef arca\n# zsh completion for arca: arca completion zsh > \"${fpath[1]}/_arca\"\nautoload -U +X bashcompinit && bashcompinit")
-		c.bashCompletion(c.stdout, true)
+		bashCompletion(c.stdout, true)
 	case "fish":
-		c.fishCompletion(c.stdout)
+		fishCompletion(c.stdout)
 	default:
-		return usagef("no completion for %q (%s)", args[0], usage)
+		return usagef("no completion for %q (%s)", args[0], fs.usage())
 	}
 	return nil
 }
@@ -53,19 +61,54 @@ func (c *cli) completeEnvs() error {
 	return nil
 }
 
-// subVerbs are the words that follow a verb with sub-verbs.
-func subVerbs() map[string]string {
-	return map[string]string{"vault": "recipients rekey backup restore", "vault recipients": "list add rm",
-		"audit": "verify anchor", "identity": "rotate", "completion": "bash zsh fish", "help": strings.Join(helpNames()[:len(verbs())], " ")}
+// completed is what completion knows of one command: its path, its
+// flags (--name) and the words that may follow it.
+type completed struct {
+	path, flags, words string
 }
 
-func (c *cli) bashCompletion(w io.Writer, zsh bool) {
+// completions are those of every command in the tree, and the flags that
+// take a value: every one, and those whose value is a file.
+func completions() (cmds []completed, valued, files []string) {
+	root := commands()
+	valued, files = []string{"--config", "--env"}, []string{"--config"}
+	c := &cli{}
+	root.walk(func(path string, cmd *command) {
+		fs := c.flagSet(path, cmd)
+		var flags []string
+		if cmd.run != nil {
+			flags = flagNames(fs.FlagSet)
+		}
+		fs.VisitAll(func(f *flag.Flag) {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				return
+			}
+			valued = append(valued, "--"+f.Name)
+			if v, _ := flag.UnquoteUsage(f); v == "FILE" || v == "PATH" {
+				files = append(files, "--"+f.Name)
+			}
+		})
+		cmds = append(cmds, completed{path, strings.Join(flags, " "), strings.Join(cmd.subNames(), " ")})
+	})
+	verbs := strings.Join(root.subNames(), " ")
+	var global []string
+	for _, f := range globalFlags() {
+		global = append(global, "--"+f)
+	}
+	cmds = append([]completed{{"", strings.Join(global, " "), verbs}, {"help", "", verbs}}, cmds...)
+	slices.Sort(valued)
+	slices.Sort(files)
+	return cmds, slices.Compact(valued), slices.Compact(files)
+}
+
+func bashCompletion(w io.Writer, zsh bool) {
+	cmds, valued, files := completions()
 	if !zsh {
 		fmt.Fprintln(w, "# bash completion for arca: source <(arca completion bash)")
 	}
 	// The words before the cursor, flags and their values left out, name
 	// the verb; a word too many (a ref, a file) is dropped until one does.
-	fmt.Fprint(w, `_arca() {
+	fmt.Fprintf(w, `_arca() {
   local cur prev path i w flags words
   cur="${COMP_WORDS[COMP_CWORD]}"
   prev="${COMP_WORDS[COMP_CWORD-1]}"
@@ -73,22 +116,20 @@ func (c *cli) bashCompletion(w io.Writer, zsh bool) {
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
     case "$w" in
-      --config|--env|--env-file|--secret|--file|--format|--from|--ns|--identity|--template|--out|--mode|--addr|--token|--since|--until|--ref|--op|--outcome|--actor|--anchor) ((i++)) ;;
+      %s) ((i++)) ;;
       -*) ;;
       *) path="${path:+$path }$w" ;;
     esac
   done
   case "$prev" in
     --env) COMPREPLY=($(compgen -W "$(arca completion envs 2>/dev/null)" -- "$cur")); return ;;
-    --config|--env-file|--template|--out|--identity) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    %s) COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   while :; do
     case "$path" in
-`)
-	fmt.Fprintf(w, "      \"\") flags=%q; words=%q; break ;;\n", "--config --env --version --help", strings.Join(helpNames()[:len(verbs())], " "))
-	fmt.Fprintf(w, "      %q) flags=\"\"; words=%q; break ;;\n", "vault recipients", subVerbs()["vault recipients"])
-	for _, name := range helpNames() {
-		fmt.Fprintf(w, "      %q) flags=%q; words=%q; break ;;\n", name, strings.Join(c.flagsOf(name), " "), subVerbs()[name])
+`, strings.Join(valued, "|"), strings.Join(files, "|"))
+	for _, cmd := range cmds {
+		fmt.Fprintf(w, "      %q) flags=%q; words=%q; break ;;\n", cmd.path, cmd.flags, cmd.words)
 	}
 	fmt.Fprint(w, `    esac
     if [[ "$path" == *" "* ]]; then path="${path% *}"; else path=""; fi
@@ -105,29 +146,29 @@ complete -F _arca arca
 `)
 }
 
-func (c *cli) fishCompletion(w io.Writer) {
+func fishCompletion(w io.Writer) {
 	fmt.Fprintln(w, "# fish completion for arca: arca completion fish > ~/.config/fish/completions/arca.fish")
 	fmt.Fprintln(w, "complete -c arca -f")
 	fmt.Fprintln(w, "complete -c arca -l env -x -a '(arca completion envs 2>/dev/null)'")
 	fmt.Fprintln(w, "complete -c arca -l config -r -F")
-	verbsOnly := helpNames()[:len(verbs())]
-	for _, v := range verbsOnly {
-		fmt.Fprintf(w, "complete -c arca -n '__fish_use_subcommand' -a %s -d %q\n", v, verbs()[v].summary)
+	for _, v := range commands().subs {
+		fmt.Fprintf(w, "complete -c arca -n '__fish_use_subcommand' -a %s -d %q\n", v.name, v.summary)
 	}
-	for _, name := range helpNames() {
-		parts := strings.Fields(name)
+	cmds, _, _ := completions()
+	for _, cmd := range cmds[2:] {
+		parts := strings.Fields(cmd.path)
 		cond := "__fish_seen_subcommand_from " + parts[0]
 		if len(parts) > 1 {
 			cond += "; and __fish_seen_subcommand_from " + parts[len(parts)-1]
 		}
-		for _, f := range c.flagsOf(name) {
+		for _, f := range strings.Fields(cmd.flags) {
 			if f == "--env" || f == "--config" {
 				continue
 			}
 			fmt.Fprintf(w, "complete -c arca -n '%s' -l %s\n", cond, strings.TrimPrefix(f, "--"))
 		}
-		if words := subVerbs()[name]; words != "" {
-			fmt.Fprintf(w, "complete -c arca -n '%s' -a '%s'\n", cond, words)
+		if cmd.words != "" {
+			fmt.Fprintf(w, "complete -c arca -n '%s' -a '%s'\n", cond, cmd.words)
 		}
 	}
 }

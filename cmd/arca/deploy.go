@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -17,26 +18,35 @@ type deployFlags struct {
 	check, dryRun       *bool
 }
 
+func deployCommand() *command {
+	var df deployFlags
+	return &command{
+		name: "deploy", args: "[NAME...]", summary: "render templates with secrets into the files programs read",
+		text:     "Render templates with secrets into the files programs read, as the config's [[deploy]] targets say (or one --template/--out): every secret is read first, a target is written atomically and only when it changed. --check exits 1 when a target would change.",
+		examples: []string{"arca deploy", "arca deploy --check web", "arca deploy --template app.tmpl --out /etc/app.conf --mode 0600"},
+		exits:    vaultExits,
+		flags: func(fs *flag.FlagSet) {
+			df.template = fs.String("template", "", "render the template `FILE` alone (with --out), not the config's targets")
+			df.out = fs.String("out", "", "where --template goes: a file `PATH`, or - for stdout")
+			df.mode = fs.String("mode", "0600", "the `MODE` of the --out file, in octal")
+			df.check = fs.Bool("check", false, "render and compare, write nothing; exit 1 when a target would change")
+			df.dryRun = fs.Bool("dry-run", false, "list the refs each target needs; read and write nothing")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runDeploy(ctx, c, fs, args, df)
+		},
+	}
+}
+
 // runDeploy is `arca deploy [NAME...]` (the config's [[deploy]] targets,
 // all of them by default) and `arca deploy --template FILE --out PATH`
 // (one template): secrets rendered into the files programs read.
-func runDeploy(ctx context.Context, c *cli, args []string) error {
-	var df deployFlags
-	more := func(fs *verbFlags) {
-		df.template = fs.String("template", "", "render the template `FILE` alone (with --out), not the config's targets")
-		df.out = fs.String("out", "", "where --template goes: a file `PATH`, or - for stdout")
-		df.mode = fs.String("mode", "0600", "the `MODE` of the --out file, in octal")
-		df.check = fs.Bool("check", false, "render and compare, write nothing; exit 1 when a target would change")
-		df.dryRun = fs.Bool("dry-run", false, "list the refs each target needs; read and write nothing")
-	}
-	var co common
-	fs := c.flags("deploy", "[NAME...]", &co)
-	more(fs)
+func runDeploy(ctx context.Context, c *cli, fs *verbFlags, args []string, df deployFlags) error {
 	names, err := c.parse(fs, args, anyArgs)
 	if err != nil {
 		return err
 	}
-	svc, cfg, done, err := c.serviceConfig(co)
+	svc, cfg, done, err := c.serviceConfig(fs.co)
 	if err != nil {
 		return err
 	}

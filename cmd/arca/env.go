@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,21 +25,31 @@ func (f *formatFlag) Set(v string) error {
 	return nil
 }
 
+func envCommand() *command {
+	var in injectFlags
+	format := formatFlag(inject.EnvFormats()[0])
+	return &command{
+		name: "env", summary: "print the secrets run would hand a command, as sh, dotenv or JSON assignments",
+		text:     "Print the variables run would hand a command, as assignments for sh (eval), dotenv or JSON.",
+		examples: []string{"eval \"$(arca env --secret DB_PASSWORD=arca://app/db)\""},
+		exits:    vaultExits,
+		flags: func(fs *flag.FlagSet) {
+			in.register(fs, "print", false)
+			fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runEnv(ctx, c, fs, args, &in, &format)
+		},
+	}
+}
+
 // runEnv prints the variables arca run would add to a child's environment
 // (the allowlisted ones excepted) as assignments on stdout, the literals
 // of env files among them. Nothing is printed unless every secret resolved
 // and was audited. It takes no --file: it prints assignments, and a file
 // it wrote would be gone when it exits.
-func runEnv(ctx context.Context, c *cli, args []string) error {
-	var in injectFlags
-	var fs *verbFlags
-	format := formatFlag(inject.EnvFormats()[0])
-	more := func(f *verbFlags) {
-		fs = f
-		in.register(fs, "print", false)
-		fs.Var(&format, "format", "print assignments as `sh|dotenv|json`")
-	}
-	return c.vaultVerb(ctx, args, "env", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
+func runEnv(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injectFlags, format *formatFlag) error {
+	return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
 		if err := in.check(fs); err != nil {
 			return err
 		}
@@ -51,7 +62,7 @@ func runEnv(ctx context.Context, c *cli, args []string) error {
 			return err
 		}
 		var out bytes.Buffer
-		if err := inject.FormatEnv(&out, string(format), vars); err != nil {
+		if err := inject.FormatEnv(&out, string(*format), vars); err != nil {
 			return err
 		}
 		if _, err := c.stdout.Write(out.Bytes()); err != nil {

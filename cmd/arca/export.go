@@ -3,23 +3,42 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/secretfile"
 )
 
+func exportCommand() *command {
+	var ef exportFlags
+	return &command{
+		name: "export", summary: "print an env's secrets as JSON or dotenv, for another tool",
+		text:     "Print an env's secrets (or one namespace's) as JSON or dotenv, for another tool. It refuses a terminal unless --terminal.",
+		examples: []string{"arca export --format dotenv --ns app > app.env"},
+		exits:    vaultExits,
+		flags: func(fs *flag.FlagSet) {
+			ef.ns = fs.String("ns", "", "export only namespace `NS` (dotenv needs it: its names have no namespace)")
+			ef.format = fs.String("format", "json", "the output `FORMAT`: json or dotenv")
+			ef.terminal = fs.Bool("terminal", false, "print the values even when stdout is a terminal")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runExport(ctx, c, fs, args, ef)
+		},
+	}
+}
+
+// exportFlags are export's own flags.
+type exportFlags struct {
+	ns, format *string
+	terminal   *bool
+}
+
 // runExport is `arca export [--ns NS] [--format dotenv|json] [--terminal]`:
 // an env's secrets on stdout, for leaving arca or feeding another tool.
-func runExport(ctx context.Context, c *cli, args []string) error {
-	var ns, format *string
-	var terminal *bool
-	more := func(fs *verbFlags) {
-		ns = fs.String("ns", "", "export only namespace `NS` (dotenv needs it: its names have no namespace)")
-		format = fs.String("format", "json", "the output `FORMAT`: json or dotenv")
-		terminal = fs.Bool("terminal", false, "print the values even when stdout is a terminal")
-	}
-	return c.vaultVerb(ctx, args, "export", "", 0, more, func(ctx context.Context, svc *ops.Service, _ []string) error {
+func runExport(ctx context.Context, c *cli, fs *verbFlags, args []string, ef exportFlags) error {
+	ns, format, terminal := ef.ns, ef.format, ef.terminal
+	return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
 		c.bulkMemory()
 		switch {
 		case *format != "json" && *format != "dotenv":

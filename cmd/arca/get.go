@@ -8,12 +8,22 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-func runGet(ctx context.Context, c *cli, args []string) error {
+func getCommand() *command {
 	var asJSON *bool
-	jsonFlag := func(fs *verbFlags) {
-		asJSON = fs.Bool("json", false, "print the value with its metadata as JSON (serve's result.get)")
+	return &command{
+		name: "get", args: "REF", summary: "print a secret's value",
+		text:     "Print the value of the secret at REF, byte for byte: a newline is added only when stdout is a terminal. With --json, the value and its metadata as serve's get result.",
+		examples: []string{"arca get arca://app/db", "arca get arca://prod/app/db > db.txt # the env pinned in the ref", "arca get --json arca://app/db | jq -r .version"},
+		exits:    vaultExits,
+		flags:    jsonFlag(&asJSON, "print the value with its metadata as JSON (serve's result.get)"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runGet(ctx, c, fs, args, asJSON)
+		},
 	}
-	return c.vaultVerb(ctx, args, "get", "REF", 1, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+}
+
+func runGet(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.vaultVerb(ctx, fs, args, 1, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		res, err := svc.Get(ctx, ops.Request{Ref: pos[0]})
 		if err != nil {
 			return err

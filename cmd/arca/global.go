@@ -34,7 +34,7 @@ func (c *cli) globalArgs(args []string) (rest []string, asked string, err error)
 			}
 			args = args[1:]
 		default:
-			return nil, "", usagef("unknown flag %q before the command%s (run arca help)", args[0], suggestion(name, []string{"config", "env", "version", "help"}, "--"))
+			return nil, "", usagef("unknown flag %q before the command%s (run arca help)", args[0], suggestion(name, globalFlags(), "--"))
 		}
 	}
 	if len(args) > 0 && args[0] == "--" {
@@ -42,6 +42,9 @@ func (c *cli) globalArgs(args []string) (rest []string, asked string, err error)
 	}
 	return args, "", nil
 }
+
+// globalFlags are the flags globalArgs takes, by name.
+func globalFlags() []string { return []string{"config", "env", "version", "help"} }
 
 // suggestion is `; did you mean "PREFIX+x"?` for the candidate closest to
 // word, when one is close enough to be a typo; else "".

@@ -8,28 +8,48 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-// runIdentity is `arca identity [--json]`: the public key of the identity
-// the env's vault opens with (what a teammate adds with vault recipients
-// add), and the identity file's path; `arca identity rotate` replaces that
-// identity in every vault it opens (ops.RotateIdentity).
-func runIdentity(ctx context.Context, c *cli, args []string) error {
-	if len(args) > 0 && args[0] == "rotate" {
-		var asJSON *bool
-		jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print what was rotated as JSON") }
-		return c.vaultVerb(ctx, args[1:], "identity rotate", "", 0, jsonFlag, func(ctx context.Context, svc *ops.Service, _ []string) error {
-			res, err := svc.RotateIdentity(ctx, "")
-			if err != nil {
-				return err
-			}
-			if *asJSON {
-				return c.printJSON(res)
-			}
-			fmt.Fprintf(c.stdout, "identity %s rotated: %s replaces %s in vaults %s\n", res.Path, res.NewKey, res.OldKey, strings.Join(res.Vaults, ", "))
-			return nil
-		})
+// identityCommand is `arca identity [--json]`: the public key of the
+// identity the env's vault opens with (what a teammate adds with vault
+// recipients add), and the identity file's path; `arca identity rotate`
+// replaces that identity in every vault it opens (ops.RotateIdentity).
+func identityCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "identity", summary: "print this identity's public key",
+		text:     "Print the public key of the identity the env's vault opens with: what a teammate adds with vault recipients add. identity rotate replaces it.",
+		examples: []string{"arca identity", "arca identity --env prod --json"},
+		exits:    plainExits,
+		flags:    jsonFlag(&asJSON, "print the identity's path and public key as JSON"),
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.unauditedVerb(fs, args, asJSON, func(svc *ops.Service, _ common) (any, func() error, error) {
+				res, err := svc.Identity("")
+				return res, func() error { _, err := fmt.Fprintln(c.stdout, res.PublicKey); return err }, err
+			})
+		},
+		subs: []*command{identityRotateCommand()},
 	}
-	return c.unauditedVerb(args, "identity", "print the identity's path and public key as JSON", func(svc *ops.Service, _ common) (any, func() error, error) {
-		res, err := svc.Identity("")
-		return res, func() error { _, err := fmt.Fprintln(c.stdout, res.PublicKey); return err }, err
-	})
+}
+
+func identityRotateCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "rotate", summary: "replace the identity with a new one in every vault it opens",
+		text:     "Replace the identity with a new one in every vault it opens: the new key is added to each, the old key removed and each vault re-keyed, then the new identity replaces the old file. Until then the old identity stays in place; a rotation that stops can be run again to carry on.",
+		examples: []string{"arca identity rotate", "arca identity rotate --json"},
+		exits:    vaultExits,
+		flags:    jsonFlag(&asJSON, "print what was rotated as JSON"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
+				res, err := svc.RotateIdentity(ctx, "")
+				if err != nil {
+					return err
+				}
+				if *asJSON {
+					return c.printJSON(res)
+				}
+				fmt.Fprintf(c.stdout, "identity %s rotated: %s replaces %s in vaults %s\n", res.Path, res.NewKey, res.OldKey, strings.Join(res.Vaults, ", "))
+				return nil
+			})
+		},
+	}
 }

@@ -2,16 +2,28 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"io"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 )
 
-func runInit(_ context.Context, c *cli, args []string) error {
-	return c.unauditedVerb(args, "init", "print what was made or kept as JSON", func(svc *ops.Service, _ common) (any, func() error, error) {
+func initCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "init", summary: "create the identity and the vault (existing ones are kept)",
+		text:     "Create the age identity and the env's vault; an identity or vault that exists is kept. For a shared vault, init creates it on etcd, wrapped to this identity.",
+		examples: []string{"arca init", "arca init --env prod --config team.toml # the shared vault of env prod"},
+		exits:    plainExits,
+		flags:    jsonFlag(&asJSON, "print what was made or kept as JSON"),
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runInit(c, fs, args, asJSON)
+		},
+	}
+}
+
+func runInit(c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.unauditedVerb(fs, args, asJSON, func(svc *ops.Service, _ common) (any, func() error, error) {
 		res, err := svc.Init("")
 		return initResultJSON(res), func() error {
 			kept := map[bool]string{true: "created", false: "kept existing"}
@@ -23,22 +35,30 @@ func runInit(_ context.Context, c *cli, args []string) error {
 	})
 }
 
-func runVersion(_ context.Context, c *cli, args []string) error {
-	if helpAsked(args) {
-		fmt.Fprintln(c.stdout, "usage: arca version [--json] (or arca --version)")
-		printTopic(c.stdout, "version", func(w io.Writer) {
-			fmt.Fprintln(w, "  -json\n    \tprint the version and the protocol as JSON")
-		})
-		return flag.ErrHelp
+// versionCommand is `arca version` (or `arca --version`).
+func versionCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "version", summary: "print arca's version", bare: true,
+		text:     "Print arca's version and the serve protocol it speaks.",
+		examples: []string{"arca --version", "arca version --json"},
+		exits:    plainExits,
+		flags:    jsonFlag(&asJSON, "print the version and the protocol as JSON"),
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runVersion(c, fs, args, asJSON)
+		},
 	}
-	switch {
-	case len(args) == 1 && (args[0] == "--json" || args[0] == "-json"):
+}
+
+func runVersion(c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	if _, err := c.parse(fs, args, 0); err != nil {
+		return err
+	}
+	if *asJSON {
 		return c.printJSON(struct {
 			Version  string `json:"version"`
 			Protocol string `json:"protocol"`
 		}{manifest.Version, manifest.Protocol})
-	case len(args) != 0:
-		return usagef("usage: arca version [--json]")
 	}
 	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version, manifest.Protocol)
 	return nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"strings"
 
 	"github.com/arca-secrets/arca/ops/inject"
@@ -47,7 +48,7 @@ type injectFlags struct {
 
 // register adds --secret and --env-file to fs, and --file when withFiles
 // (run: env prints assignments, and a file would be gone when it exits).
-func (f *injectFlags) register(fs *verbFlags, what string, withFiles bool) {
+func (f *injectFlags) register(fs *flag.FlagSet, what string, withFiles bool) {
 	flags := "--secret"
 	if withFiles {
 		flags = "--secret and --file"

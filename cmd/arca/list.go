@@ -11,10 +11,22 @@ import (
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
-func runList(ctx context.Context, c *cli, args []string) error {
+func listCommand() *command {
 	var asJSON *bool
-	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(ctx, args, "list", "[PREFIX]", optionalArg, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+	return &command{
+		name: "list", args: "[PREFIX]", summary: "list secrets and their metadata, never values",
+		text:     "List the env's records, sorted by ref, never a value. PREFIX keeps a namespace (app), the start of a name (app/db) or a glob ('*/token'). In a pipe: one tab-separated line a record (ref, version, updated, rotated); on a terminal: a table.",
+		examples: []string{"arca list", "arca list app", "arca list --env prod '*/token'", "arca list --json"},
+		exits:    vaultExits,
+		flags:    jsonFlag(&asJSON, "print the result as JSON"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runList(ctx, c, fs, args, asJSON)
+		},
+	}
+}
+
+func runList(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.vaultVerb(ctx, fs, args, optionalArg, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		match, err := listFilter(pos)
 		if err != nil {
 			return err
@@ -42,12 +54,24 @@ func runList(ctx context.Context, c *cli, args []string) error {
 	})
 }
 
+func checkCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "check", args: "[BACKUP-FILE]", summary: "probe the vault, or a backup file: key, records, permissions",
+		text:     "Probe the env's vault, or a backup file: the identity opens it, every record authenticates, files have safe modes. A problem found exits 1.",
+		examples: []string{"arca check", "arca check backup.vault"},
+		exits:    "0 healthy; 1 a problem found, or an operation error; 2 usage",
+		flags:    jsonFlag(&asJSON, "print the result as JSON"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runCheck(ctx, c, fs, args, asJSON)
+		},
+	}
+}
+
 // runCheck probes the vault, or the backup file it is given. A problem found exits 1, so scripts can gate
 // on it; the op itself succeeded and is audited so.
-func runCheck(ctx context.Context, c *cli, args []string) error {
-	var asJSON *bool
-	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON") }
-	return c.vaultVerb(ctx, args, "check", "[BACKUP-FILE]", optionalArg, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+func runCheck(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.vaultVerb(ctx, fs, args, optionalArg, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		var res ops.CheckResult
 		var err error
 		switch {

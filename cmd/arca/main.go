@@ -7,13 +7,11 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"flag"
 	"io"
 	"log"
-	"maps"
 	"os"
-	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/term"
@@ -30,38 +28,6 @@ type cli struct {
 	stdinTTY  bool
 	stdoutTTY bool
 	global    common // --config and --env given before the verb
-}
-
-// verb runs one command; what it returns, exit maps to the exit status.
-type verb struct {
-	run     func(ctx context.Context, c *cli, args []string) error
-	summary string
-}
-
-func verbs() map[string]verb {
-	return map[string]verb{
-		"init":       {runInit, "create the identity and the vault (existing ones are kept)"},
-		"get":        {runGet, "print a secret's value"},
-		"put":        {runPut, "store a secret read from stdin"},
-		"rotate":     {runRotate, "replace an existing secret's value, read from stdin"},
-		"rm":         {runRm, "delete a secret"},
-		"list":       {runList, "list secrets and their metadata, never values"},
-		"check":      {runCheck, "probe the vault, or a backup file: key, records, permissions"},
-		"migrate":    {runMigrate, "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files"},
-		"deploy":     {runDeploy, "render templates with secrets into the files programs read"},
-		"export":     {runExport, "print an env's secrets as JSON or dotenv, for another tool"},
-		"run":        {runRun, "run a command with the allowlisted environment and the secrets it asks for"},
-		"env":        {runEnv, "print the secrets run would hand a command, as sh, dotenv or JSON assignments"},
-		"serve":      {runServe, "serve requests as NDJSON on stdin/stdout, audit events on stderr"},
-		"schema":     {runSchema, "print the JSON Schemas of the serve protocol"},
-		"vault":      {runVault, "recipients list|add|rm, rekey, backup FILE, restore FILE"},
-		"version":    {runVersion, "print arca's version"},
-		"status":     {runStatus, "show the config, env, audit file and each env's vault in effect, and whether each answers"},
-		"identity":   {runIdentity, "print this identity's public key"},
-		"completion": {runCompletion, "print a bash, zsh or fish script that completes arca's verbs, flags and envs"},
-		"ui":         {runUI, "serve a read-only web page of the envs' records, health and audit trail"},
-		"audit":      {runAudit, "show the audit trail (filters, --json, --follow); verify its chain; print its anchor"},
-	}
 }
 
 func main() { os.Exit(start(os.Args[1:], time.Now)) }
@@ -108,61 +74,36 @@ func (c *cli) main(ctx context.Context, args []string) int {
 	return c.exit(c.dispatch(ctx, args))
 }
 
-// dispatch runs the verb args name, after the global flags.
+// dispatch runs the command args name, after the global flags.
 func (c *cli) dispatch(ctx context.Context, args []string) error {
 	args, asked, err := c.globalArgs(args)
 	if err != nil {
 		return err
 	}
+	root := commands()
 	switch {
 	case asked == "version":
-		return runVersion(ctx, c, args)
+		args = append([]string{"version"}, args...)
 	case asked == "help":
-		return runHelp(ctx, c, args)
+		return c.runHelp(ctx, root, args)
 	case len(args) == 0:
-		c.usage(c.stderr)
+		c.usage(c.stderr, root)
 		return reported{usagef("no command")}
+	case args[0] == "help":
+		return c.runHelp(ctx, root, args[1:])
 	}
-	if args[0] == "help" {
-		return runHelp(ctx, c, args[1:])
+	cmd, path, rest, err := root.find(args)
+	if err != nil {
+		return err
 	}
-	vs := verbs()
-	v, ok := vs[args[0]]
-	if !ok {
-		return usagef("unknown command %q%s (run arca help)", args[0], suggestion(args[0], slices.Sorted(maps.Keys(vs)), ""))
+	name := strings.Join(path, " ")
+	fs := c.flagSet(name, cmd)
+	switch {
+	case cmd.run != nil:
+		return cmd.run(ctx, c, fs, rest)
+	case helpAsked(rest):
+		c.printHelp(c.stdout, fs)
+		return flag.ErrHelp
 	}
-	return v.run(ctx, c, args[1:])
-}
-
-// runHelp is `arca help [VERB...]`: the general usage, or the verb's own,
-// as `arca VERB... -h` prints it; `arca help --man` is arca(1) in roff.
-func runHelp(ctx context.Context, c *cli, args []string) error {
-	if len(args) == 0 {
-		c.usage(c.stdout)
-		return nil
-	}
-	if len(args) == 1 && args[0] == "--man" {
-		c.writeMan(c.stdout)
-		return nil
-	}
-	if _, ok := verbs()[args[0]]; !ok {
-		return c.dispatch(ctx, args) // the unknown-command error, with its suggestion
-	}
-	return c.dispatch(ctx, append(slices.Clone(args), "-h"))
-}
-
-func (c *cli) usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: arca [--config FILE] [--env ENV] <command> [flags] [args]")
-	fmt.Fprintln(w, "\ncommands:")
-	vs := verbs()
-	names := make([]string, 0, len(vs))
-	for n := range vs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, vs[n].summary)
-	}
-	fmt.Fprintln(w, "\nflags for every vault command, before or after it: --env ENV, --config FILE")
-	fmt.Fprintln(w, "arca help COMMAND (or arca COMMAND -h) describes one; arca --version prints the version")
+	return usagef("usage: arca %s %s ... (run arca help %s)", name, strings.Join(cmd.subNames(), "|"), name)
 }

@@ -8,22 +8,23 @@ import (
 	"github.com/arca-secrets/arca/manifest"
 )
 
-// writeMan writes arca(1) in roff: the general usage, then each verb's
-// help exactly as `arca help VERB` prints it, so the two cannot differ
+// writeMan writes arca(1) in roff: the general usage, then each command's
+// help exactly as `arca help COMMAND` prints it, so the two cannot differ
 // (docs/arca.1 is this output; a test holds it to the binary's).
 func (c *cli) writeMan(w io.Writer) {
 	fmt.Fprintf(w, ".TH ARCA 1 \"\" \"arca %s\" \"User Commands\"\n", manifest.Version)
 	fmt.Fprintln(w, ".SH NAME\narca \\- a secrets broker: encrypted vaults for people, scripts and software agents")
 	fmt.Fprintln(w, ".SH SYNOPSIS\n.B arca\n[\\-\\-config FILE] [\\-\\-env ENV] COMMAND [flags] [args]")
 	fmt.Fprintln(w, ".SH DESCRIPTION")
+	root := commands()
 	var usage strings.Builder
-	c.usage(&usage)
+	c.usage(&usage, root)
 	writeRoffBlock(w, usage.String())
 	fmt.Fprintln(w, ".SH COMMANDS")
-	for _, name := range helpNames() {
-		fmt.Fprintf(w, ".SS %s\n", roffEscape("arca "+name))
-		writeRoffBlock(w, c.helpOf(name))
-	}
+	root.walk(func(path string, cmd *command) {
+		fmt.Fprintf(w, ".SS %s\n", roffEscape("arca "+path))
+		writeRoffBlock(w, helpOf(path, cmd))
+	})
 	fmt.Fprintln(w, ".SH FILES\n.TP\n~/.config/arca/identity.txt\nthe age identity\n.TP\n~/.local/share/arca/default.vault\nthe embedded file vault\n.TP\n~/.local/state/arca/audit.log\nthe CLI's audit trail")
 	fmt.Fprintln(w, ".SH SEE ALSO\nThe docs directory of arca's sources: cli.md, protocol.md, config.md, audit.md.")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,20 +22,33 @@ type migrateFlags struct {
 	dryRun, overwrite, json *bool
 }
 
+func migrateCommand() *command {
+	var mf migrateFlags
+	return &command{
+		name: "migrate", args: "[FILE]", summary: "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files",
+		text: "Bring secrets in from another tool's file (or stdin) as one batch: dotenv, JSON, YAML or sops output, Vault kv, arenzana/arca. Records that exist are skipped unless --overwrite; --dry-run writes nothing.",
+		examples: []string{"arca migrate --from dotenv --ns app .env", "vault kv get -format=json secret/app | arca migrate --from vault --ns app",
+			"arca migrate --from dotenv --ns app --dry-run .env"},
+		exits: vaultExits,
+		flags: func(fs *flag.FlagSet) {
+			mf.from = fs.String("from", "", "the input's `FORMAT`: "+strings.Join(secretfile.Formats(), ", "))
+			mf.ns = fs.String("ns", "", "the `NS` (namespace) of a flat input's names; a two-level input names its own")
+			mf.identity = fs.String("identity", "", "the age identity `FILE` that opens an arenzana store")
+			mf.dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
+			mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
+			mf.json = fs.Bool("json", false, "print what was done (or would be) as JSON")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runMigrate(ctx, c, fs, args, mf)
+		},
+	}
+}
+
 // runMigrate is `arca migrate --from FORMAT [--ns NS] [--identity FILE]
 // [--dry-run] [--overwrite] [FILE]`: secrets from another tool's file (or
 // stdin) into the env's vault, as one batch.
-func runMigrate(ctx context.Context, c *cli, args []string) error {
-	var mf migrateFlags
-	more := func(fs *verbFlags) {
-		mf.from = fs.String("from", "", "the input's `FORMAT`: "+strings.Join(secretfile.Formats(), ", "))
-		mf.ns = fs.String("ns", "", "the `NS` (namespace) of a flat input's names; a two-level input names its own")
-		mf.identity = fs.String("identity", "", "the age identity `FILE` that opens an arenzana store")
-		mf.dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
-		mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
-		mf.json = fs.Bool("json", false, "print what was done (or would be) as JSON")
-	}
-	return c.vaultVerb(ctx, args, "migrate", "[FILE]", anyArgs, more, func(ctx context.Context, svc *ops.Service, pos []string) error {
+func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf migrateFlags) error {
+	return c.vaultVerb(ctx, fs, args, anyArgs, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		c.bulkMemory()
 		items, source, err := c.readMigration(mf, pos)
 		if err != nil {

@@ -9,16 +9,44 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-func runPut(ctx context.Context, c *cli, args []string) error {
-	return c.writeVerb(ctx, args, "put", "value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
+func putCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "put", args: "REF < value", summary: "store a secret read from stdin",
+		text:     "Store the value read from stdin at REF, exactly (no newline is stripped); at a terminal it is read without echo. Creates the record or replaces its value (version + 1).",
+		examples: []string{"printf %s 'hunter2' | arca put arca://app/db", "arca put arca://app/tls-key < key.pem"},
+		exits:    vaultExits,
+		flags:    jsonFlag(&asJSON, "print the result as JSON (serve's result.put)"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runPut(ctx, c, fs, args, asJSON)
+		},
+	}
+}
+
+func runPut(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.writeVerb(ctx, fs, args, asJSON, "value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
 		res, err := svc.Put(ctx, req)
 		what := map[bool]string{true: "created", false: "updated"}[res.Created]
 		return fmt.Sprintf("%s %s version %d in env %s", res.Ref, what, res.Version, res.Env), res, err
 	})
 }
 
-func runRotate(ctx context.Context, c *cli, args []string) error {
-	return c.writeVerb(ctx, args, "rotate", "new value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
+func rotateCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "rotate", args: "REF < value", summary: "replace an existing secret's value, read from stdin",
+		text:     "Replace the value of a secret that exists with the one read from stdin (version + 1, rotated_at set); a ref that is not stored is not found.",
+		examples: []string{"openssl rand -hex 32 | arca rotate arca://app/api-token"},
+		exits:    vaultExits,
+		flags:    jsonFlag(&asJSON, "print the result as JSON (serve's result.rotate)"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runRotate(ctx, c, fs, args, asJSON)
+		},
+	}
+}
+
+func runRotate(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.writeVerb(ctx, fs, args, asJSON, "new value for ", func(ctx context.Context, svc *ops.Service, req ops.Request) (string, any, error) {
 		res, err := svc.Rotate(ctx, req)
 		return fmt.Sprintf("%s rotated to version %d in env %s", res.Ref, res.Version, res.Env), res, err
 	})
@@ -28,21 +56,18 @@ func runRotate(ctx context.Context, c *cli, args []string) error {
 // summary line goes to stdout (with --json, its result as serve's schema
 // gives it). At a terminal, what could not store the
 // value is refused before the prompt (beforePrompt).
-func (c *cli) writeVerb(ctx context.Context, args []string, verb, prompt string, op func(context.Context, *ops.Service, ops.Request) (string, any, error)) error {
-	var co common
-	fs := c.flags(verb, "REF < value", &co)
-	asJSON := fs.Bool("json", false, "print the result as JSON (serve's result."+verb+")")
+func (c *cli) writeVerb(ctx context.Context, fs *verbFlags, args []string, asJSON *bool, prompt string, op func(context.Context, *ops.Service, ops.Request) (string, any, error)) error {
 	pos, err := c.parse(fs, args, 1)
 	if err != nil {
 		return err
 	}
-	svc, cfg, done, err := c.serviceConfig(co)
+	svc, cfg, done, err := c.serviceConfig(fs.co)
 	if err != nil {
 		return err
 	}
 	defer done()
 	if c.stdinTTY {
-		if err := c.beforePrompt(cfg, co, pos[0]); err != nil {
+		if err := c.beforePrompt(cfg, fs.co, pos[0]); err != nil {
 			return err
 		}
 	}
@@ -90,10 +115,20 @@ func (c *cli) beforePrompt(cfg *ops.Config, co common, refArg string) error {
 	return st.Close()
 }
 
-func runRm(ctx context.Context, c *cli, args []string) error {
+func rmCommand() *command {
 	var asJSON *bool
-	jsonFlag := func(fs *verbFlags) { asJSON = fs.Bool("json", false, "print the result as JSON (serve's result.rm)") }
-	return c.vaultVerb(ctx, args, "rm", "REF", 1, jsonFlag, func(ctx context.Context, svc *ops.Service, pos []string) error {
+	return &command{
+		name: "rm", args: "REF", summary: "delete a secret",
+		text: "Delete the secret at REF.", examples: []string{"arca rm arca://app/old-token"}, exits: vaultExits,
+		flags: jsonFlag(&asJSON, "print the result as JSON (serve's result.rm)"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runRm(ctx, c, fs, args, asJSON)
+		},
+	}
+}
+
+func runRm(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+	return c.vaultVerb(ctx, fs, args, 1, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		res, err := svc.Rm(ctx, ops.Request{Ref: pos[0]})
 		if err != nil {
 			return err

@@ -2,9 +2,28 @@ package main
 
 import (
 	"context"
+	"flag"
 
 	"github.com/arca-secrets/arca/ops/inject"
 )
+
+func runCommand() *command {
+	var in injectFlags
+	var mask *bool
+	return &command{
+		name: "run", args: "[--] CMD [ARGS...]", summary: "run a command with the allowlisted environment and the secrets it asks for",
+		text:     "Run CMD with the allowlisted environment and the secrets it asks for: --secret NAME=REF as variables, --file NAME=REF as 0600 files, --env-file lines, NAME=arca://… of arca's environment resolved. --mask redacts values in its output. arca exits with CMD's status.",
+		examples: []string{"arca run --secret DB_PASSWORD=arca://app/db -- ./server", "arca run --env-file app.env --mask -- make deploy"},
+		exits:    "CMD's status once it runs; before: 1 operation error (or CMD not found), 2 usage or bad request, 3 denied, 4 not found",
+		flags: func(fs *flag.FlagSet) {
+			in.register(fs, "give the command", true)
+			mask = fs.Bool("mask", false, "pass the command's stdout and stderr through arca, every secret value replaced by <redacted:NAME>")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runRun(ctx, c, fs, args, &in, mask)
+		},
+	}
+}
 
 // runRun runs a command with the allowlisted environment and the secrets it
 // asks for (--secret, --file, --env-file, refs in arca's environment).
@@ -18,13 +37,8 @@ import (
 // stderr themselves. With --mask its stdout and stderr are pipes that arca
 // copies to its own stdout and stderr through redactors. A --file value
 // goes to a file only the user can read, removed when the child exited.
-func runRun(ctx context.Context, c *cli, args []string) error {
-	var co common
-	var in injectFlags
-	fs := c.flags("run", "[--] CMD [ARGS...]", &co)
-	in.register(fs, "give the command", true)
-	mask := fs.Bool("mask", false, "pass the command's stdout and stderr through arca, every secret value replaced by <redacted:NAME>")
-	argv, err := c.parseCommand(fs, args, &in)
+func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injectFlags, mask *bool) error {
+	argv, err := c.parseCommand(fs, args, in)
 	if err != nil {
 		return err
 	}
@@ -38,7 +52,7 @@ func runRun(ctx context.Context, c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	vars, err := c.materialize(ctx, co, injections)
+	vars, err := c.materialize(ctx, fs.co, injections)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -16,17 +15,27 @@ import (
 	"github.com/arca-secrets/arca/serve"
 )
 
+func serveCommand() *command {
+	return &command{
+		name: "serve", summary: "serve requests as NDJSON on stdin/stdout, audit events on stderr",
+		text:     "Serve the vault operations as newline-delimited JSON: one request a line on stdin, one response a line on stdout, one audit event a line on stderr (docs/protocol.md). Before an op that could reveal or change a secret it asks the configured policy decision point.",
+		examples: []string{"arca serve --config /etc/arca/agent.toml"},
+		exits:    "0 at EOF or shutdown; 1 a stop signal, a failed pipe, or a config that cannot load; 2 usage or an unknown --env",
+		run:      runServe,
+	}
+}
+
 // runServe runs the request loop. From here on stderr is the audit wire:
 // even a usage error or a failure to start is an event line, never text.
-func runServe(ctx context.Context, c *cli, args []string) error {
-	var co common
-	if _, err := c.parse(c.flags("serve", "", &co), args, 0); err != nil {
+func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+	if _, err := c.parse(fs, args, 0); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			c.stopEvent(strings.TrimSpace(oneLine(err.Error())))
 			return reported{err}
 		}
 		return err
 	}
+	co := fs.co
 	cfg, err := ops.LoadConfig(co.config, c.getenv)
 	if err != nil {
 		c.stopEvent("cannot start: " + err.Error())
@@ -53,13 +62,23 @@ func (c *cli) stopEvent(msg string) {
 	_ = w.Write(audit.Event{Event: "stop", Message: msg})
 }
 
+func schemaCommand() *command {
+	return &command{
+		name: "schema", args: "[NAME]", summary: "print the JSON Schemas of the serve protocol", bare: true,
+		text: "Print the JSON Schemas of the serve protocol: all of them keyed by name, or the one named. Each stands alone, with the $id urn:arca-serve:1:NAME.\n\nNAME is one of: " +
+			strings.Join(manifest.SchemaNames(), ", ") + ".",
+		examples: []string{"arca schema result.get", "arca schema | jq keys"},
+		exits:    plainExits,
+		run:      runSchema,
+	}
+}
+
 // runSchema prints the published JSON Schemas: all of them as one object
 // keyed by name, or the one named.
-func runSchema(_ context.Context, c *cli, args []string) error {
-	if helpAsked(args) {
-		fmt.Fprintf(c.stdout, "usage: arca schema [NAME]\n\nNAME is one of: %s\n", strings.Join(manifest.SchemaNames(), ", "))
-		printTopic(c.stdout, "schema", nil)
-		return flag.ErrHelp
+func runSchema(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+	args, err := c.parse(fs, args, anyArgs)
+	if err != nil {
+		return err
 	}
 	switch len(args) {
 	case 0:

@@ -21,24 +21,15 @@ type common struct {
 	config string
 }
 
-// verbFlags is a verb's FlagSet and the positional arguments it takes.
+// verbFlags is a command's FlagSet: the common flags, parsed into co
+// (unless the command is bare), and its own.
 type verbFlags struct {
 	*flag.FlagSet
-	args string
+	cmd *command
+	co  common
 }
 
-// flags returns a FlagSet for verb with the common flags bound to co. The
-// flag package prints nothing itself: parse reports in one line.
-func (c *cli) flags(verb, args string, co *common) *verbFlags {
-	fs := flag.NewFlagSet(verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.StringVar(&co.env, "env", c.global.env, "the `ENV` to use (default: $ARCA_ENV, else the config's default_env)")
-	fs.StringVar(&co.config, "config", c.global.config, "the config `FILE` (default: $ARCA_CONFIG, ./arca.toml, ~/.config/arca/arca.toml)")
-	return &verbFlags{FlagSet: fs, args: args}
-}
-
-// usage is the verb's one-line synopsis.
+// usage is the command's one-line synopsis: its flags, then its arguments.
 func (fs *verbFlags) usage() string {
 	var b strings.Builder
 	b.WriteString("usage: arca " + fs.Name())
@@ -49,8 +40,8 @@ func (fs *verbFlags) usage() string {
 			fmt.Fprintf(&b, " [--%s]", f.Name)
 		}
 	})
-	if fs.args != "" {
-		b.WriteString(" " + fs.args)
+	if fs.cmd.args != "" {
+		b.WriteString(" " + fs.cmd.args)
 	}
 	return b.String()
 }
@@ -95,11 +86,7 @@ func (c *cli) parseFlags(fs *verbFlags, args []string) error {
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprintln(c.stdout, fs.usage())
-		printTopic(c.stdout, fs.Name(), func(w io.Writer) {
-			fs.SetOutput(w)
-			fs.PrintDefaults()
-		})
+		c.printHelp(c.stdout, fs)
 		return flag.ErrHelp
 	case err != nil:
 		return usagef("%v%s (%s)", err, suggestFlag(err, fs.FlagSet), fs.usage())
@@ -107,19 +94,14 @@ func (c *cli) parseFlags(fs *verbFlags, args []string) error {
 	return nil
 }
 
-// vaultVerb runs a verb that uses the vault: flags (the common ones plus
-// what more adds), want positional arguments, then fn with the service.
-func (c *cli) vaultVerb(ctx context.Context, args []string, verb, synopsis string, want int, more func(*verbFlags), fn func(ctx context.Context, svc *ops.Service, pos []string) error) error {
-	var co common
-	fs := c.flags(verb, synopsis, &co)
-	if more != nil {
-		more(fs)
-	}
+// vaultVerb runs a verb that uses the vault: its flags, want positional
+// arguments, then fn with the service.
+func (c *cli) vaultVerb(ctx context.Context, fs *verbFlags, args []string, want int, fn func(ctx context.Context, svc *ops.Service, pos []string) error) error {
 	pos, err := c.parse(fs, args, want)
 	if err != nil {
 		return err
 	}
-	svc, done, err := c.service(co)
+	svc, done, err := c.service(fs.co)
 	if err != nil {
 		return err
 	}

@@ -11,25 +11,34 @@ import (
 	"github.com/arca-secrets/arca/ops/backend"
 )
 
-// runStatus is `arca status [--json]`: what is in effect for this process
-// (config, env, audit file) and each env's vault, opened and listed.
-func runStatus(ctx context.Context, c *cli, args []string) error {
-	return c.unauditedVerb(args, "status", "print the status as JSON", func(svc *ops.Service, co common) (any, func() error, error) {
-		res, err := svc.Status(ctx, c.envFrom(co))
-		return res, func() error { return printStatus(c.stdout, res) }, err
-	})
+// statusCommand is `arca status [--json]`: what is in effect for this
+// process (config, env, audit file) and each env's vault, opened and listed.
+func statusCommand() *command {
+	var asJSON *bool
+	return &command{
+		name: "status", summary: "show the config, env, audit file and each env's vault in effect, and whether each answers",
+		text:     "Show what is in effect: the config file and how it was found, the env and why, the audit file, and each env's vault, whether it opens, its identity, public key and recipients. Reads no value; not audited.",
+		examples: []string{"arca status", "arca --config team.toml status --json"},
+		exits:    plainExits,
+		flags:    jsonFlag(&asJSON, "print the status as JSON"),
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return c.unauditedVerb(fs, args, asJSON, func(svc *ops.Service, co common) (any, func() error, error) {
+				res, err := svc.Status(ctx, c.envFrom(co))
+				return res, func() error { return printStatus(c.stdout, res) }, err
+			})
+		},
+	}
 }
 
-// unauditedVerb runs a verb that takes the common flags and --json and
-// neither reads a value nor writes: on an unaudited service, fn returns
-// the result (printed as JSON with --json) and how to print it as text.
-func (c *cli) unauditedVerb(args []string, verb, jsonUsage string, fn func(*ops.Service, common) (any, func() error, error)) error {
-	var co common
-	fs := c.flags(verb, "", &co)
-	asJSON := fs.Bool("json", false, jsonUsage)
+// unauditedVerb runs a verb that takes the common flags and --json (bound
+// to asJSON) and neither reads a value nor writes: on an unaudited
+// service, fn returns the result (printed as JSON with --json) and how to
+// print it as text.
+func (c *cli) unauditedVerb(fs *verbFlags, args []string, asJSON *bool, fn func(*ops.Service, common) (any, func() error, error)) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
+	co := fs.co
 	svc, done, err := c.unaudited(co)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,15 +20,28 @@ import (
 	"github.com/arca-secrets/arca/ui"
 )
 
+func uiCommand() *command {
+	var addr, token *string
+	return &command{
+		name: "ui", summary: "serve a read-only web page of the envs' records, health and audit trail",
+		text:     "Serve a read-only web page on loopback: per env the records (never a value), the vault's health and recipients, and the audit trail with its chain. It prints the URL, with a token, and serves until interrupted.",
+		examples: []string{"arca ui", "arca ui --addr 127.0.0.1:8080"},
+		exits:    plainExits,
+		flags: func(fs *flag.FlagSet) {
+			addr = fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
+			token = fs.String("token", "", "the `TOKEN` every request must carry, at least 16 characters (default: $ARCA_UI_TOKEN, else a fresh random one); on the command line, other users of the machine can read it")
+		},
+		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
+			return runUI(ctx, c, fs, args, addr, token)
+		},
+	}
+}
+
 // runUI is `arca ui [--addr HOST:PORT] [--token TOKEN] [--env ENV]`: the
 // read-only web page, on 127.0.0.1 and a free port by default. Its first
 // line on stdout is the URL to open, the token in it; it serves until
 // interrupted.
-func runUI(ctx context.Context, c *cli, args []string) error {
-	var co common
-	fs := c.flags("ui", "", &co)
-	addr := fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
-	token := fs.String("token", "", "the `TOKEN` every request must carry, at least 16 characters (default: $ARCA_UI_TOKEN, else a fresh random one); on the command line, other users of the machine can read it")
+func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, token *string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
 	}
@@ -49,7 +63,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 	if tok == "" {
 		tok = freshToken()
 	}
-	svc, cfg, done, err := c.serviceConfig(co)
+	svc, cfg, done, err := c.serviceConfig(fs.co)
 	if err != nil {
 		return err
 	}
@@ -59,7 +73,7 @@ func runUI(ctx context.Context, c *cli, args []string) error {
 		return err
 	}
 	envs := cfg.EnvNames()
-	if first := c.contextEnv(co); first != "" || cfg.DefaultEnv != "" {
+	if first := c.contextEnv(fs.co); first != "" || cfg.DefaultEnv != "" {
 		if first == "" {
 			first = cfg.DefaultEnv
 		}
