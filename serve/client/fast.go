@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/secret"
 )
 
 // fast decodes a response line for request req into result as slow
@@ -219,7 +219,7 @@ func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
 		case fEnv:
 			m.Env = d.textOr(d.env)
 		case fValue:
-			v.Secret = vault.NewSecret(d.secret())
+			v.Secret = secret.New(d.secret())
 		case fVersion:
 			m.Version = d.uint()
 		case fCreatedAt:
