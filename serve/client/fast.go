@@ -73,25 +73,6 @@ func fast[T any](line []byte, req sent, result *T) (handled bool, err error) {
 	return true, verdict(id, req.id, ok, e, p)
 }
 
-// withPolicy puts the verdict of a success on its result. The manifest's
-// has none: serve consults no PDP for it.
-func withPolicy[T any](r *T, p *Policy) {
-	switch r := any(r).(type) {
-	case *Got:
-		r.Policy = p
-	case *Put:
-		r.Policy = p
-	case *Rotated:
-		r.Policy = p
-	case *Removed:
-		r.Policy = p
-	case *Listed:
-		r.Policy = p
-	case *Checked:
-		r.Policy = p
-	}
-}
-
 func envelopeNames() []string { return []string{"id", "ok", "result", "error", "policy"} }
 
 var keyID, keyOK, keyResult = []byte("id"), []byte("ok"), []byte("result")

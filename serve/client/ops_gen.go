@@ -57,3 +57,22 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	_, err := Call[struct{}](ctx, c, "shutdown", Request{})
 	return err
 }
+
+// withPolicy puts the verdict of a success on its result: the result of
+// each op that consults the PDP has a Policy.
+func withPolicy[T any](r *T, p *Policy) {
+	switch r := any(r).(type) {
+	case *Got:
+		r.Policy = p
+	case *Put:
+		r.Policy = p
+	case *Removed:
+		r.Policy = p
+	case *Rotated:
+		r.Policy = p
+	case *Listed:
+		r.Policy = p
+	case *Checked:
+		r.Policy = p
+	}
+}

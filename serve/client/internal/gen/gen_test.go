@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -21,5 +22,42 @@ func TestGenerated(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from what the generator writes: run go generate ./serve/client", target)
+	}
+}
+
+// TestDeclarations: the generator binds an op to the type that says it is
+// its result, gives an op with none a map, and refuses what it cannot
+// write right.
+func TestDeclarations(t *testing.T) {
+	gen := func(src string) (string, error) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "types.go"), []byte("package client\n\n"+src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := generate(dir)
+		return string(b), err
+	}
+	out, err := gen("// Got is the result of get.\ntype Got struct{ Policy *Policy }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"func (c *Client) Get(ctx context.Context, r Request) (Got, error) {",
+		"func (c *Client) Put(ctx context.Context, r Request) (map[string]any, error) {",
+		"func (c *Client) Shutdown(ctx context.Context) error {",
+		"\tcase *Got:\n\t\tr.Policy = p\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	for src, why := range map[string]string{
+		"// Got is the result of get.\ntype Got struct{ Value string }\n":                                          "no Policy field",
+		"// Nope is the result of nope.\ntype Nope struct{}\n":                                                     "not an op",
+		"// A is the result of get.\ntype A struct{ Policy int }\n\n// B is the result of get.\ntype B struct{}\n": "both",
+	} {
+		if _, err := gen(src); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("%q: %v, want an error saying %q", src, err, why)
+		}
 	}
 }
