@@ -38,6 +38,28 @@ class GetResult:
 
 
 def read_get_result(d: Mapping[str, Any], policy: Optional[Policy]) -> GetResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_value = d.get('value')
+    v_version = d.get('version')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    v_rotated_at = d.get('rotated_at')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_value) is str and type(v_version) is int and
+        type(v_created_at) is str and type(v_updated_at) is str and (v_rotated_at is None or
+        type(v_rotated_at) is str)
+    ):
+        return GetResult(
+            v_ref,
+            v_env,
+            Secret(v_value),
+            v_version,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            None if v_rotated_at is None else parse_time(v_rotated_at),
+            policy,
+        )
     return GetResult(
         _str(d, 'ref'),
         _str(d, 'env'),
@@ -67,6 +89,25 @@ class PutResult:
 
 
 def read_put_result(d: Mapping[str, Any], policy: Optional[Policy]) -> PutResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_version = d.get('version')
+    v_created = d.get('created')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_version) is int and type(v_created) is bool and
+        type(v_created_at) is str and type(v_updated_at) is str
+    ):
+        return PutResult(
+            v_ref,
+            v_env,
+            v_version,
+            v_created,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            policy,
+        )
     return PutResult(
         _str(d, 'ref'),
         _str(d, 'env'),
@@ -93,6 +134,18 @@ class RmResult:
 
 
 def read_rm_result(d: Mapping[str, Any], policy: Optional[Policy]) -> RmResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_removed = d.get('removed')
+    v_version = d.get('version')
+    if type(v_ref) is str and type(v_env) is str and type(v_removed) is bool and type(v_version) is int:
+        return RmResult(
+            v_ref,
+            v_env,
+            v_removed,
+            v_version,
+            policy,
+        )
     return RmResult(
         _str(d, 'ref'),
         _str(d, 'env'),
@@ -119,6 +172,25 @@ class RotateResult:
 
 
 def read_rotate_result(d: Mapping[str, Any], policy: Optional[Policy]) -> RotateResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_version = d.get('version')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    v_rotated_at = d.get('rotated_at')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_version) is int and type(v_created_at) is str and
+        type(v_updated_at) is str and type(v_rotated_at) is str
+    ):
+        return RotateResult(
+            v_ref,
+            v_env,
+            v_version,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            parse_time(v_rotated_at),
+            policy,
+        )
     return RotateResult(
         _str(d, 'ref'),
         _str(d, 'env'),
@@ -145,6 +217,22 @@ class ListRecord:
 
 
 def read_list_record(d: Mapping[str, Any]) -> ListRecord:
+    v_ref = d.get('ref')
+    v_version = d.get('version')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    v_rotated_at = d.get('rotated_at')
+    if (
+        type(v_ref) is str and type(v_version) is int and type(v_created_at) is str and type(v_updated_at) is
+        str and (v_rotated_at is None or type(v_rotated_at) is str)
+    ):
+        return ListRecord(
+            v_ref,
+            v_version,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            None if v_rotated_at is None else parse_time(v_rotated_at),
+        )
     return ListRecord(
         _str(d, 'ref'),
         _int(d, 'version'),
@@ -166,6 +254,17 @@ class ListResult:
 
 
 def read_list_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ListResult:
+    v_env = d.get('env')
+    v_truncated = d.get('truncated')
+    v_omitted = d.get('omitted')
+    if type(v_env) is str and type(v_truncated) is bool and type(v_omitted) is int:
+        return ListResult(
+            v_env,
+            tuple(read_list_record(x) for x in _objs(d, 'records')),
+            v_truncated,
+            v_omitted,
+            policy,
+        )
     return ListResult(
         _str(d, 'env'),
         tuple(read_list_record(x) for x in _objs(d, 'records')),
@@ -193,6 +292,25 @@ class CheckResult:
 
 
 def read_check_result(d: Mapping[str, Any], policy: Optional[Policy]) -> CheckResult:
+    v_env = d.get('env')
+    v_vault = d.get('vault')
+    v_kind = d.get('kind')
+    v_healthy = d.get('healthy')
+    v_records = d.get('records')
+    if (
+        type(v_env) is str and type(v_vault) is str and type(v_kind) is str and type(v_healthy) is bool and
+        type(v_records) is int
+    ):
+        return CheckResult(
+            v_env,
+            v_vault,
+            v_kind,
+            v_healthy,
+            v_records,
+            _strs(d, 'problems'),
+            _strs(d, 'info'),
+            policy,
+        )
     return CheckResult(
         _str(d, 'env'),
         _str(d, 'vault'),
@@ -220,6 +338,17 @@ class ManifestOp:
 
 
 def read_manifest_op(d: Mapping[str, Any]) -> ManifestOp:
+    v_name = d.get('name')
+    v_consults_pdp = d.get('consults_pdp')
+    v_meta = d.get('meta')
+    if type(v_name) is str and type(v_consults_pdp) is bool and type(v_meta) is bool:
+        return ManifestOp(
+            v_name,
+            _strs(d, 'required'),
+            _strs(d, 'optional'),
+            v_consults_pdp,
+            v_meta,
+        )
     return ManifestOp(
         _str(d, 'name'),
         _strs(d, 'required'),
@@ -262,6 +391,27 @@ class ManifestResult:
 
 
 def read_manifest_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ManifestResult:
+    v_protocol = d.get('protocol')
+    v_version = d.get('version')
+    v_default_env = d.get('default_env')
+    v_pdp_configured = d.get('pdp_configured')
+    if (
+        type(v_protocol) is str and type(v_version) is str and type(v_default_env) is str and
+        type(v_pdp_configured) is bool
+    ):
+        return ManifestResult(
+            v_protocol,
+            v_version,
+            tuple(read_manifest_op(x) for x in _objs(d, 'ops')),
+            _strs(d, 'error_codes'),
+            _map(d, 'limits'),
+            _strs(d, 'cli_only'),
+            _strs(d, 'envs'),
+            v_default_env,
+            v_pdp_configured,
+            _map(d, 'schemas'),
+            _opt_map(d, 'capabilities'),
+        )
     return ManifestResult(
         _str(d, 'protocol'),
         _str(d, 'version'),

@@ -149,6 +149,7 @@ class Gen:
         optional = sorted(p for p in props if p not in required)
         lines = ["", "", "", "@dataclass", f"class {cls}:", f'    """{text}"""', ""]
         reads: List[str] = []
+        fast: List[Tuple[str, str, str]] = []  # name, check, value: the field read inline
         lookups: List[str] = []
         for p in required + optional:
             t, read, default = self.field(doc, doc, p, props[p], cls, top)
@@ -161,6 +162,14 @@ class Gen:
                 lines.append(f"    {p}: {t} = {default}")
             if desc:
                 lines[-1] += f"  # {desc}" if len(lines[-1]) + len(desc) < 110 else ""
+            if read in FAST:
+                check, conv = FAST[read]
+                v = "v_" + p
+                if p not in required:
+                    check, conv = f"({v} is None or {check})", f"None if {v} is None else {conv}"
+                fast.append((v, check.format(v=v), conv.format(v=v)))
+            else:
+                fast.append(("", "", ""))
             if read.startswith("read:"):
                 reads.append(f"tuple(read_{snake(read[5:])}(x) for x in _objs(d, {p!r}))")
             elif p in required or read in ("_strs",):
@@ -179,7 +188,24 @@ class Gen:
                       f"        return None if self.{p} is None else self.{p}.get(name)"]
         fn = snake(cls)
         sig = "d: Mapping[str, Any], policy: Optional[Policy]" if policy or top else "d: Mapping[str, Any]"
-        lines += ["", "", f"def read_{fn}({sig}) -> {cls}:", f"    return {cls}("]
+        lines += ["", "", f"def read_{fn}({sig}) -> {cls}:"]
+        inline = [f for f in fast if f[0]]
+        if inline:
+            # Every field read at once, checked inline: the common case, and
+            # the hot path of a get. The helpers below name what is wrong.
+            for v, _, _ in inline:
+                lines.append(f"    {v} = d.get({v[2:]!r})")
+            checks = " and ".join(c for _, c, _ in inline)
+            if len(checks) <= 100:
+                lines.append(f"    if {checks}:")
+            else:
+                lines += ["    if ("] + textwrap.wrap(checks, width=110, initial_indent=" " * 8,
+                                                      subsequent_indent=" " * 8) + ["    ):"]
+            lines.append(f"        return {cls}(")
+            for (v, _, conv), r in zip(fast + [("", "", "")], reads):
+                lines.append(f"            {conv if v else r},")
+            lines.append("        )")
+        lines.append(f"    return {cls}(")
         lines += [f"        {r}," for r in reads]
         lines.append("    )")
         self.classes.append("\n".join(lines))
@@ -234,6 +260,16 @@ __all__ = [{names}]
     names = textwrap.fill(names, width=100, initial_indent=" " * 4, subsequent_indent=" " * 4).strip()
     return text.format(imports=imports, names=names) + body
 
+
+# The fields read inline by a reader's fast path: the check of v, and its
+# value. What fails the check is read again by the helper, which names it.
+FAST = {
+    "_str": ("type({v}) is str", "{v}"),
+    "_secret": ("type({v}) is str", "Secret({v})"),
+    "_int": ("type({v}) is int", "{v}"),
+    "_bool": ("type({v}) is bool", "{v}"),
+    "_time": ("type({v}) is str", "parse_time({v})"),
+}
 
 # The reading helpers of _read.py a generated reader may call, and what
 # results.py passes on from it.
