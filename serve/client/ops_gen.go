@@ -3,7 +3,9 @@
 
 package client
 
-import "context"
+import (
+	"context"
+)
 
 // Get sends get. It needs r.Ref. It may have r.Env, r.Actor and
 // r.Attestation. serve consults the PDP for it: the verdict is on the
