@@ -135,7 +135,8 @@ func (m Manifest) Has(name string) bool {
 
 // Each op has a method of its own, generated from the manifest's op table
 // into ops_gen.go; a type whose doc says "T is the result of OP." is OP's
-// result, and an op with none declared gets its result as a map.
+// result; for an op with none declared the generator writes <Op>Result
+// from its result schema.
 //go:generate go run ./internal/gen
 
 // Call sends op with r's fields and decodes its result into a T: any op,

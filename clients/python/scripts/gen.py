@@ -306,8 +306,11 @@ class Ops(Calls):
         name = op["name"]
         empty = not schemas[f"result.{name}"].get("properties")
         typ = "None" if empty else f"r.{pascal(name)}Result"
-        req = [f for f in op["required"] if f != "op"]
+        req = [] if op["meta"] else [f for f in op["required"] if f != "op"]
         opt = [] if op["meta"] else [f for f in op["optional"] if f != "id"]
+        for f in req + opt:
+            if f not in FIELDS:
+                raise SystemExit(f"gen: op {name} takes {f}, which _ops._fields does not send: teach it, then run again")
         pos = "".join(f", {f}: {'Value' if f == 'value' else 'str'}" for f in req)
         kw = "".join(f", {f}: Optional[str] = None" for f in opt)
         args = ", ".join(f"{f}={f}" for f in req + opt)
@@ -328,6 +331,10 @@ class Ops(Calls):
         fields = _fields({args})
         return self._future({name!r}, fields, r.read_{name})''')
     return "\n".join(out) + "\n"
+
+
+# The request fields _ops._fields sends.
+FIELDS = ("ref", "value", "env", "actor", "attestation")
 
 
 def signature(name: str, params: str, returns: str) -> str:

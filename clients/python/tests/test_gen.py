@@ -37,3 +37,31 @@ class GeneratedTest(unittest.TestCase):
                 self.assertTrue(callable(getattr(Client, name, None)), f"Client has no {name}")
                 self.assertTrue(callable(getattr(Client, "submit_" + name, None)), f"Client has no submit_{name}")
                 self.assertTrue(callable(getattr(results, "read_" + name, None)), f"results has no read_{name}")
+
+    def test_an_added_op(self) -> None:
+        """An op added to the table gets a method, a type and a reader, and
+        what is written runs; a field no request can carry is refused."""
+        gen = load_gen()
+        schemas = {"result.peek": {"type": "object", "required": ["ref", "value", "seen"],
+                                   "properties": {"ref": {"type": "string"}, "value": {"type": "string"},
+                                                  "seen": {"$ref": "#/$defs/time"}, "tags": {
+                                                      "type": "array", "items": {"type": "string"}}},
+                                   "$defs": {"time": {"type": "string"}}}}
+        manifest = {"ops": [{"name": "peek", "required": ["op", "ref"], "optional": ["id", "env"],
+                             "consults_pdp": True, "meta": False}]}
+        methods = gen.methods(manifest, schemas)
+        self.assertIn("def peek(self, ref: str, *, env: Optional[str] = None, timeout: Optional[float] = None)"
+                      " -> r.PeekResult:", methods)
+        self.assertIn("def submit_peek(self, ref: str, *, env: Optional[str] = None) -> Future[r.PeekResult]:",
+                      methods)
+        ns: dict = {}
+        exec(compile(gen.results(schemas, manifest).replace("from ._read", "from arca_client._read").replace(
+            "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
+        got = ns["read_peek"]({"ref": "arca://a/b", "value": "v", "seen": "2026-01-02T03:04:05.000000006Z"}, None)
+        self.assertEqual((got.ref, got.value.reveal(), got.seen.year, got.tags, got.policy),
+                         ("arca://a/b", "v", 2026, (), None))
+        self.assertEqual(str(got.value), "<redacted>")
+        bad = {"ops": [{"name": "tag", "required": ["op", "label"], "optional": [], "consults_pdp": True,
+                        "meta": False}]}
+        with self.assertRaises(SystemExit):
+            gen.methods(bad, {"result.tag": {"type": "object"}})
