@@ -32,8 +32,15 @@ import (
 // The file the methods go to, in the client's directory.
 const target = "ops_gen.go"
 
-// requestField is the Request field that carries each request field.
-var requestField = map[string]string{"ref": "Ref", "value": "Value", "env": "Env", "actor": "Actor", "attestation": "Attestation"}
+// requestField is the Request field that carries request field f, "" for
+// none.
+func requestField(f string) string {
+	switch f {
+	case "ref", "value", "env", "actor", "attestation":
+		return strings.ToUpper(f[:1]) + f[1:]
+	}
+	return ""
+}
 
 func main() {
 	dir := "."
@@ -49,9 +56,6 @@ func main() {
 		os.Exit(1)
 	}
 }
-
-// resultOf matches the doc comment that declares a result type.
-var resultOf = regexp.MustCompile(`^([A-Z][A-Za-z0-9]*) is the result of ([a-z]+)[.:]`)
 
 // resultType is a type declared as an op's result.
 type resultType struct {
@@ -83,6 +87,8 @@ func resultTypes(dir string) (map[string]resultType, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The doc comment that declares a result type.
+	resultOf := regexp.MustCompile(`^([A-Z][A-Za-z0-9]*) is the result of ([a-z]+)[.:]`)
 	types := map[string]resultType{}
 	for _, path := range matches {
 		if strings.HasSuffix(path, "_test.go") || filepath.Base(path) == target {
@@ -208,8 +214,8 @@ func generate(dir string) ([]byte, error) {
 func fields(fs []string) (string, error) {
 	var out []string
 	for _, f := range fs {
-		rf, ok := requestField[f]
-		if !ok {
+		rf := requestField(f)
+		if rf == "" {
 			return "", fmt.Errorf("request field %q has no field in Request: add one, and send it in appendRequest", f)
 		}
 		out = append(out, "r."+rf)
