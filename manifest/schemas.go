@@ -134,7 +134,8 @@ func schemaSource(name string) (file, ptr string, ok bool) {
 	return "", "", false
 }
 
-// schemaSources decodes the embedded sources, numbers kept as written.
+// schemaSources decodes the embedded sources, numbers kept as written, and
+// fills in what they take from the op table (fromOps).
 func schemaSources() (map[string]any, error) {
 	entries, err := fs.ReadDir(schemaFiles, "schemas")
 	if err != nil {
@@ -150,6 +151,9 @@ func schemaSources() (map[string]any, error) {
 		dec.UseNumber()
 		var v any
 		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("schema source %s: %w", e.Name(), err)
+		}
+		if err := fillFromOps(v, Ops()); err != nil {
 			return nil, fmt.Errorf("schema source %s: %w", e.Name(), err)
 		}
 		out[e.Name()] = v

@@ -2,6 +2,7 @@
 // generated from arca's schemas into src/protocol.d.ts and used here.
 
 import type * as Wire from './src/protocol.js';
+import { Ops } from './src/ops.js';
 
 export type * from './src/protocol.js';
 
@@ -74,16 +75,13 @@ export interface RequestFields {
 /** A success's result carries the verdict when the PDP gave one. */
 export type WithPolicy<T> = T & { policy?: Policy };
 
-/** Times are kept as serve's strings: RFC 3339, UTC, 9 fractional digits. */
-export type GetResult = WithPolicy<Omit<Wire.WireResultGet, 'value'> & { value: Secret }>;
-export type PutResult = WithPolicy<Wire.WireResultPut>;
-export type RotateResult = WithPolicy<Wire.WireResultRotate>;
-export type RmResult = WithPolicy<Wire.WireResultRm>;
-export type ListResult = WithPolicy<Wire.WireResultList>;
-export type CheckResult = WithPolicy<Wire.WireResultCheck>;
-/** capabilities: a key absent means "this serve predates it", never false. */
-export type ManifestResult = Wire.WireResultManifest;
-export type ShutdownResult = Wire.WireResultShutdown;
+/**
+ * Each op's result type, <Op>Result (GetResult, ...), and its method, are
+ * generated from the manifest's op list into src/ops.d.ts. Times are kept
+ * as serve's strings: RFC 3339, UTC, 9 fractional digits. A manifest's
+ * capabilities: a key absent means "this serve predates it", never false.
+ */
+export type * from './src/ops.js';
 
 /** How serve exited. */
 export interface ExitStatus {
@@ -121,8 +119,8 @@ export interface StartOptions {
   onEvent?: (event: Event | null, err: EventStreamError | null) => void;
 }
 
-/** One arca serve process. Safe for any number of concurrent calls. */
-export declare class Client {
+/** One arca serve process. Safe for any number of concurrent calls; a method for each op comes from Ops. */
+export declare class Client extends Ops {
   private constructor();
   /** Spawn serve, wait for its start event, check its protocol. */
   static start(options?: StartOptions): Promise<Client>;
@@ -133,14 +131,6 @@ export declare class Client {
   /** Calls waiting for room in the window. */
   readonly waiting: number;
 
-  get(ref: string, options?: CallOptions): Promise<GetResult>;
-  put(ref: string, value: string | Secret, options?: CallOptions): Promise<PutResult>;
-  rotate(ref: string, value: string | Secret, options?: CallOptions): Promise<RotateResult>;
-  rm(ref: string, options?: CallOptions): Promise<RmResult>;
-  list(options?: CallOptions): Promise<ListResult>;
-  check(options?: CallOptions): Promise<CheckResult>;
-  manifest(options?: CallOptions): Promise<ManifestResult>;
-  shutdown(options?: CallOptions): Promise<ShutdownResult>;
   /** Any op by name; a string value in the result comes as a Secret. */
   call(op: string, fields?: RequestFields, options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<WithPolicy<Record<string, unknown>>>;
   /** Every ref of refs at once, pipelined; the first failure rejects. */

@@ -289,6 +289,3 @@ func (c *Client) killWait() {
 	}
 	<-c.exited
 }
-
-// Pid is serve's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }

@@ -94,6 +94,13 @@ func TestOps(t *testing.T) {
 	if !slices.Contains(m.ErrorCodes, "not_found") || !slices.Contains(m.ErrorCodes, "pdp_unreachable") || !slices.Contains(m.CLIOnly, "run") {
 		t.Fatalf("manifest: error codes %q, CLI-only verbs %q", m.ErrorCodes, m.CLIOnly)
 	}
+	// Any op by name, its result as a map: one this client has no method for.
+	got, err := Call[map[string]any](ctx, c, "get", Request{Ref: "arca://app/db"})
+	if err != nil || got["value"] != "n3w" || got["env"] != "default" {
+		t.Fatalf("Call get into a map: %v", err)
+	}
+	_, err = Call[map[string]any](ctx, c, "nope", Request{})
+	wantCode(t, "an op serve does not have", err, "unknown_op")
 	rm, err := c.Rm(ctx, Request{Ref: "arca://app/db"})
 	if err != nil || rm.Version != 2 {
 		t.Fatalf("rm: %+v, %v", rm, err)

@@ -4,7 +4,7 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/secret"
 )
 
 // fast decodes a response line for request req into result as slow
@@ -71,25 +71,6 @@ func fast[T any](line []byte, req sent, result *T) (handled bool, err error) {
 	}
 	*result = r
 	return true, verdict(id, req.id, ok, e, p)
-}
-
-// withPolicy puts the verdict of a success on its result. The manifest's
-// has none: serve consults no PDP for it.
-func withPolicy[T any](r *T, p *Policy) {
-	switch r := any(r).(type) {
-	case *Got:
-		r.Policy = p
-	case *Put:
-		r.Policy = p
-	case *Rotated:
-		r.Policy = p
-	case *Removed:
-		r.Policy = p
-	case *Listed:
-		r.Policy = p
-	case *Checked:
-		r.Policy = p
-	}
 }
 
 func envelopeNames() []string { return []string{"id", "ok", "result", "error", "policy"} }
@@ -219,7 +200,7 @@ func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
 		case fEnv:
 			m.Env = d.textOr(d.env)
 		case fValue:
-			v.Secret = vault.NewSecret(d.secret())
+			v.Secret = secret.New(d.secret())
 		case fVersion:
 			m.Version = d.uint()
 		case fCreatedAt:

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/secret"
 )
 
 // Meta is a record's metadata as serve reports it.
@@ -22,8 +22,10 @@ type Meta struct {
 	RotatedAt time.Time `json:"rotated_at"` // zero until a rotate
 }
 
-// Secret is a value, as vault.Secret: it prints as <redacted>.
-type Secret = vault.Secret
+// Secret is a value, as vault.Secret is: it prints as <redacted>. It comes
+// from vault/secret, which imports the standard library only, so the
+// client links neither the vaults nor age.
+type Secret = secret.Secret
 
 // Got is the result of get. Policy, here and on every result of an op
 // that consults the PDP, is the PDP's verdict on the request (with its
@@ -49,7 +51,7 @@ func (v *SecretValue) UnmarshalJSON(b []byte) error {
 		}
 		s = []byte(str)
 	}
-	v.Secret = vault.NewSecret(s)
+	v.Secret = secret.New(s)
 	return nil
 }
 
@@ -104,7 +106,8 @@ type Checked struct {
 	Policy   *Policy  `json:"-"`
 }
 
-// Manifest is what the manifest says of the protocol and the process.
+// Manifest is the result of manifest: what it says of the protocol and the
+// process.
 type Manifest struct {
 	Protocol      string         `json:"protocol"`
 	Version       string         `json:"version"`
@@ -130,53 +133,20 @@ func (m Manifest) Has(name string) bool {
 	return ok
 }
 
-// result sends one op and decodes its result into a T.
-func result[T any](ctx context.Context, c *Client, op string, r Request) (T, error) {
+// Each op has a method of its own, generated from the manifest's op table
+// into ops_gen.go; a type whose doc says "T is the result of OP." is OP's
+// result; for an op with none declared the generator writes <Op>Result
+// from its result schema.
+//go:generate go run ./internal/gen
+
+// Call sends op with r's fields and decodes its result into a T: any op,
+// one with no method of its own too (a newer serve may have more). T is
+// the op's result type, or map[string]any; the verdict of a PDP that was
+// consulted is on T's Policy when it has one.
+func Call[T any](ctx context.Context, c *Client, op string, r Request) (T, error) {
 	var v T
 	err := call(ctx, c, op, r, &v)
 	return v, err
-}
-
-// Get returns the value of r.Ref and its metadata.
-func (c *Client) Get(ctx context.Context, r Request) (Got, error) {
-	return result[Got](ctx, c, "get", r)
-}
-
-// Put stores r.Value at r.Ref.
-func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
-	return result[Put](ctx, c, "put", r)
-}
-
-// Rotate replaces the value of an existing record.
-func (c *Client) Rotate(ctx context.Context, r Request) (Rotated, error) {
-	return result[Rotated](ctx, c, "rotate", r)
-}
-
-// Rm deletes r.Ref.
-func (c *Client) Rm(ctx context.Context, r Request) (Removed, error) {
-	return result[Removed](ctx, c, "rm", r)
-}
-
-// List lists the env's records, never values.
-func (c *Client) List(ctx context.Context, r Request) (Listed, error) {
-	return result[Listed](ctx, c, "list", r)
-}
-
-// Check probes the env's vault.
-func (c *Client) Check(ctx context.Context, r Request) (Checked, error) {
-	return result[Checked](ctx, c, "check", r)
-}
-
-// Manifest describes the protocol and the process.
-func (c *Client) Manifest(ctx context.Context) (Manifest, error) {
-	return result[Manifest](ctx, c, "manifest", Request{})
-}
-
-// Shutdown asks serve to end the session once it answered; Close still
-// waits for it.
-func (c *Client) Shutdown(ctx context.Context) error {
-	var none struct{}
-	return call(ctx, c, "shutdown", Request{}, &none)
 }
 
 // Secrets are the values Resolve got, by the name the caller gave each.

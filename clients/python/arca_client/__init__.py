@@ -15,7 +15,12 @@ from ._wire import MAX_RESPONSE_LINE
 from .client import PROTOCOL, Client
 from .errors import ArcaError, ClientError, ClosedError, ProtocolError, StartError, StreamError
 from .events import MAX_EVENT_LINE, Event
-from .results import Checked, Got, Listed, Manifest, OpInfo, Policy, Put, Record, Removed, Rotated
+from .results import (CheckResult, GetResult, ListRecord, ListResult, ManifestOp, ManifestResult, Policy, PutResult,
+                      RmResult, RotateResult)
+
+# The names the results had before they were generated from the schemas.
+Got, Put, Rotated, Removed = GetResult, PutResult, RotateResult, RmResult
+Listed, Record, Checked, Manifest, OpInfo = ListResult, ListRecord, CheckResult, ManifestResult, ManifestOp
 
 # The major version is the protocol's: arca-client 1.x speaks arca-serve/1.
 __version__ = "1.0.0"
@@ -24,4 +29,6 @@ __all__ = [
     "PROTOCOL", "MAX_RESPONSE_LINE", "MAX_EVENT_LINE", "Client", "Secret",
     "ClientError", "ArcaError", "ClosedError", "StartError", "ProtocolError", "StreamError",
     "Event", "Policy", "Got", "Put", "Rotated", "Removed", "Listed", "Record", "Checked", "Manifest", "OpInfo",
+    "GetResult", "PutResult", "RotateResult", "RmResult", "ListResult", "ListRecord", "CheckResult",
+    "ManifestResult", "ManifestOp",
 ]

@@ -1,4 +1,6 @@
-"""The ops: a blocking method and a non-blocking ``submit_`` twin each.
+"""What every op's call does; each op's own methods are generated into
+_methods.py from the manifest's op list, a blocking method and a
+non-blocking ``submit_`` twin each.
 
 A blocking call with ``timeout=`` (seconds) raises TimeoutError when serve
 has not answered in time; its request stays on the wire and keeps its
@@ -14,7 +16,7 @@ import time
 from concurrent.futures import Future
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import results as r
+from . import _read, results as r
 from ._secret import Secret, as_value
 from ._wire import Reader, Settle, Waiter
 
@@ -22,8 +24,8 @@ Value = Union[str, Secret]
 _Fields = Sequence[Tuple[str, Optional[str]]]
 
 
-def _fields(ref: Optional[str], value: Optional[Value], env: Optional[str], actor: Optional[str],
-            attestation: Optional[str]) -> _Fields:
+def _fields(ref: Optional[str] = None, value: Optional[Value] = None, env: Optional[str] = None,
+            actor: Optional[str] = None, attestation: Optional[str] = None) -> _Fields:
     return (("ref", ref), ("env", env), ("value", None if value is None else as_value(value)),
             ("actor", actor), ("attestation", attestation))
 
@@ -32,8 +34,8 @@ def _left(timeout: Optional[float], began: float) -> Optional[float]:
     return None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
 
 
-class Ops:
-    """The op methods of Client."""
+class Calls:
+    """What Client's op methods share: a call by op name, and resolve."""
 
     def _submit(self, op: str, fields: _Fields, read: Reader, timeout: Optional[float], fut: Settle) -> None:
         raise NotImplementedError
@@ -49,87 +51,6 @@ class Ops:
         self._submit(op, fields, read, None, fut)
         return fut
 
-    # get -----------------------------------------------------------------
-
-    def get(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None) -> r.Got:
-        """The value of ref (a Secret) and its metadata."""
-        return self._call("get", _fields(ref, None, env, actor, attestation), r.read_get, timeout)
-
-    def submit_get(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-                   attestation: Optional[str] = None) -> Future[r.Got]:
-        return self._future("get", _fields(ref, None, env, actor, attestation), r.read_get)
-
-    # put -----------------------------------------------------------------
-
-    def put(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None) -> r.Put:
-        """Store value (a str or a Secret) at ref: creates or overwrites."""
-        return self._call("put", _fields(ref, value, env, actor, attestation), r.read_put, timeout)
-
-    def submit_put(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-                   attestation: Optional[str] = None) -> Future[r.Put]:
-        return self._future("put", _fields(ref, value, env, actor, attestation), r.read_put)
-
-    # rotate --------------------------------------------------------------
-
-    def rotate(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-               attestation: Optional[str] = None, timeout: Optional[float] = None) -> r.Rotated:
-        """Replace the value of an existing record (never creates one)."""
-        return self._call("rotate", _fields(ref, value, env, actor, attestation), r.read_rotate, timeout)
-
-    def submit_rotate(self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-                      attestation: Optional[str] = None) -> Future[r.Rotated]:
-        return self._future("rotate", _fields(ref, value, env, actor, attestation), r.read_rotate)
-
-    # rm ------------------------------------------------------------------
-
-    def rm(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-           attestation: Optional[str] = None, timeout: Optional[float] = None) -> r.Removed:
-        """Delete the record at ref."""
-        return self._call("rm", _fields(ref, None, env, actor, attestation), r.read_rm, timeout)
-
-    def submit_rm(self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-                  attestation: Optional[str] = None) -> Future[r.Removed]:
-        return self._future("rm", _fields(ref, None, env, actor, attestation), r.read_rm)
-
-    # list, check ---------------------------------------------------------
-
-    def list(self, *, env: Optional[str] = None, actor: Optional[str] = None, attestation: Optional[str] = None,
-             timeout: Optional[float] = None) -> r.Listed:
-        """The env's records, metadata only."""
-        return self._call("list", _fields(None, None, env, actor, attestation), r.read_list, timeout)
-
-    def submit_list(self, *, env: Optional[str] = None, actor: Optional[str] = None,
-                    attestation: Optional[str] = None) -> Future[r.Listed]:
-        return self._future("list", _fields(None, None, env, actor, attestation), r.read_list)
-
-    def check(self, *, env: Optional[str] = None, actor: Optional[str] = None, attestation: Optional[str] = None,
-              timeout: Optional[float] = None) -> r.Checked:
-        """Probe the env's vault."""
-        return self._call("check", _fields(None, None, env, actor, attestation), r.read_check, timeout)
-
-    def submit_check(self, *, env: Optional[str] = None, actor: Optional[str] = None,
-                     attestation: Optional[str] = None) -> Future[r.Checked]:
-        return self._future("check", _fields(None, None, env, actor, attestation), r.read_check)
-
-    # meta-ops ------------------------------------------------------------
-
-    def manifest(self, *, timeout: Optional[float] = None) -> r.Manifest:
-        """The protocol, the limits, the envs and the capabilities."""
-        return self._call("manifest", (), r.read_manifest, timeout)
-
-    def submit_manifest(self) -> Future[r.Manifest]:
-        return self._future("manifest", (), r.read_manifest)
-
-    def shutdown(self, *, timeout: Optional[float] = None) -> None:
-        """Ask serve to end the session once it answered; requests behind
-        it get ClosedError. close() is still needed to reap it."""
-        return self._call("shutdown", (), r.read_shutdown, timeout)
-
-    def submit_shutdown(self) -> Future[None]:
-        return self._future("shutdown", (), r.read_shutdown)
-
     # any op --------------------------------------------------------------
 
     def call(self, op: str, *, ref: Optional[str] = None, value: Optional[Value] = None, env: Optional[str] = None,
@@ -137,7 +58,7 @@ class Ops:
              timeout: Optional[float] = None) -> Dict[str, Any]:
         """Any op by name, for one this client has no method for (a server
         may add ops): the result as a dict, a ``value`` in it a Secret."""
-        return self._call(op, _fields(ref, value, env, actor, attestation), r.read_raw, timeout)
+        return self._call(op, _fields(ref, value, env, actor, attestation), _read.read_raw, timeout)
 
     def resolve(self, refs: Mapping[str, str], *, env: Optional[str] = None, actor: Optional[str] = None,
                 attestation: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Secret]:

@@ -26,7 +26,7 @@ from json.encoder import encode_basestring_ascii
 from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import ArcaError, ClosedError, ProtocolError
-from .results import Policy, read_policy
+from ._read import Policy, read_policy
 
 # MAX_REQUEST_LINE is serve's cap on a request line, its newline not
 # counted. serve answers a longer line with id null: this client refuses it

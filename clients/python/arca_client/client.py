@@ -21,7 +21,7 @@ import time
 from types import TracebackType
 from typing import Mapping, Optional, Sequence, Tuple, Type, Union
 
-from ._ops import Ops
+from ._methods import Ops
 from ._wire import LineTooLong, Reader, Settle, Wire, encode_body, too_long
 from .errors import ClientError, ProtocolError, StartError
 from .events import Chain, EndedBeforeStart, OnEvent, read_events

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
-    from .results import Policy
+    from ._read import Policy
 
 
 class ClientError(Exception):

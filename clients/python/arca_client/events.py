@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import IO, Any, Callable, Optional
 
 from .errors import ClientError, StartError, StreamError
-from .results import Policy, parse_time, read_policy
+from ._read import Policy, parse_time, read_policy
 
 # MAX_EVENT_LINE bounds an event line, as arca's own readers do
 # (audit.MaxLine): serve writes far shorter ones.

@@ -63,7 +63,10 @@ def respond(obj):
 
 def manifest(rid):
     result = {"protocol": "arca-serve/2" if MODE == "protocol2" else "arca-serve/1", "version": "0.0.0",
-              "ops": [{"name": "get"}], "envs": ["default"], "default_env": "default"}
+              "ops": [{"name": "get", "required": ["op", "ref"], "optional": ["id"], "consults_pdp": True,
+                       "meta": False}],
+              "error_codes": [], "limits": {}, "cli_only": [], "envs": ["default"], "default_env": "default",
+              "pdp_configured": False, "schemas": {}}
     if MODE == "unlinked":
         result["capabilities"] = {"audit_chain": {"field": "prev", "hash": "sha256"}}
         state["link"] = False  # what follows breaks the promise

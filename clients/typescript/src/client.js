@@ -16,7 +16,8 @@ import { ArcaError, ClosedError, timeoutError } from './errors.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
 import { Lines } from './lines.js';
 import { valueText } from './secret.js';
-import { FIELDS, MAX_RESPONSE_LINE, describeId, encodeRest, shapeResult } from './wire.js';
+import { Ops } from './ops.js';
+import { FIELDS, MAX_RESPONSE_LINE, SEND, describeId, encodeRest, shapeResult } from './wire.js';
 
 /** The protocol this client speaks; its major version is the package's. */
 export const PROTOCOL = 'arca-serve/1';
@@ -24,7 +25,7 @@ export const PROTOCOL = 'arca-serve/1';
 const INTERNAL = Symbol('Client.start');
 const NONE = Object.freeze({});
 
-export class Client {
+export class Client extends Ops {
   #child;
   #max;
   #closeTimeoutMs;
@@ -44,6 +45,7 @@ export class Client {
   #closing = null;
 
   constructor(token, child, maxInFlight, closeTimeoutMs) {
+    super();
     if (token !== INTERNAL) throw new TypeError('use Client.start() to make a Client');
     this.#child = child;
     this.#max = maxInFlight;
@@ -134,37 +136,9 @@ export class Client {
     return this.#waiting.length;
   }
 
-  get(ref, options = NONE) {
-    return this.#op('get', ref, undefined, options);
-  }
-
-  put(ref, value, options = NONE) {
-    return this.#op('put', ref, value, options);
-  }
-
-  rotate(ref, value, options = NONE) {
-    return this.#op('rotate', ref, value, options);
-  }
-
-  rm(ref, options = NONE) {
-    return this.#op('rm', ref, undefined, options);
-  }
-
-  list(options = NONE) {
-    return this.#op('list', undefined, undefined, options);
-  }
-
-  check(options = NONE) {
-    return this.#op('check', undefined, undefined, options);
-  }
-
-  manifest(options = NONE) {
-    return this.#op('manifest', undefined, undefined, options);
-  }
-
-  /** Ask serve to end the session once it answered; close() still waits for it. */
-  shutdown(options = NONE) {
-    return this.#op('shutdown', undefined, undefined, options);
+  // The generated op methods (ops.js) send through this.
+  [SEND](op, ref, value, options) {
+    return this.#op(op, ref, value, options);
   }
 
   /**

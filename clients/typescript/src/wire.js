@@ -12,6 +12,9 @@ export const MAX_REQUEST_LINE = 4 << 20;
 export const MAX_RESPONSE_LINE = 8 << 20;
 
 const OPTIONAL = ['env', 'actor', 'attestation'];
+/** The method by which the generated op methods (ops.js) send a request. */
+export const SEND = Symbol('arca.send');
+
 /** The request fields a call may set beside op and id. */
 export const FIELDS = new Set(['ref', 'value', ...OPTIONAL]);
 

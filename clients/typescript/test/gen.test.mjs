@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generate, schemasOf, target } from '../scripts/gen-types.mjs';
 import { arcaBin } from '../scripts/arca-bin.mjs';
+import { generate as generateOps, manifestOf, targets as opsTargets } from '../scripts/gen-ops.mjs';
 
 test('src/protocol.d.ts is what arca schema generates (else: npm run gen)', () => {
   assert.equal(readFileSync(target, 'utf8'), generate(schemasOf(arcaBin())));
@@ -79,4 +80,20 @@ test('the generator refuses an argument it does not know, and writes nothing', a
     assert.match(r.stdout + r.stderr, /^usage: node scripts\/gen-types\.mjs \[--check\]/);
   }
   assert.equal(readFileSync(target, 'utf8'), before);
+});
+
+test('src/ops.js and src/ops.d.ts are what the manifest generates (else: npm run gen)', () => {
+  const out = generateOps(manifestOf(arcaBin()));
+  for (const [k, path] of Object.entries(opsTargets)) {
+    assert.equal(readFileSync(path, 'utf8'), out[k], `${path} differs`);
+  }
+});
+
+test('an op added to the table gets a method and a result type', () => {
+  const schemas = { 'result.peek': { type: 'object', properties: { value: { type: 'string' } } } };
+  const out = generateOps({ ops: [{ name: 'peek', required: ['op', 'ref'], consults_pdp: true, meta: false }], schemas });
+  assert.ok(out.js.includes("peek(ref, options = NONE) {\n    return this[SEND]('peek', ref, undefined, options);"), out.js);
+  assert.ok(out.dts.includes("export type PeekResult = WithPolicy<Omit<Wire.WireResultPeek, 'value'> & { value: Secret }>;"), out.dts);
+  assert.ok(out.dts.includes('peek(ref: string, options?: CallOptions): Promise<PeekResult>;'), out.dts);
+  assert.throws(() => generateOps({ ops: [{ name: 'tag', required: ['op', 'label'], consults_pdp: true, meta: false }], schemas: { 'result.tag': {} } }), /requires label/);
 });
