@@ -41,7 +41,7 @@ func (c *Client) readResponses(r io.Reader) {
 		}
 		if c.queue.n == 0 {
 			c.qmu.Unlock()
-			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: %w", len(line), errOutOfStep)
+			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: %w", len(line)+1, errOutOfStep) // its newline counted
 			break
 		}
 		s := c.queue.pop()
@@ -76,7 +76,7 @@ func (c *Client) readResponses(r io.Reader) {
 	}
 	// serve's stdout is drained to its end: serve must not block on it
 	// while Close waits for it to exit.
-	_, _ = io.Copy(io.Discard, lr.r)
+	_, _ = io.Copy(io.Discard, lr.rest())
 }
 
 // breakWire ends the session when a call found its response out of step,
