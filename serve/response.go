@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -29,9 +30,9 @@ func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":false,"error":{"code":`...)
-	b = audit.AppendString(b, code)
+	b = jsonstr.Append(b, code)
 	b = append(b, `,"message":`...)
-	b = audit.AppendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, '}')
 	return append(appendPolicy(b, p), '}')
 }
@@ -58,11 +59,11 @@ func appendPolicy(b []byte, p *audit.Policy) []byte {
 // `arca get --json`.
 func AppendGet(b []byte, r *ops.GetResult) []byte {
 	b = append(b, `{"ref":`...)
-	b = audit.AppendString(b, r.Ref)
+	b = jsonstr.Append(b, r.Ref)
 	b = append(b, `,"env":`...)
-	b = audit.AppendString(b, r.Env)
+	b = jsonstr.Append(b, r.Env)
 	b = append(b, `,"value":`...)
-	b = audit.AppendString(b, r.Value.Reveal())
+	b = jsonstr.Append(b, r.Value.Reveal())
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, r.Version, 10)
 	b = append(b, `,"created_at":"`...)

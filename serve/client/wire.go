@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 )
 
 // readResponses hands each response line to the slot at the head of the
@@ -265,18 +265,18 @@ func (c *Client) goneErr() error {
 // hot path.
 func appendRequest(b, id []byte, op string, r Request) []byte {
 	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
-	b = audit.AppendString(b, op)
+	b = jsonstr.Append(b, op)
 	field := func(name, v string) {
 		if v != "" {
 			b = append(append(append(b, ',', '"'), name...), '"', ':')
-			b = audit.AppendString(b, v)
+			b = jsonstr.Append(b, v)
 		}
 	}
 	field("ref", r.Ref)
 	field("env", r.Env)
 	if r.Value != nil {
 		b = append(b, `,"value":`...)
-		b = audit.AppendString(b, r.Value)
+		b = jsonstr.Append(b, r.Value)
 	}
 	field("actor", r.Actor)
 	field("attestation", r.Attestation)
