@@ -52,3 +52,21 @@ func allowed(rel string, trees []string) bool {
 	}
 	return false
 }
+
+// TestLauncherLinksNoTesting: the etcd launcher the tests share with
+// bench/bulk, a program, links no testing code.
+func TestLauncherLinksNoTesting(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../vault/etcd/etcdtest/launch", "../bench/bulk").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages", len(deps))
+	}
+	for _, p := range deps {
+		if p == "testing" || strings.HasPrefix(p, "testing/") || strings.HasSuffix(p, "/etcdtest") {
+			t.Errorf("the launcher or bench/bulk links %s", p)
+		}
+	}
+}
