@@ -42,19 +42,6 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestAppendStringRoundTrips(t *testing.T) {
-	for _, s := range []string{"", "plain", "\"\\/", "\x00\x1f\x7f", "日本語", "\u2028\u2029", "a\r\nb", strings.Repeat("é", 100)} {
-		b := AppendString(nil, s)
-		var back string
-		if err := json.Unmarshal(b, &back); err != nil || back != s {
-			t.Errorf("%q: encoded %s decodes to %q (%v)", s, b, back, err)
-		}
-		if bytes.ContainsAny(b, "\n\r\u2028") {
-			t.Errorf("%q: encoding %s holds a line break", s, b)
-		}
-	}
-}
-
 func TestWriterNumbersAndStamps(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 3, 4, 5, 6, 7, 800, time.FixedZone("x", 3600))

@@ -3,7 +3,8 @@ package audit
 import (
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/internal/jsonstr"
 )
 
 // appendEvent appends e as one JSON object, fields in declaration order,
@@ -63,7 +64,7 @@ func AppendPolicy(b []byte, p *Policy) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendString(b, o)
+			b = jsonstr.Append(b, o)
 		}
 		b = append(b, ']')
 	}
@@ -80,59 +81,5 @@ func appendField(b []byte, name, v string, always bool) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return AppendString(b, v)
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string. Control characters, quotes and
-// backslashes are escaped, U+2028 and U+2029 too (they end lines in some
-// readers), and invalid UTF-8 becomes U+FFFD. Nothing else is changed, so a
-// valid UTF-8 value decodes to exactly its bytes.
-func AppendString[S ~string | ~[]byte](b []byte, s S) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
-			i++
-			continue
-		}
-		if c < 0x80 {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(string(s[i:min(i+utf8.UTFMax, len(s))]))
-		if r == utf8.RuneError && n == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += n
-			start = i
-			continue
-		}
-		i += n
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return jsonstr.Append(b, v)
 }

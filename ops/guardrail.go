@@ -1,6 +1,9 @@
 package ops
 
-import "github.com/arca-secrets/arca/ops/config"
+import (
+	"github.com/arca-secrets/arca/internal/glob"
+	"github.com/arca-secrets/arca/ops/config"
+)
 
 // Guardrail returns the reason of the first rule that denies op on
 // env/ref/actor, and whether one did. ref is the bare "ns/name" ("" for
@@ -28,7 +31,7 @@ func ruleMatchesOp(r *config.Rule, op string) bool {
 		return true
 	}
 	for _, o := range r.Ops {
-		if o == op || config.MatchGlob(o, op) {
+		if o == op || glob.Match(o, op) {
 			return true
 		}
 	}
@@ -46,5 +49,5 @@ func globMatches(pattern, s string) bool {
 	if s == "" {
 		return false
 	}
-	return config.MatchGlob(pattern, s)
+	return glob.Match(pattern, s)
 }

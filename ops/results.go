@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -47,11 +48,11 @@ type GetResult struct {
 // `arca get --json`.
 func (r GetResult) AppendJSON(b []byte) []byte {
 	b = append(b, `{"ref":`...)
-	b = audit.AppendString(b, r.Ref)
+	b = jsonstr.Append(b, r.Ref)
 	b = append(b, `,"env":`...)
-	b = audit.AppendString(b, r.Env)
+	b = jsonstr.Append(b, r.Env)
 	b = append(b, `,"value":`...)
-	b = audit.AppendString(b, r.Value.Reveal())
+	b = jsonstr.Append(b, r.Value.Reveal())
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, r.Version, 10)
 	b = append(b, `,"created_at":"`...)

@@ -1,13 +1,15 @@
 package pdp
 
 import (
-	"bufio"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/arca-secrets/arca/internal/ndjson"
 )
 
 // proc is one persistent child. Two goroutines serve it: the line reader
@@ -67,21 +69,22 @@ func (p *proc) kill() {
 }
 
 // read takes the child's stdout line by line, each at most MaxVerdict
-// bytes before its newline, into one buffer that never grows.
+// bytes before its newline, never holding more: a longer verdict retires
+// the child before the rest of it is read (ndjson.Fail).
 func (d *persistent) read(p *proc) {
 	defer close(p.readDone)
-	br := bufio.NewReaderSize(p.stdout, MaxVerdict+1)
+	lr := ndjson.NewReader(p.stdout, MaxVerdict, ndjson.Fail)
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := lr.Next()
 		switch {
-		case err == bufio.ErrBufferFull:
+		case errors.Is(err, ndjson.ErrTooLong):
 			d.retire(p, "verdict larger than "+strconv.Itoa(MaxVerdict)+" bytes", false)
 			return
-		case err != nil: // end of file, or retire closed the pipe
+		case err != nil: // end of file (a last line cut short with it), or retire closed the pipe
 			d.ended(p)
 			return
 		}
-		if !d.deliver(p, line[:len(line)-1], br.Buffered() > 0) {
+		if !d.deliver(p, line, lr.Buffered() > 0) {
 			return
 		}
 	}

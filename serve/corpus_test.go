@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 	"github.com/arca-secrets/arca/manifest"
 )
 
@@ -78,7 +78,7 @@ func TestJSONTestSuite(t *testing.T) {
 				if len(l) <= 8 {
 					continue
 				}
-				esc := string(audit.AppendString(nil, l))
+				esc := string(jsonstr.Append(nil, l))
 				esc = esc[1 : len(esc)-1]
 				if bytes.Contains(tr.rawErr, []byte(l)) || strings.Contains(string(tr.rawErr), esc) {
 					t.Errorf("an input line reached the audit wire: %q", short(l))

@@ -2,9 +2,9 @@ package serve
 
 import (
 	"fmt"
-	"unicode/utf16"
 	"unicode/utf8"
 
+	"github.com/arca-secrets/arca/internal/jsonstr"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 )
@@ -161,120 +161,22 @@ func (s *scanner) eat(c byte) bool {
 	return false
 }
 
-// str decodes the JSON string at s.i, which must end before limit. Invalid
-// UTF-8, control characters and lone surrogates are syntax errors.
+// str decodes the JSON string at s.i, which must end by limit: strictly
+// (jsonstr.Decode), so invalid UTF-8, control characters and lone
+// surrogates are syntax errors. A string that runs past limit stops s at
+// limit.
 func (s *scanner) str(limit int) (string, bool) {
-	if !s.eat('"') {
-		s.err = true
-		return "", false
-	}
-	start := s.i
-	for s.i < len(s.b) && s.i < limit {
-		c := s.b[s.i]
-		if c == '"' {
-			s.i++
-			return string(s.b[start : s.i-1]), true
-		}
-		if c == '\\' || c < 0x20 || c >= 0x80 {
-			return s.strSlow(start, limit)
-		}
-		s.i++
+	v, n, ok := jsonstr.Decode(s.b[s.i:])
+	switch end := s.i + n; {
+	case ok && end <= limit:
+		s.i = end
+		return v, true
+	case n == 0: // no string here
+	case end >= limit:
+		s.i = max(limit, s.i+1)
+	default:
+		s.i = end
 	}
 	s.err = true
 	return "", false
-}
-
-func (s *scanner) strSlow(start, limit int) (string, bool) {
-	out := append([]byte(nil), s.b[start:s.i]...)
-	for s.i < len(s.b) && s.i < limit {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return string(out), true
-		case c < 0x20:
-			s.err = true
-			return "", false
-		case c == '\\':
-			var ok bool
-			if out, ok = s.escape(out); !ok {
-				s.err = true
-				return "", false
-			}
-		case c < 0x80:
-			out = append(out, c)
-			s.i++
-		default:
-			r, n := utf8.DecodeRune(s.b[s.i:])
-			if r == utf8.RuneError && n <= 1 {
-				s.err = true
-				return "", false
-			}
-			out = append(out, s.b[s.i:s.i+n]...)
-			s.i += n
-		}
-	}
-	s.err = true
-	return "", false
-}
-
-// escape decodes the escape at s.i (a backslash) onto out.
-func (s *scanner) escape(out []byte) ([]byte, bool) {
-	if s.i+1 >= len(s.b) {
-		return out, false
-	}
-	c := s.b[s.i+1]
-	s.i += 2
-	switch c {
-	case '"', '\\', '/':
-		return append(out, c), true
-	case 'b':
-		return append(out, '\b'), true
-	case 'f':
-		return append(out, '\f'), true
-	case 'n':
-		return append(out, '\n'), true
-	case 'r':
-		return append(out, '\r'), true
-	case 't':
-		return append(out, '\t'), true
-	case 'u':
-		r, ok := s.hex4()
-		if !ok {
-			return out, false
-		}
-		if utf16.IsSurrogate(r) {
-			if s.i+1 >= len(s.b) || s.b[s.i] != '\\' || s.b[s.i+1] != 'u' {
-				return out, false // a lone surrogate has no UTF-8 form
-			}
-			s.i += 2
-			r2, ok := s.hex4()
-			if r = utf16.DecodeRune(r, r2); !ok || r == utf8.RuneError {
-				return out, false
-			}
-		}
-		return utf8.AppendRune(out, r), true
-	}
-	return out, false
-}
-
-func (s *scanner) hex4() (rune, bool) {
-	if s.i+4 > len(s.b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s.b[s.i : s.i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case 'a' <= c && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	s.i += 4
-	return r, true
 }

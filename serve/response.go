@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 )
 
 var errBroken = errors.New("the audit wire (stderr) failed")
@@ -26,9 +27,9 @@ func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":false,"error":{"code":`...)
-	b = audit.AppendString(b, code)
+	b = jsonstr.Append(b, code)
 	b = append(b, `,"message":`...)
-	b = audit.AppendString(b, msg)
+	b = jsonstr.Append(b, msg)
 	b = append(b, '}')
 	return append(appendPolicy(b, p), '}')
 }

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
-	"github.com/arca-secrets/arca/ops/config"
+	"github.com/arca-secrets/arca/internal/glob"
 )
 
 // Filter picks events. A zero field picks every event; Ref and Actor are
-// globs in the guardrails' language (config.MatchGlob), the others are
+// globs in the guardrails' language (package glob), the others are
 // matched whole.
 type Filter struct {
 	Since, Until time.Time // Since inclusive, Until exclusive
@@ -32,7 +32,7 @@ func (f Filter) Check() error {
 		if g == "" {
 			continue
 		}
-		if p := config.GlobProblem(g); p != "" {
+		if p := glob.Problem(g); p != "" {
 			return fmt.Errorf("%s %q: %s", name, g, p)
 		}
 	}
@@ -53,7 +53,7 @@ func (f Filter) Match(e audit.Event, ts time.Time) bool {
 		return false
 	case f.Env != "" && e.Env != f.Env, f.Op != "" && op != f.Op, f.Outcome != "" && e.Outcome != f.Outcome:
 		return false
-	case f.Ref != "" && !config.MatchGlob(f.Ref, e.Ref), f.Actor != "" && !config.MatchGlob(f.Actor, e.Actor):
+	case f.Ref != "" && !glob.Match(f.Ref, e.Ref), f.Actor != "" && !glob.Match(f.Actor, e.Actor):
 		return false
 	}
 	return true

@@ -5,7 +5,6 @@
 package trail
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/ndjson"
 )
 
 // Anchor is the last link of a trail, recorded somewhere the trail's
@@ -154,42 +154,26 @@ var (
 	errCut  = errors.New("the trail ends in the middle of this line: it was cut short, or is still being written")
 )
 
-// lineReader reads lines of at most audit.MaxLine bytes.
-type lineReader struct {
-	br   *bufio.Reader
-	long []byte // a line longer than the buffer, gathered
-}
+// lineReader reads lines of at most audit.MaxLine bytes, and nothing past
+// a longer one (ndjson.Fail).
+type lineReader struct{ r *ndjson.Reader }
 
 func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, 64<<10)}
+	return &lineReader{ndjson.NewReader(r, audit.MaxLine, ndjson.Fail)}
 }
 
 // next returns the next line without its newline, valid until the next
 // call; io.EOF at the end. A last line with no newline, or one over
 // audit.MaxLine, is an error.
 func (l *lineReader) next() ([]byte, error) {
-	l.long = l.long[:0]
-	for {
-		b, err := l.br.ReadSlice('\n')
-		switch {
-		case err == nil && len(l.long) == 0:
-			return b[:len(b)-1], nil
-		case err == nil || errors.Is(err, bufio.ErrBufferFull):
-			if len(l.long)+len(b) > audit.MaxLine+1 {
-				return nil, errLong
-			}
-			l.long = append(l.long, b...)
-			if err == nil {
-				return l.long[:len(l.long)-1], nil
-			}
-		case errors.Is(err, io.EOF) && len(b) == 0 && len(l.long) == 0:
-			return nil, io.EOF
-		case errors.Is(err, io.EOF):
-			return nil, errCut
-		default:
-			return nil, err
-		}
+	line, err := l.r.Next()
+	switch {
+	case errors.Is(err, ndjson.ErrTooLong):
+		return nil, errLong
+	case errors.Is(err, ndjson.ErrCut):
+		return nil, errCut
 	}
+	return line, err
 }
 
 // lineFacts is what the chain needs of a line.

@@ -155,10 +155,10 @@ func benchEtcd(o options, root string, in input) ([]row, error) {
 	if err != nil {
 		return rows(), err
 	}
-	defer c.stop()
+	defer c.Kill()
 	for i := range o.runs {
 		progress("migrate %d secrets into an etcd vault, run %d/%d", o.n, i+1, o.runs)
-		toml := etcdConfig(c.endpoints(), fmt.Sprintf("/arca-bench/run%d/", i))
+		toml := etcdConfig(c.AllEndpoints(), fmt.Sprintf("/arca-bench/run%d/", i))
 		h, err := initHome(o.arca, root, fmt.Sprintf("etcd-%d", i), func(h home) error { return h.config(toml) })
 		if err != nil {
 			return rows(), err

@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/arca-secrets/arca/vault/etcd/etcdtest/launch"
 )
 
 // The namespace the secrets are migrated into.
@@ -45,7 +47,7 @@ func parseFlags() options {
 	flag.StringVar(&o.peer, "peer", "", "the arenzana/arca binary to time beside it (optional)")
 	flag.IntVar(&o.n, "n", 10000, "secrets in the input")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each arca verb (the median wall time is reported)")
-	flag.BoolVar(&o.etcd, "etcd", false, "also migrate into a vault on a 3-member loopback etcd cluster ("+etcdBinary+")")
+	flag.BoolVar(&o.etcd, "etcd", false, "also migrate into a vault on a 3-member loopback etcd cluster ("+launch.Binary+")")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp dir (its path is printed on stderr)")
 	flag.Parse()
 	return o

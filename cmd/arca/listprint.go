@@ -7,8 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/glob"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/config"
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
@@ -22,10 +22,10 @@ func listFilter(pos []string) (func(nsName string) bool, error) {
 	}
 	p := strings.TrimPrefix(pos[0], ref.Scheme)
 	if strings.ContainsAny(p, "*?[") {
-		if problem := config.GlobProblem(p); problem != "" {
+		if problem := glob.Problem(p); problem != "" {
 			return nil, usagef("list: PREFIX %q: %s", pos[0], problem)
 		}
-		return func(s string) bool { return config.MatchGlob(p, s) }, nil
+		return func(s string) bool { return glob.Match(p, s) }, nil
 	}
 	if strings.Count(strings.TrimSuffix(p, "/"), "/") > 1 {
 		return nil, usagef("list: PREFIX %q names an env: give a namespace or ns/name, and the env with --env", pos[0])

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/glob"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/pdp"
@@ -208,11 +209,11 @@ func opsEntryProblem(op string) string {
 	if !strings.ContainsAny(op, "*?[]\\") {
 		return "unknown op " + strconv.Quote(op) + " (want " + vaultOps() + ")"
 	}
-	if p := GlobProblem(op); p != "" {
+	if p := glob.Problem(op); p != "" {
 		return "invalid glob " + strconv.Quote(op) + ": " + p
 	}
 	for _, o := range manifest.Ops() {
-		if !o.Meta && MatchGlob(op, o.Name) {
+		if !o.Meta && glob.Match(op, o.Name) {
 			return ""
 		}
 	}
@@ -233,7 +234,7 @@ func (r *Rule) problem() string {
 		}
 	}
 	for _, g := range [...]struct{ key, pattern string }{{"env", r.Env}, {"ref", r.Ref}, {"actor", r.Actor}} {
-		if p := GlobProblem(g.pattern); p != "" {
+		if p := glob.Problem(g.pattern); p != "" {
 			return g.key + ": invalid glob " + strconv.Quote(g.pattern) + ": " + p
 		}
 	}

@@ -77,13 +77,13 @@ func TestJSONSkipDepth(t *testing.T) {
 	parseOK(t, "vault-kv", in, Flat, kv{"", "a", "1", `key "a"`})
 }
 
-func TestLoneSurrogate(t *testing.T) {
-	for lit, want := range map[string]bool{
+func TestStrictLiteral(t *testing.T) {
+	for lit, lone := range map[string]bool{
 		`"\ud83d\ude00"`: false, `"\\ud800"`: false, `"\\\ud800"`: true, `"a\u0041\ud800"`: true,
 		`"\udbff\udfff"`: false, `"\ud800\ue000"`: true, `"\ud800\\u0041"`: true, `"\uD800\uDC00"`: false,
 	} {
-		if got := loneSurrogate([]byte(lit)); got != want {
-			t.Errorf("loneSurrogate(%s) = %v", lit, got)
+		if got := strict([]byte(lit)); got == lone {
+			t.Errorf("strict(%s) = %v", lit, got)
 		}
 	}
 }

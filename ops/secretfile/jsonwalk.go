@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/internal/jsonstr"
 )
 
 // jsonWalker reads a JSON text token by token (json.Decoder.Token), so
@@ -101,7 +103,7 @@ func (w *jsonWalker) object(path []string, fn memberFunc) error {
 func (w *jsonWalker) leaf(v json.Token, line int, path []string) (string, error) {
 	switch v := v.(type) {
 	case string:
-		if strings.ContainsRune(v, utf8.RuneError) && loneSurrogate(w.raw()) {
+		if strings.ContainsRune(v, utf8.RuneError) && !strict(w.raw()) {
 			return "", fmt.Errorf("line %d: %s: the value is not valid UTF-8 (a lone surrogate escape)", line, keyPath(path...))
 		}
 		return v, nil
@@ -164,55 +166,13 @@ func (w *jsonWalker) raw() []byte {
 	return bytes.TrimLeft(w.data[w.prev:w.dec.InputOffset()], " \t\r\n,:")
 }
 
-// loneSurrogate reports whether a JSON string literal has a \u escape of a
-// UTF-16 surrogate that is not half of a pair.
-func loneSurrogate(lit []byte) bool {
-	for i := 0; i+1 < len(lit); i++ {
-		if lit[i] != '\\' {
-			continue
-		}
-		if lit[i+1] != 'u' {
-			i++ // a two-byte escape
-			continue
-		}
-		u := hex4(lit[i+2:])
-		switch {
-		case u >= 0xd800 && u < 0xdc00:
-			if len(lit) < i+12 || lit[i+6] != '\\' || lit[i+7] != 'u' {
-				return true
-			}
-			if lo := hex4(lit[i+8:]); lo < 0xdc00 || lo >= 0xe000 {
-				return true
-			}
-			i += 11
-		case u >= 0xdc00 && u < 0xe000:
-			return true
-		default:
-			i += 5
-		}
-	}
-	return false
-}
-
-// hex4 decodes four hex digits (the decoder has checked them), or is -1.
-func hex4(b []byte) int {
-	if len(b) < 4 {
-		return -1
-	}
-	n := 0
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			n = n<<4 | int(c-'0')
-		case 'a' <= c && c <= 'f':
-			n = n<<4 | int(c-'a'+10)
-		case 'A' <= c && c <= 'F':
-			n = n<<4 | int(c-'A'+10)
-		default:
-			return -1
-		}
-	}
-	return n
+// strict reports whether the string literal lit reads strictly (see
+// jsonstr.Decode). encoding/json turns a lone surrogate escape into U+FFFD
+// without a word; the file is UTF-8 and lit is JSON, so a lone surrogate
+// is all that makes the strict reading refuse it.
+func strict(lit []byte) bool {
+	_, _, ok := jsonstr.Decode(lit)
+	return ok
 }
 
 // describe names the kind of value a token starts, for messages.

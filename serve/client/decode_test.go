@@ -3,9 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
-	"encoding/binary"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,41 +334,6 @@ func idOfAny(line []byte) []byte {
 		return rest[:i]
 	}
 	return []byte("1")
-}
-
-// plain8 agrees with the byte table for every byte at every place, and
-// for random words.
-func TestPlain8(t *testing.T) {
-	check := func(w [8]byte) {
-		want := true
-		for _, c := range w {
-			want = want && plain[c]
-		}
-		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
-			t.Fatalf("plain8(%q) = %v, the table says %v", w, got, want)
-		}
-	}
-	for at := range 8 {
-		for c := range 256 {
-			for _, fill := range []byte{'a', ' ', '~', '!', '#', '[', ']'} {
-				w := [8]byte{fill, fill, fill, fill, fill, fill, fill, fill}
-				w[at] = byte(c)
-				check(w)
-			}
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	for range 1_000_000 {
-		var w [8]byte
-		binary.LittleEndian.PutUint64(w[:], r.Uint64())
-		check(w)
-		for i := range w { // mostly plain bytes, a few not
-			if r.IntN(4) > 0 {
-				w[i] = byte(0x20 + r.IntN(0x60))
-			}
-		}
-		check(w)
-	}
 }
 
 // daysSinceEpoch agrees with package time on every day of years around

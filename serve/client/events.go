@@ -69,7 +69,7 @@ func (c *Client) readEvents(r io.Reader, ready chan<- error) {
 		if started && c.o.OnEvent == nil {
 			// Nobody reads the stream: it is drained, not split or
 			// decoded, as any reader that discards it would.
-			drain(lr.r)
+			drain(lr.rest())
 			return
 		}
 		line, err := lr.next()
@@ -88,7 +88,6 @@ func (c *Client) readEvents(r io.Reader, ready chan<- error) {
 		if err != nil {
 			break
 		}
-		line = line[:len(line)-1]
 		var e audit.Event
 		err = c.stderr.check(line, &e, json.Unmarshal(line, &e), c.chainPromised.Load())
 		if !started {

@@ -4,6 +4,7 @@ import (
 	"math/bits"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/jsonstr"
 	"github.com/arca-secrets/arca/vault/secret"
 )
 
@@ -229,7 +230,7 @@ func (d *dec) secret() []byte {
 		copy(b, body)
 		return b
 	}
-	return unquote(body)
+	return jsonstr.Unquote(body)
 }
 
 // time reads a time in the one form serve writes, RFC 3339 in UTC with nine

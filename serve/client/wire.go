@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/jsonstr"
 )
 
 // readResponses hands each response line to the slot at the head of the
@@ -41,7 +41,7 @@ func (c *Client) readResponses(r io.Reader) {
 		}
 		if c.queue.n == 0 {
 			c.qmu.Unlock()
-			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: %w", len(line), errOutOfStep)
+			err = fmt.Errorf("client: a response (%d bytes) with no request waiting for it: %w", len(line)+1, errOutOfStep) // its newline counted
 			break
 		}
 		s := c.queue.pop()
@@ -76,7 +76,7 @@ func (c *Client) readResponses(r io.Reader) {
 	}
 	// serve's stdout is drained to its end: serve must not block on it
 	// while Close waits for it to exit.
-	_, _ = io.Copy(io.Discard, lr.r)
+	_, _ = io.Copy(io.Discard, lr.rest())
 }
 
 // breakWire ends the session when a call found its response out of step,
@@ -265,18 +265,18 @@ func (c *Client) goneErr() error {
 // hot path.
 func appendRequest(b, id []byte, op string, r Request) []byte {
 	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
-	b = audit.AppendString(b, op)
+	b = jsonstr.Append(b, op)
 	field := func(name, v string) {
 		if v != "" {
 			b = append(append(append(b, ',', '"'), name...), '"', ':')
-			b = audit.AppendString(b, v)
+			b = jsonstr.Append(b, v)
 		}
 	}
 	field("ref", r.Ref)
 	field("env", r.Env)
 	if r.Value != nil {
 		b = append(b, `,"value":`...)
-		b = audit.AppendString(b, r.Value)
+		b = jsonstr.Append(b, r.Value)
 	}
 	field("actor", r.Actor)
 	field("attestation", r.Attestation)

@@ -257,14 +257,14 @@ func TestCancelledSlotsAreReused(t *testing.T) {
 }
 
 // The line reader: lines up to its cap whole, gathered past its buffer
-// too; a longer one skipped and reported, the stream going on after it; a
-// last line without its newline dropped.
+// too, without their newline; a longer one skipped and reported, the
+// stream going on after it; a last line without its newline dropped.
 func TestLineReader(t *testing.T) {
 	const max = 100 << 10
 	long := func(n int, c string) string { return strings.Repeat(c, n) + "\n" }
 	in := "short\n" + long(70<<10, "a") + long(max, "b") + long(max+1, "c") + long(3*max, "d") + "after\n" + "cut"
 	lr := newLineReader(strings.NewReader(in), max)
-	for _, want := range []string{"short\n", long(70<<10, "a"), long(max, "b"), "!long", "!long", "after\n", "!eof"} {
+	for _, want := range []string{"short", strings.Repeat("a", 70<<10), strings.Repeat("b", max), "!long", "!long", "after", "!eof"} {
 		line, err := lr.next()
 		got := string(line)
 		switch {

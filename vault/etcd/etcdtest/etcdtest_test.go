@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/vault/etcd/etcdtest/launch"
 )
 
 // wantGone fails t unless no process has the given PID any more.
@@ -43,7 +45,7 @@ func put(t *testing.T, c *Cluster, key, value string) {
 // wantValue fails t unless a linearizable read from m alone says key=want.
 func wantValue(t *testing.T, m *Member, key, want string) {
 	t.Helper()
-	cli, err := newClient(m.Endpoint())
+	cli, err := launch.NewClient(m.Endpoint())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +85,8 @@ func TestSingleMember(t *testing.T) {
 	}
 	put(t, c, "app/key", "value")
 	wantValue(t, m, "app/key", "value")
-	if fi, err := os.Stat(m.logPath); err != nil || fi.Size() == 0 {
-		t.Errorf("etcd log %s: %v, want a non-empty file", m.logPath, err)
+	if fi, err := os.Stat(m.m.LogPath()); err != nil || fi.Size() == 0 {
+		t.Errorf("etcd log %s: %v, want a non-empty file", m.m.LogPath(), err)
 	}
 }
 
@@ -162,63 +164,5 @@ func TestCleanupKillsMembers(t *testing.T) {
 	}
 	for _, ep := range eps {
 		wantRefused(t, ep)
-	}
-}
-
-// launchErr starts a one-member cluster of the real etcd whose client port
-// is clientPort and with extra flags, and returns launch's error.
-func launchErr(t *testing.T, clientPort int, extra ...string) error {
-	t.Helper()
-	bin, err := lookBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ports, err := freePorts(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if clientPort != 0 {
-		ports[0] = clientPort
-	}
-	c := newCluster(bin, t.TempDir(), ports)
-	c.Members[0].args = append(c.Members[0].args, extra...)
-	return c.launch(t)
-}
-
-func TestPortTaken(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	err = launchErr(t, l.Addr().(*net.TCPAddr).Port)
-	if !errors.Is(err, errPortTaken) {
-		t.Fatalf("launch on a taken port: %v, want errPortTaken", err)
-	}
-}
-
-func TestFailureShowsLog(t *testing.T) {
-	err := launchErr(t, 0, "--no-such-flag")
-	if err == nil {
-		t.Fatal("etcd started with an unknown flag")
-	}
-	if errors.Is(err, errPortTaken) {
-		t.Errorf("unknown flag taken for a port in use: %v", err)
-	}
-	// etcd reports the bad flag on stderr, which goes to its log.
-	if !strings.Contains(err.Error(), "no-such-flag") {
-		t.Errorf("error does not show the log's tail: %v", err)
-	}
-}
-
-func TestEtcdEnv(t *testing.T) {
-	got := etcdEnv([]string{"HOME=/root", "ETCD_NAME=x", "ETCD_DATA_DIR=/y", "PATH=/bin"})
-	for _, kv := range got {
-		if strings.HasPrefix(kv, "ETCD_") && !strings.HasPrefix(kv, "ETCD_UNSUPPORTED_ARCH=") {
-			t.Errorf("etcdEnv kept %q", kv)
-		}
-	}
-	if !slices.Contains(got, "HOME=/root") || !slices.Contains(got, "PATH=/bin") {
-		t.Errorf("etcdEnv(...) = %q, dropped other variables", got)
 	}
 }

@@ -1,4 +1,4 @@
-package config
+package glob
 
 import (
 	"regexp"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestMatchGlob(t *testing.T) {
+func TestMatch(t *testing.T) {
 	tests := []struct {
 		pattern, s string
 		want       bool
@@ -54,15 +54,15 @@ func TestMatchGlob(t *testing.T) {
 		{strings.Repeat("*a", 20) + "b", strings.Repeat("a", 1000), false},
 	}
 	for _, tc := range tests {
-		if got := MatchGlob(tc.pattern, tc.s); got != tc.want {
-			t.Errorf("MatchGlob(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
+		if got := Match(tc.pattern, tc.s); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
 		}
 	}
 }
 
 // A malformed pattern is refused with a reason; matching one (a Config
 // that skipped validation) fails closed.
-func TestGlobProblem(t *testing.T) {
+func TestProblem(t *testing.T) {
 	tests := []struct{ pattern, problem string }{
 		{"a[", "[ without ]"},
 		{"a[bc", "[ without ]"},
@@ -80,16 +80,16 @@ func TestGlobProblem(t *testing.T) {
 		{"a\xff", "not valid UTF-8"},
 	}
 	for _, tc := range tests {
-		if got := GlobProblem(tc.pattern); got != tc.problem {
-			t.Errorf("GlobProblem(%q) = %q, want %q", tc.pattern, got, tc.problem)
+		if got := Problem(tc.pattern); got != tc.problem {
+			t.Errorf("Problem(%q) = %q, want %q", tc.pattern, got, tc.problem)
 		}
-		if !MatchGlob(tc.pattern, "anything") {
+		if !Match(tc.pattern, "anything") {
 			t.Errorf("malformed %q does not match: a rule holding it would not fail closed", tc.pattern)
 		}
 	}
 	for _, ok := range []string{"", "*", "?", "[a]", "[!a]", "[^a]", "[a-z]", "[-]", "[a-]", "[-a]", "a-b", "x!y^z"} {
-		if p := GlobProblem(ok); p != "" {
-			t.Errorf("GlobProblem(%q) = %q, want none", ok, p)
+		if p := Problem(ok); p != "" {
+			t.Errorf("Problem(%q) = %q, want none", ok, p)
 		}
 	}
 }
@@ -97,7 +97,7 @@ func TestGlobProblem(t *testing.T) {
 // globRegexp is the glob language written as a regular expression, to
 // check the matcher against.
 func globRegexp(pattern string) (*regexp.Regexp, bool) {
-	if GlobProblem(pattern) != "" {
+	if Problem(pattern) != "" {
 		return nil, false
 	}
 	var b strings.Builder
@@ -136,7 +136,7 @@ func globRegexp(pattern string) (*regexp.Regexp, bool) {
 	return re, err == nil
 }
 
-func FuzzMatchGlob(f *testing.F) {
+func FuzzMatch(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"agent:*", "agent:ci/job-42"}, {"a*b?c", "a/xb/c"}, {"[!a-c]*", "d/e"}, {"*a*a*", "aaa"},
 		{"[-a]x", "-x"}, {"[a-]", "-"}, {"??", "é/"}, {"b*/*", "billing/a/b"},
@@ -151,27 +151,27 @@ func FuzzMatchGlob(f *testing.F) {
 		if !ok {
 			return
 		}
-		if got, want := MatchGlob(pattern, s), re.MatchString(s); got != want {
-			t.Fatalf("MatchGlob(%q, %q) = %v, the regexp %s says %v", pattern, s, got, re, want)
+		if got, want := Match(pattern, s), re.MatchString(s); got != want {
+			t.Fatalf("Match(%q, %q) = %v, the regexp %s says %v", pattern, s, got, re, want)
 		}
 	})
 }
 
 // A long actor against a pattern of many stars stays linear per star.
-func BenchmarkMatchGlobManyStars(b *testing.B) {
+func BenchmarkMatchManyStars(b *testing.B) {
 	pattern := strings.Repeat("*a", 32) + "b"
 	s := strings.Repeat("a", 256)
 	for b.Loop() {
-		MatchGlob(pattern, s)
+		Match(pattern, s)
 	}
 }
 
-// BenchmarkMatchGlob is one guardrail field matched, as every request that
+// BenchmarkMatch is one guardrail field matched, as every request that
 // reaches the guardrails pays per rule: it allocates nothing.
-func BenchmarkMatchGlob(b *testing.B) {
+func BenchmarkMatch(b *testing.B) {
 	b.ReportAllocs()
 	for range b.N {
-		if !MatchGlob("agent:ci/[a-z]*-job-*", "agent:ci/deploy-job-42") {
+		if !Match("agent:ci/[a-z]*-job-*", "agent:ci/deploy-job-42") {
 			b.Fatal("no match")
 		}
 	}

@@ -1,4 +1,4 @@
-package etcdtest
+package launch
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -73,14 +72,17 @@ func (m *Member) Endpoint() string {
 
 // Pid is the process ID of m, or 0 when m is not running.
 func (m *Member) Pid() int {
-	if !m.running() {
+	if !m.Running() {
 		return 0
 	}
 	return m.cmd.Process.Pid
 }
 
-// running reports whether m was started, not killed, and has not exited.
-func (m *Member) running() bool {
+// LogPath is the file etcd logs to, and writes its stdout and stderr to.
+func (m *Member) LogPath() string { return m.logPath }
+
+// Running reports whether m was started, not killed, and has not exited.
+func (m *Member) Running() bool {
 	if !m.alive {
 		return false
 	}
@@ -93,14 +95,11 @@ func (m *Member) running() bool {
 }
 
 // Kill stops m with SIGKILL and waits for the process to exit.
-func (m *Member) Kill(t testing.TB) {
-	t.Helper()
+func (m *Member) Kill() error {
 	if !m.alive {
-		t.Fatalf("etcdtest: Kill(%s): not running", m.Name)
+		return errors.New("not running")
 	}
-	if err := m.kill(); err != nil {
-		t.Fatalf("etcdtest: Kill(%s): %v", m.Name, err)
-	}
+	return m.kill()
 }
 
 // Restart starts the stopped member m again, on the same ports and data dir;
@@ -109,35 +108,33 @@ func (m *Member) Kill(t testing.TB) {
 // a linearizable read, that is when m has rejoined the cluster and a leader
 // exists. Otherwise (the first members restarted after the whole cluster
 // was killed) no member can answer anything yet, and Restart returns once
-// m's client port accepts connections; call Cluster.Leader once enough
-// members are back. On failure it calls t.Fatal with the tail of m's log.
-func (m *Member) Restart(t testing.TB) {
-	t.Helper()
-	if m.running() {
-		t.Fatalf("etcdtest: Restart(%s): still running", m.Name)
+// m's client port accepts connections; ask Cluster.Leader once enough
+// members are back. On failure m is killed again, and the error has the
+// tail of m's log.
+func (m *Member) Restart(ctx context.Context) error {
+	if m.Running() {
+		return errors.New("still running")
 	}
 	if err := m.start(); err != nil {
-		t.Fatalf("etcdtest: Restart(%s): %v", m.Name, err)
+		return err
 	}
 	needLeader := m.cluster.running() > len(m.cluster.Members)/2
-	ctx, cancel := context.WithTimeout(t.Context(), readyTimeout)
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
 	if err := waitReady(ctx, []*Member{m}, needLeader); err != nil {
-		if kerr := m.kill(); kerr != nil {
-			t.Errorf("etcdtest: %v", kerr)
-		}
-		t.Fatalf("etcdtest: Restart(%s): %v", m.Name, err)
+		return errors.Join(err, m.kill())
 	}
+	return nil
 }
 
 // start starts m's process, with its output appended to m's log.
 func (m *Member) start() error {
 	if err := os.MkdirAll(filepath.Dir(m.logPath), 0o755); err != nil {
-		return fmt.Errorf("etcdtest: %w", err)
+		return fmt.Errorf("etcd: %w", err)
 	}
 	logf, err := os.OpenFile(m.logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("etcdtest: %w", err)
+		return fmt.Errorf("etcd: %w", err)
 	}
 	defer logf.Close() // the child has its own copy
 	cmd := exec.Command(m.bin, m.args...)
@@ -145,7 +142,7 @@ func (m *Member) start() error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("etcdtest: starting member %s: %w", m.Name, err)
+		return fmt.Errorf("etcd: starting member %s: %w", m.Name, err)
 	}
 	m.cmd, m.exited, m.alive = cmd, make(chan struct{}), true
 	go func(exited chan<- struct{}) {
@@ -199,7 +196,7 @@ func (m *Member) ready(ctx context.Context, needLeader bool) error {
 	if err := m.dial(ctx); err != nil || !needLeader {
 		return err
 	}
-	cli, err := newClient(m.ClientURL)
+	cli, err := NewClient(m.ClientURL)
 	if err != nil {
 		return err
 	}
@@ -234,7 +231,7 @@ func (m *Member) untilExit(ctx context.Context) (context.Context, context.Cancel
 
 // status asks m for its Status.
 func (m *Member) status(ctx context.Context) (*clientv3.StatusResponse, error) {
-	cli, err := newClient(m.ClientURL)
+	cli, err := NewClient(m.ClientURL)
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +242,7 @@ func (m *Member) status(ctx context.Context) (*clientv3.StatusResponse, error) {
 }
 
 // failure describes m failing to start for reason, with the tail of its
-// log. If m's log says a port was in use, the error wraps errPortTaken.
+// log. If m's log says a port was in use, the error wraps ErrPortTaken.
 func (m *Member) failure(reason string, err error) error {
 	if err != nil {
 		reason += ": " + err.Error()
@@ -254,7 +251,7 @@ func (m *Member) failure(reason string, err error) error {
 	msg := fmt.Sprintf("member %s (client %s, peer %s) %s; last lines of %s:\n%s",
 		m.Name, m.ClientURL, m.peerURL, reason, m.logPath, tail)
 	if strings.Contains(tail, "address already in use") {
-		return fmt.Errorf("%w: %s", errPortTaken, msg)
+		return fmt.Errorf("%w: %s", ErrPortTaken, msg)
 	}
 	return errors.New(msg)
 }

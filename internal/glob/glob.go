@@ -1,14 +1,9 @@
-package config
-
-import (
-	"errors"
-	"unicode/utf8"
-)
-
-// The glob language of a guardrail's env, ref and actor. A deny rule must
-// never miss what it seems to cover, so nothing in it stops at a "/" and
-// nothing is left to guess:
+// Package glob is arca's one glob language: a guardrail's env, ref, ops
+// and actor, the audit filters' --ref and --actor, and the patterns of
+// arca list. A deny rule must never miss what it seems to cover, so
+// nothing in it stops at a "/" and nothing is left to guess:
 //
+//	glob    matches
 //	*       any run of characters, "/" included, the empty run too
 //	?       exactly one character, "/" included
 //	[abc]   one of the characters listed; a-z a range (low to high)
@@ -18,7 +13,14 @@ import (
 // the start or the end of a class. A pattern with "\" (no escapes: no
 // name or ref can hold one of *?[]), an unclosed or empty class, a range
 // from high to low, a "[" or "]" inside a class, or invalid UTF-8 is
-// refused when the config is loaded.
+// refused (Problem says why), before any match: a config when it is
+// loaded, a filter when it is given.
+package glob
+
+import (
+	"errors"
+	"unicode/utf8"
+)
 
 // token is one element of a parsed glob: a star, or a matcher of exactly
 // one character (any, one literal, or a class). Tokens are plain values, so
@@ -151,18 +153,18 @@ func classChar(p string, i int) (rune, int, error) {
 	return r, n, nil
 }
 
-// GlobProblem says what is wrong with pattern, or returns "".
-func GlobProblem(pattern string) string {
+// Problem says what is wrong with pattern, or returns "".
+func Problem(pattern string) string {
 	if _, err := parseGlob(pattern); err != nil {
 		return err.Error()
 	}
 	return ""
 }
 
-// MatchGlob reports whether pattern matches all of s (see the language
-// above). A malformed pattern, which only a Config that skipped validation
-// can hold, matches everything: the rule it is in fails closed.
-func MatchGlob(pattern, s string) bool {
+// Match reports whether pattern matches all of s. A malformed pattern,
+// which only a caller that skipped Problem can hold, matches everything:
+// a deny rule it is in fails closed.
+func Match(pattern, s string) bool {
 	var buf [globTokens]token
 	toks, err := appendGlob(buf[:0], pattern)
 	if err != nil {

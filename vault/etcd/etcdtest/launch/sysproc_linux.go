@@ -1,4 +1,4 @@
-package etcdtest
+package launch
 
 import "syscall"
 

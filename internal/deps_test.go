@@ -1,0 +1,72 @@
+// Package internal holds the standard-library-only leaves several rooms
+// share; its test holds the house's imports to their direction.
+package internal
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/arca-secrets/arca/"
+
+// TestNothingImportsUpTheHouse: a leaf under internal/ links only the
+// standard library (and other leaves), and audit and pdp, which never see
+// a secret value, link nothing of the module but themselves and the
+// leaves: no ops, no vault, no serve.
+func TestNothingImportsUpTheHouse(t *testing.T) {
+	for _, tc := range []struct {
+		pkgs    string
+		allowed []string // the module's packages they may link, and those beneath them
+	}{
+		{"./internal/...", []string{"internal"}},
+		{"./audit/...", []string{"internal", "audit"}},
+		{"./pdp/...", []string{"internal", "pdp"}},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "../"+strings.TrimPrefix(tc.pkgs, "./")).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", tc.pkgs, err)
+		}
+		deps := strings.Fields(string(out))
+		if len(deps) == 0 {
+			t.Fatalf("go list -deps %s listed nothing", tc.pkgs)
+		}
+		for _, p := range deps {
+			rel, ours := strings.CutPrefix(p, module)
+			if !ours {
+				t.Errorf("%s links %s, which is not the standard library", tc.pkgs, p)
+				continue
+			}
+			if !allowed(rel, tc.allowed) {
+				t.Errorf("%s links %s, a package above it", tc.pkgs, p)
+			}
+		}
+	}
+}
+
+func allowed(rel string, trees []string) bool {
+	for _, a := range trees {
+		if rel == a || strings.HasPrefix(rel, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLauncherLinksNoTesting: the etcd launcher the tests share with
+// bench/bulk, a program, links no testing code.
+func TestLauncherLinksNoTesting(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "../vault/etcd/etcdtest/launch", "../bench/bulk").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages", len(deps))
+	}
+	for _, p := range deps {
+		if p == "testing" || strings.HasPrefix(p, "testing/") || strings.HasSuffix(p, "/etcdtest") {
+			t.Errorf("the launcher or bench/bulk links %s", p)
+		}
+	}
+}
