@@ -130,9 +130,8 @@ func TestPersistentRows(t *testing.T) {
 
 // groups collects the process group of every child a decider starts.
 type groups struct {
-	mu   sync.Mutex
-	ids  []int
-	last int
+	mu  sync.Mutex
+	ids []int
 }
 
 func (g *groups) started(pgid int) {
