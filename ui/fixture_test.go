@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/hex"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/vaulttest"
 )
 
 // canary is a secret value the fixture stores: no response may hold it.
@@ -82,33 +81,15 @@ reason = "billing is read by the payments service only"
 	return f
 }
 
-// noCanary fails if b holds the canary in any of canaryForms.
-// TestNoCanaryCatchesALeak is its positive control.
+// noCanary fails if b holds the canary in any of its forms (plain, hex,
+// base64 at any offset). TestNoCanaryCatchesALeak is its positive control.
 func noCanary(t testing.TB, what string, b []byte) {
 	t.Helper()
-	for _, c := range canaryForms() {
+	for _, c := range vaulttest.Forms(canary) {
 		if strings.Contains(string(b), c) {
 			t.Fatalf("%s holds the secret value (as %q)", what, c)
 		}
 	}
-}
-
-// canaryForms are the spellings a response could carry the canary in:
-// plain (JSON and HTML leave its characters alone), hex, and base64 in
-// both alphabets, which is how JSON writes a []byte. A value inside a
-// base64 string may start at any offset; dropping the k (0 to 2) leading
-// bytes that bring it onto a 3-byte boundary, its whole groups encode the
-// same whatever bytes stand around them, so one of the three cuts is in
-// the response.
-func canaryForms() []string {
-	b := []byte(canary)
-	out := []string{canary, hex.EncodeToString(b), strings.ToUpper(hex.EncodeToString(b))}
-	for k := range 3 {
-		g := b[k:]
-		g = g[:len(g)/3*3]
-		out = append(out, base64.RawStdEncoding.EncodeToString(g), base64.RawURLEncoding.EncodeToString(g))
-	}
-	return out
 }
 
 func readFile(t testing.TB, path string) string {
