@@ -63,11 +63,9 @@ func TestChildEnvIsAllowlistOnly(t *testing.T) {
 		if !shellNames[name] && !contains(allowed, name+"="+value) {
 			extra = append(extra, name)
 		}
-		for _, c := range canaries {
-			if _, cv, _ := strings.Cut(c, "="); strings.Contains(value, cv) {
-				t.Errorf("canary value of %s reached the child in %s", c, name)
-			}
-		}
+	}
+	for _, leak := range canariesIn(env, canaries) {
+		t.Errorf("canary value %s", leak)
 	}
 	sort.Strings(extra)
 	if len(extra) > 0 {
@@ -78,6 +76,33 @@ func TestChildEnvIsAllowlistOnly(t *testing.T) {
 		if env[name] != value {
 			t.Errorf("child saw %s=%q, want %q", name, env[name], value)
 		}
+	}
+}
+
+// canariesIn names each canary (NAME=value) whose value is in env, and
+// the variable it is in.
+func canariesIn(env map[string]string, canaries []string) []string {
+	var out []string
+	for name, value := range env {
+		for _, c := range canaries {
+			if _, cv, _ := strings.Cut(c, "="); strings.Contains(value, cv) {
+				out = append(out, c+" in "+name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestCanariesInSeesAPassedValue is canariesIn's positive control: the
+// canary values, passed to the child under allowlisted names, are found
+// in what the child saw.
+func TestCanariesInSeesAPassedValue(t *testing.T) {
+	canaries := []string{"ARCA_SECRET_CANARY=x1", "AWS_SECRET_ACCESS_KEY=x2"}
+	env := childEnv(t, []string{"HOME=/home/x1", "LANG=x2"})
+	want := []string{"ARCA_SECRET_CANARY=x1 in HOME", "AWS_SECRET_ACCESS_KEY=x2 in LANG"}
+	if got := canariesIn(env, canaries); !reflect.DeepEqual(got, want) {
+		t.Errorf("canariesIn = %q, want %q", got, want)
 	}
 }
 

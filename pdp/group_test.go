@@ -72,7 +72,8 @@ func TestNoGrandchildSurvives(t *testing.T) {
 }
 
 // cancelOnceRecorded calls cancel once file holds n lines (or after a
-// while, so that a test cannot hang on it).
+// while, so that a test cannot hang on it). It polls the file: the PDP is
+// another process, and the file is all it says of where it is.
 func cancelOnceRecorded(file string, n int, cancel func()) {
 	defer cancel()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {

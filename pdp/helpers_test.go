@@ -52,9 +52,10 @@ func wantUnreachable(t *testing.T, err error, phrase string) {
 }
 
 // wantGroupGone fails t if any live process of group pgid remains. SIGKILL
-// is delivered asynchronously, so it allows the kernel a moment. Zombies
-// count as gone: they run nothing, and a container's init may never reap
-// orphans.
+// is delivered asynchronously, so it allows the kernel a moment, polling
+// /proc: the group's other members are not this process's children, and
+// their end sends it no event. Zombies count as gone: they run nothing,
+// and a container's init may never reap orphans.
 func wantGroupGone(t *testing.T, pgid int) {
 	t.Helper()
 	if pgid <= 0 {
@@ -77,6 +78,8 @@ func wantGroupGone(t *testing.T, pgid int) {
 }
 
 // wantDead fails t if process pid is still running (zombies count as dead).
+// It polls /proc for a moment, as wantGroupGone does and for its reason:
+// pid is a grandchild, whose end sends this process no event.
 func wantDead(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
@@ -133,7 +136,8 @@ func statFields(stat []byte) (state string, pgrp int, ok bool) {
 }
 
 // wantGoroutinesBack fails t if more than n goroutines are still running
-// shortly after a decision.
+// shortly after a decision. It polls the count: a goroutine that returns
+// tells no one.
 func wantGoroutinesBack(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Second)

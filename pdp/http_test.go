@@ -327,38 +327,62 @@ func TestHTTPIgnoresProxy(t *testing.T) {
 	}
 }
 
-// hangingServer reads each request and never answers it.
-func hangingServer(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// hangingServer reads each request and never answers it; arrived gets a
+// send as each request has been read (while it has room).
+func hangingServer(t *testing.T) (srv *httptest.Server, arrived <-chan struct{}) {
+	ch := make(chan struct{}, 8)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
 		<-r.Context().Done()
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, ch
 }
 
-// TestHTTPCancel: a cancelled ctx ends the decision at once.
+// TestHTTPCancel: a cancelled ctx ends the decision at once: cancelled once
+// the request is at the server.
 func TestHTTPCancel(t *testing.T) {
-	srv := hangingServer(t)
+	srv, arrived := hangingServer(t)
 	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
 	defer d.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
+	defer cancel()
+	go func() {
+		select {
+		case <-arrived:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	_, err := d.Decide(ctx, getReq)
 	wantUnreachable(t, err, "cancelled: context canceled")
 }
 
-// TestHTTPClose: Close fails the decision in flight at once, well before
-// its deadline, and every later one.
+// TestHTTPClose: Close fails the decision in flight (at the server) at
+// once, well before its deadline, and every later one.
 func TestHTTPClose(t *testing.T) {
-	srv := hangingServer(t)
+	srv, arrived := hangingServer(t)
 	d := New(Config{URL: srv.URL + "/v1/data/x", API: APIOPA, Timeout: quick})
-	time.AfterFunc(50*time.Millisecond, func() { d.Close() })
+	done := make(chan struct{})
+	defer close(done)
+	var closed atomic.Int64 // when Close was called, in ns after t0
 	t0 := time.Now()
+	go func() {
+		select {
+		case <-arrived:
+			closed.Store(int64(time.Since(t0)))
+			d.Close()
+		case <-done:
+		}
+	}()
 	_, err := d.Decide(context.Background(), getReq)
 	wantUnreachable(t, err, "pdp is closed")
-	if el := time.Since(t0); el >= quick/2 {
-		t.Errorf("the decision in flight ended %v after it began, with Close at 50ms", el)
+	if el := time.Since(t0); el-time.Duration(closed.Load()) >= quick/2 {
+		t.Errorf("the decision in flight ended %v after it began, with Close at %v", el, time.Duration(closed.Load()))
 	}
 	_, err = d.Decide(context.Background(), getReq)
 	wantUnreachable(t, err, "pdp is closed")

@@ -59,7 +59,11 @@ type persistent struct {
 	notBefore time.Time // no child starts before this
 	lastWhy   string    // why the last child was retired
 
-	onStart func(pgid int) // tests: told each child's group id; nil otherwise
+	// Tests only (nil otherwise), none of which may block; onStart and
+	// onOwed are called under mu.
+	onStart   func(pgid int) // told each child's group id
+	onWritten func()         // told each time a request has been written to the child
+	onOwed    func()         // told each time a child fails between decisions
 }
 
 // Backoff between restarts: after n consecutive failures no child starts
@@ -120,6 +124,9 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 		return Verdict{}, unreachable(why)
 	}
 	p.write(body, dctx)
+	if d.onWritten != nil {
+		d.onWritten()
+	}
 	<-d.turn
 	select {
 	case r := <-w.ch:
@@ -224,6 +231,9 @@ func (d *persistent) retireWith(p *proc, why, owedWhy string, told bool) {
 			d.failedLocked(why)
 			if len(pending) == 0 && !told {
 				d.owed = why
+				if d.onOwed != nil {
+					d.onOwed()
+				}
 			}
 		}
 	}

@@ -128,17 +128,29 @@ func TestPersistentRows(t *testing.T) {
 	}
 }
 
-// groups collects the process group of every child a decider starts.
+// groups collects the process group of every child a decider starts, and
+// says when a request has been written to one and when one has failed
+// between decisions.
 type groups struct {
-	mu   sync.Mutex
-	ids  []int
-	last int
+	mu  sync.Mutex
+	ids []int
+
+	written chan struct{} // a send per request written, while the buffer lasts
+	owed    chan struct{} // a send when a child fails between decisions, unless one waits unread
 }
 
 func (g *groups) started(pgid int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ids = append(g.ids, pgid)
+}
+
+// signal sends on ch unless that would block: the hooks it serves must not.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
 func (g *groups) all() []int {
@@ -151,14 +163,16 @@ func (g *groups) all() []int {
 // delays (its clock jumps past every backoff), recording its children.
 func newTestPersistent(cfg Config, shell string) (*persistent, *groups) {
 	d := newPersistent(cfg, shell)
-	var g groups
+	g := &groups{written: make(chan struct{}, 64), owed: make(chan struct{}, 1)}
 	d.onStart = g.started
+	d.onWritten = func() { signal(g.written) }
+	d.onOwed = func() { signal(g.owed) }
 	clock := time.Now()
 	d.now = func() time.Time { // called under d.mu only
 		clock = clock.Add(time.Hour)
 		return clock
 	}
-	return d, &g
+	return d, g
 }
 
 func (r prow) check(t *testing.T) {
@@ -176,7 +190,7 @@ func (r prow) check(t *testing.T) {
 	prevReason := ""
 	for i, s := range r.steps {
 		if s.awaitOwe {
-			awaitOwed(t, d)
+			awaitOwed(t, d, g)
 		}
 		req := s.req
 		if req == (Request{}) {
@@ -221,10 +235,12 @@ func (r prow) check(t *testing.T) {
 	wantGoroutinesBack(t, goroutines)
 }
 
-// awaitOwed waits until d's child has failed between decisions.
-func awaitOwed(t *testing.T, d *persistent) {
+// awaitOwed waits until d's child has failed between decisions: for g's
+// word that one did, then for d to still owe it (a word left from an
+// earlier failure is taken and waited past).
+func awaitOwed(t *testing.T, d *persistent, g *groups) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	timeout := time.After(5 * time.Second)
 	for {
 		d.mu.Lock()
 		owed := d.owed
@@ -232,10 +248,11 @@ func awaitOwed(t *testing.T, d *persistent) {
 		if owed != "" {
 			return
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-g.owed:
+		case <-timeout:
 			t.Fatal("the child did not fail between decisions")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -377,7 +394,14 @@ func TestPersistentCancel(t *testing.T) {
 	d, g := newTestPersistent(Config{Exec: `while read l; do sleep 30; done`, Timeout: quick, Environ: testEnviron()}, "sh")
 	defer d.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(100*time.Millisecond, cancel)
+	defer cancel()
+	go func() { // cancelled once the request is with the child
+		select {
+		case <-g.written:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	_, err := d.Decide(ctx, getReq)
 	wantUnreachable(t, err, "cancelled: context canceled")
 	for _, pgid := range g.all() {
@@ -389,22 +413,27 @@ func TestPersistentCancel(t *testing.T) {
 
 // TestPersistentCancelledAnswerGoesNowhere: a decision that gives up while
 // another waits behind it on the same child retires the child with both
-// queued, so the answer the child was writing for the first can never be
-// taken as the second's (the policy allows agent:a and denies agent:b).
+// queued, so the answer the child owes the first can never be taken as the
+// second's (the policy allows agent:a; it answers only after A gives up,
+// which the child's sleep, cut short by the kill, stands for).
 func TestPersistentCancelledAnswerGoesNowhere(t *testing.T) {
-	exec := `while read l; do sleep 0.3; case $l in *'"actor":"agent:a"'*) echo '{"allow":true}';; *) echo '{"allow":false}';; esac; done`
+	exec := `while read l; do sleep 30; case $l in *'"actor":"agent:a"'*) echo '{"allow":true}';; *) echo '{"allow":false}';; esac; done`
 	d, g := newTestPersistent(Config{Exec: exec, Timeout: quick, Environ: testEnviron()}, "sh")
 	defer d.Close()
 	reqA, reqB := getReq, getReq
 	reqA.Actor, reqB.Actor = "agent:a", "agent:b"
 	ctxA, cancelA := context.WithCancel(context.Background())
+	defer cancelA()
 	doneA := make(chan error, 1)
 	go func() {
 		_, err := d.Decide(ctxA, reqA)
 		doneA <- err
 	}()
-	time.Sleep(30 * time.Millisecond) // A is written first
-	time.AfterFunc(100*time.Millisecond, cancelA)
+	<-g.written // A is written first
+	go func() { // A gives up once B is written behind it
+		<-g.written
+		cancelA()
+	}()
 	v, err := d.Decide(context.Background(), reqB)
 	if v.Allow {
 		t.Fatalf("agent:b, denied by the policy, was allowed: %+v", v)
@@ -431,9 +460,7 @@ func TestPersistentClose(t *testing.T) {
 		_, err := d.Decide(context.Background(), getReq)
 		done <- err
 	}()
-	for len(g.all()) == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	<-g.written // the decision is in flight
 	d.Close()
 	wantUnreachable(t, <-done, "pdp is closed")
 	_, err := d.Decide(context.Background(), getReq)

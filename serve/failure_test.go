@@ -329,10 +329,9 @@ func TestStdinFails(t *testing.T) {
 	}
 }
 
-// TestRefusesToStart: a context env that does not resolve, or a PDP this
-// build cannot consult, stops serve before it reads a request: one stop
-// event naming the problem, nothing on stdout, an error, and the
-// PDP's command line never echoed.
+// TestRefusesToStart: a context env that does not resolve stops serve
+// before it reads a request: one stop event naming the problem, nothing on
+// stdout, an error, and a configured PDP's command line never echoed.
 func TestRefusesToStart(t *testing.T) {
 	const pdp = `
 [serve.pdp]
@@ -343,6 +342,7 @@ exec = "PDP-COMMAND-LINE --token t0ps3cret"
 	}{
 		{"unknown context env", "", "zzz", `cannot start: unknown env "zzz"`},
 		{"invalid context env", "", "../x", "cannot start: invalid env"},
+		{"unknown context env, a PDP configured", pdp, "zzz", `cannot start: unknown env "zzz"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

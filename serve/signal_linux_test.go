@@ -148,14 +148,30 @@ func TestSignalsEndServeCleanly(t *testing.T) {
 
 // serveProc is a running `arca serve` whose stdin stays open.
 type serveProc struct {
-	cmd         *exec.Cmd
-	stdin       io.WriteCloser
-	out, errOut lockedBuffer
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    watchedBuffer
+	errOut lockedBuffer
+}
+
+// watchedBuffer is a lockedBuffer that says when it has been written to.
+type watchedBuffer struct {
+	lockedBuffer
+	wrote chan struct{} // a send after a write, unless one waits unread
+}
+
+func (w *watchedBuffer) Write(p []byte) (int, error) {
+	n, err := w.lockedBuffer.Write(p)
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return n, err
 }
 
 func startServe(t *testing.T, b arcaBin, config, sent string) *serveProc {
 	t.Helper()
-	p := &serveProc{cmd: b.command("serve", "--config", config)}
+	p := &serveProc{cmd: b.command("serve", "--config", config), out: watchedBuffer{wrote: make(chan struct{}, 1)}}
 	p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.errOut
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
@@ -171,15 +187,16 @@ func startServe(t *testing.T, b arcaBin, config, sent string) *serveProc {
 	return p
 }
 
-// waitFor waits until stdout holds s.
+// waitFor waits until stdout holds s, looking again after each write.
 func (p *serveProc) waitFor(t *testing.T, s string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	timeout := time.After(20 * time.Second)
 	for !bytes.Contains(p.out.Bytes(), []byte(s)) {
-		if time.Now().After(deadline) {
+		select {
+		case <-p.out.wrote:
+		case <-timeout:
 			t.Fatalf("serve wrote no %s; stderr:\n%s", s, p.errOut.Bytes())
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -235,7 +252,8 @@ func waitForPID(t *testing.T, file string) int {
 	return pid
 }
 
-// readPID is waitForPID for any goroutine.
+// readPID is waitForPID for any goroutine. It polls the file: the PDP is
+// another process, and the file is all it says of where it is.
 func readPID(file string) (int, error) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -256,8 +274,9 @@ func readPID(file string) (int, error) {
 
 // wantPDPGone fails t if the PDP recorded in dir, its grandchild, or
 // anything else of its process group still runs. SIGKILL is delivered
-// asynchronously, so it allows the kernel a moment; zombies count as gone
-// (a container's init may never reap orphans).
+// asynchronously, so it allows the kernel a moment, polling /proc: the
+// grandchild is no child of this process, and its end sends it no event.
+// Zombies count as gone (a container's init may never reap orphans).
 func wantPDPGone(t *testing.T, dir string) {
 	t.Helper()
 	pgid := waitForPID(t, filepath.Join(dir, "pdp"))

@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -199,6 +201,59 @@ func TestNoValueLeaves(t *testing.T) {
 		noCanary(t, p, body)
 	}
 	noCanary(t, "the audit file", []byte(readFile(t, f.auditFile)))
+}
+
+// failRecorder is a testing.TB that keeps a failure instead of ending the
+// test, to run a check against.
+type failRecorder struct {
+	testing.TB
+	failure string
+}
+
+func (r *failRecorder) Helper() {}
+
+func (r *failRecorder) Fatalf(format string, args ...any) { r.failure = fmt.Sprintf(format, args...) }
+
+// TestNoCanaryCatchesALeak is noCanary's positive control: the values the
+// fixture stores, read back through ops (the one path that reveals them)
+// and answered as this package answers, in a JSON string, in a JSON []byte
+// (base64, the value at offsets 0 and 4) and in the page's HTML, each trip
+// the check; the same answer without the value does not. So
+// TestNoValueLeaves and the browser test would see a value that left.
+func TestNoCanaryCatchesALeak(t *testing.T) {
+	f := newFixture(t)
+	type leaky struct {
+		Ref   string `json:"ref"`
+		Value any    `json:"value,omitempty"`
+	}
+	answer := func(v any) []byte {
+		w := httptest.NewRecorder()
+		writeJSON(w, http.StatusOK, v)
+		return w.Body.Bytes()
+	}
+	for _, ref := range []string{"arca://app/db", "arca://app/api-token"} {
+		res, err := f.svc.Get(context.Background(), ops.Request{Ref: ref})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := res.Value.Reveal()
+		for how, body := range map[string][]byte{
+			"a string": answer(leaky{ref, string(v)}),
+			"a []byte": answer(leaky{ref, v}),
+			"the page": []byte(`<td class="value">` + html.EscapeString(string(v)) + `</td>`),
+		} {
+			r := &failRecorder{TB: t}
+			noCanary(r, ref+" as "+how, body)
+			if r.failure == "" {
+				t.Errorf("noCanary passed %s, which holds %s's value: %s", how, ref, body)
+			}
+		}
+		r := &failRecorder{TB: t}
+		noCanary(r, ref+" without its value", answer(leaky{Ref: ref}))
+		if r.failure != "" {
+			t.Errorf("noCanary failed an answer without the value: %s", r.failure)
+		}
+	}
 }
 
 func get(t *testing.T, f *fixture, path string, v any) {

@@ -107,6 +107,13 @@ func pick(line []byte, n int, f Filter, fn func(Entry) error) error {
 // start; a file rotated away and replaced is followed into its successor,
 // from its start. A line is handed over only once its newline is there.
 func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn func(Entry) error) error {
+	return follow(ctx, path, f, func() <-chan time.Time { return time.After(poll) }, fn)
+}
+
+// follow is Follow that, at the end of the file, waits for what next
+// returns to deliver before it reads again: the tests hand it a channel of
+// their own to say when each read happens.
+func follow(ctx context.Context, path string, f Filter, next func() <-chan time.Time, fn func(Entry) error) error {
 	fh, err := os.Open(path)
 	if err != nil {
 		return err
@@ -157,7 +164,7 @@ func Follow(ctx context.Context, path string, f Filter, poll time.Duration, fn f
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-time.After(poll):
+			case <-next():
 			}
 		}
 	}

@@ -78,7 +78,7 @@ func TestFilter(t *testing.T) {
 
 // Follow hands over events as they are appended, a line only once its
 // newline is there, reads a file that shrank again from its start, and
-// returns when its context ends.
+// returns when its context ends. The test says when it reads again.
 func TestFollow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "audit.log")
 	text := events(t,
@@ -94,12 +94,16 @@ func TestFollow(t *testing.T) {
 	defer cancel()
 	got := make(chan string, 10)
 	done := make(chan error, 1)
+	polls := make(chan time.Time)
 	go func() {
-		done <- Follow(ctx, path, Filter{}, 5*time.Millisecond, func(e Entry) error {
+		done <- follow(ctx, path, Filter{}, func() <-chan time.Time { return polls }, func(e Entry) error {
 			got <- e.Event.Ref
 			return nil
 		})
 	}()
+	// poll lets follow read once more. polls is unbuffered, so a second
+	// poll returns only once the read the first let happen is over.
+	poll := func() { polls <- time.Time{} }
 	want := func(refs ...string) {
 		t.Helper()
 		for _, r := range refs {
@@ -123,17 +127,20 @@ func TestFollow(t *testing.T) {
 	}
 	want("a/1")
 	appendTo(ls[1][:20]) // half a line: not yet
-	time.Sleep(30 * time.Millisecond)
+	poll()
+	poll()
 	select {
 	case g := <-got:
 		t.Fatalf("followed %s from half a line", g)
 	default:
 	}
 	appendTo(ls[1][20:] + ls[2])
+	poll()
 	want("a/2", "a/3")
 	if err := os.WriteFile(path, []byte(ls[0]), 0o600); err != nil { // truncated: read again
 		t.Fatal(err)
 	}
+	poll()
 	want("a/1")
 	// Rotated: renamed away, a new file in its place.
 	if err := os.Rename(path, path+".1"); err != nil {
@@ -142,6 +149,7 @@ func TestFollow(t *testing.T) {
 	if err := os.WriteFile(path, []byte(ls[0]+ls[1]+ls[2]), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	poll()
 	want("a/1", "a/2", "a/3")
 	cancel()
 	select {

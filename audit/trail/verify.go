@@ -242,14 +242,3 @@ func isLink(s string) bool {
 	_, err := hex.DecodeString(s)
 	return err == nil && strings.ToLower(s) == s
 }
-
-// Checker checks a stream's chain a line at a time, as Verify does: for a
-// reader of a live audit wire.
-type Checker struct{ c checker }
-
-// NewChecker is a Checker at the start of a stream.
-func NewChecker() *Checker { return &Checker{} }
-
-// Step checks the next line (without its newline): a *Break when the
-// chain does not hold there.
-func (k *Checker) Step(line []byte) error { return k.c.step(line) }

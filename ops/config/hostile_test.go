@@ -5,17 +5,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arca-secrets/arca/internal/growth"
 	"github.com/arca-secrets/arca/manifest"
 )
 
-// hostile returns a config of just under manifest.MaxConfig bytes: line(i)
-// repeated, between head and tail.
-func hostile(head string, line func(i int) string, tail string) []byte {
+// hostile returns a config of just under size bytes: line(i) repeated,
+// between head and tail.
+func hostile(size int, head string, line func(i int) string, tail string) []byte {
 	var b strings.Builder
 	b.WriteString(head)
 	for i := 0; ; i++ {
 		l := line(i)
-		if b.Len()+len(l)+len(tail) > manifest.MaxConfig {
+		if b.Len()+len(l)+len(tail) > size {
 			break
 		}
 		b.WriteString(l)
@@ -24,8 +25,8 @@ func hostile(head string, line func(i int) string, tail string) []byte {
 	return []byte(b.String())
 }
 
-// hostileConfig is a config of the largest size arca reads, shaped to
-// make a TOML decoder slow, and the error it gets.
+// hostileConfig is a config shaped to make a TOML decoder slow, and the
+// error it gets at the largest size arca reads.
 type hostileConfig struct {
 	doc []byte
 	err string
@@ -35,28 +36,28 @@ type hostileConfig struct {
 // inline table, long dotted keys, many unknown keys in known tables; and,
 // within MaxKeys, the most siblings one table can have, the most unknown
 // keys, and as many unknown keys as go-toml is left to report, each in a
-// file of the largest size.
-func hostileConfigs() map[string]hostileConfig {
+// file of size bytes (the errors are those of manifest.MaxConfig).
+func hostileConfigs(size int) map[string]hostileConfig {
 	tooMany := "arca.toml: more than 4096 keys (a config holds at most 4096)"
 	long := strings.Repeat("x", 240)
 	return map[string]hostileConfig{
-		"unknown keys":        {hostile("", func(i int) string { return fmt.Sprintf("k%d = 1\n", i) }, ""), tooMany},
-		"unknown tables":      {hostile("", func(i int) string { return fmt.Sprintf("[t%d]\n", i) }, ""), tooMany},
-		"inline table keys":   {hostile("audit = {", func(i int) string { return fmt.Sprintf("k%d = 1, ", i) }, "z = 1}\n"), tooMany},
-		"dotted keys":         {hostile("", func(i int) string { return fmt.Sprintf("envs.e%d.x = 1\n", i) }, ""), tooMany},
-		"unknown rule keys":   {hostile("", func(i int) string { return fmt.Sprintf("[[guardrails.rule]]\nreason = \"r\"\nz%d = 1\n", i) }, ""), tooMany},
-		"one long dotted key": {hostile("a", func(int) string { return ".b" }, " = 1\n"), tooMany},
-		"siblings at the bound": {hostile("", func(i int) string {
+		"unknown keys":        {hostile(size, "", func(i int) string { return fmt.Sprintf("k%d = 1\n", i) }, ""), tooMany},
+		"unknown tables":      {hostile(size, "", func(i int) string { return fmt.Sprintf("[t%d]\n", i) }, ""), tooMany},
+		"inline table keys":   {hostile(size, "audit = {", func(i int) string { return fmt.Sprintf("k%d = 1, ", i) }, "z = 1}\n"), tooMany},
+		"dotted keys":         {hostile(size, "", func(i int) string { return fmt.Sprintf("envs.e%d.x = 1\n", i) }, ""), tooMany},
+		"unknown rule keys":   {hostile(size, "", func(i int) string { return fmt.Sprintf("[[guardrails.rule]]\nreason = \"r\"\nz%d = 1\n", i) }, ""), tooMany},
+		"one long dotted key": {hostile(size, "a", func(int) string { return ".b" }, " = 1\n"), tooMany},
+		"siblings at the bound": {hostile(size, "", func(i int) string {
 			if i < MaxKeys {
 				return fmt.Sprintf("k%d = \"%s\"\n", i, long)
 			}
 			return "#" + long + "\n"
 		}, ""), `arca.toml:1: unknown key "k0" (and 4095 more unknown keys)`},
-		"unknown keys go-toml reports": {unknownInEnvs(maxStrictUnknown, long),
+		"unknown keys go-toml reports": {unknownInEnvs(size, maxStrictUnknown, long),
 			`arca.toml:3: unknown key "envs.e0.z" (and 7 more unknown keys)`},
-		"unknown keys the scan reports": {unknownInEnvs(maxStrictUnknown+1, long),
+		"unknown keys the scan reports": {unknownInEnvs(size, maxStrictUnknown+1, long),
 			`arca.toml:3: unknown key "envs.e0.z" (and 8 more unknown keys)`},
-		"known siblings at the bound": {hostile("[envs]\n", func(i int) string {
+		"known siblings at the bound": {hostile(size, "[envs]\n", func(i int) string {
 			if i < MaxKeys/2-1 {
 				return fmt.Sprintf("e%d.vault = \"%s\"\n", i, long)
 			}
@@ -65,10 +66,10 @@ func hostileConfigs() map[string]hostileConfig {
 	}
 }
 
-// unknownInEnvs is n envs, each with an unknown key, in a file of the
-// largest size.
-func unknownInEnvs(n int, long string) []byte {
-	return hostile("", func(i int) string {
+// unknownInEnvs is n envs, each with an unknown key, in a file of size
+// bytes.
+func unknownInEnvs(size, n int, long string) []byte {
+	return hostile(size, "", func(i int) string {
 		if i < n {
 			return fmt.Sprintf("[envs.e%d]\nvault = \"v\"\nz = \"%s\"\n", i, long)
 		}
@@ -79,7 +80,7 @@ func unknownInEnvs(n int, long string) []byte {
 // Every hostile config is refused, with the error an ordinary mistake of
 // its kind gets.
 func TestParseHostileConfigs(t *testing.T) {
-	for name, h := range hostileConfigs() {
+	for name, h := range hostileConfigs(manifest.MaxConfig) {
 		if len(h.doc) < manifest.MaxConfig-300 {
 			t.Errorf("%s: %d bytes, want about %d", name, len(h.doc), manifest.MaxConfig)
 		}
@@ -91,14 +92,32 @@ func TestParseHostileConfigs(t *testing.T) {
 }
 
 // Any config arca can read is accepted or refused in time linear in its
-// size, in well under a second.
+// size, in well under a second. BenchmarkLoadHostileConfigGrowth holds it
+// to "linear".
 func BenchmarkLoadHostileConfig(b *testing.B) {
-	for name, h := range hostileConfigs() {
+	for name, h := range hostileConfigs(manifest.MaxConfig) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(h.doc)))
 			for b.Loop() {
 				Parse(h.doc, "arca.toml", envOf(nil))
 			}
+		})
+	}
+}
+
+// BenchmarkLoadHostileConfigGrowth reads each hostile config at half the
+// largest size and at the largest, in turns in one loop, and reports the
+// ratio of the two: about 2 for time linear in the size (4 would be
+// quadratic), about 1 where a bound (MaxKeys) stops both reads at the same
+// key.
+func BenchmarkLoadHostileConfigGrowth(b *testing.B) {
+	half, full := hostileConfigs(manifest.MaxConfig/2), hostileConfigs(manifest.MaxConfig)
+	for name := range full {
+		b.Run(name, func(b *testing.B) {
+			size := func(what string, doc []byte) growth.Size {
+				return growth.Size{Name: what, Op: func() { Parse(doc, "arca.toml", envOf(nil)) }}
+			}
+			growth.Measure(b, "read", 1, size("half", half[name].doc), size("full", full[name].doc))
 		})
 	}
 }

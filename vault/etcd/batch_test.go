@@ -740,21 +740,23 @@ func testBatchCancelStops(t *testing.T, b *batchCluster) {
 }
 
 // Each unit has the op's timeout to itself: a batch whose units together
-// take longer than one timeout (approve is slow) lands whole.
+// take longer than one timeout (approve is slow) lands whole. The sleep in
+// approve is the slowness under test, not an ordering: 3 units of it pass
+// one timeout, and each leaves more than half the timeout for its commit.
 func testBatchDeadlinePerUnit(t *testing.T, b *batchCluster) {
 	v := b.vault(t, true)
-	e := v.openWith(t, time.Second)
+	e := v.openWith(t, 2*time.Second)
 	ws := putBatch(250)
 	u := &units{hook: func(int, []vault.Meta) error {
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond)
 		return nil
 	}}
 	start := time.Now()
 	metas, err := applyBatch(t, e, context.Background(), ws, u.approve)
 	if err != nil {
-		t.Fatalf("a batch of 3 units, each approved in 400 ms, with a timeout of 1 s: %v", err)
+		t.Fatalf("a batch of 3 units, each approved in 700 ms, with a timeout of 2 s: %v", err)
 	}
-	if took := time.Since(start); took < time.Second {
+	if took := time.Since(start); took < 2*time.Second {
 		t.Fatalf("the batch took %v, under one timeout: it proves nothing", took)
 	}
 	wantNames(t, "result", metas, ws)

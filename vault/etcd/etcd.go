@@ -73,6 +73,9 @@ type Vault struct {
 	held    *writerLock          // the vault's writer lock, while this handle holds it
 	idle    *time.Timer          // lets go of held once unused for holdFor
 	holdFor time.Duration        // holdIdle; tests set it
+	// disarmed is told, under mu, each time an armed release is let go of
+	// (replaced, stopped, or run out and done): tests only; nil otherwise.
+	disarmed func()
 }
 
 // Options say how to reach a shared vault.

@@ -93,19 +93,34 @@ func lockKeys(t *testing.T, v faultVault) int64 {
 	return resp.Count
 }
 
-// waitLockKeys waits, up to 5 s, until v has n writer-lock keys. Groups
+// waitLockKeys waits, up to 5 s, until v has n writer-lock keys, counting
+// them again at each change a watch on the lock's keys reports. Groups
 // still open are aborted before it fails, so that the test's cleanup can
 // close their handles.
 func waitLockKeys(t *testing.T, v faultVault, n int64, open ...vault.Group) {
 	t.Helper()
-	for end := time.Now().Add(5 * time.Second); lockKeys(t, v) != n; {
-		if time.Now().After(end) {
-			for _, g := range open {
-				g.Abort()
-			}
-			t.Fatalf("writer-lock keys: %d, want %d", lockKeys(t, v), n)
+	fail := func(format string, args ...any) {
+		t.Helper()
+		for _, g := range open {
+			g.Abort()
 		}
-		time.Sleep(5 * time.Millisecond)
+		t.Fatalf(format, args...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cli, keys := v.c.Client(t), v.prefix+"lock/"
+	resp, err := cli.Get(ctx, keys, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		fail("count the writer-lock keys: %v", err)
+	}
+	changes := cli.Watch(ctx, keys, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
+	for resp.Count != n {
+		if wr, ok := <-changes; !ok || wr.Err() != nil {
+			fail("writer-lock keys: %d, want %d", resp.Count, n)
+		}
+		if resp, err = cli.Get(ctx, keys, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
+			fail("count the writer-lock keys: %v", err)
+		}
 	}
 }
 
@@ -365,8 +380,7 @@ func TestEtcdFailingWritesDoNotKeepTheLock(t *testing.T) {
 				return
 			default:
 			}
-			_, _ = putValue(e1, "app/a", "x", deny)
-			time.Sleep(10 * time.Millisecond)
+			_, _ = putValue(e1, "app/a", "x", deny) // back to back, as often as it can
 		}
 	}()
 	e2.timeout = time.Second
@@ -386,6 +400,13 @@ func TestEtcdLapsedLockLeavesNoStaleTimer(t *testing.T) {
 	e1, e2 := v.open(t), v.open(t)
 	e1.holdFor = 300 * time.Millisecond
 	e2.holdFor = 10 * time.Millisecond
+	disarmed := make(chan struct{}, 1)
+	e1.disarmed = func() {
+		select {
+		case disarmed <- struct{}{}:
+		default:
+		}
+	}
 	if _, err := putValue(e1, "app/a", "a", nil); err != nil { // arms e1's release
 		t.Fatal(err)
 	}
@@ -397,7 +418,15 @@ func TestEtcdLapsedLockLeavesNoStaleTimer(t *testing.T) {
 	addAll(t, g, put("app/x", "x"))
 	e1.timeout = 100 * time.Millisecond
 	_, err := putValue(e1, "app/b", "b", nil)
-	time.Sleep(400 * time.Millisecond) // e1's old release runs out, with nothing held
+	select { // e1's old release is done with: stopped, or run out with nothing held
+	case <-disarmed:
+	case <-time.After(5 * time.Second):
+		g.Abort()
+		t.Fatal("e1's old release is still armed")
+	}
+	e1.mu.Lock()
+	e1.disarmed = nil
+	e1.mu.Unlock()
 	if cerr := g.Commit(context.Background()); cerr != nil || err == nil {
 		t.Fatalf("e1's put while e2 held the lock: %v (want the deadline); e2's commit: %v", err, cerr)
 	}

@@ -212,9 +212,7 @@ func (e *Vault) armRelease() {
 	if e.held == nil {
 		return
 	}
-	if e.idle != nil {
-		e.idle.Stop()
-	}
+	e.disarm()
 	// A timer stopped too late finds e.idle no longer its own and does
 	// nothing. t is set before the callback can take e.mu: callers hold it.
 	var t *time.Timer
@@ -242,9 +240,18 @@ func (e *Vault) releaseLock() {
 // or is about to lapse with the session's lease.
 func (e *Vault) dropLock() {
 	e.held = nil
-	if e.idle != nil {
-		e.idle.Stop()
-		e.idle = nil
+	e.disarm()
+}
+
+// disarm stops the armed release, if there is one.
+func (e *Vault) disarm() {
+	if e.idle == nil {
+		return
+	}
+	e.idle.Stop()
+	e.idle = nil
+	if e.disarmed != nil {
+		e.disarmed()
 	}
 }
 

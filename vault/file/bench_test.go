@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/growth"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/identity"
 )
@@ -110,6 +112,26 @@ func BenchmarkFileGet(b *testing.B) {
 	})
 }
 
+// BenchmarkFileGetGrowth holds a get to "independent of size": gets at 10
+// and at 100,000 records, in turns in one loop as BenchmarkFileGet makes
+// them, and the ratio of the two (docs/performance.md's target: within
+// 1.5×).
+func BenchmarkFileGetGrowth(b *testing.B) {
+	ctx := context.Background()
+	size := func(n int) growth.Size {
+		f, names := benchVault(b, n)
+		stream := nameStream(names, mrand.New(mrand.NewPCG(uint64(n), 1)), 1<<16)
+		i := 0
+		return growth.Size{Name: strconv.Itoa(n), Op: func() {
+			if _, err := f.Get(ctx, stream[i%len(stream)]); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}}
+	}
+	growth.Measure(b, "get", 4096, size(10), size(100_000))
+}
+
 // nameStream returns n names picked at random, laid out one after another
 // in a single buffer.
 func nameStream(names []string, rng *mrand.Rand, n int) []string {
@@ -184,6 +206,28 @@ func BenchmarkFileOneShotGet(b *testing.B) {
 			g.Close()
 		}
 	})
+}
+
+// BenchmarkFileOneShotGetGrowth holds the one-shot get to "reads that do
+// not grow": BenchmarkFileOneShotGet's open, get and close at 10 and at
+// 100,000 records, in turns in one loop, and the ratio of the two.
+func BenchmarkFileOneShotGetGrowth(b *testing.B) {
+	ctx := context.Background()
+	size := func(n int) growth.Size {
+		f, names := benchVault(b, n)
+		rng := mrand.New(mrand.NewPCG(uint64(n), 1))
+		return growth.Size{Name: strconv.Itoa(n), Op: func() {
+			g, err := Open(f.path, f.idPath, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := g.Get(ctx, names[rng.IntN(len(names))]); err != nil {
+				b.Fatal(err)
+			}
+			g.Close()
+		}}
+	}
+	growth.Measure(b, "get", 1, size(10), size(100_000))
 }
 
 // BenchmarkFileOneShotMiss is BenchmarkFileOneShotGet for a record that is

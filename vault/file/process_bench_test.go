@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/internal/growth"
 )
 
 // BenchmarkProcessGet times a whole `arca get` process, as a person or a
@@ -68,6 +71,14 @@ func BenchmarkProcessGet(b *testing.B) {
 			})
 		}
 	}
+	// "Reads that do not grow": the README's build at 10 and at 100,000
+	// records, in turns, and the ratio (docs/performance.md's target: 1.2×).
+	b.Run("get/static/growth", func(b *testing.B) {
+		size := func(i int) growth.Size {
+			return growth.Size{Name: strconv.Itoa(sizes[i]), Op: func() { runOnce(b, homes[i], 32, bins[1].src, "get", refs[i]) }}
+		}
+		growth.Measure(b, "get", 1, size(0), size(len(sizes)-1))
+	})
 }
 
 // runProcess runs the command args b.N times with HOME (and the working
@@ -78,16 +89,21 @@ func BenchmarkProcessGet(b *testing.B) {
 func runProcess(b *testing.B, home string, want int, args ...string) {
 	var cpu time.Duration
 	for range b.N {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Env = []string{"HOME=" + home}
-		cmd.Dir = home
-		out, err := cmd.CombinedOutput()
-		if err != nil || want >= 0 && len(out) != want {
-			b.Fatalf("%s: %v (%d bytes out)", args, err, len(out))
-		}
-		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		cpu += runOnce(b, home, want, args...)
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// runOnce is one run of runProcess; it returns the CPU time the process took.
+func runOnce(b *testing.B, home string, want int, args ...string) time.Duration {
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"HOME=" + home}
+	cmd.Dir = home
+	out, err := cmd.CombinedOutput()
+	if err != nil || want >= 0 && len(out) != want {
+		b.Fatalf("%s: %v (%d bytes out)", args, err, len(out))
+	}
+	return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 }
 
 // install copies src to dst, making dst's directory 0700 and dst 0600.

@@ -189,10 +189,6 @@ func (k *Keys) Open(slot string, blob []byte) (vault.Record, error) {
 // (2 bytes), name, value.
 const recordHeader = 1 + 8*4 + 2
 
-func encodeRecord(r vault.Record) []byte {
-	return appendRecord(make([]byte, 0, recordHeader+len(r.Name)+r.Value.Len()), r)
-}
-
 // appendRecord appends the plaintext of r to dst.
 func appendRecord(dst []byte, r vault.Record) []byte {
 	start := len(dst)
