@@ -9,9 +9,9 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/serve"
 )
 
@@ -115,21 +115,7 @@ func BenchmarkServeFill(b *testing.B) {
 
 // freshHome is a config on a new HOME with its default vault created.
 func freshHome(b *testing.B) *ops.Config {
-	home := b.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig(nil, "arca.toml", getenv)
-	if err != nil {
-		b.Fatal(err)
-	}
-	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
-	defer svc.Close()
-	if _, err := svc.Init(""); err != nil {
-		b.Fatal(err)
-	}
-	return cfg
+	o := opstest.New(b, opstest.Options{})
+	o.Service.Close() // the benchmark opens the vault itself
+	return o.Config
 }

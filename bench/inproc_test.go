@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/serve"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -17,12 +17,12 @@ import (
 // BenchmarkServeInProcess runs the serve loop without pipes or processes:
 // the cost of one get through decode, ops, the vault and both encoders.
 func BenchmarkServeInProcess(b *testing.B) {
-	cfg := freshHome(b)
-	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
-	if _, err := svc.Put(context.Background(), ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte("s3cret-value-of-some-length-0123456789"))}); err != nil {
+	o := opstest.New(b, opstest.Options{})
+	if _, err := o.Service.Put(context.Background(), ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte("s3cret-value-of-some-length-0123456789"))}); err != nil {
 		b.Fatal(err)
 	}
-	svc.Close()
+	o.Service.Close() // serve opens the vault itself
+	cfg := o.Config
 
 	in := strings.Repeat(getLine, b.N)
 	b.ResetTimer()

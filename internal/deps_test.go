@@ -10,6 +10,25 @@ import (
 
 const module = "github.com/arca-secrets/arca/"
 
+// deps lists what the packages given (relative to the module root) link,
+// as go list -f prints each.
+func deps(t *testing.T, format string, pkgs ...string) []string {
+	t.Helper()
+	args := []string{"list", "-deps", "-f", format}
+	for _, p := range pkgs {
+		args = append(args, "../"+strings.TrimPrefix(p, "./"))
+	}
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkgs, err)
+	}
+	ds := strings.Fields(string(out))
+	if len(ds) == 0 {
+		t.Fatalf("go list -deps %s listed nothing", pkgs)
+	}
+	return ds
+}
+
 // TestNothingImportsUpTheHouse: a leaf under internal/ links only the
 // standard library (and other leaves), and audit and pdp, which never see
 // a secret value, link nothing of the module but themselves and the
@@ -23,21 +42,12 @@ func TestNothingImportsUpTheHouse(t *testing.T) {
 		{"./audit/...", []string{"internal", "audit"}},
 		{"./pdp/...", []string{"internal", "pdp"}},
 	} {
-		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", "../"+strings.TrimPrefix(tc.pkgs, "./")).Output()
-		if err != nil {
-			t.Fatalf("go list %s: %v", tc.pkgs, err)
-		}
-		deps := strings.Fields(string(out))
-		if len(deps) == 0 {
-			t.Fatalf("go list -deps %s listed nothing", tc.pkgs)
-		}
-		for _, p := range deps {
+		for _, p := range deps(t, "{{if not .Standard}}{{.ImportPath}}{{end}}", tc.pkgs) {
 			rel, ours := strings.CutPrefix(p, module)
-			if !ours {
+			switch {
+			case !ours:
 				t.Errorf("%s links %s, which is not the standard library", tc.pkgs, p)
-				continue
-			}
-			if !allowed(rel, tc.allowed) {
+			case !allowed(rel, tc.allowed):
 				t.Errorf("%s links %s, a package above it", tc.pkgs, p)
 			}
 		}
@@ -56,15 +66,11 @@ func allowed(rel string, trees []string) bool {
 // TestLauncherLinksNoTesting: the etcd launcher the tests share with
 // bench/bulk, a program, links no testing code.
 func TestLauncherLinksNoTesting(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "../vault/etcd/etcdtest/launch", "../bench/bulk").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	all := deps(t, "{{.ImportPath}}", "./vault/etcd/etcdtest/launch", "./bench/bulk")
+	if len(all) < 10 {
+		t.Fatalf("go list -deps listed %d packages", len(all))
 	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 10 {
-		t.Fatalf("go list -deps listed %d packages", len(deps))
-	}
-	for _, p := range deps {
+	for _, p := range all {
 		if p == "testing" || strings.HasPrefix(p, "testing/") || strings.HasSuffix(p, "/etcdtest") {
 			t.Errorf("the launcher or bench/bulk links %s", p)
 		}

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -18,8 +17,7 @@ import (
 // request is seen by that request, never a stale value.
 func TestSeesWritesMadeBetweenRequests(t *testing.T) {
 	f := newFixture(t)
-	other := ops.New(ops.Options{Config: f.cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
-	defer other.Close()
+	other := f.ops.NewService(t, opstest.Options{Now: fixedClock})
 	put := func(v string) {
 		t.Helper()
 		if _, err := other.Put(context.Background(), ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte(v))}); err != nil {

@@ -34,10 +34,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -60,6 +60,7 @@ type fixture struct {
 	home string
 	cfg  *ops.Config
 	spy  *spy
+	ops  *opstest.Fixture
 }
 
 // newFixture makes a temp HOME with the embedded default config and creates
@@ -69,24 +70,9 @@ func newFixture(t testing.TB) *fixture { return newFixtureConfig(t, "") }
 // newFixtureConfig is newFixture with the given arca.toml text.
 func newFixtureConfig(t testing.TB, toml string) *fixture {
 	t.Helper()
-	home := t.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig([]byte(toml), "arca.toml", getenv)
-	if err != nil {
-		t.Fatalf("parse config: %v", err)
-	}
-	for _, env := range cfg.EnvNames() {
-		svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
-		if _, err := svc.Init(env); err != nil {
-			t.Fatalf("init env %s: %v", env, err)
-		}
-	}
-	return &fixture{home: home, cfg: cfg, spy: &spy{}}
+	o := opstest.New(t, opstest.Options{Config: toml, Now: fixedClock})
+	o.Service.Close() // serve opens the vaults itself
+	return &fixture{home: o.Home, cfg: o.Config, spy: &spy{}, ops: o}
 }
 
 // spy opens the real vault and counts every call that reaches it.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/vaulttest"
 )
@@ -33,34 +33,19 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	home := t.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig([]byte(`
-[[guardrails.rule]]
-env = "default"
-ref = "billing/*"
-ops = ["get"]
-reason = "billing is read by the payments service only"
-`), "arca.toml", getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{auditFile: filepath.Join(home, "audit.log")}
+	f := &fixture{auditFile: filepath.Join(t.TempDir(), "audit.log")}
 	af, err := audit.OpenFile(f.auditFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { af.Close() })
-	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(af, audit.SourceCLI, nil), Backends: backend.Kinds{}})
-	t.Cleanup(func() { f.svc.Close() })
-	if _, err := f.svc.Init(""); err != nil {
-		t.Fatal(err)
-	}
+	f.svc = opstest.New(t, opstest.Options{Audit: af, Config: `
+[[guardrails.rule]]
+env = "default"
+ref = "billing/*"
+ops = ["get"]
+reason = "billing is read by the payments service only"
+`}).Service
 	ctx := context.Background()
 	for _, kv := range [][2]string{{"app/db", canary}, {"app/api-token", "tok-" + canary}, {"billing/card", canary + "-card"}} {
 		if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://" + kv[0], Value: vault.NewSecret([]byte(kv[1]))}); err != nil {

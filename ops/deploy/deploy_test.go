@@ -11,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/ops/deploy"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -29,23 +28,8 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	home := t.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig(nil, "arca.toml", getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &fixture{events: &bytes.Buffer{}, dir: t.TempDir()}
-	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f.events, audit.SourceCLI, nil), Backends: backend.Kinds{}})
-	t.Cleanup(func() { f.svc.Close() })
-	if _, err := f.svc.Init(""); err != nil {
-		t.Fatal(err)
-	}
+	f.svc = opstest.New(t, opstest.Options{Audit: f.events}).Service
 	return f
 }
 

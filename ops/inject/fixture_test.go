@@ -11,6 +11,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -62,27 +63,9 @@ func (b spyBackends) Open(name string, vc ops.VaultConfig, now func() time.Time)
 // vaults initialised.
 func newFixture(t *testing.T, toml string) *fixture {
 	t.Helper()
-	home := t.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig([]byte(toml), "arca.toml", getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &fixture{events: &bytes.Buffer{}}
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
-	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f.events, audit.SourceCLI, clock), Now: clock,
-		Backends: spyBackends{f: f}})
-	t.Cleanup(func() { f.svc.Close() })
-	for _, env := range cfg.EnvNames() {
-		if _, err := f.svc.Init(env); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.svc = opstest.New(t, opstest.Options{Config: toml, Audit: f.events, Now: clock, Backends: spyBackends{f: f}}).Service
 	return f
 }
 
