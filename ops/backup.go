@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/fsio"
@@ -66,12 +65,12 @@ func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, e
 	if err != nil {
 		return res, err
 	}
-	c := &call{op: "backup", env: res.Env, ev: audit.Event{Op: "backup", Env: res.Env, Message: fmt.Sprintf("%d records to %s", len(recs), path)}}
-	if err := s.recordCommit(c, 0); err != nil {
+	ch := s.Begin("backup", res.Env, "", fmt.Sprintf("%d records to %s", len(recs), path))
+	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
 	if err := placeNew(tmp, path); err != nil {
-		return res, s.fail(c, Errorf(manifest.OpError, "backup of env %q was audited but not written: %v", res.Env, err))
+		return res, ch.Fail(Errorf(manifest.OpError, "backup of env %q was audited but not written: %v", res.Env, err))
 	}
 	return res, nil
 }
@@ -248,13 +247,13 @@ func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResul
 	if err != nil {
 		return CheckResult{}, err
 	}
-	c := &call{op: "check", env: env, ev: audit.Event{Op: "check", Env: env, Message: "backup file " + path}}
+	ch := s.Begin("check", env, "", "backup file "+path)
 	res := CheckResult{Env: env, Vault: path, Kind: "file", Problems: []string{}}
 	if reason, denied := s.cfg.Guardrail(env, "check", "", ""); denied {
-		return res, s.fail(c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+		return res, ch.Fail(Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
 	if _, err := os.Stat(path); err != nil {
-		return res, s.fail(c, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
+		return res, ch.Fail(Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
 	}
 	bst, err := s.openBackup(env, path)
 	var rep vault.Report
@@ -268,7 +267,7 @@ func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResul
 	rep.Problems = backupProblems(rep.Problems, s.backends.Problems(VaultConfig{Kind: "file", Path: path}), path)
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
 	res.Healthy = len(res.Problems) == 0
-	return res, s.record(c, 0)
+	return res, ch.Record(0)
 }
 
 // backupProblems is what a check of the backup at path found, without the

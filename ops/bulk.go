@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
@@ -85,8 +84,7 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	}
 	// The plan says which records exist: as much as a list does.
 	if reason, denied := s.cfg.Guardrail(env, "list", "", ""); denied {
-		c := bulkCall(env, "list", "")
-		return res, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s (a bulk write lists the vault first); nothing was written", reason))
+		return res, s.Begin("list", env, "", "").Fail(Errorf(manifest.Denied, "denied by guardrail: %s (a bulk write lists the vault first); nothing was written", reason))
 	}
 	st, err := s.store(env)
 	if err != nil {
@@ -103,8 +101,7 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	p := plan(req.Items, exists, req.Overwrite)
 	if req.DryRun {
 		res.Rows = p.rows()
-		c := &call{op: "list", env: env, ev: audit.Event{Op: "list", Env: env}}
-		return res, s.record(c, 0)
+		return res, s.Begin("list", env, "", "").Record(0)
 	}
 	err = s.commitBulk(ctx, st, p, env)
 	res.Rows = p.rows()
@@ -189,8 +186,7 @@ func (s *Service) bulkCheck(env, op, source string, items Items) error {
 		}
 		if reason, no := s.cfg.Guardrail(env, op, it.Ref, ""); no {
 			denied = append(denied, ref.Scheme+it.Ref)
-			c := bulkCall(env, op, it.Ref)
-			if err := s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason)); !isCode(err, manifest.Denied) {
+			if err := s.Begin(op, env, it.Ref, "").Fail(Errorf(manifest.Denied, "denied by guardrail: %s", reason)); !isCode(err, manifest.Denied) {
 				return err
 			}
 		}
@@ -241,11 +237,6 @@ func where(source, in string) string {
 	return source + ": " + in
 }
 
-// bulkCall is the call of one record of a bulk request, for its events.
-func bulkCall(env, op, path string) call {
-	return call{op: op, env: env, ev: audit.Event{Op: op, Env: env, Ref: path}}
-}
-
 func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) == c }
 
 // commitBulk applies the writes of p as one batch into env's store st.
@@ -264,14 +255,14 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, e
 			}
 		}
 		for j, m := range ms {
-			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: env, Ref: p.ref(approved + j), Version: m.Version}
-			write := s.audit.Write
+			ch := s.Begin("put", env, p.ref(approved+j), "")
+			write := ch.Record
 			if j == len(ms)-1 {
-				write = s.audit.WriteFlush
+				write = ch.Audit
 			}
-			if err := write(ev); err != nil {
+			if err := write(m.Version); err != nil {
 				approved += j // written, and now not to be committed
-				auditErr = &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+				auditErr = err
 				return auditErr
 			}
 			i := p.todo[approved+j]
@@ -306,8 +297,7 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, e
 	}
 	for j := landed; j < approved; j++ {
 		name := p.ref(j)
-		c := bulkCall(env, "put", name)
-		if ferr := s.fail(&c, Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ErrAudit) {
+		if ferr := s.Begin("put", env, name, "").Fail(Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ErrAudit) {
 			return ferr
 		}
 	}

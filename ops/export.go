@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
@@ -50,13 +49,13 @@ func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, err
 		return ExportResult{Env: env}, err
 	}
 	for i, r := range res.Records {
-		ev := audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: env, Ref: r.Name, Version: r.Version}
-		write := s.audit.Write
+		ch := s.Begin("get", env, r.Name, "")
+		write := ch.Record
 		if i == len(res.Records)-1 {
-			write = s.audit.WriteFlush
+			write = ch.Audit
 		}
-		if err := write(ev); err != nil {
-			return ExportResult{Env: env}, &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+		if err := write(r.Version); err != nil {
+			return ExportResult{Env: env}, err
 		}
 	}
 	return res, nil

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/identity"
@@ -70,8 +69,8 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 		return res, err
 	}
 	msg := recipientsMessage(add, remove)
-	c := &call{op: "recipients", env: res.Env, ev: audit.Event{Op: "recipients", Env: res.Env, Message: msg}}
-	if err := s.recordCommit(c, 0); err != nil {
+	ch := s.Begin("recipients", res.Env, "", msg)
+	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
 	rs, err := parseRecipients("recipients of env "+res.Env, next)
@@ -79,7 +78,7 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 		err = k.SetRecipients(ctx, cur, rs)
 	}
 	if err != nil {
-		return res, s.fail(c, Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))
+		return res, ch.Fail(Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))
 	}
 	res.Recipients = next // what landed; reading it back could fail for other reasons
 	return res, nil
@@ -148,14 +147,14 @@ func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
 	if err != nil {
 		return res, err
 	}
-	c := &call{op: "rekey", env: res.Env, ev: audit.Event{Op: "rekey", Env: res.Env, Message: "replace the data key and re-seal every record"}}
-	if err := s.recordCommit(c, 0); err != nil {
+	ch := s.Begin("rekey", res.Env, "", "replace the data key and re-seal every record")
+	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
 	if res.Resealed, err = k.Rekey(ctx); errors.Is(err, vault.ErrUnknownOutcome) {
-		return res, s.fail(c, Errorf(manifest.OpError, "rekey of env %q was audited, but whether it landed is unknown: %v", res.Env, err))
+		return res, ch.Fail(Errorf(manifest.OpError, "rekey of env %q was audited, but whether it landed is unknown: %v", res.Env, err))
 	} else if err != nil {
-		return res, s.fail(c, Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
+		return res, ch.Fail(Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
 	}
 	if rs, err := k.Recipients(ctx); err == nil {
 		res.Recipients = rs // the rekey landed; a failed read back does not undo it
