@@ -11,6 +11,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/serve"
 )
@@ -128,7 +129,7 @@ func freshHome(b *testing.B) *ops.Config {
 	}
 	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil)})
 	defer svc.Close()
-	if _, err := svc.Init(""); err != nil {
+	if _, err := access.Init(svc, ""); err != nil {
 		b.Fatal(err)
 	}
 	return cfg

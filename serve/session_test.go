@@ -37,6 +37,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -82,7 +83,7 @@ func newFixtureConfig(t testing.TB, toml string) *fixture {
 	}
 	for _, env := range cfg.EnvNames() {
 		svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, nil), Now: fixedClock})
-		if _, err := svc.Init(env); err != nil {
+		if _, err := access.Init(svc, env); err != nil {
 			t.Fatalf("init env %s: %v", env, err)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 func request(t *testing.T, f *fixture, method, path string, auth func(*http.Request)) (*http.Response, []byte) {
@@ -280,9 +281,9 @@ func (s *stubVaults) Check(context.Context, ops.Request) (ops.CheckResult, error
 	return ops.CheckResult{Env: "team", Vault: "team", Kind: "etcd", Healthy: true, Problems: []string{}, Info: []string{"member 127.0.0.1:2379 answered"}}, nil
 }
 
-func (s *stubVaults) Recipients(_ context.Context, env string) (ops.TeamResult, error) {
+func (s *stubVaults) Recipients(_ context.Context, env string) (access.TeamResult, error) {
 	s.recipientsAsked++
-	return ops.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
+	return access.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
 }
 
 // For a shared vault the health answer carries its recipients; for a file

@@ -14,6 +14,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/ops/deploy"
 	"github.com/arca-secrets/arca/vault"
@@ -43,7 +44,7 @@ func newFixture(t testing.TB) *fixture {
 	f := &fixture{events: &bytes.Buffer{}, dir: t.TempDir()}
 	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f.events, audit.SourceCLI, nil), Backends: backend.Kinds{}})
 	t.Cleanup(func() { f.svc.Close() })
-	if _, err := f.svc.Init(""); err != nil {
+	if _, err := access.Init(f.svc, ""); err != nil {
 		t.Fatal(err)
 	}
 	return f

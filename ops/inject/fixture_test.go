@@ -10,6 +10,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -79,7 +80,7 @@ func newFixture(t *testing.T, toml string) *fixture {
 		Backends: spyBackends{f: f}})
 	t.Cleanup(func() { f.svc.Close() })
 	for _, env := range cfg.EnvNames() {
-		if _, err := f.svc.Init(env); err != nil {
+		if _, err := access.Init(f.svc, env); err != nil {
 			t.Fatal(err)
 		}
 	}

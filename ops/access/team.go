@@ -1,13 +1,18 @@
-package ops
+// Package access is who can open a vault: init (the identity and the
+// vault), the recipients a vault's data key is wrapped to, rekey, and the
+// rotation of an identity through every vault it opens. It runs over ops;
+// each recipients change and rekey is an ops.Change, audited before it is
+// committed.
+package access
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/identity"
 )
@@ -22,49 +27,39 @@ type TeamResult struct {
 
 // keyed resolves env (the process context's when "") to a vault whose data
 // key can be rewrapped and replaced (both kinds can).
-func (s *Service) keyed(env string) (TeamResult, vault.Keyed, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
-	if err != nil {
-		return TeamResult{}, nil, err
-	}
-	name, vc, err := s.cfg.VaultFor(env)
-	if err != nil {
-		return TeamResult{}, nil, err
-	}
-	res := TeamResult{Env: env, Vault: name}
-	st, err := s.store(env)
-	if err != nil {
-		return res, nil, err
-	}
-	k, ok := st.(vault.Keyed)
-	if !ok {
-		return res, nil, Errorf(manifest.OpError, "vault %q (kind %s) cannot change its recipients or data key", name, vc.Kind)
-	}
-	return res, k, nil
+func keyed(s *ops.Service, env string) (TeamResult, vault.Keyed, error) {
+	env, name, k, err := s.Keyed(env)
+	return TeamResult{Env: env, Vault: name}, k, err
+}
+
+// ownRecipient is the public key of the identity env's vault is opened with.
+func ownRecipient(s *ops.Service, env string) (string, error) {
+	id, err := s.Identity(env)
+	return id.PublicKey, err
 }
 
 // Recipients lists the age recipients env's data key is wrapped to.
-func (s *Service) Recipients(ctx context.Context, env string) (TeamResult, error) {
-	res, k, err := s.keyed(env)
+func Recipients(ctx context.Context, s *ops.Service, env string) (TeamResult, error) {
+	res, k, err := keyed(s, env)
 	if err == nil {
 		res.Recipients, err = k.Recipients(ctx)
 	}
-	return res, asError(err)
+	return res, ops.AsError(err)
 }
 
 // ChangeRecipients wraps env's data key to its recipients plus add minus
 // remove. It refuses to leave no recipient, or to drop the identity this
 // process opens the vault with (it could not undo that).
-func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove []string) (TeamResult, error) {
-	res, k, err := s.keyed(env)
+func ChangeRecipients(ctx context.Context, s *ops.Service, env string, add, remove []string) (TeamResult, error) {
+	res, k, err := keyed(s, env)
 	if err != nil {
 		return res, err
 	}
 	cur, err := k.Recipients(ctx)
 	if err != nil {
-		return res, asError(err)
+		return res, ops.AsError(err)
 	}
-	next, err := s.nextRecipients(res.Env, cur, add, remove)
+	next, err := nextRecipients(s, res.Env, cur, add, remove)
 	if err != nil {
 		return res, err
 	}
@@ -73,22 +68,22 @@ func (s *Service) ChangeRecipients(ctx context.Context, env string, add, remove 
 	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
-	rs, err := parseRecipients("recipients of env "+res.Env, next)
+	rs, err := ops.ParseRecipients("recipients of env "+res.Env, next)
 	if err == nil {
 		err = k.SetRecipients(ctx, cur, rs)
 	}
 	if err != nil {
-		return res, ch.Fail(Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))
+		return res, ch.Fail(ops.Errorf(manifest.OpError, "recipients of env %q were audited but not changed: %v", res.Env, err))
 	}
 	res.Recipients = next // what landed; reading it back could fail for other reasons
 	return res, nil
 }
 
 // nextRecipients computes and checks the new recipient list.
-func (s *Service) nextRecipients(env string, cur, add, remove []string) ([]string, error) {
+func nextRecipients(s *ops.Service, env string, cur, add, remove []string) ([]string, error) {
 	for i, r := range append(slices.Clone(add), remove...) {
 		if _, err := identity.ParseRecipient(r); err != nil {
-			return nil, Errorf(manifest.BadRequest, "recipient argument %d %v", i+1, err)
+			return nil, ops.Errorf(manifest.BadRequest, "recipient argument %d %v", i+1, err)
 		}
 	}
 	next := slices.Clone(cur)
@@ -99,35 +94,18 @@ func (s *Service) nextRecipients(env string, cur, add, remove []string) ([]strin
 	}
 	for _, r := range remove {
 		if !slices.Contains(cur, r) {
-			return nil, Errorf(manifest.NotFound, "recipient %s is not one of env %q's recipients", r, env)
+			return nil, ops.Errorf(manifest.NotFound, "recipient %s is not one of env %q's recipients", r, env)
 		}
 		next = slices.DeleteFunc(next, func(x string) bool { return x == r })
 	}
-	own, err := s.ownRecipient(env)
+	own, err := ownRecipient(s, env)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.Contains(next, own) {
-		return nil, Errorf(manifest.BadRequest, "removing %s would lock out this identity; another recipient must remove it", own)
+		return nil, ops.Errorf(manifest.BadRequest, "removing %s would lock out this identity; another recipient must remove it", own)
 	}
 	return next, nil
-}
-
-// ownRecipient is the public key of the identity env's vault is opened with.
-func (s *Service) ownRecipient(env string) (string, error) {
-	_, vc, err := s.cfg.VaultFor(env)
-	if err != nil {
-		return "", err
-	}
-	ids, err := identity.Load(vc.Identity)
-	if err != nil {
-		return "", &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
-	}
-	rs := identity.RecipientsOf(ids)
-	if len(rs) == 0 {
-		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity", vc.Identity)
-	}
-	return fmt.Sprint(rs[0]), nil
 }
 
 func recipientsMessage(add, remove []string) string {
@@ -142,8 +120,8 @@ func recipientsMessage(add, remove []string) string {
 }
 
 // Rekey replaces env's data key and re-seals every record under it.
-func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
-	res, k, err := s.keyed(env)
+func Rekey(ctx context.Context, s *ops.Service, env string) (TeamResult, error) {
+	res, k, err := keyed(s, env)
 	if err != nil {
 		return res, err
 	}
@@ -152,12 +130,21 @@ func (s *Service) Rekey(ctx context.Context, env string) (TeamResult, error) {
 		return res, err
 	}
 	if res.Resealed, err = k.Rekey(ctx); errors.Is(err, vault.ErrUnknownOutcome) {
-		return res, ch.Fail(Errorf(manifest.OpError, "rekey of env %q was audited, but whether it landed is unknown: %v", res.Env, err))
+		return res, ch.Fail(ops.Errorf(manifest.OpError, "rekey of env %q was audited, but whether it landed is unknown: %v", res.Env, err))
 	} else if err != nil {
-		return res, ch.Fail(Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
+		return res, ch.Fail(ops.Errorf(manifest.OpError, "rekey of env %q was audited but did not land: %v", res.Env, err))
 	}
 	if rs, err := k.Recipients(ctx); err == nil {
 		res.Recipients = rs // the rekey landed; a failed read back does not undo it
 	}
 	return res, nil
+}
+
+// Service is an ops.Service that also answers Recipients as a method: what
+// a caller reading vaults through an interface (the ui's Vaults) is given.
+type Service struct{ *ops.Service }
+
+// Recipients lists the age recipients env's data key is wrapped to.
+func (s Service) Recipients(ctx context.Context, env string) (TeamResult, error) {
+	return Recipients(ctx, s.Service, env)
 }

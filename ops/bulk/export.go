@@ -1,10 +1,11 @@
-package ops
+package bulk
 
 import (
 	"context"
 	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -20,24 +21,21 @@ type ExportResult struct {
 // guardrails as a get, and one denied refuses the whole export; each gets
 // its own get event, all written (and flushed) before any value is
 // returned.
-func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+func Export(ctx context.Context, s *ops.Service, env, ns string) (ExportResult, error) {
+	env, err := s.ResolveEnv(env)
 	if err != nil {
 		return ExportResult{}, err
 	}
 	if ns != "" && !ref.ValidSegment(ns) {
-		return ExportResult{}, Errorf(manifest.BadRequest, "namespace %q %s", ns, ref.SegmentProblem(ns))
+		return ExportResult{}, ops.Errorf(manifest.BadRequest, "namespace %q %s", ns, ref.SegmentProblem(ns))
 	}
-	if err := s.canOpen(env); err != nil {
-		return ExportResult{}, err
-	}
-	st, err := s.store(env)
+	st, err := s.Store(env)
 	if err != nil {
 		return ExportResult{}, err
 	}
 	all, err := st.Records(ctx)
 	if err != nil {
-		return ExportResult{}, asError(err)
+		return ExportResult{}, ops.AsError(err)
 	}
 	res := ExportResult{Env: env, Records: make([]vault.Record, 0, len(all))}
 	for _, r := range all {
@@ -45,7 +43,7 @@ func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, err
 			res.Records = append(res.Records, r)
 		}
 	}
-	if err := s.bulkCheck(env, "get", "env "+env, Records(res.Records)); err != nil {
+	if err := bulkCheck(s, env, "get", "env "+env, Records(res.Records)); err != nil {
 		return ExportResult{Env: env}, err
 	}
 	for i, r := range res.Records {
