@@ -404,7 +404,7 @@ kind = "file"
 		t.Fatalf("rotate of a removed ref: %v", err)
 	}
 	chk, err := f.svc.Check(ctx, Request{Env: "prod"})
-	if err != nil || !chk.Healthy || chk.Vault != "p" || chk.Kind != "file" || chk.Records != 0 {
+	if err != nil || !chk.Healthy || chk.Vault != "p" || chk.Kind != KindFile || chk.Records != 0 {
 		t.Fatalf("check = %+v, %v", chk, err)
 	}
 }

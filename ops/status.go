@@ -26,7 +26,7 @@ type StatusResult struct {
 type EnvStatus struct {
 	Name       string   `json:"name"`
 	Vault      string   `json:"vault"`
-	Kind       string   `json:"kind"`
+	Kind       Kind     `json:"kind"`
 	Path       string   `json:"path,omitempty"`      // a file vault's file
 	Endpoints  []string `json:"endpoints,omitempty"` // a shared vault's members
 	Prefix     string   `json:"prefix,omitempty"`

@@ -119,7 +119,7 @@ func withIdentity(s *ops.Service, vaults []string, path string) *ops.Service {
 	for _, name := range vaults {
 		v, ok := cfg.Vaults[name]
 		if !ok {
-			v = ops.VaultConfig{Kind: "file"} // the embedded vault, with no [vaults] table
+			v = ops.VaultConfig{Kind: ops.KindFile} // the embedded vault, with no [vaults] table
 		}
 		v.Identity = path
 		cfg.Vaults[name] = v

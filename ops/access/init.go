@@ -35,7 +35,7 @@ func Init(s *ops.Service, env string) (InitResult, error) {
 		return InitResult{}, err
 	}
 	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
-	if vc.Kind == "etcd" {
+	if vc.Kind == ops.KindEtcd {
 		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
 	} else if missing(vc.Identity) && !missing(vc.Path) {
 		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)

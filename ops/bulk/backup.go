@@ -87,7 +87,7 @@ func writeBackup(ctx context.Context, s *ops.Service, res BackupResult, recs []v
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	tmp := res.Path + ".partial-" + hex.EncodeToString(b[:])
-	bc := ops.VaultConfig{Kind: "file", Path: tmp, Identity: vc.Identity}
+	bc := ops.VaultConfig{Kind: ops.KindFile, Path: tmp, Identity: vc.Identity}
 	rs, err := ops.ParseRecipients("recipients of env "+res.Env, res.Recipients)
 	if err != nil {
 		return tmp, err
@@ -179,7 +179,7 @@ func openBackup(s *ops.Service, env, path string) (vault.Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, ops.Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err))
 	}
-	st, err := s.OpenVault("backup", ops.VaultConfig{Kind: "file", Path: path, Identity: vc.Identity})
+	st, err := s.OpenVault("backup", ops.VaultConfig{Kind: ops.KindFile, Path: path, Identity: vc.Identity})
 	return st, ops.AsError(err)
 }
 
@@ -249,7 +249,7 @@ func CheckBackup(ctx context.Context, s *ops.Service, env, path string) (ops.Che
 		return ops.CheckResult{}, err
 	}
 	ch := s.Begin("check", env, "", "backup file "+path)
-	res := ops.CheckResult{Env: env, Vault: path, Kind: "file", Problems: []string{}}
+	res := ops.CheckResult{Env: env, Vault: path, Kind: ops.KindFile, Problems: []string{}}
 	if reason, denied := s.Config().Guardrail(env, "check", "", ""); denied {
 		return res, ch.Fail(ops.Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
@@ -265,7 +265,7 @@ func CheckBackup(ctx context.Context, s *ops.Service, env, path string) (ops.Che
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
-	rep.Problems = backupProblems(rep.Problems, s.VaultProblems(ops.VaultConfig{Kind: "file", Path: path}), path)
+	rep.Problems = backupProblems(rep.Problems, s.VaultProblems(ops.VaultConfig{Kind: ops.KindFile, Path: path}), path)
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
 	res.Healthy = len(res.Problems) == 0
 	return res, ch.Record(0)
