@@ -14,6 +14,15 @@ type Config struct {
 // VaultConfig is one [vaults.NAME] table, paths expanded (see VaultFor).
 type VaultConfig = config.VaultConfig
 
+// Kind is a vault's backend (see config.Kind).
+type Kind = config.Kind
+
+// The kinds of vault (see config.KindFile).
+const (
+	KindFile = config.KindFile
+	KindEtcd = config.KindEtcd
+)
+
 // OriginImplicit is the origin of a config found as ./arca.toml in the
 // working directory (see config.Origin).
 const OriginImplicit = config.OriginImplicit

@@ -119,7 +119,7 @@ type ListResult struct {
 type CheckResult struct {
 	Env      string   `json:"env"`
 	Vault    string   `json:"vault"`
-	Kind     string   `json:"kind"`
+	Kind     Kind     `json:"kind"`
 	Healthy  bool     `json:"healthy"`
 	Records  int      `json:"records"`
 	Problems []string `json:"problems"`

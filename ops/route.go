@@ -67,7 +67,7 @@ func (c *Config) VaultFor(env string) (name string, v VaultConfig, err error) {
 	switch {
 	case ok:
 	case len(c.Envs) == 0:
-		v = VaultConfig{Kind: "file"}
+		v = VaultConfig{Kind: KindFile}
 	default:
 		return "", VaultConfig{}, Errorf(manifest.OpError, "env %q: vault %q is not configured", env, name)
 	}

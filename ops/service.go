@@ -163,7 +163,7 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Version = c.op, audit.OK, version
 	if err := s.audit.WriteFlush(ev); err != nil {
-		return &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+		return auditError(err)
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ func (s *Service) fail(c *call, err error) error {
 
 func (s *Service) write(ev audit.Event) error {
 	if err := s.audit.Write(ev); err != nil {
-		return &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+		return auditError(err)
 	}
 	return nil
 }

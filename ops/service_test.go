@@ -18,6 +18,7 @@ import (
 	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/file"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 const canary = "CANARY-value-5e1d9b"
@@ -151,11 +152,30 @@ func newFixture(t testing.TB, toml string) *fixture {
 		Backends: spyBackends{f}})
 	t.Cleanup(func() { f.svc.Close() })
 	for _, env := range cfg.EnvNames() {
-		if _, err := f.svc.Init(env); err != nil {
-			t.Fatal(err)
-		}
+		makeVault(t, f.svc, env)
 	}
 	return f
+}
+
+// makeVault makes the identity and the vault behind env, as arca init does
+// (ops/access, which does it, imports ops).
+func makeVault(t testing.TB, s *Service, env string) {
+	t.Helper()
+	name, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _, err := identity.Ensure(vc.Identity, s.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ParseRecipients("recipients", append([]string{own}, vc.Recipients...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateVault(context.Background(), name, vc, rs); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (f *fixture) lines(t *testing.T) []audit.Event {
@@ -384,7 +404,7 @@ kind = "file"
 		t.Fatalf("rotate of a removed ref: %v", err)
 	}
 	chk, err := f.svc.Check(ctx, Request{Env: "prod"})
-	if err != nil || !chk.Healthy || chk.Vault != "p" || chk.Kind != "file" || chk.Records != 0 {
+	if err != nil || !chk.Healthy || chk.Vault != "p" || chk.Kind != KindFile || chk.Records != 0 {
 		t.Fatalf("check = %+v, %v", chk, err)
 	}
 }
@@ -460,8 +480,12 @@ func TestNoBackends(t *testing.T) {
 	if !strings.Contains(events.String(), `"outcome":"error"`) {
 		t.Errorf("the failed get was not audited: %s", events.String())
 	}
-	if _, err := svc.Init(""); err == nil || !strings.Contains(err.Error(), "is not available in this build") {
-		t.Fatalf("Init: %v", err)
+	name, vc, err := cfg.VaultFor("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateVault(context.Background(), name, vc, nil); err == nil || !strings.Contains(err.Error(), "is not available in this build") {
+		t.Fatalf("CreateVault: %v", err)
 	}
 }
 

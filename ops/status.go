@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/identity"
 )
@@ -25,7 +26,7 @@ type StatusResult struct {
 type EnvStatus struct {
 	Name       string   `json:"name"`
 	Vault      string   `json:"vault"`
-	Kind       string   `json:"kind"`
+	Kind       Kind     `json:"kind"`
 	Path       string   `json:"path,omitempty"`      // a file vault's file
 	Endpoints  []string `json:"endpoints,omitempty"` // a shared vault's members
 	Prefix     string   `json:"prefix,omitempty"`
@@ -116,4 +117,21 @@ func (s *Service) Identity(env string) (IdentityResult, error) {
 	}
 	key, err := s.ownRecipient(env)
 	return IdentityResult{Env: env, Path: vc.Identity, PublicKey: key}, err
+}
+
+// ownRecipient is the public key of the identity env's vault is opened with.
+func (s *Service) ownRecipient(env string) (string, error) {
+	_, vc, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return "", err
+	}
+	ids, err := identity.Load(vc.Identity)
+	if err != nil {
+		return "", &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	rs := identity.RecipientsOf(ids)
+	if len(rs) == 0 {
+		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity", vc.Identity)
+	}
+	return fmt.Sprint(rs[0]), nil
 }

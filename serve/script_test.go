@@ -17,6 +17,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 )
 
@@ -57,7 +58,7 @@ func TestMain(m *testing.M) {
 		"arca-init": func() {
 			cfg := scriptConfig()
 			svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Audit: audit.NewWriter(io.Discard, audit.SourceCLI, scriptClock), Now: scriptClock})
-			if _, err := svc.Init(""); err != nil {
+			if _, err := access.Init(svc, ""); err != nil {
 				fmt.Fprintln(os.Stderr, "arca-init:", err)
 				os.Exit(1)
 			}

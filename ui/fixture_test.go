@@ -11,6 +11,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/vaulttest"
@@ -57,7 +58,7 @@ reason = "billing is read by the payments service only"
 	}
 	f.svc.Get(ctx, ops.Request{Ref: "arca://billing/card", Actor: "agent-7"}) // denied
 	f.svc.Get(ctx, ops.Request{Ref: "arca://app/missing"})                    // not found
-	if f.server, err = New(Options{Token: testToken, Vaults: f.svc, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
+	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
 		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err != nil {
 		t.Fatal(err)
 	}

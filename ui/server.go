@@ -19,6 +19,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 //go:embed assets
@@ -29,7 +30,7 @@ var assets embed.FS
 type Vaults interface {
 	List(ctx context.Context, req ops.Request) (ops.ListResult, error)
 	Check(ctx context.Context, req ops.Request) (ops.CheckResult, error)
-	Recipients(ctx context.Context, env string) (ops.TeamResult, error)
+	Recipients(ctx context.Context, env string) (access.TeamResult, error)
 }
 
 // Options configure a Server.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 func request(t *testing.T, f *fixture, method, path string, auth func(*http.Request)) (*http.Response, []byte) {
@@ -277,12 +278,12 @@ func (s *stubVaults) List(context.Context, ops.Request) (ops.ListResult, error) 
 }
 
 func (s *stubVaults) Check(context.Context, ops.Request) (ops.CheckResult, error) {
-	return ops.CheckResult{Env: "team", Vault: "team", Kind: "etcd", Healthy: true, Problems: []string{}, Info: []string{"member 127.0.0.1:2379 answered"}}, nil
+	return ops.CheckResult{Env: "team", Vault: "team", Kind: ops.KindEtcd, Healthy: true, Problems: []string{}, Info: []string{"member 127.0.0.1:2379 answered"}}, nil
 }
 
-func (s *stubVaults) Recipients(_ context.Context, env string) (ops.TeamResult, error) {
+func (s *stubVaults) Recipients(_ context.Context, env string) (access.TeamResult, error) {
 	s.recipientsAsked++
-	return ops.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
+	return access.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
 }
 
 // For a shared vault the health answer carries its recipients; for a file
@@ -310,7 +311,7 @@ func TestHealthOfASharedVault(t *testing.T) {
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
 		t.Fatal(err)
 	}
-	if h.Kind != "etcd" || len(h.Recipients) != 2 || h.Recipients[1] != "age1bob" || len(h.Info) != 1 || v.recipientsAsked != 1 {
+	if h.Kind != string(ops.KindEtcd) || len(h.Recipients) != 2 || h.Recipients[1] != "age1bob" || len(h.Info) != 1 || v.recipientsAsked != 1 {
 		t.Fatalf("health: %+v, recipients asked %d times", h, v.recipientsAsked)
 	}
 	f := newFixture(t)

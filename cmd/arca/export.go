@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/secretfile"
 )
 
@@ -48,7 +49,7 @@ func runExport(ctx context.Context, c *cli, fs *verbFlags, args []string, ef exp
 		case c.stdoutTTY && !*terminal:
 			return usagef("stdout is a terminal and export prints every value: redirect it to a file or a program, or pass --terminal")
 		}
-		res, err := svc.Export(ctx, "", *ns)
+		res, err := bulk.Export(ctx, svc, "", *ns)
 		if err != nil {
 			return err
 		}

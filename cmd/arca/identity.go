@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 // identityCommand is `arca identity [--json]`: the public key of the
@@ -40,7 +41,7 @@ func identityRotateCommand() *command {
 		flags:    jsonFlag(&asJSON, "print what was rotated as JSON"),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
-				res, err := svc.RotateIdentity(ctx, "")
+				res, err := access.RotateIdentity(ctx, svc, "")
 				if err != nil {
 					return err
 				}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 func initCommand() *command {
@@ -24,7 +25,7 @@ func initCommand() *command {
 
 func runInit(c *cli, fs *verbFlags, args []string, asJSON *bool) error {
 	return c.unauditedVerb(fs, args, asJSON, func(svc *ops.Service, _ common) (any, func() error, error) {
-		res, err := svc.Init("")
+		res, err := access.Init(svc, "")
 		return initResultJSON(res), func() error {
 			kept := map[bool]string{true: "created", false: "kept existing"}
 			fmt.Fprintf(c.stdout, "identity: %s %s\n", kept[res.IdentityCreated], res.IdentityPath)

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
+	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
@@ -23,7 +24,7 @@ type pathJSON struct {
 	Created bool   `json:"created"`
 }
 
-func initResultJSON(r ops.InitResult) initJSON {
+func initResultJSON(r access.InitResult) initJSON {
 	return initJSON{Env: r.Env, Identity: pathJSON{r.IdentityPath, r.IdentityCreated}, Key: r.Recipient,
 		Vault: pathJSON{r.VaultPath, r.VaultCreated}}
 }
@@ -56,9 +57,9 @@ type bulkRowJSON struct {
 	Version uint64 `json:"version"`
 }
 
-func bulkResultJSON(r ops.BulkResult) bulkJSON {
-	out := bulkJSON{Env: r.Env, DryRun: r.DryRun, Created: r.Count(ops.ActionCreate),
-		Overwritten: r.Count(ops.ActionOverwrite), Skipped: r.Count(ops.ActionSkip), Rows: make([]bulkRowJSON, len(r.Rows))}
+func bulkResultJSON(r bulk.Result) bulkJSON {
+	out := bulkJSON{Env: r.Env, DryRun: r.DryRun, Created: r.Count(bulk.ActionCreate),
+		Overwritten: r.Count(bulk.ActionOverwrite), Skipped: r.Count(bulk.ActionSkip), Rows: make([]bulkRowJSON, len(r.Rows))}
 	for i, row := range r.Rows {
 		out.Rows[i] = bulkRowJSON{Ref: ref.Scheme + row.Ref, Action: row.Action.String(), Version: row.Version}
 	}

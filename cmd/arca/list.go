@@ -8,6 +8,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/ref"
 )
 
@@ -79,7 +80,7 @@ func runCheck(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON 
 			// A ref is a mistake worth naming: check probes a whole vault.
 			return usagef("usage: arca check [--config FILE] [--env ENV] [--json] [BACKUP-FILE]")
 		case len(pos) == 1:
-			res, err = svc.CheckBackup(ctx, "", pos[0])
+			res, err = bulk.CheckBackup(ctx, svc, "", pos[0])
 		default:
 			res, err = svc.Check(ctx, ops.Request{})
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/ops/secretfile"
 	"github.com/arca-secrets/arca/vault/identity"
@@ -54,7 +55,7 @@ func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf mi
 		if err != nil {
 			return err
 		}
-		res, err := svc.Import(ctx, ops.BulkRequest{Source: source, Items: items, Overwrite: *mf.overwrite, DryRun: *mf.dryRun})
+		res, err := bulk.Import(ctx, svc, bulk.Request{Source: source, Items: items, Overwrite: *mf.overwrite, DryRun: *mf.dryRun})
 		if err != nil {
 			return err
 		}
@@ -64,7 +65,7 @@ func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf mi
 
 // readMigration reads and parses the input, mapping its names to refs; it
 // returns them with the input's name.
-func (c *cli) readMigration(mf migrateFlags, pos []string) (*ops.Packed, string, error) {
+func (c *cli) readMigration(mf migrateFlags, pos []string) (*bulk.Packed, string, error) {
 	if len(pos) > 1 {
 		return nil, "", usagef("migrate reads one FILE (or stdin), not %d", len(pos))
 	}
@@ -91,7 +92,7 @@ func (c *cli) readMigration(mf migrateFlags, pos []string) (*ops.Packed, string,
 	if err != nil {
 		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
-	items, shape, err := ops.Pack(data, *mf.from, o, *mf.ns)
+	items, shape, err := bulk.Pack(data, *mf.from, o, *mf.ns)
 	if err != nil {
 		return nil, "", usagef("%s: %v; nothing was written", name, err)
 	}
@@ -139,7 +140,7 @@ func (c *cli) bulkMemory() {
 
 // printBulk prints a bulk write's rows on stdout, one per record, and a
 // summary on stderr.
-func (c *cli) printBulk(res ops.BulkResult, asJSON bool) error {
+func (c *cli) printBulk(res bulk.Result, asJSON bool) error {
 	if asJSON {
 		return c.printJSON(bulkResultJSON(res))
 	}
@@ -149,7 +150,7 @@ func (c *cli) printBulk(res ops.BulkResult, asJSON bool) error {
 	}
 	for _, r := range res.Rows {
 		switch {
-		case r.Action == ops.ActionSkip:
+		case r.Action == bulk.ActionSkip:
 			fmt.Fprintf(c.stdout, "%sskip %s%s (it exists; --overwrite replaces it)\n", prefix, ref.Scheme, r.Ref)
 		case res.DryRun:
 			fmt.Fprintf(c.stdout, "would %s %s%s\n", r.Action, ref.Scheme, r.Ref)
@@ -157,17 +158,17 @@ func (c *cli) printBulk(res ops.BulkResult, asJSON bool) error {
 			fmt.Fprintf(c.stdout, "%s %s%s version %d\n", past(r.Action), ref.Scheme, r.Ref, r.Version)
 		}
 	}
-	n := func(a ops.Action) int { return res.Count(a) }
+	n := func(a bulk.Action) int { return res.Count(a) }
 	if res.DryRun {
-		c.warnf("env %s: would create %d, overwrite %d, skip %d; nothing was written (dry run)", res.Env, n(ops.ActionCreate), n(ops.ActionOverwrite), n(ops.ActionSkip))
+		c.warnf("env %s: would create %d, overwrite %d, skip %d; nothing was written (dry run)", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip))
 	} else {
-		c.warnf("env %s: %d created, %d overwritten, %d skipped", res.Env, n(ops.ActionCreate), n(ops.ActionOverwrite), n(ops.ActionSkip))
+		c.warnf("env %s: %d created, %d overwritten, %d skipped", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip))
 	}
 	return nil
 }
 
-func past(action ops.Action) string {
-	if action == ops.ActionCreate {
+func past(action bulk.Action) string {
+	if action == bulk.ActionCreate {
 		return "created"
 	}
 	return "overwrote"

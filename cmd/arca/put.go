@@ -105,7 +105,7 @@ func (c *cli) beforePrompt(cfg *ops.Config, co common, refArg string) error {
 		return err
 	}
 	name, vc, err := cfg.VaultFor(env)
-	if err != nil || vc.Kind != "file" {
+	if err != nil || vc.Kind != ops.KindFile {
 		return err
 	}
 	st, err := backend.Kinds{}.Open(name, vc, c.now)

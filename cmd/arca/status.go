@@ -104,7 +104,7 @@ func printStatus(w io.Writer, r ops.StatusResult) error {
 	fmt.Fprintf(tw, "audit file:\t%s\n", r.AuditFile)
 	for _, e := range r.Envs {
 		where := e.Path
-		if e.Kind == "etcd" {
+		if e.Kind == ops.KindEtcd {
 			where = strings.Join(e.Endpoints, ",") + " prefix " + e.Prefix
 		}
 		state := fmt.Sprintf("ok, %d records", e.Records)

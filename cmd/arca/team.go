@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
+	"github.com/arca-secrets/arca/ops/bulk"
 )
 
 // vaultCommand is `arca vault recipients add|rm|list` and `arca vault
@@ -44,7 +46,7 @@ func recipientsListCommand() *command {
 		flags:    jsonFlag(&asJSON, recipientsJSON),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
-				res, err := svc.Recipients(ctx, "")
+				res, err := access.Recipients(ctx, svc, "")
 				return c.printTeam(res, err, *asJSON, false)
 			})
 		},
@@ -67,7 +69,7 @@ func recipientsChangeCommand(verb string) *command {
 				if verb == "rm" {
 					add, rm = nil, keys
 				}
-				res, err := svc.ChangeRecipients(ctx, "", add, rm)
+				res, err := access.ChangeRecipients(ctx, svc, "", add, rm)
 				return c.printTeam(res, err, *asJSON, false)
 			})
 		},
@@ -94,7 +96,7 @@ func rekeyCommand() *command {
 		flags:    jsonFlag(&asJSON, recipientsJSON),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
-				res, err := svc.Rekey(ctx, "")
+				res, err := access.Rekey(ctx, svc, "")
 				if err == nil && !*asJSON {
 					fmt.Fprintf(c.stdout, "env %s: new data key; %d records re-sealed\n", res.Env, res.Resealed)
 				}
@@ -113,7 +115,7 @@ func backupCommand() *command {
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 1, func(ctx context.Context, svc *ops.Service, pos []string) error {
 				c.bulkMemory()
-				res, err := svc.Backup(ctx, "", pos[0])
+				res, err := bulk.Backup(ctx, svc, "", pos[0])
 				if err == nil {
 					c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check --env %s %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Env, res.Path)
 				}
@@ -138,7 +140,7 @@ func restoreCommand() *command {
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 1, func(ctx context.Context, svc *ops.Service, pos []string) error {
 				c.bulkMemory()
-				res, err := svc.Restore(ctx, "", pos[0], *overwrite, *dryRun)
+				res, err := bulk.Restore(ctx, svc, "", pos[0], *overwrite, *dryRun)
 				if err != nil {
 					return err
 				}
@@ -150,7 +152,7 @@ func restoreCommand() *command {
 
 // printTeam prints the recipients after a team op, one per line, or as
 // JSON (with the records re-sealed, after a rekey).
-func (c *cli) printTeam(res ops.TeamResult, err error, asJSON, rekey bool) error {
+func (c *cli) printTeam(res access.TeamResult, err error, asJSON, rekey bool) error {
 	if err != nil {
 		return err
 	}

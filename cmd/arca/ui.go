@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ui"
 )
 
@@ -79,7 +80,7 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		}
 		envs = append([]string{first}, slices.DeleteFunc(envs, func(e string) bool { return e == first })...)
 	}
-	s, err := ui.New(ui.Options{Token: tok, Vaults: svc, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
+	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
 	if err != nil {
 		return err
 	}

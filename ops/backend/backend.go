@@ -24,9 +24,9 @@ var _ ops.Backends = Kinds{}
 // Open opens the vault named name by its kind.
 func (Kinds) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
 	switch vc.Kind {
-	case "file":
+	case ops.KindFile:
 		return file.Open(vc.Path, vc.Identity, now)
-	case "etcd":
+	case ops.KindEtcd:
 		return etcd.Open(etcdOptions(vc, now))
 	}
 	return nil, unknownKind(name, vc)
@@ -35,9 +35,9 @@ func (Kinds) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.
 // Create makes an empty vault of vc's kind, keeping one already there.
 func (Kinds) Create(ctx context.Context, name string, vc ops.VaultConfig, recipients []age.Recipient) (bool, error) {
 	switch vc.Kind {
-	case "file":
+	case ops.KindFile:
 		return file.Create(vc.Path, recipients)
-	case "etcd":
+	case ops.KindEtcd:
 		return etcd.Create(ctx, etcdOptions(vc, time.Now), recipients)
 	}
 	return false, unknownKind(name, vc)
@@ -45,7 +45,7 @@ func (Kinds) Create(ctx context.Context, name string, vc ops.VaultConfig, recipi
 
 // Problems reports the modes of a file vault's files.
 func (Kinds) Problems(vc ops.VaultConfig) []string {
-	if vc.Kind == "file" {
+	if vc.Kind == ops.KindFile {
 		return file.PermissionProblems(vc.Path, vc.Identity)
 	}
 	return nil

@@ -82,7 +82,7 @@ func TestKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vc := ops.VaultConfig{Kind: "file", Path: filepath.Join(dir, "v.vault"), Identity: idPath}
+	vc := ops.VaultConfig{Kind: ops.KindFile, Path: filepath.Join(dir, "v.vault"), Identity: idPath}
 	if created, err := (Kinds{}).Create(context.Background(), "v", vc, []age.Recipient{r}); err != nil || !created {
 		t.Fatalf("Create: %t, %v", created, err)
 	}
@@ -100,7 +100,7 @@ func TestKinds(t *testing.T) {
 	if p := (Kinds{}).Problems(vc); len(p) == 0 || !strings.Contains(strings.Join(p, "\n"), "v.vault") {
 		t.Errorf("Problems of a 0644 vault: %q", p)
 	}
-	if p := (Kinds{}).Problems(ops.VaultConfig{Kind: "etcd"}); p != nil {
+	if p := (Kinds{}).Problems(ops.VaultConfig{Kind: ops.KindEtcd}); p != nil {
 		t.Errorf("Problems of an etcd vault: %q", p)
 	}
 	bad := ops.VaultConfig{Kind: "s3"}

@@ -75,9 +75,18 @@ type EnvConfig struct {
 	Vault string `toml:"vault"`
 }
 
+// Kind is a vault's backend, as [vaults.NAME] kind names it.
+type Kind string
+
+// The kinds of vault arca has.
+const (
+	KindFile Kind = "file" // the embedded file vault (vault/file)
+	KindEtcd Kind = "etcd" // the shared vault on etcd (vault/etcd)
+)
+
 // VaultConfig is one [vaults.NAME] table.
 type VaultConfig struct {
-	Kind       string   `toml:"kind"`       // "file" or "etcd"
+	Kind       Kind     `toml:"kind"`       // KindFile or KindEtcd
 	Path       string   `toml:"path"`       // file: the vault file
 	Identity   string   `toml:"identity"`   // age identity file
 	Recipients []string `toml:"recipients"` // age recipients the data key is wrapped to

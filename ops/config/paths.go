@@ -37,12 +37,12 @@ func (c *Config) ExpandVault(name string, v VaultConfig) (VaultConfig, error) {
 	v.Recipients, v.Endpoints = slices.Clone(v.Recipients), slices.Clone(v.Endpoints)
 	var err error
 	key := "vaults." + name
-	if v.Kind == "file" {
+	if v.Kind == KindFile {
 		if v.Path, err = c.pathOr(v.Path, key+".path", c.dataDir, name+".vault"); err != nil {
 			return VaultConfig{}, err
 		}
 	}
-	if v.Kind == "etcd" {
+	if v.Kind == KindEtcd {
 		v.PinFile = c.pinFile(name, v.Prefix)
 	}
 	for _, f := range []struct {

@@ -103,11 +103,11 @@ func vaultProblem(name string, v vaultDoc) string {
 	switch v.Kind {
 	case "":
 		return key + ".kind is required (file or etcd)"
-	case "file":
+	case KindFile:
 		if k := etcdOnlyKey(v); k != "" {
 			return key + "." + k + " is only for kind etcd"
 		}
-	case "etcd":
+	case KindEtcd:
 		if v.Path != "" {
 			return key + ".path is only for kind file"
 		}
@@ -115,7 +115,7 @@ func vaultProblem(name string, v vaultDoc) string {
 			return key + "." + msg
 		}
 	default:
-		return key + ".kind " + strconv.Quote(v.Kind) + " is not file or etcd"
+		return key + ".kind " + strconv.Quote(string(v.Kind)) + " is not file or etcd"
 	}
 	if slices.Contains(v.Endpoints, "") {
 		return key + ".endpoints has an empty entry"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ops/backend"
 )
 
@@ -43,7 +44,7 @@ func New(t testing.TB, o Options) *Fixture {
 	f.Config = cfg
 	f.Service = f.NewService(t, o)
 	for _, env := range cfg.EnvNames() {
-		if _, err := f.Service.Init(env); err != nil {
+		if _, err := access.Init(f.Service, env); err != nil {
 			t.Fatalf("opstest: init env %s: %v", env, err)
 		}
 	}

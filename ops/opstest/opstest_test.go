@@ -22,8 +22,8 @@ func TestNew(t *testing.T) {
 	f := New(t, Options{
 		Config: "default_env = \"a\"\n[envs.a]\nvault = \"va\"\n[envs.b]\nvault = \"vb\"\n" +
 			"[vaults.va]\nkind = \"file\"\n[vaults.vb]\nkind = \"file\"\n",
-		Audit:  &events,
-		Now:    func() time.Time { return now },
+		Audit: &events,
+		Now:   func() time.Time { return now },
 	})
 	envs := f.Config.EnvNames()
 	if len(envs) < 2 {

@@ -1,4 +1,10 @@
-package ops
+// Package bulk is what the CLI does to many records at once: import
+// (arca migrate), export, vault backup and restore, and the check of a
+// backup, with the compact items a migration is packed into. It runs over
+// ops: every record passes ops' guardrails and gets its own event, each
+// audited step an ops.Change, so the events keep SPEC §8's order. arca
+// serve does not link it (nor the parsers of ops/secretfile it reads).
+package bulk
 
 import (
 	"cmp"
@@ -8,14 +14,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
 )
 
-// BulkRequest is a bulk write into one env's vault.
-type BulkRequest struct {
+// Request is a bulk write into one env's vault.
+type Request struct {
 	Env       string // "" for the process context's
 	Source    string // what the items were read from, for messages ("secrets.env", "backup FILE")
 	Items     Items
@@ -44,22 +50,22 @@ func (a Action) String() string {
 	return "skip"
 }
 
-// BulkRow is what a bulk write does, or would do, to one record.
-type BulkRow struct {
+// Row is what a bulk write does, or would do, to one record.
+type Row struct {
 	Ref     string // "ns/name", the item's
 	Version uint64 // after the write; 0 on a dry run and for a skip
 	Action  Action
 }
 
-// BulkResult is a bulk write's plan, or what it did.
-type BulkResult struct {
+// Result is a bulk write's plan, or what it did.
+type Result struct {
 	Env    string
-	Rows   []BulkRow // in the order of the items
+	Rows   []Row // in the order of the items
 	DryRun bool
 }
 
 // Count returns how many rows took action a.
-func (r BulkResult) Count(a Action) int {
+func (r Result) Count(a Action) int {
 	n := 0
 	for _, row := range r.Rows {
 		if row.Action == a {
@@ -74,27 +80,26 @@ func (r BulkResult) Count(a Action) int {
 // guardrails as a put before anything is written; one denied item refuses
 // the whole import. Each record written gets its own put event, written
 // before its unit commits.
-func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, error) {
-	env, err := s.cfg.ResolveEnv("", req.Env, s.ctxEnv)
+func Import(ctx context.Context, s *ops.Service, req Request) (Result, error) {
+	env, err := s.ResolveEnv(req.Env)
 	if err != nil {
-		return BulkResult{}, err
+		return Result{}, err
 	}
-	res := BulkResult{Env: env, DryRun: req.DryRun}
-	if err := s.bulkCheck(env, "put", req.Source, req.Items); err != nil {
+	res := Result{Env: env, DryRun: req.DryRun}
+	if err := bulkCheck(s, env, "put", req.Source, req.Items); err != nil {
 		return res, err
 	}
 	// The plan says which records exist: as much as a list does.
-	if reason, denied := s.cfg.Guardrail(env, "list", "", ""); denied {
-		c := bulkCall(env, "list", "")
-		return res, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s (a bulk write lists the vault first); nothing was written", reason))
+	if reason, denied := s.Config().Guardrail(env, "list", "", ""); denied {
+		return res, s.Begin("list", env, "", "").Fail(ops.Errorf(manifest.Denied, "denied by guardrail: %s (a bulk write lists the vault first); nothing was written", reason))
 	}
-	st, err := s.store(env)
+	st, err := s.Store(env)
 	if err != nil {
 		return res, err
 	}
 	metas, err := st.List(ctx)
 	if err != nil {
-		return res, asError(err)
+		return res, ops.AsError(err)
 	}
 	exists := make(map[string]bool, len(metas))
 	for _, m := range metas {
@@ -103,10 +108,9 @@ func (s *Service) Import(ctx context.Context, req BulkRequest) (BulkResult, erro
 	p := plan(req.Items, exists, req.Overwrite)
 	if req.DryRun {
 		res.Rows = p.rows()
-		c := &call{op: "list", env: env, ev: audit.Event{Op: "list", Env: env}}
-		return res, s.record(c, 0)
+		return res, s.Begin("list", env, "", "").Record(0)
 	}
-	err = s.commitBulk(ctx, st, p, env)
+	err = commitBulk(ctx, s, st, p, env)
 	res.Rows = p.rows()
 	return res, err
 }
@@ -147,10 +151,10 @@ func (p *bulkPlan) At(i int) vault.Write { return bulkWrite(p.items.At(int(p.tod
 func (p *bulkPlan) ref(i int) string { return p.items.At(int(p.todo[i])).Ref }
 
 // rows is the rows of the result, in the order of the items.
-func (p *bulkPlan) rows() []BulkRow {
-	rows := make([]BulkRow, len(p.actions))
+func (p *bulkPlan) rows() []Row {
+	rows := make([]Row, len(p.actions))
 	for i := range rows {
-		rows[i] = BulkRow{Ref: p.items.At(i).Ref, Action: p.actions[i], Version: p.versions[i]}
+		rows[i] = Row{Ref: p.items.At(i).Ref, Action: p.actions[i], Version: p.versions[i]}
 	}
 	return rows
 }
@@ -168,29 +172,28 @@ func bulkWrite(it Item) vault.Write {
 // item that fails a check refuses the whole request (bad_request, naming
 // where in source it was read); denied items are each audited and refuse
 // it too. It keeps nothing per item: a bulk request's memory is its items.
-func (s *Service) bulkCheck(env, op, source string, items Items) error {
-	if err := s.canOpen(env); err != nil {
-		return err
+func bulkCheck(s *ops.Service, env, op, source string, items Items) error {
+	if _, _, err := s.Config().VaultFor(env); err != nil {
+		return err // the vault could never be opened
 	}
 	n := items.Len()
 	first, again := firstRepeat(items)
 	var denied []string
 	for i := range n {
 		it := items.At(i)
-		_, err := ParseRef(ref.Scheme + it.Ref)
+		_, err := ops.ParseRef(ref.Scheme + it.Ref)
 		if err == nil && op == "put" {
-			err = validateValue(it.Value)
+			err = ops.ValidateValue(it.Value)
 		}
 		if err == nil && i == again {
 			err = fmt.Errorf("also given at %s", where(source, items.At(first).Where))
 		}
 		if err != nil {
-			return Errorf(manifest.BadRequest, "%s: %s: %v; nothing was written", where(source, it.Where), it.Ref, err)
+			return ops.Errorf(manifest.BadRequest, "%s: %s: %v; nothing was written", where(source, it.Where), it.Ref, err)
 		}
-		if reason, no := s.cfg.Guardrail(env, op, it.Ref, ""); no {
+		if reason, no := s.Config().Guardrail(env, op, it.Ref, ""); no {
 			denied = append(denied, ref.Scheme+it.Ref)
-			c := bulkCall(env, op, it.Ref)
-			if err := s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason)); !isCode(err, manifest.Denied) {
+			if err := s.Begin(op, env, it.Ref, "").Fail(ops.Errorf(manifest.Denied, "denied by guardrail: %s", reason)); !isCode(err, manifest.Denied) {
 				return err
 			}
 		}
@@ -200,7 +203,7 @@ func (s *Service) bulkCheck(env, op, source string, items Items) error {
 		if op == "get" {
 			nothing = "nothing was printed"
 		}
-		return Errorf(manifest.Denied, "%d of %d records denied by guardrails (first %s); %s", len(denied), n, denied[0], nothing)
+		return ops.Errorf(manifest.Denied, "%d of %d records denied by guardrails (first %s); %s", len(denied), n, denied[0], nothing)
 	}
 	return nil
 }
@@ -241,37 +244,32 @@ func where(source, in string) string {
 	return source + ": " + in
 }
 
-// bulkCall is the call of one record of a bulk request, for its events.
-func bulkCall(env, op, path string) call {
-	return call{op: op, env: env, ev: audit.Event{Op: op, Env: env, Ref: path}}
-}
-
-func isCode(err error, c manifest.Code) bool { return err != nil && CodeOf(err) == c }
+func isCode(err error, c manifest.Code) bool { return err != nil && ops.CodeOf(err) == c }
 
 // commitBulk applies the writes of p as one batch into env's store st.
 // Each unit's events are written, and flushed, before the unit commits; a
 // unit whose commit then fails gets an error event for every write in it.
 // An item takes its version when its write is approved, and loses it again
 // if the write does not land.
-func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, env string) error {
+func commitBulk(ctx context.Context, s *ops.Service, st vault.Store, p *bulkPlan, env string) error {
 	approved := 0
 	var auditErr error
 	var flipped []int // writes whose overwrite became a create when approved
 	landed, err := st.ApplyBatch(ctx, p, func(ms []vault.Meta) error {
 		for j, m := range ms {
 			if i := p.todo[approved+j]; p.actions[i] == ActionCreate && !m.Created {
-				return Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, p.ref(approved+j))
+				return ops.Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, p.ref(approved+j))
 			}
 		}
 		for j, m := range ms {
-			ev := audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: env, Ref: p.ref(approved + j), Version: m.Version}
-			write := s.audit.Write
+			ch := s.Begin("put", env, p.ref(approved+j), "")
+			write := ch.Record
 			if j == len(ms)-1 {
-				write = s.audit.WriteFlush
+				write = ch.Audit
 			}
-			if err := write(ev); err != nil {
+			if err := write(m.Version); err != nil {
 				approved += j // written, and now not to be committed
-				auditErr = &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+				auditErr = err
 				return auditErr
 			}
 			i := p.todo[approved+j]
@@ -306,13 +304,12 @@ func (s *Service) commitBulk(ctx context.Context, st vault.Store, p *bulkPlan, e
 	}
 	for j := landed; j < approved; j++ {
 		name := p.ref(j)
-		c := bulkCall(env, "put", name)
-		if ferr := s.fail(&c, Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ErrAudit) {
+		if ferr := s.Begin("put", env, name, "").Fail(ops.Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ops.ErrAudit) {
 			return ferr
 		}
 	}
 	if landed > 0 {
-		return Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, p.Len(), err)
+		return ops.Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, p.Len(), err)
 	}
-	return asError(err)
+	return ops.AsError(err)
 }

@@ -1,4 +1,4 @@
-package ops
+package access
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 )
@@ -33,43 +34,43 @@ type IdentityRotation struct {
 // Until the last step the old identity stays where it was. A step that
 // fails stops the rotation with both files in place; running it again
 // carries on. Each recipients change and rekey is audited as its verb is.
-func (s *Service) RotateIdentity(ctx context.Context, env string) (IdentityRotation, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+func RotateIdentity(ctx context.Context, s *ops.Service, env string) (IdentityRotation, error) {
+	env, err := s.ResolveEnv(env)
 	if err != nil {
 		return IdentityRotation{}, err
 	}
-	_, vc, err := s.cfg.VaultFor(env)
+	_, vc, err := s.Config().VaultFor(env)
 	if err != nil {
 		return IdentityRotation{}, err
 	}
 	res := IdentityRotation{Path: vc.Identity}
-	if res.OldKey, err = s.ownRecipient(env); err != nil {
+	if res.OldKey, err = ownRecipient(s, env); err != nil {
 		return res, err
 	}
 	next := vc.Identity + ".next"
-	if res.NewKey, _, err = identity.Ensure(next, s.now()); err != nil {
-		return res, Errorf(manifest.OpError, "identity rotation: the new identity: %v", err)
+	if res.NewKey, _, err = identity.Ensure(next, s.Now()); err != nil {
+		return res, ops.Errorf(manifest.OpError, "identity rotation: the new identity: %v", err)
 	}
-	envOf := s.vaultsOpenedWith(vc.Identity)
+	envOf := vaultsOpenedWith(s, vc.Identity)
 	res.Vaults = slices.Sorted(maps.Keys(envOf))
 	stopped := func(step, vault string, err error) (IdentityRotation, error) {
-		return res, Errorf(CodeOf(err), "identity rotation stopped at %s of vault %q: %v; the old identity is still %s and the new one %s: run it again to carry on",
+		return res, ops.Errorf(ops.CodeOf(err), "identity rotation stopped at %s of vault %q: %v; the old identity is still %s and the new one %s: run it again to carry on",
 			step, vault, err, vc.Identity, next)
 	}
 	for _, name := range res.Vaults {
-		if err := s.ensureRecipient(ctx, envOf[name], res.NewKey); err != nil {
+		if err := ensureRecipient(ctx, s, envOf[name], res.NewKey); err != nil {
 			return stopped("adding the new key", name, err)
 		}
 	}
-	withNew := s.withIdentity(res.Vaults, next)
+	withNew := withIdentity(s, res.Vaults, next)
 	defer withNew.Close()
 	for _, name := range res.Vaults {
-		cur, err := withNew.Recipients(ctx, envOf[name])
+		cur, err := Recipients(ctx, withNew, envOf[name])
 		if err == nil && slices.Contains(cur.Recipients, res.OldKey) {
-			_, err = withNew.ChangeRecipients(ctx, envOf[name], nil, []string{res.OldKey})
+			_, err = ChangeRecipients(ctx, withNew, envOf[name], nil, []string{res.OldKey})
 		}
 		if err == nil {
-			_, err = withNew.Rekey(ctx, envOf[name])
+			_, err = Rekey(ctx, withNew, envOf[name])
 		}
 		if err != nil {
 			return stopped("removing the old key", name, err)
@@ -79,17 +80,17 @@ func (s *Service) RotateIdentity(ctx context.Context, env string) (IdentityRotat
 		return stopped("replacing the identity file", res.Vaults[0], err)
 	}
 	if err := fsio.SyncDir(filepath.Dir(vc.Identity)); err != nil {
-		return res, Errorf(manifest.OpError, "identity rotation: sync %s: %v", filepath.Dir(vc.Identity), err)
+		return res, ops.Errorf(manifest.OpError, "identity rotation: sync %s: %v", filepath.Dir(vc.Identity), err)
 	}
 	return res, nil
 }
 
 // vaultsOpenedWith maps each vault opened with the identity file path to
 // one env of it.
-func (s *Service) vaultsOpenedWith(path string) map[string]string {
+func vaultsOpenedWith(s *ops.Service, path string) map[string]string {
 	out := map[string]string{}
-	for _, env := range s.cfg.EnvNames() {
-		name, vc, err := s.cfg.VaultFor(env)
+	for _, env := range s.Config().EnvNames() {
+		name, vc, err := s.Config().VaultFor(env)
 		if _, seen := out[name]; err == nil && !seen && vc.Identity == path {
 			out[name] = env
 		}
@@ -98,30 +99,30 @@ func (s *Service) vaultsOpenedWith(path string) map[string]string {
 }
 
 // ensureRecipient adds key to env's vault unless it is there.
-func (s *Service) ensureRecipient(ctx context.Context, env, key string) error {
-	cur, err := s.Recipients(ctx, env)
+func ensureRecipient(ctx context.Context, s *ops.Service, env, key string) error {
+	cur, err := Recipients(ctx, s, env)
 	if err != nil || slices.Contains(cur.Recipients, key) {
 		return err
 	}
-	_, err = s.ChangeRecipients(ctx, env, []string{key}, nil)
+	_, err = ChangeRecipients(ctx, s, env, []string{key}, nil)
 	return err
 }
 
 // withIdentity is a Service like s whose vaults named in vaults open with
 // the identity file path.
-func (s *Service) withIdentity(vaults []string, path string) *Service {
-	cfg := *s.cfg
-	cfg.Vaults = maps.Clone(s.cfg.Vaults)
+func withIdentity(s *ops.Service, vaults []string, path string) *ops.Service {
+	cfg := *s.Config()
+	cfg.Vaults = maps.Clone(cfg.Vaults)
 	if cfg.Vaults == nil {
-		cfg.Vaults = map[string]VaultConfig{}
+		cfg.Vaults = map[string]ops.VaultConfig{}
 	}
 	for _, name := range vaults {
 		v, ok := cfg.Vaults[name]
 		if !ok {
-			v = VaultConfig{Kind: "file"} // the embedded vault, with no [vaults] table
+			v = ops.VaultConfig{Kind: ops.KindFile} // the embedded vault, with no [vaults] table
 		}
 		v.Identity = path
 		cfg.Vaults[name] = v
 	}
-	return New(Options{Config: &cfg, Audit: s.audit, Now: s.now, Env: s.ctxEnv, Backends: s.backends})
+	return s.WithConfig(&cfg)
 }

@@ -1,4 +1,4 @@
-package ops
+package bulk
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/fsio"
 )
@@ -35,43 +35,43 @@ type BackupResult struct {
 // a get (one denied refuses the backup): a backup restored into another
 // env hands its values out there. One backup event is written, and
 // flushed, before the file is put in place.
-func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, error) {
-	team, k, err := s.keyed(env)
-	res := BackupResult{Env: team.Env, Vault: team.Vault, Path: path}
+func Backup(ctx context.Context, s *ops.Service, env, path string) (BackupResult, error) {
+	resolved, name, k, err := s.Keyed(env)
+	res := BackupResult{Env: resolved, Vault: name, Path: path}
 	if err != nil {
 		return res, err
 	}
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		return res, Errorf(manifest.BadRequest, "backup file %s already exists; nothing was written (name a new file)", path)
+		return res, ops.Errorf(manifest.BadRequest, "backup file %s already exists; nothing was written (name a new file)", path)
 	}
 	if res.Recipients, err = k.Recipients(ctx); err != nil {
-		return res, asError(err)
+		return res, ops.AsError(err)
 	}
-	st, err := s.store(res.Env)
+	st, err := s.Store(res.Env)
 	if err != nil {
 		return res, err
 	}
 	recs, err := st.Records(ctx)
 	if err != nil {
-		return res, asError(err)
+		return res, ops.AsError(err)
 	}
 	// A backup restored elsewhere hands its values out there: every
 	// record passes the guardrails as a get, as export's do.
-	if err := s.bulkCheck(res.Env, "get", "env "+res.Env, Records(recs)); err != nil {
+	if err := bulkCheck(s, res.Env, "get", "env "+res.Env, Records(recs)); err != nil {
 		return res, err
 	}
 	res.Records = len(recs)
-	tmp, err := s.writeBackup(ctx, res, recs)
+	tmp, err := writeBackup(ctx, s, res, recs)
 	defer removeBackupTemp(tmp)
 	if err != nil {
 		return res, err
 	}
-	c := &call{op: "backup", env: res.Env, ev: audit.Event{Op: "backup", Env: res.Env, Message: fmt.Sprintf("%d records to %s", len(recs), path)}}
-	if err := s.recordCommit(c, 0); err != nil {
+	ch := s.Begin("backup", res.Env, "", fmt.Sprintf("%d records to %s", len(recs), path))
+	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
 	if err := placeNew(tmp, path); err != nil {
-		return res, s.fail(c, Errorf(manifest.OpError, "backup of env %q was audited but not written: %v", res.Env, err))
+		return res, ch.Fail(ops.Errorf(manifest.OpError, "backup of env %q was audited but not written: %v", res.Env, err))
 	}
 	return res, nil
 }
@@ -79,29 +79,29 @@ func (s *Service) Backup(ctx context.Context, env, path string) (BackupResult, e
 // writeBackup writes recs into a new file vault beside res.Path, wrapped
 // to res.Recipients and opened with the identity of env's vault, and
 // returns its path.
-func (s *Service) writeBackup(ctx context.Context, res BackupResult, recs []vault.Record) (string, error) {
-	_, vc, err := s.cfg.VaultFor(res.Env)
+func writeBackup(ctx context.Context, s *ops.Service, res BackupResult, recs []vault.Record) (string, error) {
+	_, vc, err := s.Config().VaultFor(res.Env)
 	if err != nil {
 		return "", err
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	tmp := res.Path + ".partial-" + hex.EncodeToString(b[:])
-	bc := VaultConfig{Kind: "file", Path: tmp, Identity: vc.Identity}
-	rs, err := parseRecipients("recipients of env "+res.Env, res.Recipients)
+	bc := ops.VaultConfig{Kind: ops.KindFile, Path: tmp, Identity: vc.Identity}
+	rs, err := ops.ParseRecipients("recipients of env "+res.Env, res.Recipients)
 	if err != nil {
 		return tmp, err
 	}
-	if _, err := s.backends.Create(ctx, "backup", bc, rs); err != nil {
-		return tmp, asError(err)
+	if _, err := s.CreateVault(ctx, "backup", bc, rs); err != nil {
+		return tmp, ops.AsError(err)
 	}
-	bst, err := s.backends.Open("backup", bc, s.now)
+	bst, err := s.OpenVault("backup", bc)
 	if err != nil {
-		return tmp, asError(err)
+		return tmp, ops.AsError(err)
 	}
 	defer bst.Close()
 	if _, err := bst.ApplyBatch(ctx, restores(recs), func([]vault.Meta) error { return nil }); err != nil {
-		return tmp, asError(err)
+		return tmp, ops.AsError(err)
 	}
 	return tmp, nil
 }
@@ -171,55 +171,55 @@ func removeBackupTemp(tmp string) {
 }
 
 // openBackup opens the backup at path with the identity of env's vault.
-func (s *Service) openBackup(env, path string) (vault.Store, error) {
-	_, vc, err := s.cfg.VaultFor(env)
+func openBackup(s *ops.Service, env, path string) (vault.Store, error) {
+	_, vc, err := s.Config().VaultFor(env)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err))
+		return nil, ops.Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err))
 	}
-	st, err := s.backends.Open("backup", VaultConfig{Kind: "file", Path: path, Identity: vc.Identity}, s.now)
-	return st, asError(err)
+	st, err := s.OpenVault("backup", ops.VaultConfig{Kind: ops.KindFile, Path: path, Identity: vc.Identity})
+	return st, ops.AsError(err)
 }
 
 // Restore writes the records of the backup at path into env's vault, of
 // either kind, keeping their versions and times: an Import of them, so
 // records that exist are skipped unless overwrite, each record written gets
 // its put event, and on the file vault it is all or nothing.
-func (s *Service) Restore(ctx context.Context, env, path string, overwrite, dryRun bool) (BulkResult, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+func Restore(ctx context.Context, s *ops.Service, env, path string, overwrite, dryRun bool) (Result, error) {
+	env, err := s.ResolveEnv(env)
 	if err != nil {
-		return BulkResult{}, err
+		return Result{}, err
 	}
-	bst, err := s.openBackup(env, path)
+	bst, err := openBackup(s, env, path)
 	if err != nil {
-		return BulkResult{Env: env}, err
+		return Result{Env: env}, err
 	}
 	recs, err := bst.Records(ctx)
 	if err != nil {
 		bst.Close()
-		return BulkResult{Env: env}, asError(err)
+		return Result{Env: env}, ops.AsError(err)
 	}
 	items := Records(recs)
 	source := "backup " + path
 	// Checked before the vault is made: a refused restore makes nothing.
-	err = s.bulkCheck(env, "put", source, items)
+	err = bulkCheck(s, env, "put", source, items)
 	if err == nil && !dryRun {
-		err = s.createLike(ctx, env, bst)
+		err = createLike(ctx, s, env, bst)
 	}
 	bst.Close()
 	if err != nil {
-		return BulkResult{Env: env}, asError(err)
+		return Result{Env: env}, ops.AsError(err)
 	}
-	return s.Import(ctx, BulkRequest{Env: env, Source: source, Items: items, Overwrite: overwrite, DryRun: dryRun})
+	return Import(ctx, s, Request{Env: env, Source: source, Items: items, Overwrite: overwrite, DryRun: dryRun})
 }
 
 // createLike makes env's vault, when there is none yet (a new cluster, a
 // file not made by init), wrapped to the recipients of like: restored, a
 // team's vault opens for the whole team again. A vault that exists is kept
 // as it is.
-func (s *Service) createLike(ctx context.Context, env string, like vault.Store) error {
+func createLike(ctx context.Context, s *ops.Service, env string, like vault.Store) error {
 	k, ok := like.(vault.Keyed)
 	if !ok {
 		return nil
@@ -228,35 +228,35 @@ func (s *Service) createLike(ctx context.Context, env string, like vault.Store) 
 	if err != nil {
 		return err
 	}
-	rs, err := parseRecipients("recipients of the backup", list)
+	rs, err := ops.ParseRecipients("recipients of the backup", list)
 	if err != nil {
 		return err
 	}
-	name, vc, err := s.cfg.VaultFor(env)
+	name, vc, err := s.Config().VaultFor(env)
 	if err != nil {
 		return err
 	}
-	_, err = s.backends.Create(ctx, name, vc, rs)
+	_, err = s.CreateVault(ctx, name, vc, rs)
 	return err
 }
 
 // CheckBackup probes the backup at path as Check probes a vault: the
 // identity of env's vault unwraps its key, every record authenticates. It
 // is audited as a check of env with the file named in the message.
-func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResult, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+func CheckBackup(ctx context.Context, s *ops.Service, env, path string) (ops.CheckResult, error) {
+	env, err := s.ResolveEnv(env)
 	if err != nil {
-		return CheckResult{}, err
+		return ops.CheckResult{}, err
 	}
-	c := &call{op: "check", env: env, ev: audit.Event{Op: "check", Env: env, Message: "backup file " + path}}
-	res := CheckResult{Env: env, Vault: path, Kind: "file", Problems: []string{}}
-	if reason, denied := s.cfg.Guardrail(env, "check", "", ""); denied {
-		return res, s.fail(c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
+	ch := s.Begin("check", env, "", "backup file "+path)
+	res := ops.CheckResult{Env: env, Vault: path, Kind: ops.KindFile, Problems: []string{}}
+	if reason, denied := s.Config().Guardrail(env, "check", "", ""); denied {
+		return res, ch.Fail(ops.Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
 	if _, err := os.Stat(path); err != nil {
-		return res, s.fail(c, Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
+		return res, ch.Fail(ops.Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err)))
 	}
-	bst, err := s.openBackup(env, path)
+	bst, err := openBackup(s, env, path)
 	var rep vault.Report
 	if err == nil {
 		rep, err = bst.Check(ctx)
@@ -265,10 +265,10 @@ func (s *Service) CheckBackup(ctx context.Context, env, path string) (CheckResul
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
-	rep.Problems = backupProblems(rep.Problems, s.backends.Problems(VaultConfig{Kind: "file", Path: path}), path)
+	rep.Problems = backupProblems(rep.Problems, s.VaultProblems(ops.VaultConfig{Kind: ops.KindFile, Path: path}), path)
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
 	res.Healthy = len(res.Problems) == 0
-	return res, s.record(c, 0)
+	return res, ch.Record(0)
 }
 
 // backupProblems is what a check of the backup at path found, without the

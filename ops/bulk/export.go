@@ -1,11 +1,11 @@
-package ops
+package bulk
 
 import (
 	"context"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -21,24 +21,21 @@ type ExportResult struct {
 // guardrails as a get, and one denied refuses the whole export; each gets
 // its own get event, all written (and flushed) before any value is
 // returned.
-func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, error) {
-	env, err := s.cfg.ResolveEnv("", env, s.ctxEnv)
+func Export(ctx context.Context, s *ops.Service, env, ns string) (ExportResult, error) {
+	env, err := s.ResolveEnv(env)
 	if err != nil {
 		return ExportResult{}, err
 	}
 	if ns != "" && !ref.ValidSegment(ns) {
-		return ExportResult{}, Errorf(manifest.BadRequest, "namespace %q %s", ns, ref.SegmentProblem(ns))
+		return ExportResult{}, ops.Errorf(manifest.BadRequest, "namespace %q %s", ns, ref.SegmentProblem(ns))
 	}
-	if err := s.canOpen(env); err != nil {
-		return ExportResult{}, err
-	}
-	st, err := s.store(env)
+	st, err := s.Store(env)
 	if err != nil {
 		return ExportResult{}, err
 	}
 	all, err := st.Records(ctx)
 	if err != nil {
-		return ExportResult{}, asError(err)
+		return ExportResult{}, ops.AsError(err)
 	}
 	res := ExportResult{Env: env, Records: make([]vault.Record, 0, len(all))}
 	for _, r := range all {
@@ -46,17 +43,17 @@ func (s *Service) Export(ctx context.Context, env, ns string) (ExportResult, err
 			res.Records = append(res.Records, r)
 		}
 	}
-	if err := s.bulkCheck(env, "get", "env "+env, Records(res.Records)); err != nil {
+	if err := bulkCheck(s, env, "get", "env "+env, Records(res.Records)); err != nil {
 		return ExportResult{Env: env}, err
 	}
 	for i, r := range res.Records {
-		ev := audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: env, Ref: r.Name, Version: r.Version}
-		write := s.audit.Write
+		ch := s.Begin("get", env, r.Name, "")
+		write := ch.Record
 		if i == len(res.Records)-1 {
-			write = s.audit.WriteFlush
+			write = ch.Audit
 		}
-		if err := write(ev); err != nil {
-			return ExportResult{Env: env}, &Error{Code: manifest.OpError, Msg: "audit event could not be written: " + err.Error(), Err: ErrAudit}
+		if err := write(r.Version); err != nil {
+			return ExportResult{Env: env}, err
 		}
 	}
 	return res, nil

@@ -1,4 +1,4 @@
-package ops
+package bulk
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
 )
 
 func items(kv ...string) ItemList {
@@ -22,7 +24,7 @@ func items(kv ...string) ItemList {
 
 func (f *fixture) value(t *testing.T, ref string) string {
 	t.Helper()
-	r, err := f.svc.Get(context.Background(), Request{Ref: "arca://" + ref})
+	r, err := f.svc.Get(context.Background(), ops.Request{Ref: "arca://" + ref})
 	if err != nil {
 		t.Fatalf("get %s: %v", ref, err)
 	}
@@ -32,12 +34,12 @@ func (f *fixture) value(t *testing.T, ref string) string {
 func TestImportPlansAndWrites(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/old", Value: secret("kept")}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/old", Value: secret("kept")}); err != nil {
 		t.Fatal(err)
 	}
 	in := items("app/new", "n1", "app/old", "replacement")
 	before := len(f.lines(t))
-	plan, err := f.svc.Import(ctx, BulkRequest{Items: in, DryRun: true})
+	plan, err := Import(ctx, f.svc, Request{Items: in, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,12 +49,12 @@ func TestImportPlansAndWrites(t *testing.T) {
 	if ev := f.lines(t)[before:]; len(ev) != 1 || ev[0].Event != "list" {
 		t.Fatalf("a dry run wrote events %+v, want one list", ev)
 	}
-	if _, err := f.svc.Get(ctx, Request{Ref: "arca://app/new"}); CodeOf(err) != manifest.NotFound {
+	if _, err := f.svc.Get(ctx, ops.Request{Ref: "arca://app/new"}); ops.CodeOf(err) != manifest.NotFound {
 		t.Fatalf("a dry run wrote a record: %v", err)
 	}
 
 	before = len(f.lines(t))
-	res, err := f.svc.Import(ctx, BulkRequest{Items: in})
+	res, err := Import(ctx, f.svc, Request{Items: in})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestImportPlansAndWrites(t *testing.T) {
 		t.Fatalf("events %+v, want one put of app/new first", ev)
 	}
 
-	res, err = f.svc.Import(ctx, BulkRequest{Items: in, Overwrite: true})
+	res, err = Import(ctx, f.svc, Request{Items: in, Overwrite: true})
 	if err != nil || res.Count(ActionOverwrite) != 2 || res.Rows[1].Version != 2 {
 		t.Fatalf("overwrite: rows %+v, err %v", res.Rows, err)
 	}
@@ -99,12 +101,12 @@ reason = "prod is written by the deploy pipeline"
 		"guardrail": {items("app/ok", "v", "prod/db", canary, "prod/api", canary), manifest.Denied, []string{"2 of 3", "prod/db"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := f.svc.Import(ctx, BulkRequest{Items: tc.in})
+			_, err := Import(ctx, f.svc, Request{Items: tc.in})
 			wantError(t, err, tc.code, tc.parts...)
 			if strings.Contains(err.Error(), canary) {
 				t.Errorf("error quotes a value: %v", err)
 			}
-			if _, err := f.svc.Get(ctx, Request{Ref: "arca://app/ok"}); CodeOf(err) != manifest.NotFound {
+			if _, err := f.svc.Get(ctx, ops.Request{Ref: "arca://app/ok"}); ops.CodeOf(err) != manifest.NotFound {
 				t.Errorf("a refused import wrote app/ok: %v", err)
 			}
 		})
@@ -129,12 +131,12 @@ reason = "prod is written by the deploy pipeline"
 func TestImportCommitFailures(t *testing.T) {
 	f := newFixture(t, "")
 	ctx := context.Background()
-	if _, err := f.svc.List(ctx, Request{}); err != nil { // opens the store
+	if _, err := f.svc.List(ctx, ops.Request{}); err != nil { // opens the store
 		t.Fatal(err)
 	}
 	f.store.failCommit = true
 	before := len(f.lines(t))
-	_, err := f.svc.Import(ctx, BulkRequest{Items: items("app/a", "1", "app/b", "2")})
+	_, err := Import(ctx, f.svc, Request{Items: items("app/a", "1", "app/b", "2")})
 	wantError(t, err, manifest.OpError, "disk full")
 	ev := f.lines(t)[before:]
 	if len(ev) != 4 || ev[0].Outcome != audit.OK || ev[1].Outcome != audit.OK || ev[2].Outcome != audit.Error || ev[3].Outcome != audit.Error ||
@@ -143,12 +145,12 @@ func TestImportCommitFailures(t *testing.T) {
 	}
 
 	f.store.failCommit = false
-	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/b", Value: secret("theirs")}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/b", Value: secret("theirs")}); err != nil {
 		t.Fatal(err)
 	}
 	f.store.hideList = true
 	before = len(f.lines(t))
-	_, err = f.svc.Import(ctx, BulkRequest{Items: items("app/a", "1", "app/b", "mine")})
+	_, err = Import(ctx, f.svc, Request{Items: items("app/a", "1", "app/b", "mine")})
 	wantError(t, err, manifest.OpError, "app/b", "another writer")
 	if ev := f.lines(t)[before:]; len(ev) != 0 {
 		t.Fatalf("a refused unit wrote events %+v", ev)
@@ -174,11 +176,11 @@ kind = "file"
 `)
 	ctx := context.Background()
 	for i := range 5 {
-		if _, err := f.svc.Put(ctx, Request{Env: "dev", Ref: fmt.Sprintf("arca://app/k%d", i), Value: secret(fmt.Sprintf("v%d", i))}); err != nil {
+		if _, err := f.svc.Put(ctx, ops.Request{Env: "dev", Ref: fmt.Sprintf("arca://app/k%d", i), Value: secret(fmt.Sprintf("v%d", i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.svc.Rotate(ctx, Request{Env: "dev", Ref: "arca://app/k1", Value: secret("rotated")}); err != nil {
+	if _, err := f.svc.Rotate(ctx, ops.Request{Env: "dev", Ref: "arca://app/k1", Value: secret("rotated")}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -186,21 +188,21 @@ kind = "file"
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "dev.backup")
-	b, err := f.svc.Backup(ctx, "dev", path)
+	b, err := Backup(ctx, f.svc, "dev", path)
 	if err != nil || b.Records != 5 {
 		t.Fatalf("backup: %+v %v", b, err)
 	}
-	if _, err := f.svc.Backup(ctx, "dev", path); CodeOf(err) != manifest.BadRequest {
+	if _, err := Backup(ctx, f.svc, "dev", path); ops.CodeOf(err) != manifest.BadRequest {
 		t.Fatalf("a backup over an existing file: %v, want bad_request", err)
 	}
-	chk, err := f.svc.CheckBackup(ctx, "copy", path)
+	chk, err := CheckBackup(ctx, f.svc, "copy", path)
 	if err != nil || !chk.Healthy || chk.Records != 5 {
 		t.Fatalf("check of the backup: %+v %v", chk, err)
 	}
 	if err := os.Chmod(path, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	chk, err = f.svc.CheckBackup(ctx, "copy", path)
+	chk, err = CheckBackup(ctx, f.svc, "copy", path)
 	if err != nil || chk.Healthy || len(chk.Problems) != 1 || !strings.Contains(chk.Problems[0], "backup file "+path+" is readable by other users (mode 0644)") {
 		t.Fatalf("check of a backup others can read: %+v %v", chk, err)
 	}
@@ -208,23 +210,23 @@ kind = "file"
 		t.Fatal(err)
 	}
 	// Into a vault that is not there yet: made, wrapped as the backup is.
-	_, vc, _ := f.svc.cfg.VaultFor("copy")
+	_, vc, _ := f.svc.Config().VaultFor("copy")
 	if err := os.Remove(vc.Path); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.Restore(ctx, "copy", path, false, false)
+	res, err := Restore(ctx, f.svc, "copy", path, false, false)
 	if err != nil || res.Count(ActionCreate) != 5 {
 		t.Fatalf("restore: %+v %v", res, err)
 	}
-	if rs, err := f.svc.Recipients(ctx, "copy"); err != nil || strings.Join(rs.Recipients, " ") != strings.Join(b.Recipients, " ") {
+	if rs, err := access.Recipients(ctx, f.svc, "copy"); err != nil || strings.Join(rs.Recipients, " ") != strings.Join(b.Recipients, " ") {
 		t.Fatalf("restored vault wrapped to %v (%v), want the backup's %v", rs.Recipients, err, b.Recipients)
 	}
-	want, _ := f.svc.Get(ctx, Request{Env: "dev", Ref: "arca://app/k1"})
-	got, err := f.svc.Get(ctx, Request{Env: "copy", Ref: "arca://app/k1"})
+	want, _ := f.svc.Get(ctx, ops.Request{Env: "dev", Ref: "arca://app/k1"})
+	got, err := f.svc.Get(ctx, ops.Request{Env: "copy", Ref: "arca://app/k1"})
 	if err != nil || got.Version != 2 || got.Stamp != want.Stamp || string(got.Value.Reveal()) != "rotated" {
 		t.Fatalf("restored app/k1: version %d %+v, err %v; want version 2 %+v", got.Version, got.Stamp, err, want.Stamp)
 	}
-	again, err := f.svc.Restore(ctx, "copy", path, false, false)
+	again, err := Restore(ctx, f.svc, "copy", path, false, false)
 	if err != nil || again.Count(ActionSkip) != 5 {
 		t.Fatalf("restore over itself: %+v %v, want every record skipped", again, err)
 	}
@@ -263,31 +265,31 @@ ops = ["put"]
 reason = "billing keys are not for dev"
 `)
 	ctx := context.Background()
-	if _, err := f.svc.Put(ctx, Request{Env: "prod", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Env: "prod", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "prod.backup")
-	_, err := f.svc.Backup(ctx, "prod", path)
+	_, err := Backup(ctx, f.svc, "prod", path)
 	wantError(t, err, manifest.Denied, "billing/stripe")
 	if _, serr := os.Stat(path); !os.IsNotExist(serr) {
 		t.Fatal("a refused backup left a file")
 	}
-	_, err = f.svc.Import(ctx, BulkRequest{Env: "dev", Items: items("app/a", "1")})
+	_, err = Import(ctx, f.svc, Request{Env: "dev", Items: items("app/a", "1")})
 	wantError(t, err, manifest.Denied, "no listing dev", "lists the vault first")
 
 	// A backup of a vault without the rule, restored where billing is
 	// refused: nothing is made.
-	if _, err := f.svc.Put(ctx, Request{Env: "ops", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
+	if _, err := f.svc.Put(ctx, ops.Request{Env: "ops", Ref: "arca://billing/stripe", Value: secret(canary)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Backup(ctx, "ops", path); err != nil {
+	if _, err := Backup(ctx, f.svc, "ops", path); err != nil {
 		t.Fatal(err)
 	}
-	_, vc, _ := f.svc.cfg.VaultFor("dev")
+	_, vc, _ := f.svc.Config().VaultFor("dev")
 	if err := os.Remove(vc.Path); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.svc.Restore(ctx, "dev", path, false, false)
+	_, err = Restore(ctx, f.svc, "dev", path, false, false)
 	wantError(t, err, manifest.Denied, "billing/stripe")
 	if _, serr := os.Stat(vc.Path); !os.IsNotExist(serr) {
 		t.Fatal("a refused restore made the vault")

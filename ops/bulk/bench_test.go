@@ -1,4 +1,4 @@
-package ops
+package bulk
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func BenchmarkMigrate10k(b *testing.B) {
 		f := newFixture(b, "")
 		b.StartTimer()
 		items := packDotenv(b, in)
-		if _, err := f.svc.Import(context.Background(), BulkRequest{Items: items}); err != nil {
+		if _, err := Import(context.Background(), f.svc, Request{Items: items}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -41,17 +41,17 @@ func BenchmarkBackupRestore10k(b *testing.B) {
 	f := newFixture(b, "[envs.default]\nvault = \"a\"\n[envs.copy]\nvault = \"b\"\n[vaults.a]\nkind = \"file\"\n[vaults.b]\nkind = \"file\"\n")
 	items := packDotenv(b, benchDotenv(10_000))
 	ctx := context.Background()
-	if _, err := f.svc.Import(ctx, BulkRequest{Items: items}); err != nil {
+	if _, err := Import(ctx, f.svc, Request{Items: items}); err != nil {
 		b.Fatal(err)
 	}
-	_, copyVault, _ := f.svc.cfg.VaultFor("copy")
+	_, copyVault, _ := f.svc.Config().VaultFor("copy")
 	for i := 0; b.Loop(); i++ {
 		path := filepath.Join(b.TempDir(), fmt.Sprintf("b%d.backup", i))
-		if _, err := f.svc.Backup(ctx, "default", path); err != nil {
+		if _, err := Backup(ctx, f.svc, "default", path); err != nil {
 			b.Fatal(err)
 		}
 		os.Remove(copyVault.Path)
-		if res, err := f.svc.Restore(ctx, "copy", path, false, false); err != nil || res.Count(ActionCreate) != items.Len() {
+		if res, err := Restore(ctx, f.svc, "copy", path, false, false); err != nil || res.Count(ActionCreate) != items.Len() {
 			b.Fatalf("restore: %d created, %v", res.Count(ActionCreate), err)
 		}
 	}

@@ -1,0 +1,61 @@
+package access
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault/identity"
+)
+
+// InitResult says what Init made and what it kept.
+type InitResult struct {
+	Env             string
+	IdentityPath    string
+	IdentityCreated bool
+	Recipient       string // the identity's public key
+	VaultPath       string
+	VaultCreated    bool
+}
+
+// Init makes the identity and the file vault behind env (the process
+// context's env when env is ""). Existing ones are kept, never replaced.
+func Init(s *ops.Service, env string) (InitResult, error) {
+	env, err := s.ResolveEnv(env)
+	if err != nil {
+		return InitResult{}, err
+	}
+	name, vc, err := s.Config().VaultFor(env)
+	if err != nil {
+		return InitResult{}, err
+	}
+	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
+	if vc.Kind == ops.KindEtcd {
+		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
+	} else if missing(vc.Identity) && !missing(vc.Path) {
+		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
+	}
+	res.Recipient, res.IdentityCreated, err = identity.Ensure(vc.Identity, s.Now())
+	if err != nil {
+		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	recipients, err := ops.ParseRecipients("vaults."+name+".recipients", append([]string{res.Recipient}, vc.Recipients...))
+	if err != nil {
+		return res, err
+	}
+	if res.VaultCreated, err = s.CreateVault(context.Background(), name, vc, recipients); err != nil {
+		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
+	}
+	return res, nil
+}
+
+// missing reports whether nothing is at path.
+func missing(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}

@@ -1,0 +1,149 @@
+package bulk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/access"
+	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/file"
+)
+
+// fixture is a Service on fresh file vaults, one for each env, auditing to
+// events.
+type fixture struct {
+	svc    *ops.Service
+	events *bytes.Buffer
+	store  *spyStore // the vault opened last
+}
+
+// spyStore can make a batch fail after approval, or List forget what is
+// there.
+type spyStore struct {
+	vault.Store
+	failCommit bool
+	hideList   bool
+}
+
+func (s *spyStore) Recipients(ctx context.Context) ([]string, error) {
+	return s.Store.(vault.Keyed).Recipients(ctx)
+}
+
+func (s *spyStore) SetRecipients(ctx context.Context, from []string, rs []age.Recipient) error {
+	return s.Store.(vault.Keyed).SetRecipients(ctx, from, rs)
+}
+
+func (s *spyStore) Rekey(ctx context.Context) (int, error) { return s.Store.(vault.Keyed).Rekey(ctx) }
+
+func (s *spyStore) List(ctx context.Context) ([]vault.Meta, error) {
+	if s.hideList {
+		return []vault.Meta{}, nil
+	}
+	return s.Store.List(ctx)
+}
+
+func (s *spyStore) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.ApproveBatch) (int, error) {
+	if s.failCommit {
+		ms := make([]vault.Meta, b.Len())
+		for i := range ms {
+			ms[i] = vault.Meta{Name: b.At(i).Name, Version: 7, Created: true}
+		}
+		if err := approve(ms); err != nil {
+			return 0, err
+		}
+		return 0, errors.New("disk full")
+	}
+	return s.Store.ApplyBatch(ctx, b, approve)
+}
+
+// spyBackends opens file vaults only and keeps the store it opened in the
+// fixture.
+type spyBackends struct{ f *fixture }
+
+func (b spyBackends) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
+	st, err := file.Open(vc.Path, vc.Identity, now)
+	if err != nil {
+		return nil, err
+	}
+	b.f.store = &spyStore{Store: st}
+	return b.f.store, nil
+}
+
+func (spyBackends) Create(_ context.Context, _ string, vc ops.VaultConfig, rs []age.Recipient) (bool, error) {
+	return file.Create(vc.Path, rs)
+}
+
+func (spyBackends) Problems(vc ops.VaultConfig) []string {
+	return file.PermissionProblems(vc.Path, vc.Identity)
+}
+
+func newFixture(t testing.TB, toml string) *fixture {
+	t.Helper()
+	home := t.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	cfg, err := ops.ParseConfig([]byte(toml), "arca.toml", getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{events: &bytes.Buffer{}}
+	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
+	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f.events, audit.SourceCLI, clock), Now: clock,
+		Backends: spyBackends{f}})
+	t.Cleanup(func() { f.svc.Close() })
+	for _, env := range cfg.EnvNames() {
+		if _, err := access.Init(f.svc, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *fixture) lines(t *testing.T) []audit.Event {
+	t.Helper()
+	var out []audit.Event
+	for _, l := range strings.Split(strings.TrimSpace(f.events.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var e audit.Event
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("audit line %q: %v", l, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+const canary = "CANARY-value-5e1d9b"
+
+func secret(s string) vault.Secret { return vault.NewSecret([]byte(s)) }
+
+// wantError fails unless err is an *ops.Error with code whose message
+// contains every one of parts.
+func wantError(t *testing.T, err error, code manifest.Code, parts ...string) {
+	t.Helper()
+	var e *ops.Error
+	if !errors.As(err, &e) || e.Code != code {
+		t.Fatalf("err = %v, want code %s", err, code)
+	}
+	for _, p := range parts {
+		if !strings.Contains(e.Msg, p) {
+			t.Fatalf("err %q does not contain %q", e.Msg, p)
+		}
+	}
+}
