@@ -4,19 +4,16 @@
 // this client does not know are kept and ignored (a newer serve may add
 // them), and a value is wrapped in a Secret the moment it is read.
 
-import { Secret } from './secret.js';
+import { FIELDS } from './ops.js';
+import { Secret, valueText } from './secret.js';
 
 /** serve's cap on a request line, not counting its newline. */
 export const MAX_REQUEST_LINE = 4 << 20;
 /** The longest response line read: a get answer is far shorter. */
 export const MAX_RESPONSE_LINE = 8 << 20;
 
-const OPTIONAL = ['env', 'actor', 'attestation'];
-/** The method by which the generated op methods (ops.js) send a request. */
-export const SEND = Symbol('arca.send');
-
-/** The request fields a call may set beside op and id. */
-export const FIELDS = new Set(['ref', 'value', ...OPTIONAL]);
+/** The names of the request fields a call may set beside op and id. */
+export const FIELD_NAMES = new Set(FIELDS.map((f) => f.name));
 
 function text(name, v) {
   if (typeof v !== 'string') throw new TypeError(`${name} must be a string`);
@@ -25,21 +22,23 @@ function text(name, v) {
 
 /**
  * The request line after its id: `,"op":…}` and the newline. The id goes in
- * front when the call takes its place on the wire.
+ * front when the call takes its place on the wire. Each field of FIELDS
+ * (generated from the manifest into ops.js) is taken from given, else, when
+ * some op may have it, from o; one no op requires is left out when empty
+ * ("" is the same as absent on the wire, and the line is shorter).
  * @param {string} op
- * @param {string | undefined} ref
- * @param {string | undefined} value the value's text, never quoted in an error
- * @param {{env?: string, actor?: string, attestation?: string}} o
+ * @param {Record<string, unknown>} given the fields given by position (or to call())
+ * @param {Record<string, unknown>} o the call's options
  */
-export function encodeRest(op, ref, value, o) {
+export function encodeRest(op, given, o) {
   let s = ',"op":' + text('op', op);
-  if (ref !== undefined) s += ',"ref":' + text('ref', ref);
-  for (const name of OPTIONAL) {
-    const v = o[name];
-    // "" is the same as absent on the wire; leaving it out keeps lines short.
-    if (v !== undefined && v !== '') s += `,"${name}":` + text(name, v);
+  for (const f of FIELDS) {
+    let v = given[f.name];
+    if (v === undefined && f.option) v = o[f.name];
+    if (v === undefined || (v === '' && !f.required)) continue;
+    // A value's text is never quoted in an error.
+    s += f.key + text(f.name, f.secret ? valueText(v) : v);
   }
-  if (value !== undefined) s += ',"value":' + text('value', value);
   s += '}\n';
   // 24 bytes cover `{"id":` and the longest id this client sends.
   if (s.length * 3 + 24 > MAX_REQUEST_LINE && Buffer.byteLength(s) + 24 > MAX_REQUEST_LINE + 1) {
