@@ -66,8 +66,8 @@ export function requestFields(m) {
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`request field ${JSON.stringify(name)} is not a parameter name`);
     if (schema.type !== 'string') throw new Error(`request field ${name} is not a string: no method knows how to send it`);
     const required = m.ops.some((op) => !op.meta && op.required.includes(name));
-    const option = m.ops.some((op) => !op.meta && (op.optional ?? []).includes(name));
-    fields.push({ name, required, option, secret: name === SECRET });
+    const option = m.ops.some((op) => (op.optional ?? []).includes(name));
+    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET });
   }
   return fields;
 }
@@ -81,17 +81,19 @@ export function generate(m) {
   const known = new Map(fields.map((f) => [f.name, f]));
   const typeOf = (f) => (f.secret ? 'string | Secret' : 'string');
   let js = `${HEADER}
+import { field, line, secretField } from './wire.js';
+
 /** The method by which each op's method sends a request. */
 export const SEND = Symbol('arca.send');
 
 /**
- * The request fields a call may send beside op and id: key is its start on
- * the line; required, some op requires it (sent even when empty, so serve
- * can say so); option, some op may have it (an op's method reads it from
- * its options); secret, it may be given as a Secret.
+ * The request fields a call may send beside op and id, for call(): key is
+ * its start on the line; required, some op requires it (sent even when
+ * empty, so serve can say so); secret, it may be given as a Secret. Each
+ * op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([
-${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, option: ${f.option}, secret: ${f.secret} }),`).join('\n')}
+${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, secret: ${f.secret} }),`).join('\n')}
 ]);
 
 const NONE = Object.freeze({});
@@ -120,7 +122,7 @@ export declare class Ops {
     const name = op.name;
     if (!/^[a-z][a-z0-9]*$/.test(name)) throw new Error(`op ${JSON.stringify(name)} is not a method name`);
     const required = op.meta ? [] : op.required.filter((f) => f !== 'op');
-    for (const f of [...required, ...(op.meta ? [] : op.optional ?? [])]) {
+    for (const f of [...required, ...(op.optional ?? [])]) {
       if (!OWN.has(f) && !known.has(f)) throw new Error(`op ${name} takes ${f}, which the request schema does not have`);
     }
     const t = `${pascal(name)}Result`;
@@ -133,8 +135,12 @@ export declare class Ops {
     dts += `\n/** The result of ${name}. */\nexport type ${t} = ${shape};\n`;
     const params = required.map((f) => `${f}: ${typeOf(known.get(f))}, `).join('');
     cls += `  /** ${doc} */\n  ${name}(${params}options?: CallOptions): Promise<${t}>;\n`;
-    const given = required.length > 0 ? `{ ${required.join(', ')} }` : 'NONE';
-    js += `\n  /** ${doc} */\n  ${name}(${required.map((f) => `${f}, `).join('')}options = NONE) {\n    return this[SEND]('${name}', ${given}, options);\n  }\n`;
+    // The line: the fields the op requires, from its parameters, then those
+    // it may have, from its options, each as wire.js writes it.
+    const may = (op.optional ?? []).filter((f) => !OWN.has(f));
+    const put = (f, v) => `${known.get(f).secret ? 'secretField' : 'field'}('${known.get(f).key}', '${f}', ${v}, ${known.get(f).required})`;
+    const parts = [`',"op":"${name}"'`, ...required.map((f) => put(f, f)), ...may.map((f) => put(f, `options.${f}`))];
+    js += `\n  /** ${doc} */\n  ${name}(${required.map((f) => `${f}, `).join('')}options = NONE) {\n    return this[SEND](() => line('${name}', ${parts.join(' +\n      ')}), options);\n  }\n`;
   }
   return { js: js + '}\n', dts: dts + cls + '}\n' };
 }

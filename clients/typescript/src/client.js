@@ -15,14 +15,15 @@ import { spawn } from 'node:child_process';
 import { ArcaError, ClosedError, timeoutError } from './errors.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
 import { Lines } from './lines.js';
-import { Ops, SEND } from './ops.js';
-import { FIELD_NAMES, MAX_RESPONSE_LINE, describeId, encodeRest, shapeResult } from './wire.js';
+import { FIELDS, Ops, SEND } from './ops.js';
+import { MAX_RESPONSE_LINE, describeId, encodeRest, shapeResult } from './wire.js';
 
 /** The protocol this client speaks; its major version is the package's. */
 export const PROTOCOL = 'arca-serve/1';
 
 const INTERNAL = Symbol('Client.start');
 const NONE = Object.freeze({});
+const FIELD_NAMES = new Set(FIELDS.map((f) => f.name));
 
 export class Client extends Ops {
   #child;
@@ -135,10 +136,10 @@ export class Client extends Ops {
     return this.#waiting.length;
   }
 
-  // The generated op methods (ops.js) send through this: given holds the
-  // fields the op requires, options the others.
-  [SEND](op, given, options) {
-    return this.#op(op, given, options);
+  // The generated op methods (ops.js) send through this: encode returns
+  // the request line after its id, or throws why it cannot be sent.
+  [SEND](encode, options) {
+    return this.#op(encode, options);
   }
 
   /**
@@ -149,7 +150,7 @@ export class Client extends Ops {
     for (const k of Object.keys(fields)) {
       if (!FIELD_NAMES.has(k)) return Promise.reject(new TypeError(`no request field ${JSON.stringify(k)}`));
     }
-    return this.#op(op, fields, { signal: options.signal, timeoutMs: options.timeoutMs });
+    return this.#op(() => encodeRest(op, FIELDS, fields), options);
   }
 
   /**
@@ -216,11 +217,11 @@ export class Client extends Ops {
     child.stdin.on('error', () => {});
   }
 
-  #op(op, given, options) {
+  #op(encode, options) {
     if (this.#gone) return Promise.reject(this.#gone);
     let rest;
     try {
-      rest = encodeRest(op, given, options);
+      rest = encode();
     } catch (err) {
       return Promise.reject(err);
     }
