@@ -108,16 +108,16 @@ func TestFillFromOps(t *testing.T) {
 // and the op's rule, with no edit of a source; the properties the source
 // writes (id, op) stay as written.
 func TestFillFromFields(t *testing.T) {
-	note := Field{Name: "note", Bit: 1 << 20, Max: 300}
-	fields := append(RequestFields(), note)
-	noop := OpSpec{Name: "noop", Needs: note.Bit}
+	memo := Field{Name: "memo", Bit: 1 << 20, Max: 300}
+	fields := append(RequestFields(), memo)
+	jot := OpSpec{Name: "jot", Needs: memo.Bit}
 	req := rawSource(t, "request.json")
 	id := dig(req, "properties", "id")
-	if err := fillFromOps(req, append(Ops(), noop), fields); err != nil {
+	if err := fillFromOps(req, append(Ops(), jot), fields); err != nil {
 		t.Fatal(err)
 	}
-	if got := dig(req, "properties", "note"); !reflect.DeepEqual(got, map[string]any{"type": "string", "maxLength": 300}) {
-		t.Errorf("property note = %v", got)
+	if got := dig(req, "properties", "memo"); !reflect.DeepEqual(got, map[string]any{"type": "string", "maxLength": 300}) {
+		t.Errorf("property memo = %v", got)
 	}
 	if got := dig(req, "properties", "value", "minLength"); got != 1 {
 		t.Errorf("value's minLength = %v, want the table's Min, 1", got)
@@ -127,12 +127,12 @@ func TestFillFromFields(t *testing.T) {
 	}
 	var rule any
 	for _, r := range req["allOf"].([]any) {
-		if slices.Equal(dig(r, "if", "properties", "op", "enum").([]any), []any{"noop"}) {
+		if slices.Equal(dig(r, "if", "properties", "op", "enum").([]any), []any{"jot"}) {
 			rule = dig(r, "then", "required")
 		}
 	}
-	if !reflect.DeepEqual(rule, []any{"note"}) {
-		t.Errorf("noop's rule requires %v, want [note]", rule)
+	if !reflect.DeepEqual(rule, []any{"memo"}) {
+		t.Errorf("jot's rule requires %v, want [memo]", rule)
 	}
 }
 

@@ -85,10 +85,10 @@ class GeneratedTest(unittest.TestCase):
         gen = load_gen()
         binary = arca_bin()
         schemas, manifest = gen.schemas_of(binary), gen.manifest_of(binary)
-        schemas["request"]["properties"]["note"] = {"type": "string", "maxLength": 300}
-        schemas["result.noop"] = {"type": "object", "required": ["echo"],
+        schemas["request"]["properties"]["memo"] = {"type": "string", "maxLength": 300}
+        schemas["result.jot"] = {"type": "object", "required": ["echo"],
                                   "properties": {"echo": {"type": "string"}}}
-        manifest["ops"].append({"name": "noop", "required": ["op", "note"],
+        manifest["ops"].append({"name": "jot", "required": ["op", "memo"],
                                 "optional": ["id", "env", "actor", "attestation"],
                                 "consults_pdp": False, "meta": False})
         with tempfile.TemporaryDirectory(prefix="arca-py-scratch-") as d:
@@ -104,14 +104,14 @@ class GeneratedTest(unittest.TestCase):
             code = SCRATCH % (d, str(fake))
             out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=d, timeout=60)
             self.assertEqual(out.returncode, 0, out.stderr)
-            self.assertEqual(out.stdout.strip(), 'a "note"|a "note"')
+            self.assertEqual(out.stdout.strip(), 'a "memo"|a "memo"')
             sent = [json.loads(x) for x in lines.read_text().splitlines()]
-        self.assertEqual(sent[1:], [{"id": 2, "op": "noop", "note": 'a "note"', "actor": "me"},
-                                    {"id": 3, "op": "noop", "note": 'a "note"'}])
+        self.assertEqual(sent[1:], [{"id": 2, "op": "jot", "memo": 'a "memo"', "actor": "me"},
+                                    {"id": 3, "op": "jot", "memo": 'a "memo"'}])
 
 
 # A stand-in for serve: a start event, the manifest, then each request
-# answered with its note as echo, its line kept in the file named.
+# answered with its memo as echo, its line kept in the file named.
 FAKE = """import json, sys
 print(json.dumps({"v": 1, "ts": "2026-12-01T00:00:00.000000000Z", "seq": 1, "event": "start",
                   "message": "fake", "source": "serve"}), file=sys.stderr, flush=True)
@@ -122,7 +122,7 @@ with open(%r, "w") as kept:
         req = json.loads(line)
         manifest = {"protocol": "arca-serve/1", "version": "0", "ops": [], "error_codes": [], "limits": {},
                     "cli_only": [], "envs": [], "default_env": "default", "pdp_configured": False}
-        result = manifest if req["op"] == "manifest" else {"echo": req.get("note")}
+        result = manifest if req["op"] == "manifest" else {"echo": req.get("memo")}
         print(json.dumps({"id": req["id"], "ok": True, "result": result}), flush=True)
 """
 
@@ -134,7 +134,7 @@ import arca_client
 from arca_client import Client
 assert arca_client.__file__.startswith(sys.path[0]), arca_client.__file__
 with Client.start(%r, environ={}) as c:
-    a = c.noop('a "note"', actor="me").echo
-    b = c.call("noop", note='a "note"')["echo"]
+    a = c.jot('a "memo"', actor="me").echo
+    b = c.call("jot", memo='a "memo"')["echo"]
 print(a + "|" + b)
 """

@@ -89,24 +89,24 @@ test('src/ops.js and src/ops.d.ts are what the manifest generates (else: npm run
   }
 });
 
-// A manifest of one request field more, note, and one op more, noop, that
+// A manifest of one request field more, memo, and one op more, jot, that
 // needs it: what a row of each in manifest/ops.go makes serve publish.
-function withNoop(m) {
+function withJot(m) {
   const request = structuredClone(m.schemas.request);
-  request.properties.note = { type: 'string', maxLength: 300 };
-  const schemas = { ...m.schemas, request, 'result.noop': { type: 'object', properties: { echo: { type: 'string' } } } };
-  const noop = { name: 'noop', required: ['op', 'note'], optional: ['id', 'env', 'actor', 'attestation'], consults_pdp: false, meta: false };
-  return { ...m, ops: [...m.ops, noop], schemas };
+  request.properties.memo = { type: 'string', maxLength: 300 };
+  const schemas = { ...m.schemas, request, 'result.jot': { type: 'object', properties: { echo: { type: 'string' } } } };
+  const jot = { name: 'jot', required: ['op', 'memo'], optional: ['id', 'env', 'actor', 'attestation'], consults_pdp: false, meta: false };
+  return { ...m, ops: [...m.ops, jot], schemas };
 }
 
 test('an op added to the table gets a method and a result type', () => {
   const m = manifestOf(arcaBin());
-  const out = generateOps(withNoop(m));
-  assert.ok(out.js.includes(`noop(note, options = NONE) {\n    return this[SEND](() => line('noop', ',"op":"noop"' +\n      field(',"note":', 'note', note, true) +`), out.js);
-  assert.ok(out.js.includes(`{ name: 'note', key: ',"note":', required: true, secret: false }`), out.js);
-  assert.ok(out.dts.includes('export type NoopResult = Wire.WireResultNoop;'), out.dts);
-  assert.ok(out.dts.includes('noop(note: string, options?: CallOptions): Promise<NoopResult>;'), out.dts);
-  assert.ok(/interface RequestFields \{[^}]*note\?: string;/.test(out.dts), out.dts);
+  const out = generateOps(withJot(m));
+  assert.ok(out.js.includes(`jot(memo, options = NONE) {\n    return this[SEND](() => line('jot', ',"op":"jot"' +\n      field(',"memo":', 'memo', memo, true) +`), out.js);
+  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false }`), out.js);
+  assert.ok(out.dts.includes('export type JotResult = Wire.WireResultJot;'), out.dts);
+  assert.ok(out.dts.includes('jot(memo: string, options?: CallOptions): Promise<JotResult>;'), out.dts);
+  assert.ok(/interface RequestFields \{[^}]*memo\?: string;/.test(out.dts), out.dts);
   const tag = { name: 'tag', required: ['op', 'label'], consults_pdp: true, meta: false };
   assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
   const raw = structuredClone(m.schemas.request);
@@ -124,7 +124,7 @@ test('a field added to the table is sent: a client generated in a scratch copy s
   const src = new URL('../src/', import.meta.url).pathname;
   cpSync(src, join(dir, 'src'), { recursive: true });
   writeFileSync(join(dir, 'package.json'), '{"type": "module"}\n');
-  const out = generateOps(withNoop(manifestOf(arcaBin())));
+  const out = generateOps(withJot(manifestOf(arcaBin())));
   writeFileSync(join(dir, 'src', 'ops.js'), out.js);
   const { Client } = await import(join(dir, 'src', 'index.js'));
   // A stand-in for serve that keeps the line of request 2 and answers it.
@@ -134,12 +134,12 @@ read line
 echo '{"id":1,"ok":true,"result":{"protocol":"arca-serve/1"}}'
 read -r line
 printf '%s' "$line" > '${got}'
-echo '{"id":2,"ok":true,"result":{"echo":"a \\"note\\""}}'
+echo '{"id":2,"ok":true,"result":{"echo":"a \\"memo\\""}}'
 read line
 exit 0`);
   const c = await Client.start({ binary, environ: { PATH: process.env.PATH } });
   t.after(() => c.close().catch(() => {}));
-  const r = await c.noop('a "note"', { actor: 'me' });
-  assert.equal(r.echo, 'a "note"');
-  assert.deepEqual(JSON.parse(readFileSync(got, 'utf8')), { id: 2, op: 'noop', actor: 'me', note: 'a "note"' });
+  const r = await c.jot('a "memo"', { actor: 'me' });
+  assert.equal(r.echo, 'a "memo"');
+  assert.deepEqual(JSON.parse(readFileSync(got, 'utf8')), { id: 2, op: 'jot', actor: 'me', memo: 'a "memo"' });
 });

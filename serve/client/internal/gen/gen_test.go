@@ -126,11 +126,11 @@ func TestWrittenTypesCompile(t *testing.T) {
 // by running what was generated).
 func TestAddedField(t *testing.T) {
 	tb := manifestTables()
-	note := manifest.Field{Name: "note", Bit: 1 << 20, Max: 300}
-	tb.fields = append(tb.fields, note)
-	tb.ops = append(tb.ops, manifest.OpSpec{Name: "noop", Needs: note.Bit})
+	memo := manifest.Field{Name: "memo", Bit: 1 << 20, Max: 300}
+	tb.fields = append(tb.fields, memo)
+	tb.ops = append(tb.ops, manifest.OpSpec{Name: "jot", Needs: memo.Bit})
 	tb.result = func(op string) (map[string]any, error) {
-		if op == "noop" {
+		if op == "jot" {
 			return map[string]any{"type": "object", "properties": map[string]any{"echo": map[string]any{"type": "string"}}}, nil
 		}
 		return resultSchema(op)
@@ -139,7 +139,7 @@ func TestAddedField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Note string // needed by noop", "func (c *Client) Noop(ctx context.Context, r Request) (NoopResult, error) {", "It needs r.Note."} {
+	for _, want := range []string{"Memo string // needed by jot", "func (c *Client) Jot(ctx context.Context, r Request) (JotResult, error) {", "It needs r.Memo."} {
 		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
@@ -152,13 +152,13 @@ import (
 )
 
 func TestNote(t *testing.T) {
-	var _ func(*Client, context.Context, Request) (NoopResult, error) = (*Client).Noop
-	got := string(appendRequest(nil, []byte("7"), "noop", Request{Note: "a \"note\"", Env: "e"}))
-	if want := ` + "`" + `{"id":7,"op":"noop","env":"e","note":"a \"note\""}` + "`" + ` + "\n"; got != want {
+	var _ func(*Client, context.Context, Request) (JotResult, error) = (*Client).Jot
+	got := string(appendRequest(nil, []byte("7"), "jot", Request{Memo: "a \"memo\"", Env: "e"}))
+	if want := ` + "`" + `{"id":7,"op":"jot","env":"e","memo":"a \"memo\""}` + "`" + ` + "\n"; got != want {
 		t.Errorf("the line is %s, want %s", got, want)
 	}
-	if bad := badUTF8(Request{Note: "\xff"}); bad != "note" {
-		t.Errorf("badUTF8 of a note that is not UTF-8 = %q", bad)
+	if bad := badUTF8(Request{Memo: "\xff"}); bad != "memo" {
+		t.Errorf("badUTF8 of a memo that is not UTF-8 = %q", bad)
 	}
 }
 `
