@@ -3,6 +3,7 @@ package manifest
 import (
 	"encoding/json"
 	"io/fs"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +65,7 @@ func TestFillFromOps(t *testing.T) {
 	ops := append(Ops(), peek, scan)
 
 	req := rawSource(t, "request.json")
-	if err := fillFromOps(req, ops); err != nil {
+	if err := fillFromOps(req, ops, RequestFields()); err != nil {
 		t.Fatal(err)
 	}
 	want := []any{}
@@ -94,7 +95,7 @@ func TestFillFromOps(t *testing.T) {
 
 	ev := rawSource(t, "event.json")
 	others, _ := dig(ev, "properties", "event", "enum").([]any)
-	if err := fillFromOps(ev, ops); err != nil {
+	if err := fillFromOps(ev, ops, RequestFields()); err != nil {
 		t.Fatal(err)
 	}
 	if got := dig(ev, "properties", "event", "enum").([]any); !slices.Equal(got, append(want, others...)) {
@@ -102,21 +103,58 @@ func TestFillFromOps(t *testing.T) {
 	}
 }
 
+// TestFillFromFields: a row added to the field table, with an op that
+// needs it, reaches the request's properties (a string capped at its Max)
+// and the op's rule, with no edit of a source; the properties the source
+// writes (id, op) stay as written.
+func TestFillFromFields(t *testing.T) {
+	memo := Field{Name: "memo", Bit: 1 << 20, Max: 300}
+	fields := append(RequestFields(), memo)
+	jot := OpSpec{Name: "jot", Needs: memo.Bit}
+	req := rawSource(t, "request.json")
+	id := dig(req, "properties", "id")
+	if err := fillFromOps(req, append(Ops(), jot), fields); err != nil {
+		t.Fatal(err)
+	}
+	if got := dig(req, "properties", "memo"); !reflect.DeepEqual(got, map[string]any{"type": "string", "maxLength": 300}) {
+		t.Errorf("property memo = %v", got)
+	}
+	if got := dig(req, "properties", "value", "minLength"); got != 1 {
+		t.Errorf("value's minLength = %v, want the table's Min, 1", got)
+	}
+	if got := dig(req, "properties", "id"); !reflect.DeepEqual(got, id) {
+		t.Errorf("id = %v, want it as the source writes it, %v", got, id)
+	}
+	var rule any
+	for _, r := range req["allOf"].([]any) {
+		if slices.Equal(dig(r, "if", "properties", "op", "enum").([]any), []any{"jot"}) {
+			rule = dig(r, "then", "required")
+		}
+	}
+	if !reflect.DeepEqual(rule, []any{"memo"}) {
+		t.Errorf("jot's rule requires %v, want [memo]", rule)
+	}
+}
+
 // TestFillFromOpsRefuses: a fill that cannot be made stops the build of
 // every schema rather than publish a guess.
 func TestFillFromOpsRefuses(t *testing.T) {
 	for name, doc := range map[string]string{
-		"unknown kind":       `{"x-from-ops": "oneOf"}`,
-		"enum not an array":  `{"x-from-ops": "enum", "enum": "get"}`,
-		"an op listed again": `{"x-from-ops": "enum", "enum": ["get"]}`,
-		"no properties":      `{"x-from-ops": "allOf"}`,
-		"a field it lacks":   `{"x-from-ops": "allOf", "properties": {"op": {}, "env": {}}}`,
+		"unknown kind":              `{"x-from-ops": "oneOf"}`,
+		"enum not an array":         `{"x-from-ops": "enum", "enum": "get"}`,
+		"an op listed again":        `{"x-from-ops": "enum", "enum": ["get"]}`,
+		"no properties":             `{"x-from-ops": "allOf"}`,
+		"a field it lacks":          `{"x-from-ops": "allOf", "properties": {"op": {}, "env": {}}}`,
+		"a property no field":       `{"x-from-ops": "properties", "properties": {"op": {}, "nope": {}}}`,
+		"a raw field unsaid":        `{"x-from-ops": "properties", "properties": {"op": {}}}`,
+		"properties not an object":  `{"x-from-ops": "properties", "properties": []}`,
+		"an unknown kind in a list": `{"x-from-ops": ["properties", "oneOf"], "properties": {"id": {}}}`,
 	} {
 		var v any
 		if err := json.Unmarshal([]byte(doc), &v); err != nil {
 			t.Fatal(err)
 		}
-		if err := fillFromOps(v, Ops()); err == nil {
+		if err := fillFromOps(v, Ops(), RequestFields()); err == nil {
 			t.Errorf("%s: filled %s", name, doc)
 		}
 	}

@@ -14,13 +14,16 @@ const (
 	FieldAttestation
 )
 
-// Field describes one request field: its name, its bit, its cap in bytes,
-// and whether every op accepts it. Raw fields take any JSON value, kept as
-// sent (id); the others are strings.
+// Field describes one request field: its name, its bit, its cap in bytes
+// (and its floor, when sent), and whether every op accepts it. Raw fields
+// take any JSON value, kept as sent (id); the others are strings. The
+// request schema's properties are written from this table (fromops.go),
+// and each client sends the fields it lists: a new field is a row here.
 type Field struct {
 	Name   string
 	Bit    FieldSet
 	Max    int
+	Min    int // the fewest bytes it has when sent: 1 for a value to store
 	Raw    bool
 	Common bool // every op accepts it: it is neither required nor refused by any
 }
@@ -32,7 +35,7 @@ var requestFields = [...]Field{
 	{Name: "op", Bit: FieldOp, Max: MaxOp, Common: true},
 	{Name: "ref", Bit: FieldRef, Max: MaxRef},
 	{Name: "env", Bit: FieldEnv, Max: MaxSegment, Common: true},
-	{Name: "value", Bit: FieldValue, Max: MaxValue},
+	{Name: "value", Bit: FieldValue, Max: MaxValue, Min: 1},
 	{Name: "actor", Bit: FieldActor, Max: MaxActor, Common: true},
 	{Name: "attestation", Bit: FieldAttestation, Max: MaxAttestation, Common: true},
 }
@@ -55,9 +58,12 @@ func RequestField(name string) (Field, bool) {
 }
 
 // Names returns the names of the fields in s, in the order of the table.
-func (s FieldSet) Names() []string {
+func (s FieldSet) Names() []string { return s.namesIn(requestFields[:]) }
+
+// namesIn returns the names of the fields of table in s, in its order.
+func (s FieldSet) namesIn(table []Field) []string {
 	var names []string
-	for _, f := range requestFields {
+	for _, f := range table {
 		if s&f.Bit != 0 {
 			names = append(names, f.Name)
 		}
@@ -66,9 +72,12 @@ func (s FieldSet) Names() []string {
 }
 
 // commonFields is every field each op accepts.
-func commonFields() FieldSet {
+func commonFields() FieldSet { return commonIn(requestFields[:]) }
+
+// commonIn is every field of table each op accepts.
+func commonIn(table []Field) FieldSet {
 	var s FieldSet
-	for _, f := range requestFields {
+	for _, f := range table {
 		if f.Common {
 			s |= f.Bit
 		}
@@ -128,7 +137,12 @@ func (o OpSpec) Required() []string { return o.Needs.Names() }
 
 // Optional returns the request fields o accepts besides "op" and those it
 // requires.
-func (o OpSpec) Optional() []string { return (o.Takes() &^ o.Needs &^ FieldOp).Names() }
+func (o OpSpec) Optional() []string { return o.optionalIn(requestFields[:]) }
+
+// optionalIn is Optional over the field table table.
+func (o OpSpec) optionalIn(table []Field) []string {
+	return ((commonIn(table) | o.Accepts) &^ o.Needs &^ FieldOp).namesIn(table)
+}
 
 // CLIOnly lists the verbs that exist only as single-shot CLI commands:
 // every verb of the CLI but serve and the ops serve has (cmd/arca's tests

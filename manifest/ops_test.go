@@ -92,7 +92,8 @@ func TestOpsIsACopy(t *testing.T) {
 }
 
 // TestRequestFields: the field table is well formed: names plain and
-// unique, one bit each and every bit named, a cap on each, and RequestField
+// unique, one bit each and every bit named, a cap on each and a floor
+// under it, and RequestField
 // finds every row and nothing else.
 func TestRequestFields(t *testing.T) {
 	name := regexp.MustCompile(`^[a-z_]+$`)
@@ -105,6 +106,8 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("field %q: bit %b is not a bit of its own", f.Name, f.Bit)
 		case f.Max <= 0:
 			t.Errorf("field %q has no cap", f.Name)
+		case f.Min < 0 || f.Min > f.Max || (f.Raw && f.Min != 0):
+			t.Errorf("field %q: floor %d is outside 0..%d, or on a raw field", f.Name, f.Min, f.Max)
 		}
 		bits |= f.Bit
 		if got, ok := RequestField(f.Name); !ok || got != f {

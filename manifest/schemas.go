@@ -135,7 +135,7 @@ func schemaSource(name string) (file, ptr string, ok bool) {
 }
 
 // schemaSources decodes the embedded sources, numbers kept as written, and
-// fills in what they take from the op table (fromOps).
+// fills in what they take from the op and request field tables (fromOps).
 func schemaSources() (map[string]any, error) {
 	entries, err := fs.ReadDir(schemaFiles, "schemas")
 	if err != nil {
@@ -153,7 +153,7 @@ func schemaSources() (map[string]any, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("schema source %s: %w", e.Name(), err)
 		}
-		if err := fillFromOps(v, Ops()); err != nil {
+		if err := fillFromOps(v, Ops(), RequestFields()); err != nil {
 			return nil, fmt.Errorf("schema source %s: %w", e.Name(), err)
 		}
 		out[e.Name()] = v

@@ -2,7 +2,7 @@
 // generated from arca's schemas into src/protocol.d.ts and used here.
 
 import type * as Wire from './src/protocol.js';
-import { Ops } from './src/ops.js';
+import { Ops, type FieldOptions, type RequestFields } from './src/ops.js';
 
 export type * from './src/protocol.js';
 
@@ -49,8 +49,12 @@ export declare class EventStreamError extends Error {
 /** One audit event as serve wrote it; fields this build does not know are kept. */
 export type Event = Wire.WireEvent & Record<string, unknown>;
 
-/** What a call sends beside its op and ref, and how long it may take. */
-export interface CallOptions {
+/**
+ * What a call sends beside its op and the fields it requires, and how long
+ * it may take: every request field an op may have (FieldOptions, generated
+ * from the manifest into src/ops.d.ts), these three said of here.
+ */
+export interface CallOptions extends FieldOptions {
   /** The env of the request (a ref's pin wins over it). */
   env?: string;
   /** The claimed actor: audited, passed to the PDP, never verified. */
@@ -61,15 +65,6 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Rejects the call with a TimeoutError after this long; its slot stays. */
   timeoutMs?: number;
-}
-
-/** The request fields of call(). */
-export interface RequestFields {
-  ref?: string;
-  value?: string | Secret;
-  env?: string;
-  actor?: string;
-  attestation?: string;
 }
 
 /** A success's result carries the verdict when the PDP gave one. */

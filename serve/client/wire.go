@@ -7,7 +7,6 @@ import (
 	"io"
 	"runtime"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/internal/jsonstr"
 )
@@ -94,12 +93,6 @@ func (c *Client) breakWire(why error) error {
 	return gone
 }
 
-// Request is what a call sends beside its op: all optional.
-type Request struct {
-	Ref, Env, Actor, Attestation string
-	Value                        []byte // put and rotate
-}
-
 // ErrNotUTF8 is the error of a request with a string that is not valid
 // UTF-8: the wire's strings are UTF-8, and encoding one would replace its
 // bad bytes with U+FFFD, so that a put would store another value. Nothing
@@ -109,22 +102,10 @@ var ErrNotUTF8 = errors.New("not valid UTF-8")
 // checkUTF8 refuses a request whose strings are not all valid UTF-8,
 // naming the field, never quoting it.
 func checkUTF8(r Request) error {
-	bad := ""
-	switch {
-	case !utf8.ValidString(r.Ref):
-		bad = "ref"
-	case !utf8.ValidString(r.Env):
-		bad = "env"
-	case !utf8.ValidString(r.Actor):
-		bad = "actor"
-	case !utf8.ValidString(r.Attestation):
-		bad = "attestation"
-	case !utf8.Valid(r.Value):
-		bad = "value"
-	default:
-		return nil
+	if bad := badUTF8(r); bad != "" {
+		return fmt.Errorf("client: the request's %s is %w: nothing was sent", bad, ErrNotUTF8)
 	}
-	return fmt.Errorf("client: the request's %s is %w: nothing was sent", bad, ErrNotUTF8)
+	return nil
 }
 
 // call sends one request and waits for its response, or for ctx.
@@ -261,24 +242,6 @@ func (c *Client) goneErr() error {
 	return ErrClosed
 }
 
-// appendRequest appends the request line, by hand: no reflection on the
-// hot path.
-func appendRequest(b, id []byte, op string, r Request) []byte {
-	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
-	b = jsonstr.Append(b, op)
-	field := func(name, v string) {
-		if v != "" {
-			b = append(append(append(b, ',', '"'), name...), '"', ':')
-			b = jsonstr.Append(b, v)
-		}
-	}
-	field("ref", r.Ref)
-	field("env", r.Env)
-	if r.Value != nil {
-		b = append(b, `,"value":`...)
-		b = jsonstr.Append(b, r.Value)
-	}
-	field("actor", r.Actor)
-	field("attestation", r.Attestation)
-	return append(b, '}', '\n')
-}
+// appendString appends s as a JSON string: what the generated
+// appendRequest (ops_gen.go) writes each field of a request line with.
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte { return jsonstr.Append(b, s) }

@@ -2,15 +2,16 @@
 # do not edit, run python3 scripts/gen.py.
 
 """Each op's method: a blocking one and a non-blocking ``submit_`` twin,
-over what _ops.Calls does for every op."""
+over what _ops.Calls does for every op; and call, any op by name."""
 
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Optional
+from typing import Any, Dict, Optional
 
-from . import results as r
-from ._ops import Calls, Value, _fields
+from . import _read, results as r
+from ._ops import Calls
+from ._request import Value, fields as _fields
 
 
 class Ops(Calls):
@@ -123,3 +124,13 @@ class Ops(Calls):
     def submit_shutdown(self) -> Future[None]:
         fields = _fields()
         return self._future('shutdown', fields, r.read_shutdown)
+
+    def call(
+            self, op: str, *, actor: Optional[str] = None, attestation: Optional[str] = None,
+            env: Optional[str] = None, ref: Optional[str] = None, value: Optional[Value] = None,
+            timeout: Optional[float] = None
+    ) -> Dict[str, Any]:
+        """Any op by name, for one this client has no method for (a server
+        may add ops): the result as a dict, a ``value`` in it a Secret."""
+        fields = _fields(actor=actor, attestation=attestation, env=env, ref=ref, value=value)
+        return self._call(op, fields, _read.read_raw, timeout)

@@ -14,20 +14,12 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from . import _read, results as r
-from ._secret import Secret, as_value
+from . import results as r
+from ._request import Fields as _Fields, fields as _fields
+from ._secret import Secret
 from ._wire import Reader, Settle, Waiter
-
-Value = Union[str, Secret]
-_Fields = Sequence[Tuple[str, Optional[str]]]
-
-
-def _fields(ref: Optional[str] = None, value: Optional[Value] = None, env: Optional[str] = None,
-            actor: Optional[str] = None, attestation: Optional[str] = None) -> _Fields:
-    return (("ref", ref), ("env", env), ("value", None if value is None else as_value(value)),
-            ("actor", actor), ("attestation", attestation))
 
 
 def _left(timeout: Optional[float], began: float) -> Optional[float]:
@@ -51,15 +43,6 @@ class Calls:
         self._submit(op, fields, read, None, fut)
         return fut
 
-    # any op --------------------------------------------------------------
-
-    def call(self, op: str, *, ref: Optional[str] = None, value: Optional[Value] = None, env: Optional[str] = None,
-             actor: Optional[str] = None, attestation: Optional[str] = None,
-             timeout: Optional[float] = None) -> Dict[str, Any]:
-        """Any op by name, for one this client has no method for (a server
-        may add ops): the result as a dict, a ``value`` in it a Secret."""
-        return self._call(op, _fields(ref, value, env, actor, attestation), _read.read_raw, timeout)
-
     def resolve(self, refs: Mapping[str, str], *, env: Optional[str] = None, actor: Optional[str] = None,
                 attestation: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Secret]:
         """Get every ref of refs (name -> ref) at once, pipelined: the
@@ -74,7 +57,8 @@ class Calls:
         try:
             for name, ref in refs.items():
                 w = Waiter()
-                self._submit("get", _fields(ref, None, env, actor, attestation), r.read_get, _left(timeout, began), w)
+                self._submit("get", _fields(ref=ref, env=env, actor=actor, attestation=attestation), r.read_get,
+                             _left(timeout, began), w)
                 waiting.append((name, w))
             for name, w in waiting:
                 out[name] = w.result(_left(timeout, began)).value

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
+from pathlib import Path
 
 from .support import REPO, arca_bin
 
@@ -42,7 +48,9 @@ class GeneratedTest(unittest.TestCase):
         """An op added to the table gets a method, a type and a reader, and
         what is written runs; a field no request can carry is refused."""
         gen = load_gen()
-        schemas = {"result.peek": {"type": "object", "required": ["ref", "value", "seen"],
+        request = gen.schemas_of(arca_bin())["request"]
+        schemas = {"request": request,
+                   "result.peek": {"type": "object", "required": ["ref", "value", "seen"],
                                    "properties": {"ref": {"type": "string"}, "value": {"type": "string"},
                                                   "seen": {"$ref": "#/$defs/time"}, "tags": {
                                                       "type": "array", "items": {"type": "string"}}},
@@ -64,4 +72,69 @@ class GeneratedTest(unittest.TestCase):
         bad = {"ops": [{"name": "tag", "required": ["op", "label"], "optional": [], "consults_pdp": True,
                         "meta": False}]}
         with self.assertRaises(SystemExit):
-            gen.methods(bad, {"result.tag": {"type": "object"}})
+            gen.methods(bad, {"request": request, "result.tag": {"type": "object"}})
+        raw = {"properties": {**request["properties"], "blob": {}}}
+        with self.assertRaises(SystemExit):
+            gen.request({"request": raw})
+
+    def test_an_added_field_is_sent(self) -> None:
+        """A request field added to the table, with an op that needs it, is
+        all the client needs: regenerated in a scratch copy of the package,
+        the op's method and call() send it (to a stand-in for serve that
+        keeps the lines it reads)."""
+        gen = load_gen()
+        binary = arca_bin()
+        schemas, manifest = gen.schemas_of(binary), gen.manifest_of(binary)
+        schemas["request"]["properties"]["memo"] = {"type": "string", "maxLength": 300}
+        schemas["result.jot"] = {"type": "object", "required": ["echo"],
+                                  "properties": {"echo": {"type": "string"}}}
+        manifest["ops"].append({"name": "jot", "required": ["op", "memo"],
+                                "optional": ["id", "env", "actor", "attestation"],
+                                "consults_pdp": False, "meta": False})
+        with tempfile.TemporaryDirectory(prefix="arca-py-scratch-") as d:
+            pkg = Path(d) / "arca_client"
+            shutil.copytree(gen.PACKAGE, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+            (pkg / "results.py").write_text(gen.results(schemas, manifest))
+            (pkg / "_methods.py").write_text(gen.methods(manifest, schemas))
+            (pkg / "_request.py").write_text(gen.request(schemas))
+            lines = Path(d) / "lines"
+            fake = Path(d) / "serve"
+            fake.write_text(f"#!{sys.executable}\n" + FAKE % str(lines))
+            fake.chmod(0o755)
+            code = SCRATCH % (d, str(fake))
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=d, timeout=60)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.strip(), 'a "memo"|a "memo"')
+            sent = [json.loads(x) for x in lines.read_text().splitlines()]
+        self.assertEqual(sent[1:], [{"id": 2, "op": "jot", "memo": 'a "memo"', "actor": "me"},
+                                    {"id": 3, "op": "jot", "memo": 'a "memo"'}])
+
+
+# A stand-in for serve: a start event, the manifest, then each request
+# answered with its memo as echo, its line kept in the file named.
+FAKE = """import json, sys
+print(json.dumps({"v": 1, "ts": "2026-12-01T00:00:00.000000000Z", "seq": 1, "event": "start",
+                  "message": "fake", "source": "serve"}), file=sys.stderr, flush=True)
+with open(%r, "w") as kept:
+    for line in sys.stdin:
+        kept.write(line)
+        kept.flush()
+        req = json.loads(line)
+        manifest = {"protocol": "arca-serve/1", "version": "0", "ops": [], "error_codes": [], "limits": {},
+                    "cli_only": [], "envs": [], "default_env": "default", "pdp_configured": False}
+        result = manifest if req["op"] == "manifest" else {"echo": req.get("memo")}
+        print(json.dumps({"id": req["id"], "ok": True, "result": result}), flush=True)
+"""
+
+# Run in a child: the scratch package is imported there, not beside the
+# real one.
+SCRATCH = """import sys
+sys.path.insert(0, %r)
+import arca_client
+from arca_client import Client
+assert arca_client.__file__.startswith(sys.path[0]), arca_client.__file__
+with Client.start(%r, environ={}) as c:
+    a = c.jot('a "memo"', actor="me").echo
+    b = c.call("jot", memo='a "memo"')["echo"]
+print(a + "|" + b)
+"""

@@ -15,15 +15,15 @@ import { spawn } from 'node:child_process';
 import { ArcaError, ClosedError, timeoutError } from './errors.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
 import { Lines } from './lines.js';
-import { valueText } from './secret.js';
-import { Ops } from './ops.js';
-import { FIELDS, MAX_RESPONSE_LINE, SEND, describeId, encodeRest, shapeResult } from './wire.js';
+import { FIELDS, Ops, SEND } from './ops.js';
+import { MAX_RESPONSE_LINE, describeId, encodeRest, shapeResult } from './wire.js';
 
 /** The protocol this client speaks; its major version is the package's. */
 export const PROTOCOL = 'arca-serve/1';
 
 const INTERNAL = Symbol('Client.start');
 const NONE = Object.freeze({});
+const FIELD_NAMES = new Set(FIELDS.map((f) => f.name));
 
 export class Client extends Ops {
   #child;
@@ -136,21 +136,21 @@ export class Client extends Ops {
     return this.#waiting.length;
   }
 
-  // The generated op methods (ops.js) send through this.
-  [SEND](op, ref, value, options) {
-    return this.#op(op, ref, value, options);
+  // The generated op methods (ops.js) send through this: encode returns
+  // the request line after its id, or throws why it cannot be sent.
+  [SEND](encode, options) {
+    return this.#op(encode, options);
   }
 
   /**
    * Any op by name, for one this client has no method for (adding an op is
-   * not a protocol change). fields: ref, value, env, actor, attestation.
+   * not a protocol change). fields: any request field but id and op.
    */
   call(op, fields = NONE, options = NONE) {
     for (const k of Object.keys(fields)) {
-      if (!FIELDS.has(k)) return Promise.reject(new TypeError(`no request field ${JSON.stringify(k)}`));
+      if (!FIELD_NAMES.has(k)) return Promise.reject(new TypeError(`no request field ${JSON.stringify(k)}`));
     }
-    const o = { env: fields.env, actor: fields.actor, attestation: fields.attestation, signal: options.signal, timeoutMs: options.timeoutMs };
-    return this.#op(op, fields.ref, fields.value, o);
+    return this.#op(() => encodeRest(op, FIELDS, fields), options);
   }
 
   /**
@@ -217,11 +217,11 @@ export class Client extends Ops {
     child.stdin.on('error', () => {});
   }
 
-  #op(op, ref, value, options) {
+  #op(encode, options) {
     if (this.#gone) return Promise.reject(this.#gone);
     let rest;
     try {
-      rest = encodeRest(op, ref, value === undefined ? undefined : valueText(value), options);
+      rest = encode();
     } catch (err) {
       return Promise.reject(err);
     }

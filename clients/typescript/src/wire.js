@@ -4,48 +4,61 @@
 // this client does not know are kept and ignored (a newer serve may add
 // them), and a value is wrapped in a Secret the moment it is read.
 
-import { Secret } from './secret.js';
+import { Secret, valueText } from './secret.js';
 
 /** serve's cap on a request line, not counting its newline. */
 export const MAX_REQUEST_LINE = 4 << 20;
 /** The longest response line read: a get answer is far shorter. */
 export const MAX_RESPONSE_LINE = 8 << 20;
 
-const OPTIONAL = ['env', 'actor', 'attestation'];
-/** The method by which the generated op methods (ops.js) send a request. */
-export const SEND = Symbol('arca.send');
-
-/** The request fields a call may set beside op and id. */
-export const FIELDS = new Set(['ref', 'value', ...OPTIONAL]);
-
 function text(name, v) {
   if (typeof v !== 'string') throw new TypeError(`${name} must be a string`);
   return JSON.stringify(v);
 }
 
+// What each op's method (generated into ops.js) writes its line with. A
+// field given as undefined is not sent; one no op requires (keepEmpty
+// false) is not sent when empty either: "" is the same as absent on the
+// wire, and the line is shorter. One an op requires is sent even empty, so
+// that serve can say it is.
+
+/** The field name as the line has it (key is `,"name":`), or "". */
+export function field(key, name, v, keepEmpty) {
+  if (v === undefined || (v === '' && !keepEmpty)) return '';
+  return key + text(name, v);
+}
+
+/** field for a secret, given as a string or a Secret; never quoted in an error. */
+export function secretField(key, name, v, keepEmpty) {
+  return v === undefined ? '' : field(key, name, valueText(v), keepEmpty);
+}
+
 /**
- * The request line after its id: `,"op":…}` and the newline. The id goes in
- * front when the call takes its place on the wire.
- * @param {string} op
- * @param {string | undefined} ref
- * @param {string | undefined} value the value's text, never quoted in an error
- * @param {{env?: string, actor?: string, attestation?: string}} o
+ * The request line after its id, from the fields written after `,"op":…`:
+ * the id goes in front when the call takes its place on the wire.
  */
-export function encodeRest(op, ref, value, o) {
-  let s = ',"op":' + text('op', op);
-  if (ref !== undefined) s += ',"ref":' + text('ref', ref);
-  for (const name of OPTIONAL) {
-    const v = o[name];
-    // "" is the same as absent on the wire; leaving it out keeps lines short.
-    if (v !== undefined && v !== '') s += `,"${name}":` + text(name, v);
-  }
-  if (value !== undefined) s += ',"value":' + text('value', value);
-  s += '}\n';
+export function line(op, fields) {
+  const s = fields + '}\n';
   // 24 bytes cover `{"id":` and the longest id this client sends.
   if (s.length * 3 + 24 > MAX_REQUEST_LINE && Buffer.byteLength(s) + 24 > MAX_REQUEST_LINE + 1) {
     throw new RangeError(`the ${op} request line would be longer than serve's ${MAX_REQUEST_LINE} bytes`);
   }
   return s;
+}
+
+/**
+ * The request line of call(): op, and each field of table (ops.js's
+ * FIELDS) that fields has.
+ * @param {string} op
+ * @param {ReadonlyArray<{name: string, key: string, required: boolean, secret: boolean}>} table
+ * @param {Record<string, unknown>} fields
+ */
+export function encodeRest(op, table, fields) {
+  let s = ',"op":' + text('op', op);
+  for (const f of table) {
+    s += (f.secret ? secretField : field)(f.key, f.name, fields[f.name], f.required);
+  }
+  return line(op, s);
 }
 
 /**

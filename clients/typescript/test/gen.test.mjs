@@ -89,11 +89,57 @@ test('src/ops.js and src/ops.d.ts are what the manifest generates (else: npm run
   }
 });
 
+// A manifest of one request field more, memo, and one op more, jot, that
+// needs it: what a row of each in manifest/ops.go makes serve publish.
+function withJot(m) {
+  const request = structuredClone(m.schemas.request);
+  request.properties.memo = { type: 'string', maxLength: 300 };
+  const schemas = { ...m.schemas, request, 'result.jot': { type: 'object', properties: { echo: { type: 'string' } } } };
+  const jot = { name: 'jot', required: ['op', 'memo'], optional: ['id', 'env', 'actor', 'attestation'], consults_pdp: false, meta: false };
+  return { ...m, ops: [...m.ops, jot], schemas };
+}
+
 test('an op added to the table gets a method and a result type', () => {
-  const schemas = { 'result.peek': { type: 'object', properties: { value: { type: 'string' } } } };
-  const out = generateOps({ ops: [{ name: 'peek', required: ['op', 'ref'], consults_pdp: true, meta: false }], schemas });
-  assert.ok(out.js.includes("peek(ref, options = NONE) {\n    return this[SEND]('peek', ref, undefined, options);"), out.js);
-  assert.ok(out.dts.includes("export type PeekResult = WithPolicy<Omit<Wire.WireResultPeek, 'value'> & { value: Secret }>;"), out.dts);
-  assert.ok(out.dts.includes('peek(ref: string, options?: CallOptions): Promise<PeekResult>;'), out.dts);
-  assert.throws(() => generateOps({ ops: [{ name: 'tag', required: ['op', 'label'], consults_pdp: true, meta: false }], schemas: { 'result.tag': {} } }), /requires label/);
+  const m = manifestOf(arcaBin());
+  const out = generateOps(withJot(m));
+  assert.ok(out.js.includes(`jot(memo, options = NONE) {\n    return this[SEND](() => line('jot', ',"op":"jot"' +\n      field(',"memo":', 'memo', memo, true) +`), out.js);
+  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false }`), out.js);
+  assert.ok(out.dts.includes('export type JotResult = Wire.WireResultJot;'), out.dts);
+  assert.ok(out.dts.includes('jot(memo: string, options?: CallOptions): Promise<JotResult>;'), out.dts);
+  assert.ok(/interface RequestFields \{[^}]*memo\?: string;/.test(out.dts), out.dts);
+  const tag = { name: 'tag', required: ['op', 'label'], consults_pdp: true, meta: false };
+  assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
+  const raw = structuredClone(m.schemas.request);
+  raw.properties.blob = {};
+  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string/);
+});
+
+test('a field added to the table is sent: a client generated in a scratch copy sends it', async (t) => {
+  const { cpSync, mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { fake } = await import('./helpers.mjs');
+  const dir = mkdtempSync(join(tmpdir(), 'arca-ts-scratch-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const src = new URL('../src/', import.meta.url).pathname;
+  cpSync(src, join(dir, 'src'), { recursive: true });
+  writeFileSync(join(dir, 'package.json'), '{"type": "module"}\n');
+  const out = generateOps(withJot(manifestOf(arcaBin())));
+  writeFileSync(join(dir, 'src', 'ops.js'), out.js);
+  const { Client } = await import(join(dir, 'src', 'index.js'));
+  // A stand-in for serve that keeps the line of request 2 and answers it.
+  const got = join(dir, 'line');
+  const binary = fake(t, `echo '{"v":1,"ts":"2026-12-01T00:00:00.000000000Z","seq":1,"event":"start","message":"fake","source":"serve"}' >&2
+read line
+echo '{"id":1,"ok":true,"result":{"protocol":"arca-serve/1"}}'
+read -r line
+printf '%s' "$line" > '${got}'
+echo '{"id":2,"ok":true,"result":{"echo":"a \\"memo\\""}}'
+read line
+exit 0`);
+  const c = await Client.start({ binary, environ: { PATH: process.env.PATH } });
+  t.after(() => c.close().catch(() => {}));
+  const r = await c.jot('a "memo"', { actor: 'me' });
+  assert.equal(r.echo, 'a "memo"');
+  assert.deepEqual(JSON.parse(readFileSync(got, 'utf8')), { id: 2, op: 'jot', actor: 'me', memo: 'a "memo"' });
 });

@@ -7,13 +7,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/arca-secrets/arca/manifest"
 )
 
 // TestGenerated: ops_gen.go is what the generator writes from today's op
 // table; run `go generate ./serve/client` when it is not.
 func TestGenerated(t *testing.T) {
 	dir := filepath.Join("..", "..")
-	want, err := generate(dir)
+	want, err := generate(dir, manifestTables())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +37,7 @@ func TestDeclarations(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "types.go"), []byte("package client\n\n"+src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := generate(dir)
+		b, err := generate(dir, manifestTables())
 		return string(b), err
 	}
 	out, err := gen("// Got is the result of get.\ntype Got struct{ Policy *Policy }\n")
@@ -69,34 +71,101 @@ func TestDeclarations(t *testing.T) {
 	}
 }
 
-// TestWrittenTypesCompile: with no result type declared, what the generator
-// writes for every op compiles, beside the few names of package client it
-// uses.
-func TestWrittenTypesCompile(t *testing.T) {
-	dir := t.TempDir()
-	out, err := generate(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stub := `package client
+// stub is the few names of package client the generated file uses.
+const stub = `package client
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 type Client struct{}
-type Request struct{}
 type Policy struct{}
 type SecretValue struct{}
 
 func Call[T any](context.Context, *Client, string, Request) (T, error) { var v T; return v, nil }
+
+func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
+	q, _ := json.Marshal(string(s))
+	return append(b, q...)
+}
 `
-	for name, text := range map[string]string{"go.mod": "module example.com/client\n\ngo 1.24\n", "stub.go": stub, target: string(out)} {
+
+// inModule writes files into a module of their own in a fresh directory
+// and runs go with args there.
+func inModule(t *testing.T, files map[string]string, args ...string) {
+	t.Helper()
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/client\n\ngo 1.24\n"
+	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command("go", "vet", ".")
+	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go vet of the generated file: %v\n%s\n%s", err, b, out)
+		t.Fatalf("go %s of the generated file: %v\n%s\n%s", strings.Join(args, " "), err, b, files[target])
+	}
+}
+
+// TestWrittenTypesCompile: with no result type declared, what the generator
+// writes for every op compiles, beside the few names of package client it
+// uses.
+func TestWrittenTypesCompile(t *testing.T) {
+	out, err := generate(t.TempDir(), manifestTables())
+	if err != nil {
+		t.Fatal(err)
+	}
+	inModule(t, map[string]string{"stub.go": stub, target: string(out)}, "vet", ".")
+}
+
+// TestAddedField: a request field added to the table, with an op that
+// needs it, is all the client needs: Request gets the field, the op gets
+// its method, and the line the client writes carries the field (checked
+// by running what was generated).
+func TestAddedField(t *testing.T) {
+	tb := manifestTables()
+	memo := manifest.Field{Name: "memo", Bit: 1 << 20, Max: 300}
+	tb.fields = append(tb.fields, memo)
+	tb.ops = append(tb.ops, manifest.OpSpec{Name: "jot", Needs: memo.Bit})
+	tb.result = func(op string) (map[string]any, error) {
+		if op == "jot" {
+			return map[string]any{"type": "object", "properties": map[string]any{"echo": map[string]any{"type": "string"}}}, nil
+		}
+		return resultSchema(op)
+	}
+	out, err := generate(t.TempDir(), tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Memo string // needed by jot", "func (c *Client) Jot(ctx context.Context, r Request) (JotResult, error) {", "It needs r.Memo."} {
+		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	check := `package client
+
+import (
+	"context"
+	"testing"
+)
+
+func TestNote(t *testing.T) {
+	var _ func(*Client, context.Context, Request) (JotResult, error) = (*Client).Jot
+	got := string(appendRequest(nil, []byte("7"), "jot", Request{Memo: "a \"memo\"", Env: "e"}))
+	if want := ` + "`" + `{"id":7,"op":"jot","env":"e","memo":"a \"memo\""}` + "`" + ` + "\n"; got != want {
+		t.Errorf("the line is %s, want %s", got, want)
+	}
+	if bad := badUTF8(Request{Memo: "\xff"}); bad != "memo" {
+		t.Errorf("badUTF8 of a memo that is not UTF-8 = %q", bad)
+	}
+}
+`
+	inModule(t, map[string]string{"stub.go": stub, target: string(out), "note_test.go": check}, "test", ".")
+
+	tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: 1 << 21, Max: 10, Raw: true})
+	if _, err := generate(t.TempDir(), tb); err == nil || !strings.Contains(err.Error(), `"blob"`) {
+		t.Errorf("a raw field beside id: %v, want it refused", err)
 	}
 }
