@@ -14,7 +14,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/access"
+	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/file"
 )
@@ -89,27 +89,9 @@ func (spyBackends) Problems(vc ops.VaultConfig) []string {
 
 func newFixture(t testing.TB, toml string) *fixture {
 	t.Helper()
-	home := t.TempDir()
-	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
-		}
-		return ""
-	}
-	cfg, err := ops.ParseConfig([]byte(toml), "arca.toml", getenv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &fixture{events: &bytes.Buffer{}}
 	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
-	f.svc = ops.New(ops.Options{Config: cfg, Audit: audit.NewWriter(f.events, audit.SourceCLI, clock), Now: clock,
-		Backends: spyBackends{f}})
-	t.Cleanup(func() { f.svc.Close() })
-	for _, env := range cfg.EnvNames() {
-		if _, err := access.Init(f.svc, env); err != nil {
-			t.Fatal(err)
-		}
-	}
+	f.svc = opstest.New(t, opstest.Options{Config: toml, Audit: f.events, Now: clock, Backends: spyBackends{f}}).Service
 	return f
 }
 
