@@ -44,12 +44,14 @@ func handlers() map[string]handler {
 // Do runs op on req: the one entry point of every served op that is not a
 // meta-op, whichever door it came through. A read runs once begin has let
 // it through; a write goes the way serve's groups of writes go (Writes),
-// as a group of one.
+// as a group of one. op must be the op table's own row (manifest.Op): a
+// row that is not, or one with no handler, is refused unknown_op, audited,
+// so that no caller can make an op skip the PDP or the checks of its
+// fields by describing it otherwise.
 func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Result, error) {
-	h, ok := s.handlers[op.Name]
-	if !ok {
-		c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID}}
-		return nil, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not an op ops runs", op.Name))
+	h, err := s.handler(op, req)
+	if err != nil {
+		return nil, err
 	}
 	if op.Writes {
 		ws := s.Writes()
@@ -64,6 +66,17 @@ func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Resu
 	return h.read(s, ctx, &c, &req)
 }
 
+// handler returns the handler of op, when op is the op table's row and ops
+// runs it; else it audits the refusal and returns it.
+func (s *Service) handler(op manifest.OpSpec, req Request) (handler, error) {
+	h, ok := s.handlers[op.Name]
+	if row, known := manifest.Op(op.Name); ok && known && row == op && (op.Writes == (h.change != nil)) {
+		return h, nil
+	}
+	c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
+	return handler{}, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not an op ops runs", op.Name))
+}
+
 // doAs runs the served op named name and returns its result as T: what the
 // typed methods below share.
 func doAs[T Result](ctx context.Context, s *Service, name string, req Request) (T, error) {
@@ -76,7 +89,11 @@ func doAs[T Result](ctx context.Context, s *Service, name string, req Request) (
 	if err != nil {
 		return zero, err
 	}
-	return r.(T), nil
+	t, ok := r.(T)
+	if !ok {
+		return zero, Errorf(manifest.OpError, "%s answered a result of another op", name)
+	}
+	return t, nil
 }
 
 // Get returns a secret. The value is returned only once its event is written.

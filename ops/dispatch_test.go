@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 )
 
@@ -95,5 +96,100 @@ func TestFieldsErrorOneWording(t *testing.T) {
 		case c.want != "" && (err == nil || err.Error() != c.want || CodeOf(err) != manifest.BadRequest):
 			t.Errorf("%s: %v, want bad_request %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestDoTakesOnlyTheTablesRows: a row that is not the op table's own (a
+// caller describing put as an op that needs no PDP, or get as a write) is
+// refused unknown_op with its one event, and nothing reaches the vault:
+// what an op is comes from the table, never from the caller.
+func TestDoTakesOnlyTheTablesRows(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.List(ctx, Request{}); err != nil { // opens the store, so calls can be counted
+		t.Fatal(err)
+	}
+	put, get := putOp(), getOp()
+	noPDP := put
+	noPDP.ConsultsPDP = false
+	getAsWrite := get
+	getAsWrite.Writes = true
+	putAsRead := put
+	putAsRead.Writes = false
+	manifestRow, _ := manifest.Op("manifest")
+	for _, c := range []struct {
+		name string
+		run  func() error
+	}{
+		{"put without its PDP", func() error {
+			_, err := f.svc.Do(ctx, noPDP, Request{Ref: "arca://app/db", Value: secret("v")})
+			return err
+		}},
+		{"get as a write", func() error { _, err := f.svc.Do(ctx, getAsWrite, Request{Ref: "arca://app/db"}); return err }},
+		{"put as a read", func() error {
+			_, err := f.svc.Do(ctx, putAsRead, Request{Ref: "arca://app/db", Value: secret("v")})
+			return err
+		}},
+		{"get through Writes", func() error {
+			_, err := f.svc.Writes().Add(ctx, get, Request{Ref: "arca://app/db"}).Result()
+			return err
+		}},
+		{"put without its PDP through Writes", func() error {
+			_, err := f.svc.Writes().Add(ctx, noPDP, Request{Ref: "arca://app/db", Value: secret("v")}).Result()
+			return err
+		}},
+		{"get as a meta-op", func() error {
+			getAsMeta := get
+			getAsMeta.Meta = true
+			_, err := f.svc.Meta(ctx, getAsMeta, Request{Ref: "arca://app/db"})
+			return err
+		}},
+		{"put through Meta", func() error { _, err := f.svc.Meta(ctx, put, Request{}); return err }},
+	} {
+		f.events.Reset()
+		calls := f.store.calls
+		if err := c.run(); CodeOf(err) != manifest.UnknownOp {
+			t.Errorf("%s: %v, want unknown_op", c.name, err)
+		}
+		if ev := f.lines(t); len(ev) != 1 || ev[0].Code != string(manifest.UnknownOp) {
+			t.Errorf("%s: events %+v, want one unknown_op event", c.name, ev)
+		}
+		if f.store.calls != calls {
+			t.Errorf("%s reached the vault", c.name)
+		}
+	}
+	// The table's own rows run (the positive control).
+	if _, err := f.svc.Do(ctx, put, Request{Ref: "arca://app/db", Value: secret("v")}); err != nil {
+		t.Fatalf("the table's put: %v", err)
+	}
+	if _, err := f.svc.Meta(ctx, manifestRow, Request{}); err != nil {
+		t.Fatalf("the table's manifest: %v", err)
+	}
+}
+
+// TestAttestationSentEmptyIsHashed: an attestation sent, even empty, is
+// recorded by its hash on the request's event, whether ops refuses the
+// request or runs it (as serve's own refusals record it).
+func TestAttestationSentEmptyIsHashed(t *testing.T) {
+	f := newFixture(t, "")
+	att, _ := manifest.RequestField("attestation")
+	for _, c := range []struct {
+		name string
+		req  Request
+	}{
+		{"refused for its fields", Request{}},
+		{"run", Request{Ref: "arca://app/none"}},
+	} {
+		f.events.Reset()
+		c.req.Set(att, "")
+		f.svc.Get(context.Background(), c.req)
+		if ev := f.lines(t); len(ev) != 1 || ev[0].AttestationSHA256 != audit.HashAttestation("") {
+			t.Errorf("%s: events %+v, want one with the empty attestation's hash", c.name, ev)
+		}
+	}
+	f.events.Reset()
+	f.svc.Get(context.Background(), Request{Ref: "arca://app/none"})
+	if ev := f.lines(t); len(ev) != 1 || ev[0].AttestationSHA256 != "" {
+		t.Errorf("no attestation sent: events %+v, want no hash", ev)
 	}
 }

@@ -128,7 +128,7 @@ func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request) (c
 func (s *Service) validated(op manifest.OpSpec, req Request) (call, error) {
 	req.Op = op.Name
 	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}}
-	if req.Attestation != "" {
+	if req.Sent()&manifest.FieldAttestation != 0 {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
 	if err := validate(op, &req); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -127,8 +128,9 @@ func (s *Service) vaultErr(c *call, err error) error {
 // not configured) is left out of the event, never a reason to refuse. It
 // returns the recorded env, "" when none.
 func (s *Service) Meta(_ context.Context, op manifest.OpSpec, req Request) (string, error) {
-	if !op.Meta {
-		return "", Errorf(manifest.UnknownOp, "%q is not a meta-op", op.Name)
+	if row, ok := manifest.Op(op.Name); !ok || row != op || !op.Meta {
+		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
+		return "", s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a meta-op", op.Name))
 	}
 	c, err := s.validated(op, req)
 	if err != nil {

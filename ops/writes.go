@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -48,13 +49,18 @@ type Written struct {
 // Writes starts a run of writes.
 func (s *Service) Writes() *Writes { return &Writes{s: s} }
 
-// Add runs op, an op that writes (manifest.OpSpec.Writes), up to its
-// commit.
+// Add runs op, the op table's row of an op that writes
+// (manifest.OpSpec.Writes), up to its commit. Any other op is refused
+// unknown_op, audited.
 func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Written {
 	w := &Written{}
-	h, ok := ws.s.handlers[op.Name]
-	if !ok || !op.Writes || h.change == nil {
-		return w.finish(Errorf(manifest.UnknownOp, "%q is not a write", op.Name))
+	h, err := ws.s.handler(op, req)
+	if err == nil && !op.Writes {
+		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
+		err = ws.s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a write", op.Name))
+	}
+	if err != nil {
+		return w.finish(err)
 	}
 	w.result = h.result
 	cv, err := ws.s.begin(ctx, op, req)

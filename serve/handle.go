@@ -48,7 +48,7 @@ func (c *checked) write() bool { return c.problem == "" && c.spec.Writes }
 // of it.
 func (s *session) handle(ctx context.Context, c *checked) {
 	req := &c.req
-	defer s.recoverPanic(req.ID, c.spec.Name, s.audit.Seq())
+	defer s.recoverPanic(req.ID, req.Op, s.audit.Seq())
 	if c.problem != "" {
 		s.refuse(req, c.refuse, c.code, c.problem)
 		return
