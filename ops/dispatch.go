@@ -22,7 +22,9 @@ type Result interface {
 // what it answers once that change is committed (result), and Writes
 // prepares, audits and commits it.
 type handler struct {
-	read   func(s *Service, ctx context.Context, c *call, req *Request) (Result, error)
+	// read takes its call and request by value: a pointer through this
+	// function value would move both to the heap on every request.
+	read   func(s *Service, ctx context.Context, c call, req Request) (Result, error)
 	change func(c *call, req *Request) vault.Write
 	result func(c *call, m vault.Meta) Result
 }
@@ -63,7 +65,7 @@ func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Resu
 	if err != nil {
 		return nil, err
 	}
-	return h.read(s, ctx, &c, &req)
+	return h.read(s, ctx, c, req)
 }
 
 // handler returns the handler of op, when op is the op table's row and ops

@@ -11,7 +11,8 @@ import (
 
 // The handlers of the served ops (see dispatch.go).
 
-func (s *Service) get(ctx context.Context, c *call, req *Request) (Result, error) {
+func (s *Service) get(ctx context.Context, cv call, req Request) (Result, error) {
+	c := &cv
 	c.ev.Message = req.Dest // a failure's message replaces it
 	st, err := s.store(c.env)
 	var rec vault.Record
@@ -61,7 +62,8 @@ func (s *Service) failCommit(c *call, err error) error {
 	return s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
 }
 
-func (s *Service) list(ctx context.Context, c *call, _ *Request) (Result, error) {
+func (s *Service) list(ctx context.Context, cv call, _ Request) (Result, error) {
+	c := &cv
 	st, err := s.store(c.env)
 	var metas []vault.Meta
 	if err == nil {
@@ -84,7 +86,8 @@ func (s *Service) list(ctx context.Context, c *call, _ *Request) (Result, error)
 	return res, nil
 }
 
-func (s *Service) check(ctx context.Context, c *call, _ *Request) (Result, error) {
+func (s *Service) check(ctx context.Context, cv call, _ Request) (Result, error) {
+	c := &cv
 	name, vc, err := s.cfg.VaultFor(c.env)
 	if err != nil {
 		return nil, s.fail(c, err)
