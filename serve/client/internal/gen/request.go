@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// fields names the Request fields of request fields fs, as r.Ref and r.Env.
+func fields(fs []manifest.Field) string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, "r."+goName(f.Name))
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
+}
+
+// own is the request fields the client sets itself, never a Request.
+const own = manifest.FieldID | manifest.FieldOp
+
+// sendable is the fields of table in s that a Request carries, in the
+// table's order.
+func sendable(table []manifest.Field, s manifest.FieldSet) []manifest.Field {
+	var out []manifest.Field
+	for _, f := range table {
+		if s&f.Bit != 0 && f.Bit&own == 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// common is every field of table each op accepts.
+func common(table []manifest.Field) manifest.FieldSet {
+	var s manifest.FieldSet
+	for _, f := range table {
+		if f.Common {
+			s |= f.Bit
+		}
+	}
+	return s
+}
+
+// request writes Request, badUTF8 and appendRequest from t's field table.
+func request(b *bytes.Buffer, t tables) error {
+	var all manifest.FieldSet
+	for _, f := range t.fields {
+		all |= f.Bit
+	}
+	send := sendable(t.fields, all)
+	for _, f := range send {
+		if f.Raw {
+			return fmt.Errorf("request field %q takes any JSON value: Request has no way to carry one", f.Name)
+		}
+	}
+	// Which ops need and may have each field, for its comment.
+	needs := map[string][]string{}
+	for _, o := range t.ops {
+		for _, f := range sendable(t.fields, o.Needs) {
+			needs[f.Name] = append(needs[f.Name], o.Name)
+		}
+	}
+	b.WriteString(comment("Request is what a call sends beside its op: all optional. A string left empty is not sent; " +
+		goName(secretField) + ", a secret, is sent when it is not nil (an empty one is serve's to refuse)."))
+	b.WriteString("type Request struct {\n")
+	for _, f := range send {
+		typ, note := "string", ""
+		if f.Name == secretField {
+			typ, note = "[]byte", "a secret"
+		}
+		if ops := needs[f.Name]; len(ops) > 0 {
+			note = strings.TrimPrefix(note+"; needed by "+join(ops), "; ")
+		}
+		if note != "" {
+			note = " // " + note
+		}
+		fmt.Fprintf(b, "\t%s %s%s\n", goName(f.Name), typ, note)
+	}
+	b.WriteString("}\n")
+	b.WriteString(comment("badUTF8 names the first field of r that is not valid UTF-8, \"\" when they all are."))
+	b.WriteString("func badUTF8(r Request) string {\n\tswitch {\n")
+	for _, f := range send {
+		valid := "utf8.ValidString"
+		if f.Name == secretField {
+			valid = "utf8.Valid"
+		}
+		fmt.Fprintf(b, "\tcase !%s(r.%s):\n\t\treturn %q\n", valid, goName(f.Name), f.Name)
+	}
+	b.WriteString("\t}\n\treturn \"\"\n}\n")
+	b.WriteString(comment("appendRequest appends the request line, field by field: no reflection on the hot path."))
+	b.WriteString("func appendRequest(b, id []byte, op string, r Request) []byte {\n")
+	b.WriteString("\tb = append(append(append(b, `{\"id\":`...), id...), `,\"op\":`...)\n\tb = appendString(b, op)\n")
+	for _, f := range send {
+		set := fmt.Sprintf("r.%s != \"\"", goName(f.Name))
+		if f.Name == secretField {
+			set = fmt.Sprintf("r.%s != nil", goName(f.Name))
+		}
+		fmt.Fprintf(b, "\tif %s {\n\t\tb = append(b, `,%q:`...)\n\t\tb = appendString(b, r.%s)\n\t}\n", set, f.Name, goName(f.Name))
+	}
+	b.WriteString("\treturn append(b, '}', '\\n')\n}\n")
+	return nil
+}
+
+// join is names as English: "a", "a and b", "a, b and c".
+func join(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
