@@ -3,7 +3,6 @@ package bulk
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -95,21 +94,7 @@ func newFixture(t testing.TB, toml string) *fixture {
 	return f
 }
 
-func (f *fixture) lines(t *testing.T) []audit.Event {
-	t.Helper()
-	var out []audit.Event
-	for _, l := range strings.Split(strings.TrimSpace(f.events.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var e audit.Event
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
+func (f *fixture) lines(t *testing.T) []audit.Event { return opstest.Events(t, f.events.Bytes()) }
 
 const canary = "CANARY-value-5e1d9b"
 

@@ -3,8 +3,6 @@ package inject
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,20 +68,6 @@ func newFixture(t *testing.T, toml string) *fixture {
 }
 
 // lines returns the audit events written so far.
-func (f *fixture) lines(t *testing.T) []audit.Event {
-	t.Helper()
-	var out []audit.Event
-	for _, l := range strings.Split(strings.TrimSpace(f.events.String()), "\n") {
-		if l == "" {
-			continue
-		}
-		var e audit.Event
-		if err := json.Unmarshal([]byte(l), &e); err != nil {
-			t.Fatalf("audit line %q: %v", l, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
+func (f *fixture) lines(t *testing.T) []audit.Event { return opstest.Events(t, f.events.Bytes()) }
 
 func secret(s string) vault.Secret { return vault.NewSecret([]byte(s)) }

@@ -5,6 +5,8 @@
 package opstest
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"testing"
 	"time"
@@ -77,4 +79,22 @@ func Getenv(home string) func(string) string {
 		}
 		return ""
 	}
+}
+
+// Events decodes the audit events a service wrote to out, one JSON line
+// each; a line that is not an event fails t.
+func Events(t testing.TB, out []byte) []audit.Event {
+	t.Helper()
+	var evs []audit.Event
+	for _, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		if len(l) == 0 {
+			continue
+		}
+		var e audit.Event
+		if err := json.Unmarshal(l, &e); err != nil {
+			t.Fatalf("opstest: audit line %q: %v", l, err)
+		}
+		evs = append(evs, e)
+	}
+	return evs
 }
