@@ -43,8 +43,9 @@ func BenchmarkBareShell(b *testing.B) {
 }
 
 // answerLoop is the cheapest honest persistent PDP: a shell loop that
-// answers each request line with a constant allow (printf is a builtin).
-const answerLoop = `while read -r l; do printf '{"allow":true}\n'; done`
+// answers each request line with a constant allow, echoing its nonce, the
+// line's last key (builtins only).
+const answerLoop = `while read -r l; do n=${l##*'"nonce":"'}; printf '{"allow":true,"nonce":"%s"}\n' "${n%??}"; done`
 
 // BenchmarkPersistent is one decision at a time on a persistent child
 // (serve's lockstep): the shell loop, and the compiled answer program.
@@ -79,7 +80,7 @@ func BenchmarkBarePipe(b *testing.B) {
 			}
 			defer func() { in.Close(); cmd.Wait() }()
 			br := bufio.NewReader(out)
-			body := mustEncode(Request{Actor: "agent:ci", Op: "get", Env: "dev", Ref: "app/db"})
+			body := mustEncode(persistentRequest{Request{Actor: "agent:ci", Op: "get", Env: "dev", Ref: "app/db"}, newNonce()})
 			for b.Loop() {
 				if _, err := in.Write(body); err != nil {
 					b.Fatal(err)
@@ -162,4 +163,27 @@ func benchParallel(b *testing.B, d Decider, goroutines int) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+}
+
+// BenchmarkParseLine is the verdict parser alone on the lines deciders
+// print most: a spawned decider's verdict, and a persistent decider's with
+// the nonce it echoes (the fast path takes both).
+func BenchmarkParseLine(b *testing.B) {
+	verdict := []byte(`{"allow":true,"reason":"agent:ci may read dev"}`)
+	b.Run("verdict", func(b *testing.B) {
+		for b.Loop() {
+			if v, why := parseVerdict(verdict); why != "" || !v.Allow {
+				b.Fatal(why)
+			}
+		}
+	})
+	nonce := newNonce()
+	echoed := []byte(`{"allow":true,"reason":"agent:ci may read dev","nonce":"` + nonce + `"}`)
+	b.Run("echoed", func(b *testing.B) {
+		for b.Loop() {
+			if v, n, why := parseEcho(echoed); why != "" || !v.Allow || string(n) != nonce {
+				b.Fatal(why)
+			}
+		}
+	})
 }

@@ -1,51 +1,56 @@
 package pdp
 
 // fastVerdict parses the verdicts deciders print most — an object with
-// allow and, optionally, reason and obligations, whose strings are plain
-// printable ASCII — without encoding/json, which costs more than a
-// persistent decider's round trip. ok is false for anything else (another
-// key, an escape, a byte outside printable ASCII, a key given twice, no
-// allow, bad JSON), and parseVerdict then decides with encoding/json, so
+// allow and, optionally, reason, obligations and a persistent decider's
+// nonce, whose strings are plain printable ASCII — without encoding/json,
+// which costs more than a persistent decider's round trip. nonce, empty
+// when the object has none, is the bytes of b between its quotes. ok is false for anything else (another key, an
+// escape, a byte outside printable ASCII, a key given twice, no allow, bad
+// JSON), and parseVerdict or parseEcho then decides with encoding/json, so
 // every refusal and its message stay the decoder's. Where ok is true the
-// verdict is the one the decoder gives (FuzzFastVerdict checks).
-func fastVerdict(b []byte) (v Verdict, ok bool) {
+// verdict and the nonce are the ones the decoder gives (FuzzFastVerdict
+// checks).
+func fastVerdict(b []byte) (v Verdict, nonce []byte, ok bool) {
 	s := scanner{b: b}
 	s.space()
 	if !s.byte('{') {
-		return Verdict{}, false
+		return Verdict{}, nil, false
 	}
-	var seen [3]bool
+	var seen [4]bool
 	for first := true; ; first = false {
 		s.space()
 		if s.byte('}') {
 			if first || !seen[0] {
-				return Verdict{}, false
+				return Verdict{}, nil, false
 			}
 			break
 		}
 		if !first && !(s.byte(',') && s.spaced()) {
-			return Verdict{}, false
+			return Verdict{}, nil, false
 		}
 		key, ok := s.str()
 		if !ok {
-			return Verdict{}, false
+			return Verdict{}, nil, false
 		}
 		s.space()
 		if !s.byte(':') {
-			return Verdict{}, false
+			return Verdict{}, nil, false
 		}
 		s.space()
-		if !s.member(key, &v, &seen) {
-			return Verdict{}, false
+		if !s.member(key, &v, &nonce, &seen) {
+			return Verdict{}, nil, false
 		}
 	}
 	s.space()
-	return v, s.i == len(s.b)
+	if s.i != len(s.b) {
+		return Verdict{}, nil, false
+	}
+	return v, nonce, true
 }
 
-// member reads the value of key into v, refusing a key other than the
-// three or one seen before.
-func (s *scanner) member(key string, v *Verdict, seen *[3]bool) bool {
+// member reads the value of key into v (or nonce), refusing a key other
+// than the four or one seen before.
+func (s *scanner) member(key string, v *Verdict, nonce *[]byte, seen *[4]bool) bool {
 	var i int
 	switch key {
 	case "allow":
@@ -54,6 +59,8 @@ func (s *scanner) member(key string, v *Verdict, seen *[3]bool) bool {
 		i = 1
 	case "obligations":
 		i = 2
+	case "nonce":
+		i = 3
 	default:
 		return false
 	}
@@ -71,6 +78,10 @@ func (s *scanner) member(key string, v *Verdict, seen *[3]bool) bool {
 	case 1:
 		r, ok := s.str()
 		v.Reason = r
+		return ok
+	case 3:
+		n, ok := s.raw()
+		*nonce = n
 		return ok
 	}
 	return s.strings(&v.Obligations)
@@ -109,22 +120,27 @@ func (s *scanner) word(w string) bool {
 
 // str reads a string of printable ASCII without escapes.
 func (s *scanner) str() (string, bool) {
+	r, ok := s.raw()
+	return string(r), ok
+}
+
+// raw is str without the copy: the string's bytes in b.
+func (s *scanner) raw() ([]byte, bool) {
 	if !s.byte('"') {
-		return "", false
+		return nil, false
 	}
 	start := s.i
 	for ; s.i < len(s.b); s.i++ {
 		c := s.b[s.i]
 		switch {
 		case c == '"':
-			out := string(s.b[start:s.i])
 			s.i++
-			return out, true
+			return s.b[start : s.i-1], true
 		case c == '\\' || c < 0x20 || c > 0x7e:
-			return "", false
+			return nil, false
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // strings reads an array of such strings; [] gives nil.

@@ -20,6 +20,9 @@ func fastSeeds() []string {
 		`{"allow":true,"obligations":"log"}`, `{"allow":true,"obligations":["log",1]}`, `{"allow":true,"obligations":[,]}`,
 		`{"allow":true,"obligations":["a",]}`, `{"allow":true,"obligations":[]]}`, `{"allow":true} x`, "{\"allow\":true}\x00",
 		`{"allow":truefalse}`, `{"allow":true,"reason":"x"`, `{"allow" true}`, `{"allow":true,"obligations":null}`,
+		`{"allow":true,"nonce":"0123456789abcdef0123456789abcdef"}`, `{"nonce":"n","allow":false,"reason":"r"}`,
+		`{"allow":true,"nonce":""}`, `{"allow":true,"nonce":"a","nonce":"b"}`, `{"allow":true,"nonce":1}`,
+		`{"allow":true,"nonce":null}`, `{"allow":true,"nonce":"\u0061"}`, `{"allow":true,"Nonce":"a"}`,
 	}
 }
 
@@ -37,16 +40,17 @@ func TestFastVerdictAgreesWithTheDecoder(t *testing.T) {
 			taken++
 		}
 	}
-	if taken < 8 {
-		t.Errorf("the fast path took %d seeds, want the 8 plain verdicts", taken)
+	if taken < 11 {
+		t.Errorf("the fast path took %d seeds, want the 11 plain verdicts", taken)
 	}
 }
 
-// checkFast fails t if the fast path takes b with a verdict the decoder
-// would not give, and reports whether it took b.
+// checkFast fails t if the fast path takes b with a verdict or a nonce the
+// decoder would not give, as a spawned decider's verdict or as a persistent
+// one's line, and reports whether it took b.
 func checkFast(t *testing.T, b []byte) bool {
 	t.Helper()
-	fast, ok := fastVerdict(b)
+	fast, nonce, ok := fastVerdict(b)
 	if !ok {
 		return false
 	}
@@ -60,6 +64,10 @@ func checkFast(t *testing.T, b []byte) bool {
 	}
 	if why != "" || !reflect.DeepEqual(fast, slow) {
 		t.Errorf("%q: fast path gave %+v, the decoder %+v %q", b, fast, slow, why)
+	}
+	echoed, slowNonce, why := decodeEcho(b)
+	if why != "" || !reflect.DeepEqual(fast, echoed) || string(nonce) != string(slowNonce) {
+		t.Errorf("%q: fast path gave %+v nonce %q, the decoder %+v nonce %q %q", b, fast, nonce, echoed, slowNonce, why)
 	}
 	return true
 }

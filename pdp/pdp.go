@@ -214,9 +214,10 @@ func doneWhy(ctx context.Context, timeout time.Duration) string {
 	return "timed out after " + timeout.String()
 }
 
-// encodeRequest is the request as the child reads it: one JSON object and a
-// newline, with <, > and & left as they are so that shell PDPs can grep.
-func encodeRequest(req Request) ([]byte, error) {
+// encodeRequest is the request as the child reads it (a Request, or a
+// persistentRequest): one JSON object and a newline, with <, > and & left
+// as they are so that shell PDPs can grep.
+func encodeRequest(req any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -2,15 +2,27 @@ package pdp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
 	"time"
 )
 
 // Persistent mode (Config.Mode = ModePersistent) starts `sh -c <Exec>` once
 // and keeps it: each decision writes the request to the child's stdin as
-// one JSON line, exactly as a spawned PDP gets it, and takes the next line
-// of its stdout as the verdict, parsed as strictly as a spawned PDP's
-// stdout. Nothing is cached: every decision is a request the child answers.
+// one JSON line — the request a spawned PDP gets, with one more key,
+// "nonce" — and takes the next line of its stdout as the verdict, parsed as
+// strictly as a spawned PDP's stdout. Nothing is cached: every decision is
+// a request the child answers.
+//
+// The nonce is 16 bytes of crypto/rand in hex, new for every request, and
+// the verdict line must echo it as its own "nonce" key, exactly. A line
+// that does not (no nonce, another request's, a stale line repeating an
+// earlier verdict) answers no request: it retires the child, and the
+// decision it arrived for is unreachable, never the line's verdict. So a
+// line is taken as the answer of the request it names, whatever its timing.
+// The nonce proves only that: it is no secret (the child reads it) and it
+// goes nowhere but the request line.
 //
 // Decisions may be asked concurrently: requests are written in the order
 // they take the write turn, and lines are matched to them in that order
@@ -29,21 +41,15 @@ import (
 //     /dev/null, its working directory the caller's.
 //
 // The child is retired (its group killed, its pipes closed, and it is
-// reaped) when it writes a line that is not a valid verdict, a line over
-// the cap, a line nobody asked for (one with no request pending, or a
-// second line for the one request pending), when it exits or closes its
-// stdout, when a decision misses its deadline, and on Close. The
-// decisions it owed are unreachable; a child that fails between decisions
-// makes the next one unreachable with the reason. The next decision after
-// that starts a fresh child, unless it comes within the backoff (see
-// backoff), in which case it is unreachable at once without starting
-// anything.
-//
-// A line that arrives while a request is pending is that request's answer:
-// the protocol carries no request id (the request and verdict are the exec
-// PDP's), so a child that writes an extra line slowly, or a line as it
-// starts (a child starts for a decision already waiting), is caught only
-// when its next line arrives with nothing pending.
+// reaped) when it writes a line that is not a valid verdict, a line that
+// does not echo its request's nonce, a line over the cap, a line nobody
+// asked for (one with no request pending, or a second line for the one
+// request pending), when it exits or closes its stdout, when a decision
+// misses its deadline, and on Close. The decisions it owed are
+// unreachable; a child that fails between decisions makes the next one
+// unreachable with the reason. The next decision after that starts a fresh
+// child, unless it comes within the backoff (see backoff), in which case
+// it is unreachable at once without starting anything.
 type persistent struct {
 	cfg   Config
 	shell string
@@ -97,7 +103,24 @@ type result struct {
 }
 
 // waiter is one decision waiting for its line.
-type waiter struct{ ch chan result } // buffered: exactly one send
+type waiter struct {
+	ch    chan result // buffered: exactly one send
+	nonce string      // the nonce its request carries, which its line must echo
+}
+
+// persistentRequest is the request line of a persistent child: the
+// request, and the nonce its verdict line must echo, last.
+type persistentRequest struct {
+	Request
+	Nonce string `json:"nonce"`
+}
+
+// newNonce returns 16 bytes of crypto/rand in hex.
+func newNonce() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand crashes the program instead)
+	return hex.EncodeToString(b[:])
+}
 
 // Decide asks the running child, starting one if none runs.
 func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
@@ -107,7 +130,8 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 	if ctx.Err() != nil {
 		return Verdict{}, unreachable(doneWhy(ctx, d.cfg.Timeout))
 	}
-	body, err := encodeRequest(req)
+	nonce := newNonce()
+	body, err := encodeRequest(persistentRequest{req, nonce})
 	if err != nil {
 		return Verdict{}, err
 	}
@@ -118,7 +142,7 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 	case <-dctx.Done():
 		return Verdict{}, unreachable(doneWhy(ctx, d.cfg.Timeout))
 	}
-	p, w, why := d.enqueue()
+	p, w, why := d.enqueue(nonce)
 	if why != "" {
 		<-d.turn
 		return Verdict{}, unreachable(why)
@@ -149,7 +173,7 @@ func (d *persistent) Decide(ctx context.Context, req Request) (Verdict, error) {
 // enqueue returns the running child (starting one when none runs and the
 // backoff allows) with a new waiter at the end of its queue, or why the
 // decision cannot be asked.
-func (d *persistent) enqueue() (*proc, *waiter, string) {
+func (d *persistent) enqueue(nonce string) (*proc, *waiter, string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
@@ -171,7 +195,7 @@ func (d *persistent) enqueue() (*proc, *waiter, string) {
 		}
 		d.cur = p
 	}
-	w := &waiter{ch: make(chan result, 1)}
+	w := &waiter{ch: make(chan result, 1), nonce: nonce}
 	d.cur.pending = append(d.cur.pending, w)
 	return d.cur, w, ""
 }
@@ -248,11 +272,12 @@ func (d *persistent) retireWith(p *proc, why, owedWhy string, told bool) {
 	}
 }
 
-// deliver hands line to the oldest pending decision. more says whether the
+// deliver hands line to the oldest pending decision: its verdict when it
+// echoes that decision's nonce, otherwise why not. more says whether the
 // child had written anything past it. It reports whether p is still in
 // service.
 func (d *persistent) deliver(p *proc, line []byte, more bool) bool {
-	v, why := parseVerdict(line)
+	v, nonce, why := parseEcho(line)
 	d.mu.Lock()
 	if p.retired {
 		d.mu.Unlock()
@@ -265,8 +290,14 @@ func (d *persistent) deliver(p *proc, line []byte, more bool) bool {
 	}
 	w := p.pending[0]
 	p.pending = p.pending[1:]
+	if why == "" {
+		why = echoProblem(nonce, w.nonce, p.answered)
+	}
 	if why == "" && more && len(p.pending) == 0 {
 		why = "answered out of turn: more than one line for one request"
+	}
+	if why == "" {
+		p.answered = w.nonce
 	}
 	d.mu.Unlock()
 	if why != "" {
@@ -276,4 +307,19 @@ func (d *persistent) deliver(p *proc, line []byte, more bool) bool {
 	}
 	w.ch <- result{v: v}
 	return true
+}
+
+// echoProblem says why a line that echoes got is not the answer of the
+// request that carried want, or "" when it is; last is the nonce of the
+// request the child answered before.
+func echoProblem(got []byte, want, last string) string {
+	switch {
+	case string(got) == want:
+		return ""
+	case len(got) == 0:
+		return "verdict does not echo the request's nonce"
+	case string(got) == last:
+		return "verdict echoes the nonce of an earlier request (a stale line)"
+	}
+	return "verdict echoes a nonce that is not its request's"
 }

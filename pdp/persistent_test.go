@@ -12,11 +12,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/pdp/pdptest"
 )
+
+// say is pdptest.Say: scripts answer with `say '{"allow":true}'`.
+const say = pdptest.Say
 
 // answerAll answers every request line with an allow whose reason is the
 // child's pid, so a test can tell whether one child answered them all.
-const answerAll = `while read l; do echo "{\"allow\":true,\"reason\":\"$$\"}"; done`
+const answerAll = say + `while read l; do say "{\"allow\":true,\"reason\":\"$$\"}"; done`
 
 // step is one decision of a persistent row.
 type step struct {
@@ -44,30 +49,30 @@ func failStep(why string) step { return step{why: why} }
 func prows() []prow {
 	putReq := getReq
 	putReq.Op = "put"
-	gateLine := `while read l; do case $l in *'"op":"get"'*) echo '{"allow":true,"reason":"get is fine"}';; ` +
-		`*) echo '{"allow":false,"reason":"only get"}';; esac; done`
+	gateLine := say + `while read l; do case $l in *'"op":"get"'*) say '{"allow":true,"reason":"get is fine"}';; ` +
+		`*) say '{"allow":false,"reason":"only get"}';; esac; done`
 	padLine := func(n int) string {
-		return `while read l; do printf '{"allow":true}'; head -c ` + strconv.Itoa(n-len(`{"allow":true}`)) +
-			` /dev/zero | tr '\0' ' '; echo; done`
+		return say + `while read l; do say "{$(head -c ` + strconv.Itoa(n-len(`{"allow":true,"nonce":"0123456789abcdef0123456789abcdef"}`)) +
+			` /dev/zero | tr '\0' ' ')\"allow\":true}"; done`
 	}
-	loop := func(body string) string { return `while read l; do ` + body + `; done` }
+	loop := func(body string) string { return say + `while read l; do ` + body + `; done` }
 	return []prow{
 		// Honest answers.
 		{name: "one child answers every decision", exec: answerAll,
 			steps: []step{{want: allow("")}, {samePID: true}, {samePID: true}}},
 		{name: "reads each request", exec: gateLine,
 			steps: []step{{want: allow("get is fine")}, {req: putReq, want: deny("only get")}, {want: allow("get is fine")}}},
-		{name: "obligations", exec: loop(`echo '{"allow":true,"reason":"ok","obligations":["log","mfa"]}'`),
+		{name: "obligations", exec: loop(`say '{"allow":true,"reason":"ok","obligations":["log","mfa"]}'`),
 			steps: []step{{want: allow("ok", "log", "mfa")}}},
 		{name: "verdict line exactly at the cap", exec: padLine(MaxVerdict), steps: []step{okStep(), okStep()}},
-		{name: "floods stderr", exec: loop(`head -c 1048576 /dev/zero >&2; echo '{"allow":true}'`), steps: []step{okStep()}},
-		{name: "stderr is /dev/null", exec: loop(`if [ "$(readlink /proc/$$/fd/2)" = /dev/null ]; then echo '{"allow":true}'; ` +
-			`else echo '{"allow":false}'; fi`), steps: []step{okStep()}},
+		{name: "floods stderr", exec: loop(`head -c 1048576 /dev/zero >&2; say '{"allow":true}'`), steps: []step{okStep()}},
+		{name: "stderr is /dev/null", exec: loop(`if [ "$(readlink /proc/$$/fd/2)" = /dev/null ]; then say '{"allow":true}'; ` +
+			`else say '{"allow":false}'; fi`), steps: []step{okStep()}},
 		{name: "environment is the allowlist", environ: append(testEnviron(), "ARCA_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y"),
-			exec: loop(`if [ -z "$ARCA_TOKEN$AWS_SECRET_ACCESS_KEY" ] && [ -n "$PATH" ]; then echo '{"allow":true}'; ` +
-				`else echo '{"allow":false}'; fi`), steps: []step{okStep()}},
-		{name: "a 64 KiB request is one line", exec: loop(`echo "{\"allow\":true,\"reason\":\"${#l}\"}"`),
-			steps: []step{{req: bigReq(), want: allow(strconv.Itoa(len(mustEncode(bigReq())) - 1))}}},
+			exec: loop(`if [ -z "$ARCA_TOKEN$AWS_SECRET_ACCESS_KEY" ] && [ -n "$PATH" ]; then say '{"allow":true}'; ` +
+				`else say '{"allow":false}'; fi`), steps: []step{okStep()}},
+		{name: "a 64 KiB request is one line", exec: loop(`say "{\"allow\":true,\"reason\":\"${#l}\"}"`),
+			steps: []step{{req: bigReq(), want: allow(strconv.Itoa(len(mustEncode(persistentRequest{bigReq(), newNonce()})) - 1))}}},
 
 		// Hangs and deadlines.
 		{name: "hangs", exec: loop(`sleep 30`), timeout: short,
@@ -75,7 +80,7 @@ func prows() []prow {
 		{name: "never reads a 64 KiB request", exec: `sleep 30`, timeout: short, steps: []step{{req: bigReq(), why: "timed out"}}},
 		{name: "hangs with a grandchild", exec: `sleep 30 & ` + loop(`sleep 30`), timeout: short,
 			steps: []step{failStep("timed out")}},
-		{name: "answers once, then hangs", exec: `read l; echo '{"allow":true}'; ` + loop(`sleep 30`), timeout: short,
+		{name: "answers once, then hangs", exec: say + `read l; say '{"allow":true}'; ` + loop(`sleep 30`), timeout: short,
 			steps: []step{okStep(), failStep("timed out after 300ms"), okStep()}},
 
 		// Floods and garbage: the child is restarted for the next decision.
@@ -92,19 +97,42 @@ func prows() []prow {
 		{name: "allow as a string", exec: loop(`echo '{"allow":"true"}'`), steps: []step{failStep("verdict has no boolean allow")}},
 		{name: "allow twice", exec: loop(`echo '{"allow":false,"allow":true}'`), steps: []step{failStep("verdict repeats key allow")}},
 
+		// Lines that answer another request, or none: each retires the
+		// child, and the decision it arrived for is unreachable, never the
+		// line's verdict.
+		{name: "never echoes the nonce", exec: `while read l; do echo '{"allow":true}'; done`,
+			steps: []step{failStep("verdict does not echo the request's nonce"), failStep("verdict does not echo the request's nonce")}},
+		{name: "echoes a nonce of its own", exec: `while read l; do echo '{"allow":true,"nonce":"0123456789abcdef0123456789abcdef"}'; done`,
+			steps: []step{failStep("verdict echoes a nonce that is not its request's")}},
+		{name: "echoes an empty nonce", exec: `while read l; do echo '{"allow":true,"nonce":""}'; done`,
+			steps: []step{failStep("verdict does not echo the request's nonce")}},
+		{name: "nonce as a number", exec: `while read l; do echo '{"allow":true,"nonce":7}'; done`,
+			steps: []step{failStep("verdict nonce is not a string")}},
+		{name: "nonce twice", exec: loop(`n=${l##*'"nonce":"'}; n=${n%%'"'*}; echo "{\"allow\":true,\"nonce\":\"$n\",\"nonce\":\"$n\"}"`),
+			steps: []step{failStep("verdict repeats key nonce")}},
+		{name: "a verdict as it starts", exec: `echo '{"allow":true}'; ` + answerAll,
+			steps: []step{failStep("verdict does not echo the request's nonce"), failStep("verdict does not echo the request's nonce")}},
+		// The first allow written twice, the copy late: once the second
+		// request is in, and before the deny the child meant for it (which
+		// it writes only once a third request comes).
+		{name: "writes one allow twice, late", exec: say + `read l; first=$l; say '{"allow":true,"reason":"first"}'; ` +
+			`read l; second=$l; l=$first; say '{"allow":true,"reason":"first"}'; read l; l=$second; say '{"allow":false,"reason":"no"}'`,
+			steps: []step{{want: allow("first")}, failStep("verdict echoes the nonce of an earlier request (a stale line)"),
+				{want: allow("first")}}},
+
 		// Out of turn.
-		{name: "two lines for one request", exec: loop(`printf '{"allow":true}\n{"allow":true}\n'`),
+		{name: "two lines for one request", exec: loop(`two=$(say '{"allow":true}'; say '{"allow":true}'); printf '%s\n' "$two"`),
 			steps: []step{failStep("answered out of turn"), failStep("answered out of turn")}},
-		{name: "a line nobody asked for", exec: `read l; echo '{"allow":true}'; sleep 0.05; echo '{"allow":true}'; ` + answerAll,
+		{name: "a line nobody asked for", exec: say + `read l; say '{"allow":true}'; sleep 0.05; say '{"allow":true}'; ` + answerAll,
 			steps: []step{okStep(), {awaitOwe: true, why: "wrote a line with no request pending"}, okStep()}},
 
 		// Exits.
 		{name: "exits without answering", exec: `read l; exit 3`,
 			steps: []step{failStep("exited with status 3"), failStep("exited with status 3")}},
 		{name: "exits at once", exec: `exit 4`, steps: []step{failStep("exited with status 4")}},
-		{name: "answers, then exits", exec: `read l; echo '{"allow":true}'; exit 0`,
+		{name: "answers, then exits", exec: say + `read l; say '{"allow":true}'; exit 0`,
 			steps: []step{okStep(), {awaitOwe: true, why: "exited with status 0"}, okStep()}},
-		{name: "answers, then exits leaving a grandchild on stdout", exec: `read l; echo '{"allow":true}'; sleep 30 & exit 0`,
+		{name: "answers, then exits leaving a grandchild on stdout", exec: say + `read l; say '{"allow":true}'; sleep 30 & exit 0`,
 			steps: []step{okStep(), {awaitOwe: true, why: "exited with status 0"}}},
 		{name: "kills itself", exec: `read l; kill -9 $$`, steps: []step{failStep("killed by signal 9")}},
 		{name: "closes stdout and keeps running", exec: `exec >&-; sleep 30`, steps: []step{failStep("closed its stdout")}},
@@ -114,7 +142,7 @@ func prows() []prow {
 	}
 }
 
-func mustEncode(r Request) []byte {
+func mustEncode(r any) []byte {
 	b, err := encodeRequest(r)
 	if err != nil {
 		panic(err)
@@ -305,7 +333,7 @@ func TestBackoffIsBounded(t *testing.T) {
 // TestPersistentBackoffResets: a verdict clears the failures, so the next
 // failure waits the first backoff again.
 func TestPersistentBackoffResets(t *testing.T) {
-	d, _ := newTestPersistent(Config{Exec: `read l; echo '{"allow":true}'; read l; exit 3`, Timeout: quick, Environ: testEnviron()}, "sh")
+	d, _ := newTestPersistent(Config{Exec: say + `read l; say '{"allow":true}'; read l; exit 3`, Timeout: quick, Environ: testEnviron()}, "sh")
 	defer d.Close()
 	for i := range 3 {
 		if _, err := d.Decide(context.Background(), getReq); err != nil {
@@ -326,8 +354,8 @@ func TestPersistentBackoffResets(t *testing.T) {
 // TestPersistentPipelined: decisions asked at once are answered in order
 // by one child, each with its own request's verdict.
 func TestPersistentPipelined(t *testing.T) {
-	gateLine := `while read l; do case $l in *'"actor":"agent:a'*) echo "{\"allow\":true,\"reason\":\"$$\"}";; ` +
-		`*) echo "{\"allow\":false,\"reason\":\"$$\"}";; esac; done`
+	gateLine := say + `while read l; do case $l in *'"actor":"agent:a'*) say "{\"allow\":true,\"reason\":\"$$\"}";; ` +
+		`*) say "{\"allow\":false,\"reason\":\"$$\"}";; esac; done`
 	d, g := newTestPersistent(Config{Exec: gateLine, Timeout: quick, Environ: testEnviron()}, "sh")
 	const n = 200
 	var wg sync.WaitGroup
@@ -417,7 +445,7 @@ func TestPersistentCancel(t *testing.T) {
 // second's (the policy allows agent:a; it answers only after A gives up,
 // which the child's sleep, cut short by the kill, stands for).
 func TestPersistentCancelledAnswerGoesNowhere(t *testing.T) {
-	exec := `while read l; do sleep 30; case $l in *'"actor":"agent:a"'*) echo '{"allow":true}';; *) echo '{"allow":false}';; esac; done`
+	exec := say + `while read l; do sleep 30; case $l in *'"actor":"agent:a"'*) say '{"allow":true}';; *) say '{"allow":false}';; esac; done`
 	d, g := newTestPersistent(Config{Exec: exec, Timeout: quick, Environ: testEnviron()}, "sh")
 	defer d.Close()
 	reqA, reqB := getReq, getReq

@@ -21,9 +21,10 @@ type proc struct {
 	stdout *os.File // arca's read end of the child's stdout
 
 	// Guarded by the decider's mu.
-	pending []*waiter // decisions written and not yet answered, oldest first
-	retired bool      // retire ran: no decision is sent to it any more
-	reaping bool      // the watcher is reaping it: its group id may be reused, send no signal
+	pending  []*waiter // decisions written and not yet answered, oldest first
+	answered string    // the nonce of the last request it answered
+	retired  bool      // retire ran: no decision is sent to it any more
+	reaping  bool      // the watcher is reaping it: its group id may be reused, send no signal
 
 	readDone chan struct{} // the reader returned
 	exited   chan struct{} // the child exited (not yet reaped on Linux)

@@ -10,7 +10,7 @@ import (
 // boolean allow, an optional string reason and an optional array of string
 // obligations. It reports why the verdict is unusable, or "".
 func parseVerdict(b []byte) (Verdict, string) {
-	if v, ok := fastVerdict(b); ok {
+	if v, _, ok := fastVerdict(b); ok {
 		return v, ""
 	}
 	obj, why := oneObject(b)
@@ -22,6 +22,39 @@ func parseVerdict(b []byte) (Verdict, string) {
 		return Verdict{}, why
 	}
 	return f.verdict()
+}
+
+// parseEcho reads a persistent decider's line: a verdict as parseVerdict
+// reads it, which may also carry nonce, a string, given once. It returns
+// the verdict and the nonce it echoes (empty when it has none, and which
+// may share b's bytes), or why the line is unusable. Whether the nonce is
+// the request's is the caller's to judge.
+func parseEcho(b []byte) (Verdict, []byte, string) {
+	if v, nonce, ok := fastVerdict(b); ok {
+		return v, nonce, ""
+	}
+	return decodeEcho(b)
+}
+
+// decodeEcho is parseEcho with encoding/json alone.
+func decodeEcho(b []byte) (Verdict, []byte, string) {
+	obj, why := oneObject(b)
+	if why != "" {
+		return Verdict{}, nil, why
+	}
+	m, why := objectMembers(obj, "verdict", []string{"allow", "reason", "obligations", "nonce"})
+	if why != "" {
+		return Verdict{}, nil, why
+	}
+	v, why := fields{allow: m[0], reason: m[1], obligations: m[2]}.verdict()
+	if why != "" || m[3] == nil {
+		return v, nil, why
+	}
+	nonce, ok := jsonString(m[3])
+	if !ok {
+		return Verdict{}, nil, "verdict nonce is not a string"
+	}
+	return v, []byte(nonce), ""
 }
 
 // oneObject returns the single JSON object in b; whitespace around it is

@@ -17,9 +17,9 @@ import (
 func TestPersistentPDPThroughServe(t *testing.T) {
 	dir := t.TempDir()
 	log, starts, pidFile := filepath.Join(dir, "requests"), filepath.Join(dir, "starts"), filepath.Join(dir, "pid")
-	script := "echo x >> " + starts + "; echo $$ > " + pidFile + "; while read l; do echo \"$l\" >> " + log + "; " +
-		`case $l in *'"actor":"agent:ci"'*'"op":"get"'*) echo '{"allow":true,"reason":"ci may get"}';; ` +
-		`*) echo '{"allow":false,"reason":"only ci gets"}';; esac; done`
+	script := pdptest.Say + "echo x >> " + starts + "; echo $$ > " + pidFile + "; while read l; do echo \"$l\" >> " + log + "; " +
+		`case $l in *'"actor":"agent:ci"'*'"op":"get"'*) say '{"allow":true,"reason":"ci may get"}';; ` +
+		`*) say '{"allow":false,"reason":"only ci gets"}';; esac; done`
 	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(script)+"\nmode = \"persistent\"\ntimeout_ms = 3000\n")
 	in := lines(`{"op":"put","ref":"arca://app/db","value":"v","id":0,"actor":"agent:ci"}`,
 		`{"op":"get","ref":"arca://app/db","id":1,"actor":"agent:ci"}`,
@@ -50,6 +50,54 @@ func TestPersistentPDPThroughServe(t *testing.T) {
 		t.Fatalf("pid file %q", b)
 	}
 	wantGone(t, pid)
+}
+
+// TestPersistentStaleAllowThroughServe: a real arca serve with a
+// persistent decider that writes its allow of the first request twice, the
+// copy late: once the second request is in, before the deny it meant for
+// that one (which it would write only when a third request came). The
+// second request, a get, is pdp_unreachable naming the stale line, and so
+// is its audit event, with no verdict; no value is served. The nonce
+// reaches neither stdout nor the audit wire.
+func TestPersistentStaleAllowThroughServe(t *testing.T) {
+	b := buildArca(t)
+	dir := t.TempDir()
+	script := pdptest.Say + `read l; first=$l; say '{"allow":true,"reason":"ci may"}'; ` +
+		`read l; second=$l; l=$first; say '{"allow":true,"reason":"ci may"}'; ` +
+		`read l; l=$second; say '{"allow":false,"reason":"only ci"}'`
+	config := writeConfig(t, dir, "[serve.pdp]\nexec = "+quoteTOML(script)+"\nmode = \"persistent\"\ntimeout_ms = 5000\n")
+	const value = "stale-allow-7c41d0"
+	in := lines(`{"op":"put","ref":"arca://app/db","value":"`+value+`","id":1,"actor":"agent:ci"}`,
+		`{"op":"get","ref":"arca://app/db","id":2,"actor":"agent:other"}`)
+	stdout, stderr, err := b.serve(t, in, "--config", config)
+	if err != nil {
+		t.Fatalf("arca serve: %v\nstderr:\n%s", err, short(string(stderr)))
+	}
+	tr := transcript{rawOut: stdout, rawErr: stderr, stdout: splitLines(t, "stdout", stdout), stderr: splitLines(t, "stderr", stderr)}
+	checkWire(t, tr, []byte(in), false) // the schemas; the clock is real
+	stale := "pdp unreachable: verdict echoes the nonce of an earlier request (a stale line)"
+	checkReplies(t, tr, []want{ok("1"), {id: "2", code: "pdp_unreachable", msg: stale}})
+	if rs := tr.responses(t); len(rs) == 2 && (rs[1].Policy != nil || rs[1].Result != nil) {
+		t.Errorf("the get the decider meant to deny: policy %s, result %s", rs[1].Policy, short(string(rs[1].Result)))
+	}
+	evs := tr.requestEvents(t)
+	if len(evs) != 2 {
+		t.Fatalf("%d request events, want 2:\n%s", len(evs), short(string(stderr)))
+	}
+	if e := evs[1]; e.Op != "get" || e.Code != "pdp_unreachable" || e.Message != stale {
+		t.Errorf("the refused get's event: op %q code %q message %q", e.Op, e.Code, e.Message)
+	}
+	for _, l := range tr.stderr {
+		if strings.Contains(l, `"id":2`) && strings.Contains(l, `"policy"`) {
+			t.Errorf("the refused get's event records a verdict: %s", l)
+		}
+	}
+	if strings.Contains(string(stdout), value) {
+		t.Errorf("the value was served:\n%s", short(string(stdout)))
+	}
+	if strings.Contains(string(stdout)+string(stderr), "nonce\"") {
+		t.Errorf("a nonce reached stdout or the audit wire")
+	}
 }
 
 // wantGone fails t unless process pid has been reaped. Serve closes the
