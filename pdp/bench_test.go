@@ -117,7 +117,7 @@ func answerProgram(b *testing.B) string {
 }
 
 // BenchmarkOPAServer is one decision at a time against a real
-// `opa run --server` over a kept-alive loopback connection.
+// `opa run --server`, one loopback connection per decision.
 func BenchmarkOPAServer(b *testing.B) {
 	addr := pdptest.FreeAddr(b)
 	startOPA(b, addr)

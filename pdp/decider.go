@@ -4,8 +4,8 @@ import "context"
 
 // Decider is a PDP as serve consults it: one verdict per Decide, every
 // failure an *Unreachable, nothing cached. A Decider is safe for concurrent
-// use; Close ends whatever it keeps running (a persistent child, idle HTTP
-// connections) and fails the decisions still waiting.
+// use; Close ends whatever it keeps running (a persistent child, HTTP
+// requests in flight) and fails the decisions still waiting.
 type Decider interface {
 	Decide(ctx context.Context, req Request) (Verdict, error)
 	Close() error

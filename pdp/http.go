@@ -15,7 +15,7 @@ import (
 
 // An HTTP PDP (Config.URL) is a policy engine already running as a server,
 // on loopback or a unix socket. Each decision is one POST with a JSON body,
-// over a kept-alive connection:
+// on a connection of its own, closed once the response is read:
 //
 //   - api opa: OPA's REST data API. The body is {"input": <the request an
 //     exec PDP reads>}; the verdict is the response's "result", either a
@@ -23,6 +23,17 @@ import (
 //     boolean (allow, with no reason). A response without "result" — the
 //     policy's result is undefined — is unreachable, never an allow.
 //   - api authzen: the OpenID AuthZEN 1.0 access evaluation (authzen.go).
+//
+// A response is taken only as the answer of the one request its connection
+// carried. On a kept-alive connection responses are paired with requests
+// by their order alone (HTTP/1.1 carries no request id, and OPA's data API
+// echoes nothing of the input): a server that wrote one answer twice, the
+// copy late, would have the copy read as the answer of the next request on
+// that connection. A connection per decision leaves such a copy nowhere to
+// go; the price is a dial per decision (and the server's accept), on
+// loopback or a unix socket. Each answer is one evaluation, never a batch
+// whose items are matched by position, so nothing else can be paired
+// wrongly.
 //
 // Bounds, per decision: Config.Timeout covers the request from dial to the
 // end of the body; the response body is read up to MaxVerdict bytes (a
@@ -55,9 +66,7 @@ func newHTTP(cfg Config) *httpPDP {
 		Proxy:                  nil, // never $HTTP_PROXY: the PDP is local
 		DialContext:            dialer(ep),
 		DisableCompression:     true, // the cap applies to the bytes sent
-		MaxIdleConns:           16,
-		MaxIdleConnsPerHost:    16,
-		IdleConnTimeout:        90 * time.Second,
+		DisableKeepAlives:      true, // one request per connection: see above
 		MaxResponseHeaderBytes: maxHeader,
 	}
 	h.client = &http.Client{
@@ -178,8 +187,8 @@ func (h *httpPDP) parse(b []byte) (Verdict, string) {
 	return parseOPA(b)
 }
 
-// Close fails the decisions in flight and later ones, and drops the idle
-// connections.
+// Close fails the decisions in flight and later ones, and drops any idle
+// connection (there is none: none is kept).
 func (h *httpPDP) Close() error {
 	h.close()
 	if h.tr != nil {

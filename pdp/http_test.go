@@ -1,6 +1,7 @@
 package pdp
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"net"
@@ -8,7 +9,9 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -242,13 +245,17 @@ func TestHTTPRows(t *testing.T) {
 	}
 }
 
-// TestHTTPKeepsAlive: decisions reuse one connection.
-func TestHTTPKeepsAlive(t *testing.T) {
-	var conns atomic.Int32
+// TestHTTPConnectionPerDecision: each decision has a connection of its
+// own: no connection carries a second request.
+func TestHTTPConnectionPerDecision(t *testing.T) {
+	var mu sync.Mutex
+	requests := map[net.Conn]int{}
 	srv := httptest.NewUnstartedServer(reply(200, `{"result":true}`))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			conns.Add(1)
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateActive {
+			mu.Lock()
+			requests[c]++
+			mu.Unlock()
 		}
 	}
 	srv.Start()
@@ -260,8 +267,74 @@ func TestHTTPKeepsAlive(t *testing.T) {
 			t.Fatalf("decision %d: %+v %v", i, v, err)
 		}
 	}
-	if n := conns.Load(); n != 1 {
-		t.Errorf("%d connections for 50 decisions, want 1", n)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(requests) != 50 {
+		t.Errorf("50 decisions on %d connections, want 50", len(requests))
+	}
+}
+
+// TestHTTPStaleResponseGoesNowhere: a policy server that writes its answer
+// to one request twice, the copy late — on the same connection, once the
+// next request is in, before the answer it meant for that one — never has
+// the copy taken as the next decision's verdict, for either api: the next
+// decision is on a connection of its own.
+func TestHTTPStaleResponseGoesNowhere(t *testing.T) {
+	for _, c := range []struct{ api, allow, deny string }{
+		{APIOPA, `{"result":{"allow":true,"reason":"a may"}}`, `{"result":{"allow":false,"reason":"only a"}}`},
+		{APIAuthZEN, `{"decision":true,"context":{"reason":"a may"}}`, `{"decision":false,"context":{"reason":"only a"}}`},
+	} {
+		t.Run(c.api, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			go func() {
+				for {
+					conn, err := ln.Accept()
+					if err != nil {
+						return
+					}
+					go answerTwice(conn, c.allow, c.deny)
+				}
+			}()
+			d := New(Config{URL: "http://" + ln.Addr().String() + "/v1/data/arca/decision", API: c.api, Timeout: quick})
+			defer d.Close()
+			reqA, reqB := getReq, getReq
+			reqA.Actor, reqB.Actor = "agent:a", "agent:b"
+			if v, err := d.Decide(context.Background(), reqA); err != nil || !reflect.DeepEqual(v, *allow("a may")) {
+				t.Fatalf("agent:a: %+v %v", v, err)
+			}
+			if v, err := d.Decide(context.Background(), reqB); err != nil || !reflect.DeepEqual(v, *deny("only a")) {
+				t.Fatalf("agent:b, whom the server denies: %+v %v", v, err)
+			}
+		})
+	}
+}
+
+// answerTwice serves HTTP/1.1 on conn, ignoring Connection: close: allow
+// for a request from agent:a, deny otherwise, each response after the first
+// preceded by a copy of the one before (the late copy).
+func answerTwice(conn net.Conn, allow, deny string) {
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	var last string
+	for {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		answer := deny
+		if strings.Contains(string(body), `"agent:a"`) {
+			answer = allow
+		}
+		resp := "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(answer)) + "\r\n\r\n" + answer
+		if _, err := io.WriteString(conn, last+resp); err != nil {
+			return
+		}
+		last = resp
 	}
 }
 
