@@ -69,7 +69,7 @@ func New(o Options) *Service {
 }
 
 // Close closes every vault the service opened, and ends the PDP it kept
-// running (a persistent child, idle connections to a policy server).
+// running (a persistent child; an HTTP decider keeps no connection open).
 func (s *Service) Close() error {
 	var errs []error
 	if s.decider != nil {
