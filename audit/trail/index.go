@@ -2,9 +2,11 @@ package trail
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"sync"
@@ -17,8 +19,14 @@ import (
 // where each line is: a page that shows the trail again and again reads
 // only what was appended since it last looked. Update reads it, checking
 // the chain as Verify does; Query filters in memory and reads back only
-// the lines it returns. An event costs some 40 bytes; its strings (env,
+// the lines it returns. An event costs some 48 bytes; its strings (env,
 // ref, op, actor, outcome) are held once each.
+//
+// The index vouches only for the file as it is: before it reads what was
+// appended, Update hashes the bytes it read before and reads the file again
+// from its start when they changed (an edit in place, of any length), so a
+// chain that holds in the index holds in the file. Each line read back for
+// a query is checked against the digest it had when it was indexed.
 type Index struct {
 	mu     sync.Mutex
 	path   string
@@ -27,19 +35,29 @@ type Index struct {
 	strs   []string
 	ids    map[string]uint32
 	chain  checker
-	broken *Break            // the first break, once found
-	bad    error             // a line that is not an event stops the index there
-	file   os.FileInfo       // the file read, to tell a rotated one
-	last   [sha256.Size]byte // the SHA-256 of the last line indexed
+	broken *Break      // the first break, once found
+	bad    error       // a line that is not an event stops the index there
+	file   os.FileInfo // the file read, to tell a rotated one
+	digest hash.Hash   // SHA-256 of the bytes read, [0, off)
+	// seen and sum: the file's first seen bytes, and their SHA-256, as the
+	// last Update read them: off, or past the line that stopped the index.
+	// Only growth keeps them; anything else makes the file read again.
+	seen int64
+	sum  [sha256.Size]byte
 }
 
-// indexed is one event: where its line starts, its time, and its strings
-// by their number in strs.
+// indexed is one event: where its line starts, its time, its strings by
+// their number in strs, and the first 8 bytes of its line's SHA-256, to
+// check the line when it is read back.
 type indexed struct {
 	off                          int64
 	ts                           int64 // Unix nanoseconds
 	env, ref, op, actor, outcome uint32
+	sum                          uint64
 }
+
+// errChanged is a line read back that is not the line indexed.
+var errChanged = errors.New("the trail changed under its index")
 
 // NewIndex is an empty index of the trail file at path.
 func NewIndex(path string) *Index {
@@ -50,8 +68,10 @@ func NewIndex(path string) *Index {
 
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
-	x.off, x.events, x.chain, x.broken, x.bad, x.file, x.last = 0, nil, checker{}, nil, nil, nil, [sha256.Size]byte{}
+	x.off, x.events, x.chain, x.broken, x.bad, x.file = 0, nil, checker{}, nil, nil, nil
 	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
+	x.digest, x.seen = sha256.New(), 0
+	x.sum = sha256.Sum256(nil)
 }
 
 func (x *Index) id(s string) uint32 {
@@ -65,14 +85,21 @@ func (x *Index) id(s string) uint32 {
 
 // Update reads what was appended to the file since the last Update: each
 // whole line is checked against the chain and indexed. A file that is not
-// there yet is empty; one that is not the file read before (rotated away
-// and replaced), that shrank, or whose last indexed line changed, is read
-// again from its start.
+// there is empty. The file is read again from its start when it is not the
+// file read before (rotated away and replaced), or when the bytes read
+// before are not all there as they were: it shrank, or was edited anywhere,
+// even in place and to the same length. Telling growth from an edit costs
+// a SHA-256 of the bytes read before, each Update.
 func (x *Index) Update() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.update()
+}
+
+func (x *Index) update() error {
 	f, err := os.Open(x.path)
 	if errors.Is(err, os.ErrNotExist) {
+		x.reset()
 		return nil
 	}
 	if err != nil {
@@ -83,7 +110,7 @@ func (x *Index) Update() error {
 	if err != nil {
 		return err
 	}
-	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < x.off || !x.lastHolds(f)) {
+	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < x.seen || !x.prefixHolds(f)) {
 		x.reset()
 	}
 	x.file = fi
@@ -96,35 +123,49 @@ func (x *Index) Update() error {
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
 	for {
 		line, err := lr.next()
-		if err == io.EOF {
+		if err == io.EOF || errors.Is(err, errCut) { // errCut: a line not whole yet, read at the next Update
+			x.seen = x.off
+			copy(x.sum[:], x.digest.Sum(nil))
 			return nil
 		}
-		if errors.Is(err, errCut) {
-			return nil // a line not whole yet: read at the next Update
+		if err == nil {
+			err = x.add(line)
+		} else {
+			err = fmt.Errorf("line %d: %v", len(x.events)+1, err)
 		}
 		if err != nil {
-			x.bad = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-			return nil
-		}
-		if err := x.add(line); err != nil {
 			x.bad = err
+			x.seeBad(f, fi.Size())
 			return nil
 		}
 		x.off += int64(len(line)) + 1
 	}
 }
 
-// lastHolds reports whether the last line indexed is still in f as read.
-func (x *Index) lastHolds(f *os.File) bool {
-	if len(x.events) == 0 {
-		return true
+// prefixHolds reports whether f's first x.seen bytes are still those the
+// index read.
+func (x *Index) prefixHolds(f *os.File) bool {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, x.seen), make([]byte, 256<<10))
+	return err == nil && n == x.seen && [sha256.Size]byte(h.Sum(nil)) == x.sum
+}
+
+// seeBad makes seen and sum cover the line that stopped the index (up to
+// audit.MaxLine and its newline), so that a change to it, too, makes the
+// file read again.
+func (x *Index) seeBad(f *os.File, size int64) {
+	h := x.digest.(hash.Cloner)
+	c, err := h.Clone()
+	if err != nil {
+		return
 	}
-	start := x.events[len(x.events)-1].off
-	line := make([]byte, x.off-start-1)
-	if _, err := f.ReadAt(line, start); err != nil {
-		return false
+	line := make([]byte, min(size-x.off, audit.MaxLine+1))
+	if _, err := f.ReadAt(line, x.off); err != nil {
+		return
 	}
-	return sha256.Sum256(line) == x.last
+	c.Write(line)
+	x.seen = x.off + int64(len(line))
+	copy(x.sum[:], c.Sum(nil))
 }
 
 // add indexes one line and checks it against the chain.
@@ -147,8 +188,11 @@ func (x *Index) add(line []byte) error {
 	if op == "" {
 		op = e.Event
 	}
-	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome)})
-	x.last = sha256.Sum256(line)
+	link := sha256.Sum256(line)
+	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
+		sum: binary.BigEndian.Uint64(link[:8])})
+	x.digest.Write(line)
+	x.digest.Write([]byte{'\n'})
 	return nil
 }
 
@@ -174,10 +218,24 @@ type QueryResult struct {
 // in bars bars, and the last limit of them and of the denied ones, read
 // back from the file. The chart's span is known after a first pass over
 // the index; the second counts the bars over the events picked, 4 bytes
-// each while it runs.
+// each while it runs. A line read back that is not the line indexed (the
+// file changed since Update) makes the file read again from its start, and
+// the query run again on what it holds now.
 func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	res, err := x.query(f, limit, bars)
+	if errors.Is(err, errChanged) {
+		x.reset()
+		if err := x.update(); err != nil {
+			return QueryResult{}, err
+		}
+		res, err = x.query(f, limit, bars)
+	}
+	return res, err
+}
+
+func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad}
 	var latest, denied []int
 	deniedID, hasDenied := x.ids[audit.Denied]
@@ -241,14 +299,16 @@ func keepLastN(xs []int, i, n int) []int {
 	return append(xs, i)
 }
 
-// read reads back and decodes the lines of the events at idx.
+// read reads back and decodes the lines of the events at idx, each checked
+// against the digest it had when it was indexed: errChanged when one is
+// not that line, or is not there.
 func (x *Index) read(idx []int) ([]Entry, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
 	f, err := os.Open(x.path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errChanged, err)
 	}
 	defer f.Close()
 	out := make([]Entry, 0, len(idx))
@@ -259,11 +319,14 @@ func (x *Index) read(idx []int) ([]Entry, error) {
 		}
 		line := make([]byte, end-x.events[i].off-1)
 		if _, err := f.ReadAt(line, x.events[i].off); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: line %d: %v", errChanged, i+1, err)
+		}
+		if link := sha256.Sum256(line); binary.BigEndian.Uint64(link[:8]) != x.events[i].sum {
+			return nil, fmt.Errorf("%w: line %d is not the line indexed", errChanged, i+1)
 		}
 		var e audit.Event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("the trail changed under its index: %v", err)
+			return nil, fmt.Errorf("%w: line %d: %v", errChanged, i+1, err)
 		}
 		out = append(out, Entry{Line: line, Event: e, TS: time.Unix(0, x.events[i].ts).UTC()})
 	}
