@@ -44,7 +44,7 @@ func uiCLI(t *testing.T) (*cli, *lockedBuffer, *lockedBuffer) {
 	return c, out, errb
 }
 
-var urlLine = regexp.MustCompile(`(?m)^http://([0-9.]+):([0-9]+)/\?token=([0-9a-zA-Z-]+)\n`)
+var urlLine = regexp.MustCompile(`(?m)^http://([0-9.]+):([0-9]+)/#token=([0-9a-zA-Z-]+)\n`)
 
 // startUI runs arca ui with args until the test ends, and returns the URL
 // parts its first line gives.
@@ -125,6 +125,28 @@ func TestUIBindRules(t *testing.T) {
 	}
 	if st := c.main(context.Background(), []string{"ui", "--token", "short"}); st != 2 || !strings.Contains(errb.String(), "at least 16") {
 		t.Fatalf("a short token: exit %d, %q", st, errb.String())
+	}
+	// A token with a byte a header (or a cookie) cannot carry is refused at
+	// start, from the flag or the environment, naming the characters a
+	// token may hold and never the token.
+	for _, tok := range []string{"semi;colon-0123456789", `quo"te-0123456789`, `back\slash-0123456789`, "non-ascii-\u00e9-0123456789", "sp ace-0123456789"} {
+		errb := &lockedBuffer{}
+		c.stderr = errb
+		if st := c.main(context.Background(), []string{"ui", "--token", tok}); st != 2 ||
+			!strings.Contains(errb.String(), "use only the letters A-Z and a-z, the digits 0-9 and - . _ ~ + /") || strings.Contains(errb.String(), tok) {
+			t.Fatalf("--token %q: exit %d, %q", tok, st, errb.String())
+		}
+		base := c.getenv
+		c.getenv = func(k string) string {
+			if k == "ARCA_UI_TOKEN" {
+				return tok
+			}
+			return base(k)
+		}
+		if st := c.main(context.Background(), []string{"ui"}); st != 2 || !strings.Contains(errb.String(), "A-Z and a-z") {
+			t.Fatalf("$ARCA_UI_TOKEN %q: exit %d, %q", tok, st, errb.String())
+		}
+		c.getenv = base
 	}
 	c, out, errb := uiCLI(t)
 	host, _, token := startUI(t, c, out, "--addr", "0.0.0.0:0", "--token", "given-token-0123456789")
