@@ -9,7 +9,9 @@ import (
 	"hash"
 	"io"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -38,13 +40,22 @@ type Index struct {
 	broken *Break      // the first break, once found
 	bad    error       // a line that is not an event stops the index there
 	file   os.FileInfo // the file read, to tell a rotated one
-	digest hash.Hash   // SHA-256 of the bytes read, [0, off)
-	// seen and sum: the file's first seen bytes, and their SHA-256, as the
-	// last Update read them: off, or past the line that stopped the index.
-	// Only growth keeps them; anything else makes the file read again.
-	seen int64
-	sum  [sha256.Size]byte
+	// The bytes read, [0, off), as SHA-256s: one of each whole chunk of
+	// chunk bytes, checked in parallel, and one of the rest (part, its
+	// partN bytes). Only growth keeps them; anything else makes the file
+	// read again.
+	chunk  int64
+	chunks [][sha256.Size]byte
+	part   hash.Hash
+	partN  int64
+	// The line that stopped the index, when one did: [off, badEnd) and
+	// its SHA-256, so that mending it makes the file read again too.
+	badEnd int64
+	badSum [sha256.Size]byte
 }
+
+// chunkSize is the span of the file one SHA-256 of chunks covers.
+const chunkSize = 4 << 20
 
 // indexed is one event: where its line starts, its time, its strings by
 // their number in strs, and the first 8 bytes of its line's SHA-256, to
@@ -61,7 +72,7 @@ var errChanged = errors.New("the trail changed under its index")
 
 // NewIndex is an empty index of the trail file at path.
 func NewIndex(path string) *Index {
-	x := &Index{path: path}
+	x := &Index{path: path, chunk: chunkSize}
 	x.reset()
 	return x
 }
@@ -70,8 +81,7 @@ func NewIndex(path string) *Index {
 func (x *Index) reset() {
 	x.off, x.events, x.chain, x.broken, x.bad, x.file = 0, nil, checker{}, nil, nil, nil
 	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
-	x.digest, x.seen = sha256.New(), 0
-	x.sum = sha256.Sum256(nil)
+	x.chunks, x.part, x.partN, x.badEnd = nil, sha256.New(), 0, 0
 }
 
 func (x *Index) id(s string) uint32 {
@@ -89,7 +99,8 @@ func (x *Index) id(s string) uint32 {
 // file read before (rotated away and replaced), or when the bytes read
 // before are not all there as they were: it shrank, or was edited anywhere,
 // even in place and to the same length. Telling growth from an edit costs
-// a SHA-256 of the bytes read before, each Update.
+// a SHA-256 of the bytes read before, each Update, in chunks hashed in
+// parallel.
 func (x *Index) Update() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -110,7 +121,7 @@ func (x *Index) update() error {
 	if err != nil {
 		return err
 	}
-	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < x.seen || !x.prefixHolds(f)) {
+	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < max(x.off, x.badEnd) || !x.holds(f)) {
 		x.reset()
 	}
 	x.file = fi
@@ -124,8 +135,6 @@ func (x *Index) update() error {
 	for {
 		line, err := lr.next()
 		if err == io.EOF || errors.Is(err, errCut) { // errCut: a line not whole yet, read at the next Update
-			x.seen = x.off
-			copy(x.sum[:], x.digest.Sum(nil))
 			return nil
 		}
 		if err == nil {
@@ -142,30 +151,66 @@ func (x *Index) update() error {
 	}
 }
 
-// prefixHolds reports whether f's first x.seen bytes are still those the
-// index read.
-func (x *Index) prefixHolds(f *os.File) bool {
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.NewSectionReader(f, 0, x.seen), make([]byte, 256<<10))
-	return err == nil && n == x.seen && [sha256.Size]byte(h.Sum(nil)) == x.sum
+// holds reports whether the bytes the index read are still in f as they
+// were: every chunk (in parallel, as many at once as GOMAXPROCS), the part
+// after them, and the line that stopped the index.
+func (x *Index) holds(f *os.File) bool {
+	var changed atomic.Bool
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(x.chunks)) {
+		wg.Go(func() {
+			buf := make([]byte, x.chunk)
+			for k := range jobs {
+				if _, err := f.ReadAt(buf, int64(k)*x.chunk); err != nil || sha256.Sum256(buf) != x.chunks[k] {
+					changed.Store(true)
+				}
+			}
+		})
+	}
+	for k := range x.chunks {
+		if changed.Load() {
+			break
+		}
+		jobs <- k
+	}
+	close(jobs)
+	wg.Wait()
+	return !changed.Load() && sumAt(f, int64(len(x.chunks))*x.chunk, x.partN) == [sha256.Size]byte(x.part.Sum(nil)) &&
+		(x.bad == nil || sumAt(f, x.off, x.badEnd-x.off) == x.badSum)
 }
 
-// seeBad makes seen and sum cover the line that stopped the index (up to
+// sumAt is the SHA-256 of f's n bytes from off; a zero sum when they are
+// not all there.
+func sumAt(f *os.File, off, n int64) [sha256.Size]byte {
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil && n > 0 {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(b)
+}
+
+// seeBad keeps the SHA-256 of the line that stopped the index (up to
 // audit.MaxLine and its newline), so that a change to it, too, makes the
 // file read again.
 func (x *Index) seeBad(f *os.File, size int64) {
-	h := x.digest.(hash.Cloner)
-	c, err := h.Clone()
-	if err != nil {
-		return
+	x.badEnd = x.off + min(size-x.off, audit.MaxLine+1)
+	x.badSum = sumAt(f, x.off, x.badEnd-x.off)
+}
+
+// hashRead adds b, bytes the index read, to its SHA-256s.
+func (x *Index) hashRead(b []byte) {
+	for len(b) > 0 {
+		n := min(int64(len(b)), x.chunk-x.partN)
+		x.part.Write(b[:n])
+		x.partN += n
+		b = b[n:]
+		if x.partN == x.chunk {
+			x.chunks = append(x.chunks, [sha256.Size]byte(x.part.Sum(nil)))
+			x.part.Reset()
+			x.partN = 0
+		}
 	}
-	line := make([]byte, min(size-x.off, audit.MaxLine+1))
-	if _, err := f.ReadAt(line, x.off); err != nil {
-		return
-	}
-	c.Write(line)
-	x.seen = x.off + int64(len(line))
-	copy(x.sum[:], c.Sum(nil))
 }
 
 // add indexes one line and checks it against the chain.
@@ -191,8 +236,8 @@ func (x *Index) add(line []byte) error {
 	link := sha256.Sum256(line)
 	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
 		sum: binary.BigEndian.Uint64(link[:8])})
-	x.digest.Write(line)
-	x.digest.Write([]byte{'\n'})
+	x.hashRead(line)
+	x.hashRead([]byte{'\n'})
 	return nil
 }
 

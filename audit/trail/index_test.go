@@ -12,14 +12,18 @@ import (
 	"github.com/arca-secrets/arca/audit"
 )
 
-// indexedFile is a file of the lines ls and an index of it, updated.
-func indexedFile(t *testing.T, ls []string) (string, *Index) {
+// indexedFile is a file of the lines ls and an index of it, updated, that
+// hashes what it read in chunks of chunk bytes (0: as NewIndex does).
+func indexedFile(t *testing.T, ls []string, chunk ...int64) (string, *Index) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.log")
 	if err := os.WriteFile(path, []byte(strings.Join(ls, "")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	x := NewIndex(path)
+	if len(chunk) > 0 && chunk[0] > 0 {
+		x.chunk = chunk[0]
+	}
 	if res := indexQuery(t, x, true); res.Broken != nil || res.Invalid != nil || res.Chain.Lines != len(ls) {
 		t.Fatalf("the trail as written: %s", summary(res))
 	}
@@ -76,18 +80,23 @@ func actorAt(ls []string, n int) int64 {
 // A line edited in place, to the same length and with the file's time put
 // back, is seen: the index reads the file again and reports the break
 // Verify reports, with no anchor, and shows the line as it is now.
+// The bytes read are hashed in chunks, checked in parallel: an edit is
+// seen in a whole chunk, in the part after them, and across chunks of one
+// byte.
 func TestIndexSeesAnEditInPlace(t *testing.T) {
-	ls := trailOf(t, audit.SourceCLI, 10)
-	path, x := indexedFile(t, ls)
-	editInPlace(t, path, actorAt(ls, 5), '9')
-	res := indexQuery(t, x, true)
-	if res.Broken == nil || res.Broken.Line != 6 {
-		t.Fatalf("after an edit of line 5: %s", summary(res))
-	}
-	b, _ := os.ReadFile(path)
-	wantBreak(t, "the edited file", string(b), nil, 6, "a line was edited")
-	if got := res.Latest[4].Event.Actor; got != "agent-9" {
-		t.Fatalf("line 5 shows actor %q, not the file's", got)
+	for _, chunk := range []int64{0, 1, 100, 1000} {
+		ls := trailOf(t, audit.SourceCLI, 10)
+		path, x := indexedFile(t, ls, chunk)
+		editInPlace(t, path, actorAt(ls, 5), '9')
+		res := indexQuery(t, x, true)
+		if res.Broken == nil || res.Broken.Line != 6 {
+			t.Fatalf("chunks of %d bytes: after an edit of line 5: %s", chunk, summary(res))
+		}
+		b, _ := os.ReadFile(path)
+		wantBreak(t, "the edited file", string(b), nil, 6, "a line was edited")
+		if got := res.Latest[4].Event.Actor; got != "agent-9" {
+			t.Fatalf("chunks of %d bytes: line 5 shows actor %q, not the file's", chunk, got)
+		}
 	}
 }
 
@@ -95,8 +104,15 @@ func TestIndexSeesAnEditInPlace(t *testing.T) {
 // trail is edited, is still an edit: growth is only the bytes read before,
 // unchanged, and more after them.
 func TestIndexSeesAnEditUnderGrowth(t *testing.T) {
+	for _, chunk := range []int64{0, 7, 1000} {
+		editUnderGrowth(t, chunk)
+	}
+}
+
+func editUnderGrowth(t *testing.T, chunk int64) {
+	t.Helper()
 	ls := trailOf(t, audit.SourceCLI, 12)
-	path, x := indexedFile(t, ls[:8])
+	path, x := indexedFile(t, ls[:8], chunk)
 	editInPlace(t, path, actorAt(ls, 3), '7')
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
@@ -105,11 +121,11 @@ func TestIndexSeesAnEditUnderGrowth(t *testing.T) {
 	f.WriteString(strings.Join(ls[8:], ""))
 	f.Close()
 	if res := indexQuery(t, x, true); res.Broken == nil || res.Broken.Line != 4 || res.Chain.Lines != 3 {
-		t.Fatalf("after an edit of line 3 and 4 lines appended: %s", summary(res))
+		t.Fatalf("chunks of %d bytes: after an edit of line 3 and 4 lines appended: %s", chunk, summary(res))
 	}
 	// Growth alone keeps the index and adds to it.
 	ls = trailOf(t, audit.SourceCLI, 12)
-	path, x = indexedFile(t, ls[:8])
+	path, x = indexedFile(t, ls[:8], chunk)
 	f, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +134,9 @@ func TestIndexSeesAnEditUnderGrowth(t *testing.T) {
 	f.Close()
 	if res := indexQuery(t, x, true); res.Broken != nil || res.Chain.Lines != 12 || res.Chain.Last.Seq != 12 {
 		t.Fatalf("after 4 lines appended: %s", summary(res))
+	}
+	if chunk > 0 && len(x.chunks) != int(x.off/chunk) {
+		t.Fatalf("chunks of %d bytes: %d chunks hashed of %d bytes read", chunk, len(x.chunks), x.off)
 	}
 }
 
