@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -155,5 +157,48 @@ func TestUIBindRules(t *testing.T) {
 	}
 	if w := errb.String(); !strings.Contains(w, "warning: arca ui listens on 0.0.0.0:") || !strings.Contains(w, "plain HTTP") || strings.Contains(w, "given-token-0123456789") {
 		t.Fatalf("stderr: %q", w)
+	}
+}
+
+// arca ui reads the CLI's audit file and no serve wire, as ui.md says: a
+// serve session's events, on its stderr, are not on the page, while the
+// CLI's are.
+func TestUIReadsTheAuditFileOnly(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ui.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), "The trail it reads is the CLI's audit file, and only that. `arca ui` does not read a serve wire") {
+		t.Fatal("docs/ui.md no longer says the page reads the CLI's audit file and no serve wire")
+	}
+	c, out, errb := uiCLI(t)
+	c.stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://served/only"}` + "\n")
+	if st := c.main(context.Background(), []string{"serve"}); st != 0 || !strings.Contains(errb.String(), `"ref":"served/only"`) {
+		t.Fatalf("arca serve: exit %d, wire %q", st, errb.String())
+	}
+	if st := c.main(context.Background(), []string{"get", "arca://cli/only"}); st == 0 {
+		t.Fatal("arca get of a missing record succeeded")
+	}
+	_, port, token := startUI(t, c, out)
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/api/audit", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct{ Events []struct{ Ref, Source string } }
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]string{}
+	for _, e := range got.Events {
+		refs[e.Ref] = e.Source
+	}
+	if refs["cli/only"] != "cli" || len(refs) == 0 {
+		t.Fatalf("the CLI's get is not on the page: %+v", got.Events)
+	}
+	if src, ok := refs["served/only"]; ok {
+		t.Fatalf("a serve session's event is on the page (source %q)", src)
 	}
 }
