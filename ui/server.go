@@ -58,11 +58,11 @@ func CheckToken(token string) error {
 	body := strings.TrimRight(token, "=")
 	for i := range len(body) {
 		if !tokenByte(body[i]) {
-			return fmt.Errorf("the token holds a character a token may not (at byte %d): use only %s", i+1, TokenChars)
+			return fmt.Errorf("the token holds a character that is not allowed (at byte %d): the characters allowed are %s", i+1, TokenChars)
 		}
 	}
 	if body == "" {
-		return fmt.Errorf("the token is only =: use %s", TokenChars)
+		return fmt.Errorf("the token is only =: the characters allowed are %s", TokenChars)
 	}
 	return nil
 }

@@ -51,15 +51,16 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		return usagef("--addr %q: %v", *addr, err)
 	}
 	loopback := isLoopback(host)
+	from := "--token"
 	if *token == "" {
-		*token = c.getenv("ARCA_UI_TOKEN")
+		*token, from = c.getenv("ARCA_UI_TOKEN"), "$ARCA_UI_TOKEN"
 	}
 	if *token != "" && len(*token) < minToken {
 		return usagef("the token is %d characters: give one of at least %d (or none, for a fresh random one)", len(*token), minToken)
 	}
 	if *token != "" {
 		if err := ui.CheckToken(*token); err != nil {
-			return usagef("%v", err)
+			return usagef("%s: %v", from, err)
 		}
 	}
 	if !loopback && *token == "" {
