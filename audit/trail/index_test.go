@@ -198,3 +198,29 @@ func TestIndexOfARemovedFile(t *testing.T) {
 func summary(res QueryResult) string {
 	return fmt.Sprintf("%d lines (anchor %s), %d matched, break %v, invalid %v", res.Chain.Lines, res.Chain.Last, res.Matched, res.Broken, res.Invalid)
 }
+
+// BenchmarkIndexUpdate is what each read of the page costs the index of a
+// trail of 100,000 events that did not change: the SHA-256 of the bytes
+// it read, in chunks, to tell growth from an edit (b.SetBytes: their
+// number).
+func BenchmarkIndexUpdate(b *testing.B) {
+	ls := trailOf(b, audit.SourceCLI, 100_000)
+	path := filepath.Join(b.TempDir(), "audit.log")
+	text := strings.Join(ls, "")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	x := NewIndex(path)
+	if err := x.Update(); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		if err := x.Update(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if res, err := x.Query(Filter{}, 1, 1); err != nil || res.Chain.Lines != len(ls) || res.Broken != nil {
+		b.Fatalf("the index after the loop: %v", err)
+	}
+}
