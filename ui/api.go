@@ -170,7 +170,9 @@ type chain struct {
 // audit is the trail: the latest events that pass the filters (as arca
 // audit's), the chart of all that pass them, the latest denials with their
 // verdicts, and whether each trail's chain holds. Each trail's index reads
-// only what was appended since the last answer.
+// only what was appended since the last answer, after it checked that the
+// bytes it read before are still there as they were (else it reads the
+// file again from its start).
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := filterOf(q.Get, s.o.Now())

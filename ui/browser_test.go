@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 )
 
@@ -33,13 +35,11 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// The page in headless Chromium: it logs in from the URL arca ui prints,
-// loads under its CSP with no error in the console, shows the records
-// table and the chart, the denial with its verdict and the chain's state,
-// and never a value. A screenshot is saved: to $ARCA_UI_SCREENSHOT when
-// set (docs/ui.png is made so), else beside the test's files.
-func TestPageInBrowser(t *testing.T) {
-	f := newFixture(t)
+// browser is a headless Chromium of a fresh profile, its first tab, for
+// the test's life (at most timeout), and a func that returns the errors
+// its console showed so far.
+func browser(t *testing.T, timeout time.Duration) (context.Context, func() []string) {
+	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium(t)),
 		chromedp.NoSandbox,
@@ -51,12 +51,12 @@ func TestPageInBrowser(t *testing.T) {
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 1000),
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
+	t.Cleanup(cancelBrowser)
 
 	var mu sync.Mutex
 	var consoleErrors []string
@@ -82,7 +82,24 @@ func TestPageInBrowser(t *testing.T) {
 	if _, err := chromedp.Call(bctx, log.Enable, cdp.Empty{}); err != nil {
 		t.Fatalf("the browser: %v", err)
 	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/?token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
+	return bctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(consoleErrors)
+	}
+}
+
+// The page in headless Chromium: it takes the token from the fragment of
+// the URL arca ui prints, keeps it in the tab's session storage and out of
+// the address bar and of every cookie, loads under its CSP with no error
+// in the console, shows the records table and the chart, the denial with
+// its verdict and the chain's state, and never a value. A screenshot is
+// saved: to $ARCA_UI_SCREENSHOT when set (docs/ui.png is made so), else
+// beside the test's files.
+func TestPageInBrowser(t *testing.T) {
+	f := newFixture(t)
+	bctx, consoleErrors := browser(t, 90*time.Second)
+	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
 		t.Fatalf("the page did not load: %v", err)
 	}
 	url := run(t, bctx, chromedp.Location())
@@ -93,8 +110,17 @@ func TestPageInBrowser(t *testing.T) {
 	recordsText := run(t, bctx, chromedp.Text("#records"))
 	html := run(t, bctx, chromedp.OuterHTML("html"))
 	shot := run(t, bctx, chromedp.FullScreenshot(100))
-	if strings.Contains(url, "token=") {
+	if strings.Contains(url, "token") || url != f.http.URL+"/" {
 		t.Errorf("the token stayed in the address bar: %s", url)
+	}
+	if kept := run(t, bctx, chromedp.Evaluate[string](`sessionStorage.getItem("arca-ui-token")`)); kept != testToken {
+		t.Errorf("the tab's session storage holds %q, not the token", kept)
+	}
+	if c := run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
+		t.Errorf("the page has cookies: %q", c)
+	}
+	if cs, err := chromedp.Call(bctx, storage.GetCookies, storage.GetCookiesParams{}); err != nil || len(cs.Cookies) != 0 {
+		t.Errorf("the browser holds cookies: %v %v", cs, err)
 	}
 	if rows != 3 || !strings.Contains(recordsText, "arca://app/db") || !strings.Contains(recordsText, "arca://billing/card") {
 		t.Errorf("records table: %d rows: %q", rows, recordsText)
@@ -109,11 +135,9 @@ func TestPageInBrowser(t *testing.T) {
 		t.Errorf("denied: %q", deniedText)
 	}
 	noCanary(t, "the page as rendered", []byte(html))
-	mu.Lock()
-	if len(consoleErrors) > 0 {
-		t.Errorf("errors in the browser console (a CSP refusal shows here): %q", consoleErrors)
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("errors in the browser console (a CSP refusal shows here): %q", errs)
 	}
-	mu.Unlock()
 	out := filepath.Join(t.TempDir(), "ui.png")
 	if p := os.Getenv("ARCA_UI_SCREENSHOT"); p != "" {
 		out = p

@@ -1,11 +1,13 @@
 // Package ui is arca ui's web page: a local, read-only view of each env's
 // records (metadata only), the vault's health, its recipients and the
-// audit trail. The page and its assets are embedded; every request needs
-// the token (a cookie the page gets from the URL arca ui prints, or an
-// Authorization: Bearer header); only GET and HEAD are served; every list,
-// check and recipients it runs goes through ops and is audited as the
-// CLI's. No endpoint can return a value: the handlers hold no call that
-// reads one.
+// audit trail. The page and its assets are embedded and hold no data; every
+// request for data (/api/...) needs the token in an Authorization: Bearer
+// header, which the page takes from the fragment of the URL arca ui prints
+// (#token=...) and keeps in its tab's session storage. No cookie is set or
+// read: a cookie of 127.0.0.1 would go to every server on that host, any
+// port. Only GET and HEAD are served; every list, check and recipients it
+// runs goes through ops and is audited as the CLI's. No endpoint can
+// return a value: the handlers hold no call that reads one.
 package ui
 
 import (
@@ -13,6 +15,7 @@ import (
 	"crypto/subtle"
 	"embed"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -42,8 +45,31 @@ type Options struct {
 	Now        func() time.Time
 }
 
-// CookieName is the cookie that carries the token once the page opened.
-const CookieName = "arca_ui"
+// TokenChars names the characters a token may hold: those of a Bearer
+// token (RFC 6750), which an Authorization header carries as they are.
+const TokenChars = "the letters A-Z and a-z, the digits 0-9 and - . _ ~ + / (and = only at its end)"
+
+// CheckToken refuses a token that is empty or holds a byte outside
+// TokenChars. Its error says where, never what the token is.
+func CheckToken(token string) error {
+	if token == "" {
+		return errors.New("a token is required")
+	}
+	body := strings.TrimRight(token, "=")
+	for i := range len(body) {
+		if !tokenByte(body[i]) {
+			return fmt.Errorf("the token holds a character that is not allowed (at byte %d): the characters allowed are %s", i+1, TokenChars)
+		}
+	}
+	if body == "" {
+		return fmt.Errorf("the token is only =: the characters allowed are %s", TokenChars)
+	}
+	return nil
+}
+
+func tokenByte(b byte) bool {
+	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~+/", b) >= 0
+}
 
 // Bounds on what a request may be and take.
 const (
@@ -65,10 +91,10 @@ type Server struct {
 	indexes []*trail.Index // one for each of o.AuditFiles
 }
 
-// New returns the Server of o; o.Token must not be empty.
+// New returns the Server of o; o.Token must pass CheckToken.
 func New(o Options) (*Server, error) {
-	if o.Token == "" {
-		return nil, errors.New("ui: a token is required")
+	if err := CheckToken(o.Token); err != nil {
+		return nil, fmt.Errorf("ui: %w", err)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -98,8 +124,11 @@ func (s *Server) HTTPServer() *http.Server {
 	}
 }
 
-// ServeHTTP checks the method, the request's size and the token, sets the
-// headers every answer carries, and routes.
+// ServeHTTP checks the method, the request's size and, for data, the
+// token; sets the headers every answer carries, and routes. The page and
+// its assets are served without the token: they hold no data, and the
+// page cannot have it before it runs (a URL's fragment never reaches the
+// server).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", CSP)
@@ -119,48 +148,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "a request has no body", http.StatusBadRequest)
 		return
 	}
-	if t := r.URL.Query().Get("token"); t != "" && r.URL.Path == "/" {
-		s.login(w, r, t)
-		return
-	}
-	if !s.authorized(r) {
+	if !public(r.URL.Path) && !s.authorized(r) {
 		h.Set("WWW-Authenticate", `Bearer realm="arca ui"`)
-		http.Error(w, "open the URL arca ui printed (it carries the token), or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "open the URL arca ui printed (it carries the token), or send Authorization: Bearer TOKEN"})
 		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
 
-// login takes the token from the URL arca ui printed: right, it becomes
-// the session's cookie and the page is reloaded without it, so the token
-// does not stay in the address bar or the history.
-func (s *Server) login(w http.ResponseWriter, r *http.Request, token string) {
-	if !s.tokenOK(token) {
-		http.Error(w, "wrong token", http.StatusUnauthorized)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: s.o.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+// public reports whether path is the page or one of its assets, the same
+// bytes for everyone; everything else wants the token.
+func public(path string) bool {
+	return path == "/" || strings.HasPrefix(path, "/assets/") && path != "/assets/"
 }
 
-// authorized reports whether r carries the token: its cookie or a bearer
-// header.
+// authorized reports whether r carries the token in its bearer header.
 func (s *Server) authorized(r *http.Request) bool {
-	if c, err := r.Cookie(CookieName); err == nil && s.tokenOK(c.Value) {
-		return true
-	}
-	a := r.Header.Get("Authorization")
-	if t, ok := strings.CutPrefix(a, "Bearer "); ok {
-		return s.tokenOK(t)
-	}
-	return false
+	t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && s.tokenOK(t)
 }
 
 func (s *Server) tokenOK(t string) bool {
 	return subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) == 1
 }
 
-// page serves the page itself at /, and nothing else.
+// page serves the page itself at /, and nothing else: the same bytes to
+// everyone, no data in them.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/" {
 		http.NotFound(w, r)

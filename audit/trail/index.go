@@ -2,12 +2,16 @@ package trail
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -17,8 +21,14 @@ import (
 // where each line is: a page that shows the trail again and again reads
 // only what was appended since it last looked. Update reads it, checking
 // the chain as Verify does; Query filters in memory and reads back only
-// the lines it returns. An event costs some 40 bytes; its strings (env,
+// the lines it returns. An event costs some 48 bytes; its strings (env,
 // ref, op, actor, outcome) are held once each.
+//
+// The index vouches only for the file as it is: before it reads what was
+// appended, Update hashes the bytes it read before and reads the file again
+// from its start when they changed (an edit in place, of any length), so a
+// chain that holds in the index holds in the file. Each line read back for
+// a query is checked against the digest it had when it was indexed.
 type Index struct {
 	mu     sync.Mutex
 	path   string
@@ -27,31 +37,51 @@ type Index struct {
 	strs   []string
 	ids    map[string]uint32
 	chain  checker
-	broken *Break            // the first break, once found
-	bad    error             // a line that is not an event stops the index there
-	file   os.FileInfo       // the file read, to tell a rotated one
-	last   [sha256.Size]byte // the SHA-256 of the last line indexed
+	broken *Break      // the first break, once found
+	bad    error       // a line that is not an event stops the index there
+	file   os.FileInfo // the file read, to tell a rotated one
+	// The bytes read, [0, off), as SHA-256s: one of each whole chunk of
+	// chunk bytes, checked in parallel, and one of the rest (part, its
+	// partN bytes). Only growth keeps them; anything else makes the file
+	// read again.
+	chunk  int64
+	chunks [][sha256.Size]byte
+	part   hash.Hash
+	partN  int64
+	// The line that stopped the index, when one did: [off, badEnd) and
+	// its SHA-256, so that mending it makes the file read again too.
+	badEnd int64
+	badSum [sha256.Size]byte
 }
 
-// indexed is one event: where its line starts, its time, and its strings
-// by their number in strs.
+// chunkSize is the span of the file one SHA-256 of chunks covers.
+const chunkSize = 4 << 20
+
+// indexed is one event: where its line starts, its time, its strings by
+// their number in strs, and the first 8 bytes of its line's SHA-256, to
+// check the line when it is read back.
 type indexed struct {
 	off                          int64
 	ts                           int64 // Unix nanoseconds
 	env, ref, op, actor, outcome uint32
+	sum                          uint64
 }
+
+// errChanged is a line read back that is not the line indexed.
+var errChanged = errors.New("the trail changed under its index")
 
 // NewIndex is an empty index of the trail file at path.
 func NewIndex(path string) *Index {
-	x := &Index{path: path}
+	x := &Index{path: path, chunk: chunkSize}
 	x.reset()
 	return x
 }
 
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
-	x.off, x.events, x.chain, x.broken, x.bad, x.file, x.last = 0, nil, checker{}, nil, nil, nil, [sha256.Size]byte{}
+	x.off, x.events, x.chain, x.broken, x.bad, x.file = 0, nil, checker{}, nil, nil, nil
 	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
+	x.chunks, x.part, x.partN, x.badEnd = nil, sha256.New(), 0, 0
 }
 
 func (x *Index) id(s string) uint32 {
@@ -65,14 +95,22 @@ func (x *Index) id(s string) uint32 {
 
 // Update reads what was appended to the file since the last Update: each
 // whole line is checked against the chain and indexed. A file that is not
-// there yet is empty; one that is not the file read before (rotated away
-// and replaced), that shrank, or whose last indexed line changed, is read
-// again from its start.
+// there is empty. The file is read again from its start when it is not the
+// file read before (rotated away and replaced), or when the bytes read
+// before are not all there as they were: it shrank, or was edited anywhere,
+// even in place and to the same length. Telling growth from an edit costs
+// a SHA-256 of the bytes read before, each Update, in chunks hashed in
+// parallel.
 func (x *Index) Update() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	return x.update()
+}
+
+func (x *Index) update() error {
 	f, err := os.Open(x.path)
 	if errors.Is(err, os.ErrNotExist) {
+		x.reset()
 		return nil
 	}
 	if err != nil {
@@ -83,7 +121,7 @@ func (x *Index) Update() error {
 	if err != nil {
 		return err
 	}
-	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < x.off || !x.lastHolds(f)) {
+	if x.file != nil && (!os.SameFile(fi, x.file) || fi.Size() < max(x.off, x.badEnd) || !x.holds(f)) {
 		x.reset()
 	}
 	x.file = fi
@@ -96,35 +134,83 @@ func (x *Index) Update() error {
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
 	for {
 		line, err := lr.next()
-		if err == io.EOF {
+		if err == io.EOF || errors.Is(err, errCut) { // errCut: a line not whole yet, read at the next Update
 			return nil
 		}
-		if errors.Is(err, errCut) {
-			return nil // a line not whole yet: read at the next Update
+		if err == nil {
+			err = x.add(line)
+		} else {
+			err = fmt.Errorf("line %d: %v", len(x.events)+1, err)
 		}
 		if err != nil {
-			x.bad = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-			return nil
-		}
-		if err := x.add(line); err != nil {
 			x.bad = err
+			x.seeBad(f, fi.Size())
 			return nil
 		}
 		x.off += int64(len(line)) + 1
 	}
 }
 
-// lastHolds reports whether the last line indexed is still in f as read.
-func (x *Index) lastHolds(f *os.File) bool {
-	if len(x.events) == 0 {
-		return true
+// holds reports whether the bytes the index read are still in f as they
+// were: every chunk (in parallel, as many at once as GOMAXPROCS), the part
+// after them, and the line that stopped the index.
+func (x *Index) holds(f *os.File) bool {
+	var changed atomic.Bool
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(x.chunks)) {
+		wg.Go(func() {
+			buf := make([]byte, x.chunk)
+			for k := range jobs {
+				if _, err := f.ReadAt(buf, int64(k)*x.chunk); err != nil || sha256.Sum256(buf) != x.chunks[k] {
+					changed.Store(true)
+				}
+			}
+		})
 	}
-	start := x.events[len(x.events)-1].off
-	line := make([]byte, x.off-start-1)
-	if _, err := f.ReadAt(line, start); err != nil {
-		return false
+	for k := range x.chunks {
+		if changed.Load() {
+			break
+		}
+		jobs <- k
 	}
-	return sha256.Sum256(line) == x.last
+	close(jobs)
+	wg.Wait()
+	return !changed.Load() && sumAt(f, int64(len(x.chunks))*x.chunk, x.partN) == [sha256.Size]byte(x.part.Sum(nil)) &&
+		(x.bad == nil || sumAt(f, x.off, x.badEnd-x.off) == x.badSum)
+}
+
+// sumAt is the SHA-256 of f's n bytes from off; a zero sum when they are
+// not all there.
+func sumAt(f *os.File, off, n int64) [sha256.Size]byte {
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil && n > 0 {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(b)
+}
+
+// seeBad keeps the SHA-256 of the line that stopped the index (up to
+// audit.MaxLine and its newline), so that a change to it, too, makes the
+// file read again.
+func (x *Index) seeBad(f *os.File, size int64) {
+	x.badEnd = x.off + min(size-x.off, audit.MaxLine+1)
+	x.badSum = sumAt(f, x.off, x.badEnd-x.off)
+}
+
+// hashRead adds b, bytes the index read, to its SHA-256s.
+func (x *Index) hashRead(b []byte) {
+	for len(b) > 0 {
+		n := min(int64(len(b)), x.chunk-x.partN)
+		x.part.Write(b[:n])
+		x.partN += n
+		b = b[n:]
+		if x.partN == x.chunk {
+			x.chunks = append(x.chunks, [sha256.Size]byte(x.part.Sum(nil)))
+			x.part.Reset()
+			x.partN = 0
+		}
+	}
 }
 
 // add indexes one line and checks it against the chain.
@@ -147,8 +233,11 @@ func (x *Index) add(line []byte) error {
 	if op == "" {
 		op = e.Event
 	}
-	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome)})
-	x.last = sha256.Sum256(line)
+	link := sha256.Sum256(line)
+	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
+		sum: binary.BigEndian.Uint64(link[:8])})
+	x.hashRead(line)
+	x.hashRead([]byte{'\n'})
 	return nil
 }
 
@@ -174,10 +263,24 @@ type QueryResult struct {
 // in bars bars, and the last limit of them and of the denied ones, read
 // back from the file. The chart's span is known after a first pass over
 // the index; the second counts the bars over the events picked, 4 bytes
-// each while it runs.
+// each while it runs. A line read back that is not the line indexed (the
+// file changed since Update) makes the file read again from its start, and
+// the query run again on what it holds now.
 func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	res, err := x.query(f, limit, bars)
+	if errors.Is(err, errChanged) {
+		x.reset()
+		if err := x.update(); err != nil {
+			return QueryResult{}, err
+		}
+		res, err = x.query(f, limit, bars)
+	}
+	return res, err
+}
+
+func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad}
 	var latest, denied []int
 	deniedID, hasDenied := x.ids[audit.Denied]
@@ -241,14 +344,16 @@ func keepLastN(xs []int, i, n int) []int {
 	return append(xs, i)
 }
 
-// read reads back and decodes the lines of the events at idx.
+// read reads back and decodes the lines of the events at idx, each checked
+// against the digest it had when it was indexed: errChanged when one is
+// not that line, or is not there.
 func (x *Index) read(idx []int) ([]Entry, error) {
 	if len(idx) == 0 {
 		return nil, nil
 	}
 	f, err := os.Open(x.path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errChanged, err)
 	}
 	defer f.Close()
 	out := make([]Entry, 0, len(idx))
@@ -259,11 +364,14 @@ func (x *Index) read(idx []int) ([]Entry, error) {
 		}
 		line := make([]byte, end-x.events[i].off-1)
 		if _, err := f.ReadAt(line, x.events[i].off); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: line %d: %v", errChanged, i+1, err)
+		}
+		if link := sha256.Sum256(line); binary.BigEndian.Uint64(link[:8]) != x.events[i].sum {
+			return nil, fmt.Errorf("%w: line %d is not the line indexed", errChanged, i+1)
 		}
 		var e audit.Event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("the trail changed under its index: %v", err)
+			return nil, fmt.Errorf("%w: line %d: %v", errChanged, i+1, err)
 		}
 		out = append(out, Entry{Line: line, Event: e, TS: time.Unix(0, x.events[i].ts).UTC()})
 	}

@@ -30,7 +30,7 @@ func uiCommand() *command {
 		exits:    plainExits,
 		flags: func(fs *flag.FlagSet) {
 			addr = fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
-			token = fs.String("token", "", "the `TOKEN` every request must carry, at least 16 characters (default: $ARCA_UI_TOKEN, else a fresh random one); on the command line, other users of the machine can read it")
+			token = fs.String("token", "", "the `TOKEN` every request must carry, at least 16 characters, each A-Z a-z 0-9 - . _ ~ + / (or = at its end) (default: $ARCA_UI_TOKEN, else a fresh random one); on the command line, other users of the machine can read it")
 		},
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return runUI(ctx, c, fs, args, addr, token)
@@ -40,8 +40,8 @@ func uiCommand() *command {
 
 // runUI is `arca ui [--addr HOST:PORT] [--token TOKEN] [--env ENV]`: the
 // read-only web page, on 127.0.0.1 and a free port by default. Its first
-// line on stdout is the URL to open, the token in it; it serves until
-// interrupted.
+// line on stdout is the URL to open, the token in its fragment; it serves
+// until interrupted.
 func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, token *string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		return err
@@ -51,11 +51,17 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		return usagef("--addr %q: %v", *addr, err)
 	}
 	loopback := isLoopback(host)
+	from := "--token"
 	if *token == "" {
-		*token = c.getenv("ARCA_UI_TOKEN")
+		*token, from = c.getenv("ARCA_UI_TOKEN"), "$ARCA_UI_TOKEN"
 	}
 	if *token != "" && len(*token) < minToken {
 		return usagef("the token is %d characters: give one of at least %d (or none, for a fresh random one)", len(*token), minToken)
+	}
+	if *token != "" {
+		if err := ui.CheckToken(*token); err != nil {
+			return usagef("%s: %v", from, err)
+		}
 	}
 	if !loopback && *token == "" {
 		return usagef("--addr %s is not a loopback address: anyone who can reach it could try tokens, so give one with --token (there is no way to serve it without)", *addr)
@@ -98,7 +104,9 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 	if !loopback {
 		c.warnf("warning: arca ui listens on %s, which is not a loopback address: anyone who can reach it and has the token reads the records' names and the audit trail, and the token and the page travel in plain HTTP: put TLS in front of it", where)
 	}
-	fmt.Fprintf(c.stdout, "http://%s/?token=%s\n", where, url.QueryEscape(tok))
+	// The token is in the fragment: the browser never sends it to a server;
+	// the page moves it into its tab's session storage.
+	fmt.Fprintf(c.stdout, "http://%s/#token=%s\n", where, url.QueryEscape(tok))
 	return serveUI(ctx, s.HTTPServer(), ln)
 }
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -44,7 +46,7 @@ func uiCLI(t *testing.T) (*cli, *lockedBuffer, *lockedBuffer) {
 	return c, out, errb
 }
 
-var urlLine = regexp.MustCompile(`(?m)^http://([0-9.]+):([0-9]+)/\?token=([0-9a-zA-Z-]+)\n`)
+var urlLine = regexp.MustCompile(`(?m)^http://([0-9.]+):([0-9]+)/#token=([0-9a-zA-Z-]+)\n`)
 
 // startUI runs arca ui with args until the test ends, and returns the URL
 // parts its first line gives.
@@ -114,7 +116,7 @@ func TestUIDefaults(t *testing.T) {
 // A non-loopback bind without a token is refused (no flag forces it); with
 // one it warns on stderr at every start.
 func TestUIBindRules(t *testing.T) {
-	c, _, errb := uiCLI(t)
+	c, cout, errb := uiCLI(t)
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0"} {
 		if st := c.main(context.Background(), []string{"ui", "--addr", addr}); st != 2 || !strings.Contains(errb.String(), "is not a loopback address") {
 			t.Fatalf("--addr %s without a token: exit %d, %q", addr, st, errb.String())
@@ -126,6 +128,31 @@ func TestUIBindRules(t *testing.T) {
 	if st := c.main(context.Background(), []string{"ui", "--token", "short"}); st != 2 || !strings.Contains(errb.String(), "at least 16") {
 		t.Fatalf("a short token: exit %d, %q", st, errb.String())
 	}
+	// A token with a byte a header (or a cookie) cannot carry is refused at
+	// start, from the flag or the environment, naming the characters a
+	// token may hold and never the token.
+	for _, tok := range []string{"semi;colon-0123456789", `quo"te-0123456789`, `back\slash-0123456789`, "non-ascii-\u00e9-0123456789", "sp ace-0123456789"} {
+		errb := &lockedBuffer{}
+		c.stderr = errb
+		printed := cout.String()
+		if st := c.main(context.Background(), []string{"ui", "--token", tok}); st != 2 ||
+			!strings.Contains(errb.String(), "arca: --token: the token holds a character that is not allowed (at byte ") ||
+			!strings.Contains(errb.String(), "the characters allowed are the letters A-Z and a-z, the digits 0-9 and - . _ ~ + / (and = only at its end)") ||
+			strings.Contains(errb.String(), tok) || cout.String() != printed {
+			t.Fatalf("--token %q: exit %d, %q", tok, st, errb.String())
+		}
+		base := c.getenv
+		c.getenv = func(k string) string {
+			if k == "ARCA_UI_TOKEN" {
+				return tok
+			}
+			return base(k)
+		}
+		if st := c.main(context.Background(), []string{"ui"}); st != 2 || !strings.Contains(errb.String(), "arca: $ARCA_UI_TOKEN: the token holds a character that is not allowed") {
+			t.Fatalf("$ARCA_UI_TOKEN %q: exit %d, %q", tok, st, errb.String())
+		}
+		c.getenv = base
+	}
 	c, out, errb := uiCLI(t)
 	host, _, token := startUI(t, c, out, "--addr", "0.0.0.0:0", "--token", "given-token-0123456789")
 	if host != "0.0.0.0" || token != "given-token-0123456789" {
@@ -133,5 +160,50 @@ func TestUIBindRules(t *testing.T) {
 	}
 	if w := errb.String(); !strings.Contains(w, "warning: arca ui listens on 0.0.0.0:") || !strings.Contains(w, "plain HTTP") || strings.Contains(w, "given-token-0123456789") {
 		t.Fatalf("stderr: %q", w)
+	}
+}
+
+// arca ui reads the CLI's audit file and no serve wire, as ui.md says: a
+// serve session's events, on its stderr, are not on the page, while the
+// CLI's are.
+func TestUIReadsTheAuditFileOnly(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ui.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), "The trail it reads is the CLI's audit file, and only that. `arca ui` does not read a serve wire") {
+		t.Fatal("docs/ui.md no longer says the page reads the CLI's audit file and no serve wire")
+	}
+	c, out, errb := uiCLI(t)
+	c.stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://served/only"}` + "\n")
+	if st := c.main(context.Background(), []string{"serve"}); st != 0 || !strings.Contains(errb.String(), `"ref":"served/only"`) {
+		t.Fatalf("arca serve: exit %d, wire %q", st, errb.String())
+	}
+	if st := c.main(context.Background(), []string{"get", "arca://cli/only"}); st == 0 {
+		t.Fatal("arca get of a missing record succeeded")
+	}
+	_, port, token := startUI(t, c, out)
+	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/api/audit", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Events []struct{ Ref, Source string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]string{}
+	for _, e := range got.Events {
+		refs[e.Ref] = e.Source
+	}
+	if refs["cli/only"] != "cli" || len(refs) == 0 {
+		t.Fatalf("the CLI's get is not on the page: %+v", got.Events)
+	}
+	if src, ok := refs["served/only"]; ok {
+		t.Fatalf("a serve session's event is on the page (source %q)", src)
 	}
 }

@@ -1,14 +1,32 @@
 "use strict";
 // arca ui: reads the JSON endpoints and fills the page. Everything from
 // the server goes into the page as text (textContent), never as markup.
+// The token comes in the fragment of the URL arca ui printed (#token=...),
+// which never reaches a server: it is kept in this tab's session storage,
+// of this origin only, taken out of the address bar, and sent as
+// Authorization: Bearer with every read. No cookie carries it.
 (function () {
   const $ = (id) => document.getElementById(id);
+  const tokenKey = "arca-ui-token";
+
+  // takeToken moves a token in the URL's fragment into session storage,
+  // and the fragment out of the address bar and the history; it reports
+  // whether there was one.
+  function takeToken() {
+    const t = new URLSearchParams(location.hash.replace(/^#/, "")).get("token");
+    if (!t) return false;
+    sessionStorage.setItem(tokenKey, t);
+    history.replaceState(null, "", location.pathname + location.search);
+    return true;
+  }
 
   async function get(path, params) {
+    const token = sessionStorage.getItem(tokenKey);
+    if (!token) throw new Error("no token: open the URL arca ui printed (it carries the token)");
     const q = new URLSearchParams(params || {});
-    const r = await fetch(path + "?" + q.toString(), { credentials: "same-origin" });
-    const body = await r.json();
-    if (!r.ok) throw new Error(body.error || r.statusText);
+    const r = await fetch(path + "?" + q.toString(), { credentials: "omit", headers: { Authorization: "Bearer " + token } });
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error(body.error || r.status + " " + r.statusText);
     return body;
   }
 
@@ -156,5 +174,9 @@
     await load();
   }
 
+  takeToken();
+  // The URL opened again in this tab (a later run on the same port, say)
+  // changes only the fragment: take its token and load again.
+  window.addEventListener("hashchange", () => { if (takeToken()) location.reload(); });
   start().catch((e) => { $("status").textContent = e.message; $("status").className = "failed"; });
 })();
