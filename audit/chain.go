@@ -92,32 +92,64 @@ func (a *File) Append(enc LineEncoder) error {
 // file (a crash, a full disk, in the middle of a write) was never a whole
 // event: it is cut off, under the lock, so that the next event follows the
 // last whole one and the trail verifies.
+//
+// It reads backward from the end in pages (see lastNewline): a process
+// appending to a long trail reads a page or two of it, not its tail.
 func lastEvent(f *os.File, size int64, link *[2 * sha256.Size]byte) (seq uint64, has bool, err error) {
 	if size == 0 {
 		return 0, false, nil
 	}
-	n := min(size, MaxLine+1)
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, size-n); err != nil && !errors.Is(err, io.EOF) {
-		return 0, false, fmt.Errorf("read the audit file's last event: %w", err)
+	nl, _, err := lastNewline(f, size)
+	if err != nil {
+		return 0, false, err
 	}
-	if buf[len(buf)-1] != '\n' {
-		cut := bytes.LastIndexByte(buf, '\n') + 1 // 0: no whole line in reach
-		if cut == 0 && size > n {
+	if nl != size-1 {
+		// The file ends in a torn line: cut it off, after the last newline.
+		if nl < 0 && size > MaxLine+1 {
 			return 0, false, fmt.Errorf("the audit file ends in a line longer than %d bytes: not an event arca wrote", MaxLine)
 		}
-		if err := f.Truncate(size - n + int64(cut)); err != nil {
+		if err := f.Truncate(nl + 1); err != nil {
 			return 0, false, fmt.Errorf("cut the audit file's torn last line: %w", err)
 		}
-		buf = buf[:cut]
-		if len(buf) == 0 {
+		if size = nl + 1; size == 0 {
 			return 0, false, nil
 		}
 	}
-	buf = buf[:len(buf)-1]
-	line := buf[bytes.LastIndexByte(buf, '\n')+1:]
+	// The last whole line ends at size-1, its newline; it starts after the
+	// newline before that one, or at the start of the file.
+	start, line, err := lastNewline(f, size-1)
+	if err != nil {
+		return 0, false, err
+	}
+	if start < 0 && size-1 > MaxLine {
+		return 0, false, fmt.Errorf("the audit file ends in a line longer than %d bytes: not an event arca wrote", MaxLine)
+	}
 	linkInto(link, line)
 	return SeqOf(line), true, nil
+}
+
+// tailPage is the first page lastNewline reads; it doubles while the
+// line is longer.
+const tailPage = 4 << 10
+
+// lastNewline finds the last newline in f before offset end, reading
+// backward: a page, then twice as much while none is found, up to
+// MaxLine+1 bytes (a line and its newline). It returns the newline's
+// offset and the bytes after it up to end, or -1 and the bytes read when
+// there is none in reach.
+func lastNewline(f *os.File, end int64) (int64, []byte, error) {
+	for n := min(end, tailPage); ; n = min(end, 2*n, MaxLine+1) {
+		buf := make([]byte, n)
+		if _, err := f.ReadAt(buf, end-n); err != nil && !errors.Is(err, io.EOF) {
+			return 0, nil, fmt.Errorf("read the audit file's last event: %w", err)
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			return end - n + int64(i), buf[i+1:], nil
+		}
+		if n == end || n == MaxLine+1 {
+			return -1, buf, nil
+		}
+	}
 }
 
 // SeqOf is the seq of an event line as arca writes it (`{"v":1,"ts":"…",

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +122,60 @@ func TestFileContinuesWhatIsThere(t *testing.T) {
 		last, before := ls[len(ls)-1], ls[len(ls)-2]
 		if len(ls) != 2 || before != old || SeqOf([]byte(last)) != 42 || !strings.HasSuffix(last, fmt.Sprintf(`,"prev":"%s"}`, Link([]byte(before)))) {
 			t.Fatalf("%s: %q; want the old line and one that follows it", name, ls)
+		}
+	}
+}
+
+// An append to a long trail reads the last line back in pages from the
+// end, not the trail's tail: its allocations do not grow with the file.
+// Lines longer than a page are read whole (the pages grow), and a torn
+// line longer than a page is still cut off.
+func TestFileReadsOnlyTheLastLine(t *testing.T) {
+	dir := t.TempDir()
+	var trail bytes.Buffer
+	w := NewWriter(&trail, SourceCLI, func() time.Time { return time.Unix(0, 0) })
+	for range 30_000 { // 6 MiB: more than the 4 MiB an append read before
+		if err := w.Write(Event{Event: "put", Op: "put", Outcome: OK, Env: "default", Ref: "app/secret-0000000000000000000000000000000000000000000000000000000000000000000000000000", Version: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := strings.Repeat("m", 3*tailPage+17) // a line of several pages
+	if err := w.Write(Event{Event: "error", Op: "get", Outcome: Error, Code: "op_error", Message: long}); err != nil {
+		t.Fatal(err)
+	}
+	whole := trail.Bytes()
+	ls := strings.Split(strings.TrimSuffix(string(whole), "\n"), "\n")
+	last := ls[len(ls)-1]
+	for name, content := range map[string][]byte{
+		"long":                      whole,
+		"long, torn":                append(bytes.Clone(whole), last[:2*tailPage+5]...),
+		"short last line":           []byte(strings.Join(ls[:len(ls)-1], "\n") + "\n"),
+		"one line of several pages": []byte(last + "\n"),
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		f, err := OpenFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := NewWriter(f, SourceCLI, func() time.Time { return time.Unix(0, 0) })
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		err = w.Write(Event{Event: "list", Op: "list", Outcome: OK})
+		runtime.ReadMemStats(&after)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got := lines(t, path)
+		prev := got[len(got)-2]
+		if !strings.HasSuffix(got[len(got)-1], fmt.Sprintf(`,"prev":"%s"}`, Link([]byte(prev)))) || SeqOf([]byte(got[len(got)-1])) != SeqOf([]byte(prev))+1 {
+			t.Errorf("%s: the new event does not follow the last whole line", name)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<10 {
+			t.Errorf("%s: an append allocated %d bytes; want a few pages at most", name, alloc)
 		}
 	}
 }

@@ -19,24 +19,40 @@ import (
 	"github.com/arca-secrets/arca/internal/ndjson"
 )
 
-// Anchor is the last link of a trail, recorded somewhere the trail's
-// writer cannot reach: the seq of an event and its link.
+// Anchor pins a trail up to one of its lines: recorded somewhere the
+// trail's writer cannot reach, it later shows whether the trail still
+// holds those lines as they were. Line is the line's number, from 1;
+// Digest commits to every line up to it and to where each stream (a
+// serve process's, in a file of captured wires) begins.
+//
+// Digest is the link of that line (the SHA-256 of its bytes, in hex) while
+// the line is in the trail's first stream: its chain already commits to
+// every line before it. In a later stream it is the SHA-256 of
+// anchorLabel, the digest of the line ending the stream before, and the
+// link: a stream's start carries no link to what precedes it, so the
+// digest carries it. An anchor of a trail of one stream from seq 1 (an
+// audit file, one serve session) is therefore SEQ:LINK of its last event,
+// what an older arca printed.
 type Anchor struct {
-	Seq  uint64
-	Link string
+	Line   uint64
+	Digest string
 }
 
-// String is "SEQ:LINK", what ParseAnchor reads.
-func (a Anchor) String() string { return strconv.FormatUint(a.Seq, 10) + ":" + a.Link }
+// anchorLabel begins what is hashed into the digest of a line past the
+// first stream, so it is never the link of any line.
+const anchorLabel = "arca audit anchor, stream after stream\n"
 
-// ParseAnchor reads "SEQ:LINK".
+// String is "LINE:DIGEST", what ParseAnchor reads.
+func (a Anchor) String() string { return strconv.FormatUint(a.Line, 10) + ":" + a.Digest }
+
+// ParseAnchor reads "LINE:DIGEST".
 func ParseAnchor(s string) (Anchor, error) {
-	seq, link, ok := strings.Cut(s, ":")
-	n, err := strconv.ParseUint(seq, 10, 64)
-	if !ok || err != nil || n == 0 || !isLink(link) {
-		return Anchor{}, errors.New("an anchor is SEQ:LINK, the seq of an event and the 64 hex digits of its link (arca audit anchor prints one)")
+	line, digest, ok := strings.Cut(s, ":")
+	n, err := strconv.ParseUint(line, 10, 64)
+	if !ok || err != nil || n == 0 || !isLink(digest) {
+		return Anchor{}, errors.New("an anchor is LINE:DIGEST, the number of a line of the trail and 64 lowercase hex digits (arca audit anchor prints one)")
 	}
-	return Anchor{Seq: n, Link: link}, nil
+	return Anchor{Line: n, Digest: digest}, nil
 }
 
 // Result is what Verify found in a trail whose chain held.
@@ -44,7 +60,8 @@ type Result struct {
 	Lines   int
 	Streams int    // the processes whose events it holds (a serve wire may hold several; an audit file is one)
 	First   uint64 // the seq of its first event
-	Last    Anchor // its last event: the anchor to record elsewhere
+	LastSeq uint64 // the seq of its last event
+	Last    Anchor // the anchor of its last line: the one to record elsewhere
 	// MidChain is set when the first event links to one the trail does
 	// not hold: the lines before it were removed, or the file rotated.
 	MidChain bool
@@ -62,13 +79,15 @@ func (b *Break) Error() string { return fmt.Sprintf("line %d: %s", b.Line, b.Rea
 // line before it (its exact bytes) and takes the next seq; a new stream
 // (a serve process's, in a captured wire) begins only at a start event of
 // seq 1. It reports the first line that breaks the chain as a *Break.
-// With an anchor, the trail must hold that seq with that link, in its last
-// stream: that catches a trail cut short, or rewritten whole.
+// With an anchor, the trail must hold the anchor's line with the anchor's
+// digest: that catches a trail cut short, rewritten whole, or with a whole
+// stream cut, added or moved before that line. Lines appended after it
+// are checked for their chain only.
 func Verify(r io.Reader, anchor *Anchor) (Result, error) {
 	var c checker
 	if anchor != nil {
 		c.anchor = anchor
-		hex.Decode(c.anchorLink[:], []byte(anchor.Link)) // ParseAnchor checked it
+		hex.Decode(c.anchorDigest[:], []byte(anchor.Digest)) // ParseAnchor checked it
 	}
 	lr := newLineReader(r)
 	for {
@@ -77,7 +96,7 @@ func Verify(r io.Reader, anchor *Anchor) (Result, error) {
 			break
 		}
 		if err != nil {
-			return c.result(), &Break{c.lines + 1, err.Error()}
+			return c.result(), c.firstBreak(&Break{c.lines + 1, err.Error()})
 		}
 		if err := c.step(line); err != nil {
 			return c.result(), err
@@ -91,10 +110,13 @@ type checker struct {
 	lines, streams int
 	first, prevSeq uint64
 	prevLink       [sha256.Size]byte
+	before         [sha256.Size]byte // the digest of the line before the current stream, from the second stream on
 	midChain       bool
 	anchor         *Anchor
-	anchorLink     [sha256.Size]byte
+	anchorDigest   [sha256.Size]byte
 	anchored       bool
+	missed         *Break // the anchor's line, when it does not match
+	older          string // where the anchor is an older arca's SEQ:LINK, when missed
 }
 
 // step checks the next line (without its newline).
@@ -102,50 +124,94 @@ func (c *checker) step(line []byte) error {
 	n := c.lines + 1
 	ev, ok := parseLine(line)
 	if !ok {
-		return &Break{n, "not an audit event as arca writes one"}
+		return c.firstBreak(&Break{n, "not an audit event as arca writes one"})
 	}
 	switch {
 	case n == 1:
 		c.streams, c.first, c.midChain = 1, ev.seq, ev.prev != nil
 	case ev.prev == nil && ev.source == audit.SourceServe && ev.event == "start" && ev.seq == 1:
+		c.before = c.digest()
 		c.streams++
-		c.anchored = false
 	case ev.prev == nil:
-		return &Break{n, fmt.Sprintf("the chain is cut here: seq %d has no link to line %d", ev.seq, n-1)}
+		return c.firstBreak(&Break{n, fmt.Sprintf("the chain is cut here: seq %d has no link to line %d", ev.seq, n-1)})
 	case *ev.prev != c.prevLink:
-		return &Break{n, fmt.Sprintf("seq %d does not link to line %d: a line was edited, removed, inserted or moved here", ev.seq, n-1)}
+		return c.firstBreak(&Break{n, fmt.Sprintf("seq %d does not link to line %d: a line was edited, removed, inserted or moved here", ev.seq, n-1)})
 	case ev.seq != c.prevSeq+1:
-		return &Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, c.prevSeq, c.prevSeq+1)}
+		return c.firstBreak(&Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, c.prevSeq, c.prevSeq+1)})
 	}
 	c.prevLink, c.prevSeq, c.lines = sha256.Sum256(line), ev.seq, n
-	if c.anchor != nil && ev.seq == c.anchor.Seq {
-		if c.prevLink != c.anchorLink {
-			return &Break{n, fmt.Sprintf("seq %d does not match the anchor: the trail was rewritten", ev.seq)}
+	if c.anchor == nil {
+		return nil
+	}
+	if uint64(n) == c.anchor.Line {
+		if c.digest() == c.anchorDigest {
+			c.anchored = true
+		} else {
+			c.missed = &Break{n, fmt.Sprintf("line %d (%s) does not match the anchor: the trail was rewritten, or lines or whole serve sessions before it were cut, added or moved", n, c.where(ev.seq))}
 		}
-		c.anchored = true
+	}
+	if ev.seq == c.anchor.Line && c.prevLink == c.anchorDigest && uint64(n) != c.anchor.Line && c.older == "" {
+		c.older = fmt.Sprintf("the anchor is the link of line %d (%s): an anchor as an older arca printed it, SEQ:LINK, which vouches for its own stream alone; arca audit anchor prints one that covers the whole trail", n, c.where(ev.seq))
 	}
 	return nil
 }
 
-// end checks what only the end of the trail tells: that it held the anchor.
-func (c *checker) end() error {
-	if c.anchor != nil && !c.anchored {
-		return &Break{c.lines, fmt.Sprintf("the anchor's seq %d is not in the trail, which ends at seq %d: it was cut short, or rewritten", c.anchor.Seq, c.prevSeq)}
+// where names seq in the current stream, for a message.
+func (c *checker) where(seq uint64) string {
+	if c.streams > 1 {
+		return fmt.Sprintf("seq %d of serve process %d", seq, c.streams)
 	}
-	return nil
+	return fmt.Sprintf("seq %d", seq)
+}
+
+// digest is the anchor digest of the last line checked (see Anchor).
+func (c *checker) digest() [sha256.Size]byte {
+	if c.streams <= 1 {
+		return c.prevLink
+	}
+	h := sha256.New()
+	h.Write([]byte(anchorLabel))
+	h.Write(c.before[:])
+	h.Write(c.prevLink[:])
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
+
+// firstBreak is b, or the anchor's line when it broke earlier.
+func (c *checker) firstBreak(b *Break) *Break {
+	if c.missed != nil {
+		return c.missed
+	}
+	return b
+}
+
+// end checks what only the end of the trail tells: that it held the
+// anchor, and whether an older arca's anchor explains why not.
+func (c *checker) end() error {
+	var b *Break
+	switch {
+	case c.anchor == nil || c.anchored:
+		return nil
+	case c.missed != nil:
+		b = c.missed
+	default:
+		b = &Break{c.lines, fmt.Sprintf("the anchor's line %d is not in the trail, which ends at line %d: it was cut short, or rewritten", c.anchor.Line, c.lines)}
+	}
+	if c.older != "" {
+		b.Reason += "; " + c.older
+	}
+	return b
 }
 
 // result is what the lines checked so far make.
 func (c *checker) result() Result {
 	res := Result{Lines: c.lines, Streams: c.streams, First: c.first, MidChain: c.midChain}
 	if c.lines > 0 {
-		res.Last = lastOf(c.prevSeq, c.prevLink)
+		d := c.digest()
+		res.LastSeq, res.Last = c.prevSeq, Anchor{Line: uint64(c.lines), Digest: hex.EncodeToString(d[:])}
 	}
 	return res
-}
-
-func lastOf(seq uint64, link [sha256.Size]byte) Anchor {
-	return Anchor{Seq: seq, Link: hex.EncodeToString(link[:])}
 }
 
 // The errors of lineReader.next.

@@ -51,10 +51,10 @@ func wantBreak(t *testing.T, name, text string, anchor *Anchor, line int, part s
 func TestVerifyHolds(t *testing.T) {
 	ls := trailOf(t, audit.SourceCLI, 10)
 	res, err := Verify(strings.NewReader(join(ls)), nil)
-	if err != nil || res.Lines != 10 || res.Streams != 1 || res.First != 1 || res.Last.Seq != 10 || res.MidChain {
+	if err != nil || res.Lines != 10 || res.Streams != 1 || res.First != 1 || res.LastSeq != 10 || res.MidChain {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	if res.Last.Link != audit.Link([]byte(strings.TrimSuffix(ls[9], "\n"))) {
+	if res.Last.Digest != audit.Link([]byte(strings.TrimSuffix(ls[9], "\n"))) {
 		t.Fatal("the last anchor is not the last line's link")
 	}
 	if _, err := Verify(strings.NewReader(join(ls)), &res.Last); err != nil {
@@ -62,7 +62,7 @@ func TestVerifyHolds(t *testing.T) {
 	}
 	// A serve wire captured over two runs: two streams.
 	wire := join(trailOf(t, audit.SourceServe, 5)) + join(trailOf(t, audit.SourceServe, 3))
-	if res, err := Verify(strings.NewReader(wire), nil); err != nil || res.Streams != 2 || res.Lines != 8 || res.Last.Seq != 3 {
+	if res, err := Verify(strings.NewReader(wire), nil); err != nil || res.Streams != 2 || res.Lines != 8 || res.LastSeq != 3 {
 		t.Fatalf("two serve runs: %+v, %v", res, err)
 	}
 	// The head cut off (a rotated file): it holds, said so.
@@ -89,7 +89,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 	// An edit that also fixes the next line's link breaks the one after.
 	// Rewriting every link from there on is what an anchor catches.
 	full, _ := Verify(strings.NewReader(join(ls)), nil)
-	wantBreak(t, "truncated, with an anchor", join(ls[:6]), &full.Last, 6, "the anchor's seq 8 is not in the trail")
+	wantBreak(t, "truncated, with an anchor", join(ls[:6]), &full.Last, 6, "the anchor's line 8 is not in the trail")
 	rewritten := trailOf(t, audit.SourceCLI, 8) // the same events, other times: a whole new chain
 	rewritten[7] = strings.Replace(rewritten[7], "agent-1", "agent-2", 1)
 	wantBreak(t, "rewritten whole, with an anchor", join(fixLinks(rewritten)), &full.Last, 8, "does not match the anchor")
@@ -124,7 +124,7 @@ func TestVerifyFindsAFork(t *testing.T) {
 
 func TestParseAnchor(t *testing.T) {
 	link := strings.Repeat("ab", 32)
-	if a, err := ParseAnchor("12:" + link); err != nil || a.Seq != 12 || a.Link != link || a.String() != "12:"+link {
+	if a, err := ParseAnchor("12:" + link); err != nil || a.Line != 12 || a.Digest != link || a.String() != "12:"+link {
 		t.Fatalf("%+v, %v", a, err)
 	}
 	for _, bad := range []string{"", "12", "0:" + link, "x:" + link, "12:" + link[:60], "12:" + strings.ToUpper(link), "12:" + strings.Repeat("zz", 32)} {
@@ -172,4 +172,86 @@ func uitoa(n uint64) string {
 		b = append([]byte{byte('0' + n%10)}, b...)
 	}
 	return string(b)
+}
+
+// session is one serve process's wire: start, n-2 gets by actor, stop.
+func session(t testing.TB, n int, actor string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := audit.NewWriter(&buf, audit.SourceServe, func() time.Time { return time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC) })
+	for i := range n {
+		e := audit.Event{Event: "get", Op: "get", Outcome: audit.OK, ID: []byte("1"), Env: "prod", Ref: "app/db", Actor: actor}
+		switch i {
+		case 0:
+			e = audit.Event{Event: "start", Message: "serving"}
+		case n - 1:
+			e = audit.Event{Event: "stop", Message: "eof"}
+		}
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.String()
+}
+
+// The anchor of a file of serve sessions commits to every line and to
+// where each session starts: a whole session cut, added or moved before
+// the anchored line fails it, sessions appended after it do not, and an
+// earlier session that reaches the anchored line's seq is no match for it.
+func TestVerifyAnchorsEverySession(t *testing.T) {
+	a, b, c, d := session(t, 7, "agent:a"), session(t, 4, "agent:b"), session(t, 3, "agent:c"), session(t, 4, "agent:d")
+	wire := a + b + c
+	res, err := Verify(strings.NewReader(wire), nil)
+	if err != nil || res.Lines != 14 || res.Streams != 3 || res.LastSeq != 3 || res.Last.Line != 14 {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	anchor := res.Last
+	for name, text := range map[string]string{"untouched": wire, "a session appended": wire + d, "two appended": wire + d + a} {
+		if _, err := Verify(strings.NewReader(text), &anchor); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Every line of the file is anchored: each line's anchor holds in
+	// the file, and in the file grown.
+	var lines []string
+	for l := range strings.Lines(wire) {
+		lines = append(lines, l)
+		res, err := Verify(strings.NewReader(strings.Join(lines, "")), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Verify(strings.NewReader(wire+d), &res.Last); err != nil {
+			t.Errorf("the anchor of line %d: %v", len(lines), err)
+		}
+	}
+	for name, text := range map[string]string{
+		"a session cut":                a + c,
+		"a session replaced":           a + d + c,
+		"a session moved":              b + a + c,
+		"a session added before":       d + a + b + c,
+		"a session added in between":   a + d + b + c,
+		"the first session cut":        b + c,
+		"sessions moved, same lengths": a + c + b,
+	} {
+		if _, err := Verify(strings.NewReader(text), nil); err != nil {
+			t.Fatalf("%s: the chain alone does not hold: %v", name, err)
+		}
+		_, err := Verify(strings.NewReader(text), &anchor)
+		var br *Break
+		if !errors.As(err, &br) || !strings.Contains(br.Reason, "does not match the anchor") && !strings.Contains(br.Reason, "is not in the trail") {
+			t.Errorf("%s: %v; want the anchor not to hold", name, err)
+		}
+	}
+	wantBreak(t, "a session moved", b+a+c, &anchor, 14, "line 14 (seq 3 of serve process 3) does not match the anchor")
+	wantBreak(t, "a session cut", a+c, &anchor, 10, "the anchor's line 14 is not in the trail, which ends at line 10")
+	// An anchor as an older arca printed it, SEQ:LINK of the last event,
+	// vouched for the last session alone: it is refused, and said so.
+	last := strings.Split(strings.TrimSuffix(wire, "\n"), "\n")[13]
+	old := Anchor{Line: 3, Digest: audit.Link([]byte(last))}
+	wantBreak(t, "an older arca's anchor", wire, &old, 3, "line 3 (seq 3) does not match the anchor")
+	wantBreak(t, "an older arca's anchor", wire, &old, 3, "the anchor is the link of line 14 (seq 3 of serve process 3): an anchor as an older arca printed it, SEQ:LINK")
+	// In a trail of one stream from seq 1 the two are one.
+	if res, err := Verify(strings.NewReader(c), nil); err != nil || res.Last != (Anchor{Line: 3, Digest: audit.Link([]byte(strings.Split(c, "\n")[2]))}) {
+		t.Errorf("one session: %+v, %v; want its last seq and link", res, err)
+	}
 }

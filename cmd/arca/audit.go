@@ -21,9 +21,9 @@ import (
 
 // auditCommand is `arca audit [FILTERS] [--json] [--follow] [FILE...]`
 // (the events of the CLI's audit file, or of FILEs: captured serve wires
-// too), `arca audit verify [--anchor SEQ:LINK] [FILE...]` (whether their
-// chains hold) and `arca audit anchor [FILE]` (the last link, to record
-// elsewhere). Reading the trail is not itself audited: it is no vault op.
+// too), `arca audit verify [--anchor LINE:DIGEST] [FILE...]` (whether their
+// chains hold) and `arca audit anchor [FILE]` (the anchor of the last
+// line, to record elsewhere). Reading the trail is not itself audited: it is no vault op.
 func auditCommand() *command {
 	var af auditShowFlags
 	return &command{
@@ -43,11 +43,11 @@ func auditVerifyCommand() *command {
 	var anchor *string
 	return &command{
 		name: "verify", args: "[FILE...]", summary: "check each trail's chain, and that it still holds an anchor",
-		text:     "Check each FILE's chain (the CLI's audit file when none): every line's layout, seq and link. With --anchor SEQ:LINK the trail must still hold that event: a trail cut short or rewritten whole fails.",
+		text:     "Check each FILE's chain (the CLI's audit file when none): every line's layout, seq and link. With --anchor LINE:DIGEST the trail must still hold its lines up to that one as they were when the anchor was taken: a trail cut short or rewritten, or with a serve session cut, added or moved, fails.",
 		examples: []string{"arca audit verify", "arca audit verify --anchor \"$(cat anchor.txt)\" audit.log"},
 		exits:    "0 every chain holds; 1 one does not, or a file cannot be read; 2 usage",
 		flags: func(fs *flag.FlagSet) {
-			anchor = fs.String("anchor", "", "the `SEQ:LINK` the trail must hold (arca audit anchor printed it)")
+			anchor = fs.String("anchor", "", "the `LINE:DIGEST` the trail must hold (arca audit anchor printed it)")
 		},
 		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.auditVerify(fs, args, anchor)
@@ -58,7 +58,7 @@ func auditVerifyCommand() *command {
 func auditAnchorCommand() *command {
 	return &command{
 		name: "anchor", args: "[FILE]", summary: "print the anchor of a trail's last event",
-		text:     "Print the anchor of FILE's last event (SEQ:LINK), to keep somewhere the trail's writer cannot reach and pass to audit verify --anchor later.",
+		text:     "Print the anchor of FILE's last line (LINE:DIGEST, a digest of every line up to it and of where each serve session starts), to keep somewhere the trail's writer cannot reach and pass to audit verify --anchor later.",
 		examples: []string{"arca audit anchor > anchor.txt"},
 		exits:    plainExits,
 		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
@@ -144,7 +144,7 @@ func describeChain(res trail.Result, anchor *trail.Anchor) string {
 	if res.Lines == 0 {
 		return "ok, empty"
 	}
-	s := fmt.Sprintf("ok, %d events, seq %d to %d", res.Lines, res.First, res.Last.Seq)
+	s := fmt.Sprintf("ok, %d events, seq %d to %d", res.Lines, res.First, res.LastSeq)
 	if res.Streams > 1 {
 		s += fmt.Sprintf(", %d serve processes", res.Streams)
 	}
@@ -157,8 +157,8 @@ func describeChain(res trail.Result, anchor *trail.Anchor) string {
 	return s + "; anchor " + res.Last.String()
 }
 
-// auditAnchor is `arca audit anchor [FILE]`: the last link of a trail that
-// holds, as SEQ:LINK on stdout.
+// auditAnchor is `arca audit anchor [FILE]`: the anchor of the last line
+// of a trail that holds, as LINE:DIGEST on stdout.
 func (c *cli) auditAnchor(fs *verbFlags, args []string) error {
 	files, err := c.parse(fs, args, anyArgs)
 	if err != nil {
