@@ -132,7 +132,7 @@ func editUnderGrowth(t *testing.T, chunk int64) {
 	}
 	f.WriteString(strings.Join(ls[8:], ""))
 	f.Close()
-	if res := indexQuery(t, x, true); res.Broken != nil || res.Chain.Lines != 12 || res.Chain.Last.Seq != 12 {
+	if res := indexQuery(t, x, true); res.Broken != nil || res.Chain.Lines != 12 || res.Chain.LastSeq != 12 {
 		t.Fatalf("after 4 lines appended: %s", summary(res))
 	}
 	if chunk > 0 && len(x.chunks) != int(x.off/chunk) {
