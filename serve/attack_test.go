@@ -388,7 +388,7 @@ func TestIDEchoedVerbatim(t *testing.T) {
 		{"odd whitespace and escapes", odd},
 		{"tabs inside", "[\t1 ,\t2\t]"},
 		{"empty containers", `{"a":{},"b":[],"c":[{}]}`},
-		{"duplicate keys inside the id", `{"a":1,"a":2}`},
+		{"the same names in different objects", `{"a":{"a":1},"b":[{"a":1},{"a":2}]}`},
 		{"4096-byte string", fill(`"`, `"`)},
 		{"4096-byte object with odd spacing", fill(`{"a" : [1, 2.5e3, "\u00e9"], "pad" : "`, `" }`)},
 		{"4096-byte string of escapes", `"` + strings.Repeat(`\u00e9`, (manifest.MaxID-2)/6) + strings.Repeat(" ", (manifest.MaxID-2)%6) + `"`},

@@ -92,8 +92,9 @@ func TestJSONTestSuite(t *testing.T) {
 }
 
 // TestDecoderAgainstEncodingJSON compares the decoder with encoding/json on
-// the corpus: whatever the decoder accepts, encoding/json must find valid;
-// every y_ file is accepted as an id and every n_ file refused.
+// the corpus: whatever the decoder accepts, encoding/json must find valid
+// and strictJSON must find I-JSON; every y_ file that is I-JSON is accepted
+// as an id, and every n_ file refused.
 func TestDecoderAgainstEncodingJSON(t *testing.T) {
 	for _, c := range loadJSONTestSuite(t) {
 		for _, line := range bytes.Split(c.data, []byte("\n")) {
@@ -113,7 +114,9 @@ func TestDecoderAgainstEncodingJSON(t *testing.T) {
 			t.Errorf("%s: id %q is not the bytes sent", c.name, short(string(r.ID)))
 		case strings.HasPrefix(c.name, "n_") && accepted:
 			t.Errorf("%s: decoder accepts invalid JSON as an id", c.name)
-		case strings.HasPrefix(c.name, "y_") && !accepted && len(c.data) <= manifest.MaxID:
+		case accepted && strictJSON(c.data) != nil:
+			t.Errorf("%s: decoder accepts an id that is not I-JSON: %v", c.name, strictJSON(c.data))
+		case strings.HasPrefix(c.name, "y_") && !accepted && len(c.data) <= manifest.MaxID && strictJSON(c.data) == nil:
 			t.Errorf("%s: decoder refuses valid JSON as an id: %s", c.name, problem)
 		}
 	}

@@ -92,9 +92,17 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 	}
 	*has |= f.Bit
 	if f.Raw {
+		// A raw field is copied into the response and the audit event:
+		// it must be I-JSON, no name repeated in any object inside it.
 		start := s.i
-		if !s.skipValue(start + f.Max) {
+		s.unique = true
+		ok := s.skipValue(start + f.Max)
+		s.unique = false
+		if !ok {
 			return fmt.Sprintf("field %q is larger than %d bytes", key, f.Max), true
+		}
+		if s.hasDup {
+			return fmt.Sprintf("field %q repeats the name %s in an object", key, quoteKey(s.dup)), false
 		}
 		req.SetRaw(f, s.b[start:s.i:s.i])
 		return "", false
@@ -123,12 +131,18 @@ func quoteKey(k string) string {
 }
 
 // scanner walks one JSON text. err is set on a syntax error, deep on
-// nesting past manifest.MaxDepth.
+// nesting past manifest.MaxDepth. With unique set, skipValue collects the
+// names of the objects open in names, and sets dup (and hasDup) to the
+// first name it finds repeated in one object.
 type scanner struct {
-	b    []byte
-	i    int
-	err  bool
-	deep bool
+	b      []byte
+	i      int
+	err    bool
+	deep   bool
+	unique bool
+	names  []string
+	dup    string
+	hasDup bool
 }
 
 func (s *scanner) syntax() string {

@@ -102,8 +102,8 @@ func checkReader(t *testing.T, in []byte, max int) {
 
 func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
 	req, problem := decodeRequest(line)
-	if req.ID != nil && !json.Valid(req.ID) {
-		t.Fatalf("decoder kept an id that is not JSON: %q", req.ID)
+	if req.ID != nil && strictJSON(req.ID) != nil {
+		t.Fatalf("decoder kept an id that is not I-JSON (%v): %q", strictJSON(req.ID), req.ID)
 	}
 	if len(req.ID) > manifest.MaxID {
 		t.Fatalf("decoder kept an id of %d bytes", len(req.ID))
@@ -209,6 +209,9 @@ func plainlyValid(sc *schemaSet, line []byte) string {
 			return key + " over its cap"
 		}
 	}
+	if strictJSON(line) != nil {
+		return "a name repeated in an object inside the id"
+	}
 	return ""
 }
 
@@ -239,6 +242,8 @@ func TestPlainlyValid(t *testing.T) {
 		`{"op":"list"}`:                                            "",
 		`{"op":"get","ref":"x","id":[1,2]}`:                        "",
 		`{"op":"list","op":"list"}`:                                "duplicate key",
+		`{"op":"list","id":[{"a":1,"a":2}]}`:                       "a name repeated in an object inside the id",
+		`{"op":"list","id":[{"a":1},{"a":2}]}`:                     "",
 		`{"op":"list","actor":"` + strings.Repeat("é", 129) + `"}`: "actor over its cap",
 		`{"op":"list","actor":"\ud800"}`:                           "surrogate escape",
 		`{"op":"get"}`:                                             "schema-invalid",

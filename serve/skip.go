@@ -1,6 +1,10 @@
 package serve
 
-import "github.com/arca-secrets/arca/manifest"
+import (
+	"slices"
+
+	"github.com/arca-secrets/arca/manifest"
+)
 
 // skipValue steps over one JSON value inside the request object, which
 // must end by limit. It returns false on a syntax error (s.err set), when
@@ -10,15 +14,25 @@ import "github.com/arca-secrets/arca/manifest"
 // reader with a recursion limit of its own (jq, Python's json, serde_json
 // at 128) must be able to read it. The stack is explicit and bounded by the
 // same limit, so hostile nesting costs no stack frame and no allocation.
+//
+// With s.unique set (a value serve copies into what it writes), it also
+// looks for an object that repeats a name, the names compared after
+// unescaping, and sets s.dup to the first such name: I-JSON (RFC 7493),
+// which every line serve writes is, has unique names, and a strict reader
+// (Go's encoding/json/v2) refuses a line that repeats one.
 func (s *scanner) skipValue(limit int) bool {
 	var buf [manifest.MaxDepth]byte
 	stack := buf[:0]
+	var firstName [manifest.MaxDepth]int // with s.unique: where an open object's names start in s.names
 	for {
 		opened, ok := s.scalarOrOpen(len(stack), limit)
 		if !ok {
 			return false
 		}
 		if opened != 0 {
+			if opened == '{' && s.unique {
+				firstName[len(stack)] = len(s.names) - 1 // its first name is read
+			}
 			stack = append(stack, opened)
 			continue // a container was opened: its first value comes next
 		}
@@ -40,6 +54,9 @@ func (s *scanner) skipValue(limit int) bool {
 			}
 			if (top == '{' && s.eat('}')) || (top == '[' && s.eat(']')) {
 				stack = stack[:len(stack)-1]
+				if top == '{' && s.unique {
+					s.checkNames(firstName[len(stack)])
+				}
 				continue
 			}
 			s.err = true
@@ -90,11 +107,16 @@ func (s *scanner) scalarOrOpen(open, limit int) (opened byte, ok bool) {
 	return 0, false
 }
 
-// key consumes `"name" :` inside an object.
+// key consumes `"name" :` inside an object; with s.unique set, it adds the
+// name to s.names.
 func (s *scanner) key(limit int) bool {
 	s.ws()
-	if _, ok := s.str(limit); !ok {
+	name, ok := s.str(limit)
+	if !ok {
 		return s.limitHit(limit)
+	}
+	if s.unique {
+		s.names = append(s.names, name)
 	}
 	s.ws()
 	if !s.eat(':') {
@@ -154,4 +176,22 @@ func (s *scanner) digits() int {
 		n++
 	}
 	return n
+}
+
+// checkNames looks for a repeated name among the names of the object that
+// just closed, s.names[from:], sets s.dup to the first found (in sorted
+// order) unless one was already found, and drops them.
+func (s *scanner) checkNames(from int) {
+	names := s.names[from:]
+	if !s.hasDup && len(names) > 1 {
+		slices.Sort(names)
+		for i := 1; i < len(names); i++ {
+			if names[i] == names[i-1] {
+				s.dup, s.hasDup = names[i], true
+				break
+			}
+		}
+	}
+	clear(names)
+	s.names = s.names[:from]
 }

@@ -32,12 +32,18 @@ export declare class ArcaError extends Error {
   readonly code: ErrorCode | (string & {});
   /** The PDP's verdict, when serve consulted it and it gave one. */
   readonly policy?: Policy;
+  /** From resolve: the variable whose get failed, and its ref (the message names both). */
+  readonly variable?: string;
+  readonly ref?: string;
 }
 
 /** A call made or in flight when serve is gone; cause says why, when known. */
 export declare class ClosedError extends Error {
   readonly name: 'ClosedError';
   readonly code: 'closed';
+  /** From resolve: the variable whose get failed, and its ref (the message names both). */
+  readonly variable?: string;
+  readonly ref?: string;
 }
 
 /** A break in the audit stream, handed to onEvent with the event at it. */

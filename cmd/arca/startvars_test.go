@@ -41,6 +41,15 @@ func TestRunAndEnvRefuseStartupVariables(t *testing.T) {
 		{"env --secret LD_PRELOAD", nil, []string{"env", "--secret", "LD_PRELOAD=arca://app/db"}, loader},
 		{"env, LD_PRELOAD in the environment", []string{"LD_PRELOAD=arca://app/db"}, []string{"env", "--format", "json"}, loader},
 		{"env --secret NODE_OPTIONS", nil, []string{"env", "--secret", "NODE_OPTIONS=arca://app/db"}, msg("NODE_OPTIONS", "a language runtime")},
+		{"run --secret LUA_INIT", nil, []string{"run", "--secret", "LUA_INIT=arca://app/db", "--", "sh", "-c", "echo child-ran"}, msg("LUA_INIT", "a language runtime")},
+		{"run, LUA_INIT_5_4 in the environment", []string{"LUA_INIT_5_4=arca://app/db"}, []string{"run", "--", "sh", "-c", "echo child-ran"}, msg("LUA_INIT_5_4", "a language runtime")},
+		{"env --secret ERL_AFLAGS", nil, []string{"env", "--secret", "ERL_AFLAGS=arca://app/db"}, msg("ERL_AFLAGS", "a language runtime")},
+		{"env --secret ERL_FLAGS", nil, []string{"env", "--secret", "ERL_FLAGS=arca://app/db"}, msg("ERL_FLAGS", "a language runtime")},
+		{"env, ERL_ZFLAGS in the environment", []string{"ERL_ZFLAGS=arca://app/db"}, []string{"env"}, msg("ERL_ZFLAGS", "a language runtime")},
+		{"run --secret DOTNET_STARTUP_HOOKS", nil, []string{"run", "--secret", "DOTNET_STARTUP_HOOKS=arca://app/db", "--", "sh", "-c", "echo child-ran"}, msg("DOTNET_STARTUP_HOOKS", "a language runtime")},
+		{"run --mask, CORECLR_PROFILER_PATH in the environment", []string{"CORECLR_PROFILER_PATH=arca://app/db"}, []string{"run", "--mask", "--", "sh", "-c", "echo child-ran"}, msg("CORECLR_PROFILER_PATH", "a language runtime")},
+		{"env --secret PERL5DB", nil, []string{"env", "--secret", "PERL5DB=arca://app/db"}, msg("PERL5DB", "a language runtime")},
+		{"run --secret PHPRC", nil, []string{"run", "--secret", "PHPRC=arca://app/db", "--", "sh", "-c", "echo child-ran"}, msg("PHPRC", "a language runtime")},
 	}
 	saved := h.env
 	for _, tc := range tests {

@@ -220,6 +220,11 @@ func TestMaterializeRefusesStartupVariables(t *testing.T) {
 		"PYTHONWARNINGS": "a language runtime", "PYTHONIOENCODING": "a language runtime", "NODE_EXTRA_CA_CERTS": "a language runtime",
 		"PERL5OPT": "a language runtime", "PERL5LIB": "a language runtime", "RUBYOPT": "a language runtime",
 		"JAVA_TOOL_OPTIONS": "a language runtime", "_JAVA_OPTIONS": "a language runtime", "CLASSPATH": "a language runtime",
+		"LUA_INIT": "a language runtime", "LUA_INIT_5_4": "a language runtime", "LUA_INIT_5_1": "a language runtime",
+		"LUA_PATH_5_3": "a language runtime", "ERL_AFLAGS": "a language runtime", "ERL_FLAGS": "a language runtime",
+		"ERL_ZFLAGS": "a language runtime", "DOTNET_STARTUP_HOOKS": "a language runtime",
+		"CORECLR_PROFILER_PATH": "a language runtime", "CORECLR_PROFILER_PATH_64": "a language runtime",
+		"PERL5DB": "a language runtime", "PHPRC": "a language runtime",
 	}
 	for name, who := range refused {
 		want := "secret name " + name + ": " + who + " reads it when a program starts, so no secret is injected as it (use another name)"
@@ -241,7 +246,8 @@ func TestMaterializeRefusesStartupVariables(t *testing.T) {
 	}
 	// Near misses, and the allowlisted variables a secret may replace.
 	for _, ok := range []string{"LD", "LDX_PRELOAD", "ld_preload", "XLD_PRELOAD", "DYLD", "PATHS", "MY_PATH", "ENVIRONMENT", "PS5",
-		"LC", "LANGS", "IFS_", "TZ", "HOME", "TERM", "USER", "LOGNAME", "SHELL", "NODE_ENV", "PYTHON", "DB_PASSWORD"} {
+		"LC", "LANGS", "IFS_", "TZ", "HOME", "TERM", "USER", "LOGNAME", "SHELL", "NODE_ENV", "PYTHON", "DB_PASSWORD",
+		"LUA", "LUA_INITX", "ERL", "DOTNET_ROOT", "PHP", "PERL5"} {
 		if !ValidVarName(ok) {
 			t.Errorf("ValidVarName(%q) = false", ok)
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -46,6 +48,7 @@ func TestRedactorWhole(t *testing.T) {
 		{"no match", mats("A", "hunter2"), "hunter hunter3", "hunter hunter3"},
 		{"one", mats("A", "hunter2"), "pw=hunter2\n", "pw=<redacted:A>\n"},
 		{"at both ends", mats("A", "xy"), "xyxy-xy", "<redacted:A><redacted:A>-<redacted:A>"},
+		{"overlapping occurrences of one value", mats("A", "aa"), "aaaaa-aa", "<redacted:A>-<redacted:A>"},
 		{"two names", mats("A", "aaa", "B", "bbb"), "bbb aaa", "<redacted:B> <redacted:A>"},
 		{"repeated chars", mats("A", "aab"), "aaab", "a<redacted:A>"},
 		{"repeated chars twice", mats("A", "aab"), "aaabaab aab", "a<redacted:A><redacted:A> <redacted:A>"},
@@ -53,7 +56,13 @@ func TestRedactorWhole(t *testing.T) {
 		{"prefix values: order given does not matter", mats("L", "abc", "S", "ab"), "abc ab", "<redacted:L> <redacted:S>"},
 		{"same value, first name shown", mats("FIRST", "dup", "SECOND", "dup"), "dup", "<redacted:FIRST>"},
 		{"empty value ignored", mats("E", "", "A", "x"), "axa", "a<redacted:A>a"},
-		{"overlap: leftmost wins", mats("A", "abc", "B", "cde"), "abcde", "<redacted:A>de"},
+		{"overlap: one mark for both", mats("A", "abc", "B", "cde"), "abcde", "<redacted:A+B>"},
+		{"overlap: names in the order they start", mats("A", "abc", "B", "cde"), "xcdeabcde", "x<redacted:B><redacted:A+B>"},
+		{"a value's start is another's end", mats("A", "k3y-S", "B", "SECRET-TAIL-4c1e9a"), "[k3y-SECRET-TAIL-4c1e9a]", "[<redacted:A+B>]"},
+		{"touching values stay two marks", mats("A", "abc", "B", "cde"), "abccde", "<redacted:A><redacted:B>"},
+		{"a chain of overlaps", mats("A", "abc", "B", "cde", "C", "efg"), "abcdefg!", "<redacted:A+B+C>!"},
+		{"a value inside another adds no name", mats("L", "abcd", "S", "bc"), "abcd bc", "<redacted:L> <redacted:S>"},
+		{"a name once per mark", mats("A", "aba", "B", "ac"), "abababac", "<redacted:A+B>"},
 		{"partial at the end is text", mats("A", "secret"), "a secr", "a secr"},
 		{"newline and unicode", mats("A", "line1\nzwölf ✓"), "[line1\nzwölf ✓]", "[<redacted:A>]"},
 		{"one byte", mats("A", "z"), "zzz", "<redacted:A><redacted:A><redacted:A>"},
@@ -64,25 +73,80 @@ func TestRedactorWhole(t *testing.T) {
 	}
 }
 
-// reference redacts s in one go, by the rule NewRedactor documents:
-// leftmost, then longest, non-overlapping.
+// reference redacts s in one go, by the rule NewRedactor documents: every
+// occurrence of every value is found; occurrences that overlap make one
+// span; a span's mark names the values of the occurrences that no other
+// occurrence holds, in the order they start, each once.
 func reference(s string, secrets []Materialized) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		best := -1
-		for k, m := range secrets {
-			v := string(m.Value.Reveal())
-			if v != "" && strings.HasPrefix(s[i:], v) && (best < 0 || len(v) > secrets[best].Value.Len()) {
-				best = k
+	type occurrence struct {
+		start, end int
+		name       string
+	}
+	var values, names []string
+	for _, m := range secrets {
+		if v := string(m.Value.Reveal()); v != "" && !m.Literal && !slices.Contains(values, v) {
+			values, names = append(values, v), append(names, m.Name)
+		}
+	}
+	var occs []occurrence // by start, then longest first
+	for i := range len(s) {
+		var here []occurrence
+		for k, v := range values {
+			if strings.HasPrefix(s[i:], v) {
+				here = append(here, occurrence{i, i + len(v), names[k]})
 			}
 		}
-		if best < 0 {
-			b.WriteByte(s[i])
-			i++
+		slices.SortFunc(here, func(a, b occurrence) int { return b.end - a.end })
+		occs = append(occs, here...)
+	}
+	inside := func(o occurrence) bool {
+		for _, p := range occs {
+			if p != o && p.start <= o.start && o.end <= p.end {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	at := 0
+	for j := 0; j < len(occs); {
+		start, end := occs[j].start, occs[j].end
+		var spanNames []string
+		for ; j < len(occs) && occs[j].start < end; j++ {
+			end = max(end, occs[j].end)
+			if !inside(occs[j]) && !slices.Contains(spanNames, occs[j].name) {
+				spanNames = append(spanNames, occs[j].name)
+			}
+		}
+		b.WriteString(s[at:start] + "<redacted:" + strings.Join(spanNames, "+") + ">")
+		at = end
+	}
+	b.WriteString(s[at:])
+	return b.String()
+}
+
+// uncovered returns the bytes of s that no occurrence of a value covers,
+// in order: what a redactor's output must hold besides its marks.
+func uncovered(s string, secrets []Materialized) string {
+	covered := make([]bool, len(s))
+	for _, m := range secrets {
+		v := string(m.Value.Reveal())
+		if v == "" || m.Literal {
 			continue
 		}
-		b.WriteString("<redacted:" + secrets[best].Name + ">")
-		i += secrets[best].Value.Len()
+		for i := range len(s) {
+			if strings.HasPrefix(s[i:], v) {
+				for k := i; k < i+len(v); k++ {
+					covered[k] = true
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	for i := range len(s) {
+		if !covered[i] {
+			b.WriteByte(s[i])
+		}
 	}
 	return b.String()
 }
@@ -98,6 +162,7 @@ func TestRedactorEverySplit(t *testing.T) {
 		{mats("A", "aab"), "aaab aab aaaab aa"},
 		{mats("S", "ab", "L", "abcd"), "abcd abc ab abcdab"},
 		{mats("A", "abc", "B", "bcd", "C", "c"), "abcd bcd cc abc"},
+		{mats("A", "aba", "B", "ac"), "abababac abab ac"},
 		{mats("N", "l1\nl2\n"), "before l1\nl2\n after l1\nl2"},
 	}
 	for _, s := range streams {
@@ -157,7 +222,47 @@ func TestRedactorRandomSplits(t *testing.T) {
 		if got != want {
 			t.Fatalf("round %d: secrets %v in %q cut %q:\n got %q\nwant %q", round, secretsOf(secrets), in, chunks, got, want)
 		}
+		if left, keep := withoutMarks(got), uncovered(string(in), secrets); left != keep {
+			t.Fatalf("round %d: secrets %v in %q: the text left is %q, want %q", round, secretsOf(secrets), in, left, keep)
+		}
 	}
+}
+
+// withoutMarks drops from s what a redactor writes in place of values.
+func withoutMarks(s string) string {
+	return regexp.MustCompile(`<redacted:[A-Z]+(\+[A-Z]+)*>`).ReplaceAllString(s, "")
+}
+
+// Any three values, any stream, any cuts: the reference output, and no
+// byte of an occurrence of a value is left in it.
+func FuzzRedactor(f *testing.F) {
+	f.Add("k3y-S", "SECRET-TAIL-4c1e9a", "", []byte("[k3y-SECRET-TAIL-4c1e9a]"), uint64(1))
+	f.Add("aa", "ab", "b", []byte("aaaabab-aab"), uint64(2))
+	f.Add("abc", "cde", "efg", []byte("abcdefg abccde"), uint64(3))
+	f.Add("x", "xx", "xxx", []byte("xxxxxxx"), uint64(4))
+	f.Fuzz(func(t *testing.T, a, b, c string, in []byte, seed uint64) {
+		if len(a)+len(b)+len(c) > 256 || len(in) > 4096 {
+			return
+		}
+		secrets := mats("A", a, "B", b, "C", c)
+		want := reference(string(in), secrets)
+		rng := rand.New(rand.NewPCG(seed, seed))
+		var chunks [][]byte
+		for rest := in; len(rest) > 0; {
+			n := min(rng.IntN(16), len(rest))
+			chunks = append(chunks, rest[:n])
+			rest = rest[n:]
+		}
+		got := redactWrites(t, secrets, chunks...)
+		if got != want {
+			t.Fatalf("secrets %q in %q cut %q:\n got %q\nwant %q", secretsOf(secrets), in, chunks, got, want)
+		}
+		if !bytes.ContainsRune(in, '<') {
+			if left, keep := withoutMarks(got), uncovered(string(in), secrets); left != keep {
+				t.Fatalf("secrets %q in %q: the text left is %q, want %q", secretsOf(secrets), in, left, keep)
+			}
+		}
+	})
 }
 
 func secretsOf(ms []Materialized) []string {

@@ -9,8 +9,41 @@ import "strings"
 // it when it is wrong. `LD_PRELOAD=arca://app/db` in arca's environment
 // would otherwise have every program the command starts try to preload
 // the value, and the loader print it on stderr.
-//
-// The list (docs/cli.md#names-that-are-never-injected):
+func startupReader(name string) string {
+	for _, r := range startupReaders() {
+		for _, p := range r.names {
+			if matchStartupName(p, name) {
+				return r.reader
+			}
+		}
+	}
+	return ""
+}
+
+// matchStartupName reports whether name is the pattern p: a name, or a
+// prefix written as the docs write it, "LD_*" (LD_ and every name that
+// starts with it) or "PYTHON…" (every longer name that starts with
+// PYTHON, but not PYTHON).
+func matchStartupName(p, name string) bool {
+	if prefix, ok := strings.CutSuffix(p, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	if prefix, ok := strings.CutSuffix(p, "…"); ok {
+		return len(name) > len(prefix) && strings.HasPrefix(name, prefix)
+	}
+	return name == p
+}
+
+// A startupRow is what reads some variables at start, and their names
+// (matchStartupName).
+type startupRow struct {
+	reader string
+	names  []string
+}
+
+// startupReaders is the list of names that are never injected, by what
+// reads them; docs/cli.md#names-that-are-never-injected shows the same
+// table, and a test holds the two together.
 //
 //   - the dynamic loader: LD_* (glibc, musl), DYLD_* (macOS);
 //   - the C library: what glibc itself removes from a setuid program's
@@ -20,37 +53,37 @@ import "strings"
 //   - the shell: the variables sh, bash and zsh read at start (BASH_ENV,
 //     ENV, SHELLOPTS, PS4, IFS, …);
 //   - PATH, which chooses every program the command runs by name;
-//   - the options, startup code and module paths of the common language
-//     runtimes: every PYTHON… (Python reads many at start and prints a
-//     bad one back, PYTHONWARNINGS and PYTHONIOENCODING among them), Node's
-//     NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS (but not NODE_ENV or
-//     NODE_AUTH_TOKEN, which hold ordinary values), PERL5OPT, RUBYOPT,
-//     JAVA_TOOL_OPTIONS, ….
-func startupReader(name string) string {
-	for _, p := range [...]struct{ prefix, reader string }{
-		{"LD_", "the dynamic loader"}, {"DYLD_", "the dynamic loader"},
-		{"MALLOC_", "the C library"}, {"LC_", "the C library"},
-	} {
-		if strings.HasPrefix(name, p.prefix) {
-			return p.reader
-		}
+//   - the options, startup code, configuration and module paths of the
+//     common language runtimes: every PYTHON… (Python reads many at start
+//     and prints a bad one back, PYTHONWARNINGS and PYTHONIOENCODING among
+//     them), Node's NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS (but not
+//     NODE_ENV or NODE_AUTH_TOKEN, which hold ordinary values), Perl's
+//     PERL5OPT and PERL5DB, Ruby's RUBYOPT, Java's JAVA_TOOL_OPTIONS, Lua's
+//     LUA_INIT (and LUA_INIT_5_4, which Lua 5.4 reads first), Erlang's
+//     ERL_FLAGS, .NET's DOTNET_STARTUP_HOOKS and CORECLR_PROFILER_PATH
+//     (and its _64, _ARM64, … forms), PHP's PHPRC, ….
+func startupReaders() []startupRow {
+	return []startupRow{
+		{"the dynamic loader", []string{"LD_*", "DYLD_*"}},
+		{"the C library", []string{
+			"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_*",
+			"NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR", "TZDIR", "LANG", "LANGUAGE", "LC_*",
+		}},
+		{"the shell", []string{
+			"BASH_ENV", "ENV", "ZDOTDIR", "SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD",
+			"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH",
+		}},
+		{"every program that runs another by name", []string{"PATH"}},
+		{"a language runtime", []string{
+			"PYTHON…",
+			"NODE_OPTIONS", "NODE_EXTRA_CA_CERTS", "NODE_ICU_DATA", "NODE_REDIRECT_WARNINGS", "NODE_PATH",
+			"PERL5OPT", "PERL5DB", "PERL5LIB", "PERLLIB",
+			"RUBYOPT", "RUBYLIB",
+			"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH",
+			"LUA_INIT", "LUA_INIT_*", "LUA_PATH", "LUA_PATH_*", "LUA_CPATH", "LUA_CPATH_*",
+			"ERL_AFLAGS", "ERL_FLAGS", "ERL_ZFLAGS", "ERL_LIBS",
+			"DOTNET_STARTUP_HOOKS", "CORECLR_PROFILER_PATH", "CORECLR_PROFILER_PATH_*",
+			"PHPRC", "PHP_INI_SCAN_DIR",
+		}},
 	}
-	if strings.HasPrefix(name, "PYTHON") && name != "PYTHON" {
-		return "a language runtime"
-	}
-	switch name {
-	case "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH",
-		"NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR", "TZDIR", "LANG", "LANGUAGE":
-		return "the C library"
-	case "BASH_ENV", "ENV", "ZDOTDIR", "SHELLOPTS", "BASHOPTS", "BASH_XTRACEFD",
-		"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "IFS", "CDPATH":
-		return "the shell"
-	case "PATH":
-		return "every program that runs another by name"
-	case "NODE_OPTIONS", "NODE_PATH", "NODE_EXTRA_CA_CERTS", "NODE_ICU_DATA", "NODE_REDIRECT_WARNINGS",
-		"PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-		"JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "CLASSPATH":
-		return "a language runtime"
-	}
-	return ""
 }

@@ -12,7 +12,8 @@ import (
 // The embedding example (examples/embed, shown in docs/embedding.md) runs a
 // command with three secrets in its environment: it exits 0 when the
 // command finds the values it expects, and fails when one is wrong or a
-// ref is missing, without printing a value.
+// ref is missing, without printing a value. It pins the user config, so an
+// arca.toml where it runs is never read.
 func TestEmbedExample(t *testing.T) {
 	o := home(t, "")
 	bin := filepath.Join(t.TempDir(), "embed")
@@ -22,6 +23,16 @@ func TestEmbedExample(t *testing.T) {
 	// arca on PATH, as the example finds it.
 	path := filepath.Dir(arcaBin) + string(os.PathListSeparator) + os.Getenv("PATH")
 	env := []string{"HOME=" + o.Dir, "PATH=" + path}
+	// The config it pins, and beside it, where it runs, an arca.toml whose
+	// PDP denies everything: serve must not read it.
+	userConfig := filepath.Join(o.Dir, ".config", "arca", "arca.toml")
+	if err := os.WriteFile(userConfig, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cwd := t.TempDir()
+	if err := os.WriteFile(filepath.Join(cwd, "arca.toml"), []byte(denyAll), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	secrets := map[string]string{"arca://app/db": "db-canary-1", "arca://app/api": "api canary 2", "arca://app/token": "tok=3"}
 	for ref, v := range secrets {
 		put := exec.Command(arcaBin, "put", ref)
@@ -32,7 +43,7 @@ func TestEmbedExample(t *testing.T) {
 	}
 	run := func(check string) (string, error) {
 		cmd := exec.Command(bin, "sh", "-c", check)
-		cmd.Env = env
+		cmd.Env, cmd.Dir = env, cwd
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
@@ -53,9 +64,19 @@ func TestEmbedExample(t *testing.T) {
 	if err == nil || !strings.Contains(out, "not_found") {
 		t.Fatalf("the example with a ref missing: %v: %s", err, out)
 	}
+	// Without the config it pins, it stops: a pinned file must exist.
+	if err := os.Remove(userConfig); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run("true"); err == nil || !strings.Contains(out, "does not exist") {
+		t.Fatalf("the example without its config: %v: %s", err, out)
+	}
 	for _, v := range secrets {
 		if strings.Contains(out, v) {
 			t.Fatalf("the example printed a value: %s", out)
 		}
 	}
 }
+
+// denyAll is a config whose PDP denies every request.
+const denyAll = "[serve.pdp]\nexec = \"echo '{\\\"allow\\\": false}'\"\n"

@@ -20,6 +20,16 @@ from . import results as r
 from ._request import Fields as _Fields, fields as _fields
 from ._secret import Secret
 from ._wire import Reader, Settle, Waiter
+from .errors import ArcaError, ClosedError
+
+
+def _for_variable(name: str, ref: str, e: BaseException) -> BaseException:
+    """The error e of the get of name's ref, naming both."""
+    if isinstance(e, ArcaError):
+        return ArcaError(e.code, e.message, e.policy, variable=name, ref=ref)
+    if isinstance(e, ClosedError):
+        return ClosedError(e.reason, variable=name, ref=ref)
+    return TimeoutError(f"{name} ({ref}): {e}")
 
 
 def _left(timeout: Optional[float], began: float) -> Optional[float]:
@@ -50,22 +60,31 @@ class Calls:
         Secret; the first failure (in refs' order) is raised, with no
         values: the gets still on the wire are abandoned (their responses
         dropped unread, as a timed-out call's are) and what was gathered is
-        let go. timeout bounds the whole."""
+        let go. timeout bounds the whole. The error of a get (ArcaError,
+        ClosedError, TimeoutError) is raised naming the variable and its
+        ref, as the Go client's does: ``B (arca://app/missing): arca serve:
+        not_found: ...``."""
         began = time.monotonic()
-        waiting: List[Tuple[str, Waiter]] = []
+        waiting: List[Tuple[str, str, Waiter]] = []
         out: Dict[str, Secret] = {}
         try:
             for name, ref in refs.items():
                 w = Waiter()
-                self._submit("get", _fields(ref=ref, env=env, actor=actor, attestation=attestation), r.read_get,
-                             _left(timeout, began), w)
-                waiting.append((name, w))
-            for name, w in waiting:
-                out[name] = w.result(_left(timeout, began)).value
+                fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+                try:
+                    self._submit("get", fields, r.read_get, _left(timeout, began), w)
+                except (ArcaError, ClosedError, TimeoutError) as e:
+                    raise _for_variable(name, ref, e) from e
+                waiting.append((name, ref, w))
+            for name, ref, w in waiting:
+                try:
+                    out[name] = w.result(_left(timeout, began)).value
+                except (ArcaError, ClosedError, TimeoutError) as e:
+                    raise _for_variable(name, ref, e) from e
         except BaseException:
             # The exception's traceback holds this frame: nothing it can
             # reach may hold a value.
-            for _, w in waiting:
+            for _, _, w in waiting:
                 w.abandon()
             waiting.clear()
             out.clear()

@@ -21,30 +21,42 @@ class ArcaError(ClientError):
     ``code`` is the wire's error code (``bad_request``, ``unknown_op``,
     ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``, or one a
     later server adds): branch on it, never on ``message``. ``policy`` is
-    the PDP's verdict when serve consulted one, else None.
+    the PDP's verdict when serve consulted one, else None. From
+    ``resolve``, ``variable`` and ``ref`` are the name and ref whose get
+    failed, and the text names them first, as the Go client's does
+    (``B (arca://app/missing): arca serve: not_found: ...``); else None.
     """
 
-    def __init__(self, code: str, message: str, policy: Optional[Policy] = None) -> None:
+    def __init__(self, code: str, message: str, policy: Optional[Policy] = None, *,
+                 variable: Optional[str] = None, ref: Optional[str] = None) -> None:
         super().__init__(code, message)
         self.code = code
         self.message = message
         self.policy = policy
+        self.variable = variable
+        self.ref = ref
 
     def __str__(self) -> str:
-        return f"arca serve: {self.code}: {self.message}"
+        text = f"arca serve: {self.code}: {self.message}"
+        return text if self.variable is None else f"{self.variable} ({self.ref}): {text}"
 
     def __repr__(self) -> str:
-        return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r})"
+        named = "" if self.variable is None else f", variable={self.variable!r}, ref={self.ref!r}"
+        return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r}{named})"
 
 
 class ClosedError(ClientError):
     """A call made, or in flight, when serve is gone: it exited, was
     killed, was closed, or the client stopped reading it because its wire
-    broke (``reason`` says which)."""
+    broke (``reason`` says which). From ``resolve``, ``variable`` and
+    ``ref`` name the get that failed, as ArcaError's do."""
 
-    def __init__(self, reason: str = "arca serve is gone") -> None:
-        super().__init__(reason)
+    def __init__(self, reason: str = "arca serve is gone", *, variable: Optional[str] = None,
+                 ref: Optional[str] = None) -> None:
+        super().__init__(reason if variable is None else f"{variable} ({ref}): {reason}")
         self.reason = reason
+        self.variable = variable
+        self.ref = ref
 
 
 class StartError(ClientError):

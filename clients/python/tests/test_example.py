@@ -11,26 +11,39 @@ import unittest
 from .support import HERE, Home, arca_bin
 
 EXAMPLE = HERE.parent / "examples" / "embed.py"
+DENY_ALL = '[serve.pdp]\nexec = "echo \'{\\"allow\\": false}\'"\n'
 CHECK = '[ "$DB_PASSWORD" = "$1" ] && [ "$API_KEY" = "k-api-2" ] && [ "$TOKEN" = "t 3 with spaces" ] && [ "$KEPT" = yes ]'
 
 
 class ExampleTest(unittest.TestCase):
     def setUp(self) -> None:
-        self.home = Home()
+        # Home's own arca.toml, in the directory the example runs in, has a
+        # PDP that denies everything: serve must not read it. The example
+        # pins the user config.
+        self.home = Home(DENY_ALL)
         self.addCleanup(self.home.cleanup)
         for ref, value in (("app/db", "pw-1"), ("app/api", "k-api-2"), ("app/token", "t 3 with spaces")):
             self.home.arca("put", "arca://" + ref, stdin=value)
+        self.user_config = os.path.join(self.home.dir, ".config", "arca", "arca.toml")
+        with open(self.user_config, "w"):
+            pass
 
     def run_example(self, want_db: str) -> subprocess.CompletedProcess:  # type: ignore[type-arg]
         env = {"HOME": self.home.dir, "KEPT": "yes", "PYTHONPATH": str(HERE.parent),
                "PATH": os.path.dirname(arca_bin()) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")}
         return subprocess.run([sys.executable, str(EXAMPLE), "sh", "-c", CHECK, "sh", want_db], env=env,
-                              capture_output=True, timeout=60)
+                              cwd=self.home.dir, capture_output=True, timeout=60)
 
     def test_the_child_gets_the_three_secrets(self) -> None:
         p = self.run_example("pw-1")
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
         self.assertEqual(p.stdout, b"")
+
+    def test_without_the_config_it_pins_it_does_not_start(self) -> None:
+        os.remove(self.user_config)
+        p = self.run_example("pw-1")
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(b"does not exist", p.stderr)
 
     def test_a_wrong_value_fails_the_child(self) -> None:
         p = self.run_example("not-the-password")

@@ -6,6 +6,8 @@ import { Client } from '@arca-secrets/client';
 const [cmd, ...args] = process.argv.slice(2);
 const arca = await Client.start({
   binary: 'arca',
+  // Pin the config, so that serve takes no arca.toml from the directory it runs in.
+  config: `${process.env.HOME}/.config/arca/arca.toml`,
   environ: { HOME: process.env.HOME, PATH: process.env.PATH },
 });
 let secrets;

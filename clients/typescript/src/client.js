@@ -12,7 +12,7 @@
 // does the writer when stdin's pipe is full.
 
 import { spawn } from 'node:child_process';
-import { ArcaError, ClosedError, timeoutError } from './errors.js';
+import { ArcaError, ClosedError, forVariable, timeoutError } from './errors.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
 import { Lines } from './lines.js';
 import { FIELDS, Ops, SEND } from './ops.js';
@@ -155,11 +155,18 @@ export class Client extends Ops {
 
   /**
    * Get every ref of refs (name → ref) at once, pipelined: the common case of
-   * filling a child's environment. The first failure rejects, with no values.
+   * filling a child's environment. The first failure rejects, with no values,
+   * naming the variable and the ref it was for (forVariable).
    */
   async resolve(refs, base = NONE) {
     const names = Object.keys(refs);
-    const got = await Promise.all(names.map((name) => this.get(refs[name], base)));
+    const got = await Promise.all(
+      names.map((name) =>
+        this.get(refs[name], base).catch((err) => {
+          throw forVariable(name, refs[name], err);
+        }),
+      ),
+    );
     return Object.fromEntries(names.map((name, i) => [name, got[i].value]));
   }
 

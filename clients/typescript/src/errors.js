@@ -33,3 +33,25 @@ export class ClosedError extends Error {
 export function timeoutError(ms) {
   return new DOMException(`the call timed out after ${ms} ms`, 'TimeoutError');
 }
+
+/**
+ * The error of resolve when the get of one variable failed: err, its class,
+ * code and policy kept, with a message that names the variable and its ref
+ * first, as the Go client's does ("DB (arca://app/db): …"). variable and ref
+ * say the same as fields; cause is err. An error of another kind (one a
+ * caller's signal gave) is returned as it is.
+ */
+export function forVariable(variable, ref, err) {
+  const prefix = `${variable} (${typeof ref === 'string' ? ref : typeof ref}): `;
+  let out;
+  if (err instanceof ArcaError) out = new ArcaError(err.code, prefix + err.message, err.policy);
+  else if (err instanceof ClosedError) out = new ClosedError(prefix + err.message);
+  else if (err instanceof TypeError) out = new TypeError(prefix + err.message);
+  else if (err instanceof RangeError) out = new RangeError(prefix + err.message);
+  else if (err instanceof DOMException && err.name === 'TimeoutError') out = new DOMException(prefix + err.message, err.name);
+  else return err;
+  Object.defineProperty(out, 'cause', { value: err, writable: true, configurable: true });
+  out.variable = variable;
+  out.ref = ref;
+  return out;
+}

@@ -6,12 +6,15 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 
 	"github.com/arca-secrets/arca/serve/client"
 )
 
 func main() {
-	c, err := client.Start(context.Background(), client.Options{Binary: "arca", Environ: []string{"HOME=" + os.Getenv("HOME"), "PATH=" + os.Getenv("PATH")}})
+	// Pin the config, so that serve takes no arca.toml from the directory it runs in.
+	config := filepath.Join(os.Getenv("HOME"), ".config", "arca", "arca.toml")
+	c, err := client.Start(context.Background(), client.Options{Binary: "arca", Config: config, Environ: []string{"HOME=" + os.Getenv("HOME"), "PATH=" + os.Getenv("PATH")}})
 	if err != nil {
 		log.Fatal(err)
 	}
