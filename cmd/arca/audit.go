@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -325,19 +325,11 @@ func printEvent(w io.Writer, e trail.Entry, asJSON bool) error {
 	return err
 }
 
-// shown is s as the table shows it: as it is when printable, else quoted;
-// "-" when empty.
+// shown is s as the table shows it: as it is when printable, else quoted
+// (termsafe.Quote); "-" when empty.
 func shown(s string) string {
 	if s == "" {
 		return "-"
 	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.QuoteToGraphic(s)
-		}
-	}
-	if strings.ContainsAny(s, "\u2028\u2029") {
-		return strconv.QuoteToGraphic(s)
-	}
-	return s
+	return termsafe.Quote(s)
 }
