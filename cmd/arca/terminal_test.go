@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -104,8 +105,20 @@ func TestServerTextDoesNotDriveTheTerminal(t *testing.T) {
 
 	out, _, _ = h.status(t, nil, "arca", "check", "--json")
 	clean("arca check --json", string(out))
-	if !strings.Contains(string(out), `etcd \"3.5.0\\x1b]0;pwned\\a\\n`) {
-		t.Errorf("arca check --json does not quote the member's version: %s", out)
+	var res struct{ Info, Problems []string }
+	if err := json.Unmarshal(out, &res); err != nil || len(res.Info) != 1 || len(res.Problems) != 1 {
+		t.Fatalf("arca check --json: %v:\n%s", err, out)
+	}
+	if !strings.Contains(res.Info[0], `etcd "3.5.0\x1b]0;pwned\a\n`) || !strings.Contains(res.Problems[0], hostileDesc) {
+		t.Errorf("arca check --json: the member's version is not quoted, or its error not kept: %q", res)
+	}
+
+	out, st, errs = h.status(t, nil, "arca", "status")
+	clean("arca status's stdout", string(out))
+	clean("arca status's stderr", errs)
+	if st != 0 || errs != "" || !strings.Contains(string(out), "\n  state:       PROBLEM: etcd vault /arca/ at ") ||
+		!strings.Contains(string(out), shownDesc+"\n  identity: ") {
+		t.Errorf("arca status: exit %d, stderr %q; want 0, nothing, and the state's problem on its line, escaped:\n%s", st, errs, out)
 	}
 }
 
