@@ -223,7 +223,10 @@ func (r reach) login(timeout time.Duration, cfg clientv3.Config) (*clientv3.Clie
 	if m.err != nil {
 		cancel()
 		if unreached(m.err) || retryable(m.err) {
-			return nil, &noLogin{timeout: max(timeout, time.Second), findings: r.finish(p), cause: m.err}
+			// Probed again now: a member stopped as the login began (a
+			// leader hands its lead over first) may still have answered
+			// the probe p made then.
+			return nil, &noLogin{timeout: max(timeout, time.Second), findings: r.probe(context.Background(), r.endpoints), cause: m.err}
 		}
 		return nil, r.explain(m.err, "")
 	}
@@ -251,16 +254,6 @@ func (n *noLogin) Error() string {
 }
 
 func (n *noLogin) Unwrap() error { return n.cause }
-
-// finish is what probing every member finds: p's findings once it is
-// over, or a probe's of its own when there is no p.
-func (r reach) finish(p *probeRun) []finding {
-	if p == nil {
-		return r.probe(context.Background(), r.endpoints)
-	}
-	<-p.done
-	return p.fs
-}
 
 // etcdTLS builds the client's TLS settings; nil (plain) when none are given.
 func etcdTLS(o Options) (*tls.Config, error) {
