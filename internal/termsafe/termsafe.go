@@ -9,8 +9,8 @@
 //	Escape  s with each rune that is not printable, and each byte that is
 //	        not UTF-8, written as its escape, in place: a message
 //	Writer  a stream of lines with every control character but newline
-//	        and tab escaped: what a message or report line that forgot
-//	        the two above still passes through
+//	        and tab escaped, however the writes cut it: what a message or
+//	        report line that forgot the two above still passes through
 //
 // Printable is strconv.IsPrint: letters, marks, numbers, punctuation,
 // symbols and the ASCII space; not a tab, a newline, a format character
@@ -24,6 +24,7 @@ package termsafe
 import (
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -101,10 +102,16 @@ func appendRune(b []byte, raw string, r rune, keep func(rune) bool) []byte {
 const hex = "0123456789abcdef"
 
 // Writer writes to w with every control character but newline and tab,
-// and every byte that is not UTF-8, escaped as Escape does. A write is
-// escaped on its own: a rune cut in two by the writes is escaped as two
-// bytes that are not UTF-8.
-type Writer struct{ w io.Writer }
+// and every byte that is not UTF-8, escaped as Escape does. A rune cut in
+// two by the writes (a bufio.Writer's buffer filled) is held back until
+// the write that completes it; so the bytes of a rune left incomplete at
+// the very end of the stream are never written. It is safe for use by
+// several goroutines at once.
+type Writer struct {
+	mu    sync.Mutex
+	w     io.Writer
+	carry []byte // the start of a rune the last write cut
+}
 
 // NewWriter returns a Writer to w.
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
@@ -114,17 +121,45 @@ func streamed(r rune) bool { return r == '\n' || r == '\t' || !control(r) }
 
 // Write writes p to the underlying writer, escaped, in one write.
 func (t *Writer) Write(p []byte) (int, error) {
-	if clean(string(p), streamed) {
-		return t.w.Write(p)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := p
+	if len(t.carry) > 0 {
+		b = append(t.carry, p...)
+		t.carry = nil
 	}
-	var b []byte
-	for i := 0; i < len(p); {
-		r, n := utf8.DecodeRune(p[i:])
-		b = appendRune(b, string(p[i:i+n]), r, streamed)
-		i += n
+	if cut := incomplete(b); cut < len(b) {
+		t.carry = append([]byte(nil), b[cut:]...)
+		b = b[:cut]
 	}
-	if _, err := t.w.Write(b); err != nil {
-		return 0, err
+	if !clean(string(b), streamed) {
+		var esc []byte
+		for i := 0; i < len(b); {
+			r, n := utf8.DecodeRune(b[i:])
+			esc = appendRune(esc, string(b[i:i+n]), r, streamed)
+			i += n
+		}
+		b = esc
+	}
+	if len(b) > 0 {
+		if _, err := t.w.Write(b); err != nil {
+			return 0, err
+		}
 	}
 	return len(p), nil
+}
+
+// incomplete is where the rune b ends with starts when b ends before
+// that rune does; len(b) when b ends with a whole rune (or bytes that
+// cannot start one).
+func incomplete(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return i
+			}
+			break
+		}
+	}
+	return len(b)
 }

@@ -111,3 +111,25 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// A rune cut in two by the writes, as a bufio.Writer cuts a long report,
+// is written whole; a control character so cut is still escaped.
+func TestWriterJoinsCutRunes(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	in := "café ü€𝄞 \u0085 \x1b"
+	for i := range len(in) {
+		b.Reset()
+		w.Write([]byte(in[:i]))
+		w.Write([]byte(in[i:] + "\n"))
+		if want := `café ü€𝄞 \u0085 \x1b` + "\n"; b.String() != want {
+			t.Errorf("cut at %d: wrote %q, want %q", i, b.String(), want)
+		}
+	}
+	b.Reset()
+	w.Write([]byte("\xc3"))
+	w.Write([]byte("A\xff\n"))
+	if want := `\xc3A\xff` + "\n"; b.String() != want {
+		t.Errorf("a cut that no write completes: wrote %q, want %q", b.String(), want)
+	}
+}
