@@ -222,7 +222,11 @@ func (c *cli) auditShow(ctx context.Context, fs *verbFlags, args []string, af au
 	if *af.follow && len(files) != 1 {
 		return usagef("--follow reads one FILE, not %d", len(files))
 	}
-	w := bufio.NewWriter(c.stdout)
+	out := c.stdout
+	if *af.json {
+		out = c.raw.stdout // the lines exactly as they are in the trail
+	}
+	w := bufio.NewWriter(out)
 	defer w.Flush()
 	print := func(e trail.Entry) error { return printEvent(w, e, *af.json) }
 	if !*af.json {

@@ -10,7 +10,8 @@
 // from elsewhere (termsafe.Escape), so that a newline there cannot start a
 // line of its own. Only what must reach the stream byte for byte goes to
 // the raw streams: a value (get, env, export, a deploy target on stdout),
-// a child's output (run), serve's responses and audit wire.
+// a child's output (run), the trail's lines (audit --json), serve's
+// responses and audit wire.
 package main
 
 import (

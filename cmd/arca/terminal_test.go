@@ -103,6 +103,21 @@ func TestServerTextDoesNotDriveTheTerminal(t *testing.T) {
 		t.Errorf("arca get: exit %d, stdout %q, stderr %q; want 1 and one line naming the error escaped", st, out, errs)
 	}
 
+	// The trail holds the error as JSON, DEL and C1 as they are: arca
+	// audit --json prints its lines exactly, its table quotes them.
+	trail, err := os.ReadFile(filepath.Join(h.dir, ".local/state/arca/audit.log"))
+	if err != nil || !strings.Contains(string(trail), "\u009b") {
+		t.Fatalf("the trail does not hold the member's error as it is (%v):\n%s", err, trail)
+	}
+	if out := h.run(t, nil, "arca", "audit", "--json"); string(out) != string(trail) {
+		t.Errorf("arca audit --json printed\n%q\nnot the trail's lines as they are\n%q", out, trail)
+	}
+	out = h.run(t, nil, "arca", "audit")
+	clean("arca audit", string(out))
+	if strings.Count(string(out), "\n") != 3 || !strings.Contains(string(out), `\u009b2J`) {
+		t.Errorf("arca audit's table is not the header and two quoted rows:\n%s", out)
+	}
+
 	out, _, _ = h.status(t, nil, "arca", "check", "--json")
 	clean("arca check --json", string(out))
 	var res struct{ Info, Problems []string }
