@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -222,7 +222,11 @@ func (c *cli) auditShow(ctx context.Context, fs *verbFlags, args []string, af au
 	if *af.follow && len(files) != 1 {
 		return usagef("--follow reads one FILE, not %d", len(files))
 	}
-	w := bufio.NewWriter(c.stdout)
+	out := c.stdout
+	if *af.json {
+		out = c.raw.stdout // the lines exactly as they are in the trail
+	}
+	w := bufio.NewWriter(out)
 	defer w.Flush()
 	print := func(e trail.Entry) error { return printEvent(w, e, *af.json) }
 	if !*af.json {
@@ -325,19 +329,11 @@ func printEvent(w io.Writer, e trail.Entry, asJSON bool) error {
 	return err
 }
 
-// shown is s as the table shows it: as it is when printable, else quoted;
-// "-" when empty.
+// shown is s as the table shows it: as it is when printable, else quoted
+// (termsafe.Quote); "-" when empty.
 func shown(s string) string {
 	if s == "" {
 		return "-"
 	}
-	for _, r := range s {
-		if !strconv.IsPrint(r) {
-			return strconv.QuoteToGraphic(s)
-		}
-	}
-	if strings.ContainsAny(s, "\u2028\u2029") {
-		return strconv.QuoteToGraphic(s)
-	}
-	return s
+	return termsafe.Quote(s)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops/secretfile"
 )
 
 func helpCLI() *cli {
@@ -107,9 +108,11 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
-// An example uses the command it is for, and only flags that command has.
+// An example uses the command it is for, only flags that command has, and
+// for a flag that takes one of a fixed list, one of them.
 func TestHelpExamples(t *testing.T) {
 	global := []string{"--config", "--env", "--version", "--help"}
+	choices := map[string][]string{"migrate --from": secretfile.Formats()}
 	commands().walk(func(name string, cmd *command) {
 		flags := flagNames((&cli{}).flagSet(name, cmd).FlagSet)
 		for _, ex := range cmd.examples {
@@ -126,11 +129,17 @@ func TestHelpExamples(t *testing.T) {
 			}
 			words := strings.Fields(line)
 			var verb []string
-			for _, w := range words[1:] {
+			for i, w := range words[1:] {
 				if strings.HasPrefix(w, "-") {
-					f, _, _ := strings.Cut(w, "=")
+					f, v, eq := strings.Cut(w, "=")
 					if !slices.Contains(flags, f) && !slices.Contains(global, f) {
 						t.Errorf("%s: example %q uses %s, which arca %s does not take", name, ex, f, name)
+					}
+					if !eq && i+2 < len(words) {
+						v = words[i+2]
+					}
+					if want, ok := choices[name+" "+f]; ok && !slices.Contains(want, v) {
+						t.Errorf("%s: example %q gives %s %q, which is none of %v", name, ex, f, v, want)
 					}
 				} else if len(verb) < len(strings.Fields(name)) && !strings.ContainsAny(w, "/.$<>|'\"") {
 					verb = append(verb, w)

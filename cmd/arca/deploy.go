@@ -55,7 +55,7 @@ func runDeploy(ctx context.Context, c *cli, fs *verbFlags, args []string, df dep
 	if err != nil {
 		return err
 	}
-	res, err := deploy.Run(ctx, svc, targets, deploy.Options{Check: *df.check, DryRun: *df.dryRun, Stdout: c.stdout})
+	res, err := deploy.Run(ctx, svc, targets, deploy.Options{Check: *df.check, DryRun: *df.dryRun, Stdout: c.raw.stdout})
 	if err != nil {
 		return err
 	}

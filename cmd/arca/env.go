@@ -65,7 +65,7 @@ func runEnv(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injec
 		if err := inject.FormatEnv(&out, string(*format), vars); err != nil {
 			return err
 		}
-		if _, err := c.stdout.Write(out.Bytes()); err != nil {
+		if _, err := c.raw.stdout.Write(out.Bytes()); err != nil {
 			return opErrorf("write assignments to stdout: %v", err)
 		}
 		return nil

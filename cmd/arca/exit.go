@@ -5,8 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"strings"
 
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 )
@@ -65,12 +65,9 @@ func opErrorf(format string, args ...any) error {
 	return ops.Errorf(manifest.OpError, format, args...)
 }
 
-// warnf prints a one-line message on stderr.
+// warnf prints a one-line message on stderr, every character in it that
+// is not printable escaped: a newline, and any control character a
+// server's answer or a file's name carried in.
 func (c *cli) warnf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "arca: %s\n", oneLine(fmt.Sprintf(format, args...)))
-}
-
-// oneLine keeps a message on one line.
-func oneLine(msg string) string {
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(msg)
+	fmt.Fprintf(c.stderr, "arca: %s\n", termsafe.Escape(fmt.Sprintf(format, args...)))
 }

@@ -61,7 +61,7 @@ func runExport(ctx context.Context, c *cli, fs *verbFlags, args []string, ef exp
 			}
 			es[i] = secretfile.Entry{NS: space, Name: name, Value: r.Value}
 		}
-		w := bufio.NewWriter(c.stdout)
+		w := bufio.NewWriter(c.raw.stdout)
 		if *format == "dotenv" {
 			err = secretfile.WriteDotenv(w, es)
 		} else if *ns != "" {

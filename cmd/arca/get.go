@@ -37,7 +37,7 @@ func runGet(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *b
 				out = append(out[:len(out):len(out)], '\n')
 			}
 		}
-		if _, err := c.stdout.Write(out); err != nil {
+		if _, err := c.raw.stdout.Write(out); err != nil {
 			return opErrorf("write value to stdout: %v", err)
 		}
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/bulk"
@@ -98,13 +99,15 @@ func runCheck(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON 
 			}
 			return unhealthy
 		}
+		// A line of the report holds what members and files said: each is
+		// escaped, so that none can pass for a line of its own.
 		health := map[bool]string{true: "healthy", false: "UNHEALTHY"}[res.Healthy]
-		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", res.Env, res.Vault, res.Kind, health, res.Records)
+		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", termsafe.Escape(res.Env), termsafe.Escape(res.Vault), res.Kind, health, res.Records)
 		for _, i := range res.Info {
-			fmt.Fprintf(c.stdout, "  %s\n", i)
+			fmt.Fprintf(c.stdout, "  %s\n", termsafe.Escape(i))
 		}
 		for _, p := range res.Problems {
-			fmt.Fprintf(c.stdout, "  problem: %s\n", p)
+			fmt.Fprintf(c.stdout, "  problem: %s\n", termsafe.Escape(p))
 		}
 		return unhealthy
 	})

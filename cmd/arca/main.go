@@ -3,6 +3,15 @@
 // Where every byte goes: stdout carries only the data a verb was asked for
 // (a value, a listing, JSON). stderr carries one-line messages for people and
 // never a value. Audit events go to the audit file, never to stderr.
+//
+// Nothing a server or a file says drives the terminal: a verb's stdout and
+// stderr are termsafe writers, which escape every control character but
+// newline and tab, and a message or report line escapes what it quotes
+// from elsewhere (termsafe.Escape), so that a newline there cannot start a
+// line of its own. Only what must reach the stream byte for byte goes to
+// the raw streams: a value (get, env, export, a deploy target on stdout),
+// a child's output (run), the trail's lines (audit --json), serve's
+// responses and audit wire.
 package main
 
 import (
@@ -15,6 +24,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/arca-secrets/arca/internal/termsafe"
 )
 
 // cli is the process's outside world, passed down so tests can replace it.
@@ -28,6 +39,24 @@ type cli struct {
 	stdinTTY  bool
 	stdoutTTY bool
 	global    common // --config and --env given before the verb
+	// raw is stdout and stderr as given, once guarded has put termsafe
+	// writers in their place; nil before.
+	raw *rawStreams
+}
+
+// rawStreams are the process's stdout and stderr, unescaped.
+type rawStreams struct{ stdout, stderr io.Writer }
+
+// guarded is c with termsafe writers for stdout and stderr, and the
+// streams as given in raw; c itself when it is already.
+func (c *cli) guarded() *cli {
+	if c.raw != nil {
+		return c
+	}
+	g := *c
+	g.raw = &rawStreams{stdout: c.stdout, stderr: c.stderr}
+	g.stdout, g.stderr = termsafe.NewWriter(c.stdout), termsafe.NewWriter(c.stderr)
+	return &g
 }
 
 func main() { os.Exit(start(os.Args[1:], time.Now)) }
@@ -42,7 +71,7 @@ func start(args []string, now func() time.Time) int {
 	// quoting the server's bytes) would be neither. Nothing arca runs logs.
 	log.SetOutput(io.Discard)
 	perr := protectProcess()
-	c := processCLI(now)
+	c := processCLI(now).guarded()
 	if perr != nil {
 		err := opErrorf("cannot protect the process (nothing is done): %v", perr)
 		if len(args) > 0 && args[0] == "serve" {
@@ -71,6 +100,7 @@ func processCLI(now func() time.Time) *cli {
 
 // main runs one verb and returns the exit status.
 func (c *cli) main(ctx context.Context, args []string) int {
+	c = c.guarded()
 	return c.exit(c.dispatch(ctx, args))
 }
 

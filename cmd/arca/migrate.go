@@ -28,7 +28,7 @@ func migrateCommand() *command {
 	return &command{
 		name: "migrate", args: "[FILE]", summary: "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files",
 		text: "Bring secrets in from another tool's file (or stdin) as one batch: dotenv, JSON, YAML or sops output, Vault kv, arenzana/arca. Records that exist are skipped unless --overwrite; --dry-run writes nothing.",
-		examples: []string{"arca migrate --from dotenv --ns app .env", "vault kv get -format=json secret/app | arca migrate --from vault --ns app",
+		examples: []string{"arca migrate --from dotenv --ns app .env", "vault kv get -format=json secret/app | arca migrate --from vault-kv --ns app",
 			"arca migrate --from dotenv --ns app --dry-run .env"},
 		exits: vaultExits,
 		flags: func(fs *flag.FlagSet) {

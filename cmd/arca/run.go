@@ -58,7 +58,7 @@ func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injec
 	}
 	st, err := inject.Run(cmd, inject.Child{
 		Environ: c.environ(), Secrets: vars, Mask: *mask,
-		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
+		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
 		Getenv: c.getenv, Warnf: c.warnf,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
@@ -30,7 +31,7 @@ func serveCommand() *command {
 func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			c.stopEvent(strings.TrimSpace(oneLine(err.Error())))
+			c.stopEvent(strings.TrimSpace(termsafe.Escape(err.Error())))
 			return reported{err}
 		}
 		return err
@@ -45,7 +46,7 @@ func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 	// fail with EPIPE, which serve answers (op_error, exit 1).
 	signal.Ignore(syscall.SIGPIPE)
 	err = serve.Serve(ctx, serve.Options{
-		Stdin: c.stdin, Stdout: c.stdout, Stderr: c.stderr,
+		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
 		Config: cfg, Backends: backend.Kinds{}, Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
 	})
 	if err != nil {
@@ -58,7 +59,7 @@ func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 
 // stopEvent writes the one event of a serve that never started.
 func (c *cli) stopEvent(msg string) {
-	w := audit.NewWriter(c.stderr, audit.SourceServe, c.now)
+	w := audit.NewWriter(c.raw.stderr, audit.SourceServe, c.now)
 	_ = w.Write(audit.Event{Event: "stop", Message: msg})
 }
 

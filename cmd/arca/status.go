@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
 )
@@ -89,19 +90,23 @@ func originText(origin string) string {
 	return "no config file: built-in defaults"
 }
 
+// printStatus prints r for a person: a line for each thing in effect,
+// each escaped (termsafe.Escape), as a member's answer or a path may hold
+// anything.
 func printStatus(w io.Writer, r ops.StatusResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	line := func(label, text string) { fmt.Fprintf(tw, "%s\t%s\n", label, termsafe.Escape(text)) }
 	cfg := r.Config
 	if cfg == "" {
 		cfg = "-"
 	}
-	fmt.Fprintf(tw, "config:\t%s (%s)\n", cfg, originText(r.ConfigOrigin))
+	line("config:", fmt.Sprintf("%s (%s)", cfg, originText(r.ConfigOrigin)))
 	env := fmt.Sprintf("%s (from %s)", r.Env, r.EnvFrom)
 	if r.EnvProblem != "" {
 		env += ": " + r.EnvProblem
 	}
-	fmt.Fprintf(tw, "env:\t%s\n", env)
-	fmt.Fprintf(tw, "audit file:\t%s\n", r.AuditFile)
+	line("env:", env)
+	line("audit file:", r.AuditFile)
 	for _, e := range r.Envs {
 		where := e.Path
 		if e.Kind == ops.KindEtcd {
@@ -111,18 +116,19 @@ func printStatus(w io.Writer, r ops.StatusResult) error {
 		if !e.Reachable {
 			state = "PROBLEM: " + e.Problem
 		}
-		fmt.Fprintf(tw, "\nenv %s:\tvault %s (%s) %s\n", e.Name, e.Vault, e.Kind, where)
-		fmt.Fprintf(tw, "  state:\t%s\n", state)
-		fmt.Fprintf(tw, "  identity:\t%s\n", e.Identity)
+		fmt.Fprintln(tw)
+		line("env "+termsafe.Escape(e.Name)+":", fmt.Sprintf("vault %s (%s) %s", e.Vault, e.Kind, where))
+		line("  state:", state)
+		line("  identity:", e.Identity)
 		if e.PublicKey != "" {
-			fmt.Fprintf(tw, "  public key:\t%s\n", e.PublicKey)
+			line("  public key:", e.PublicKey)
 		}
 		for i, rc := range e.Recipients {
-			label := ""
+			label := "  "
 			if i == 0 {
-				label = "recipients:"
+				label = "  recipients:"
 			}
-			fmt.Fprintf(tw, "  %s\t%s\n", label, rc)
+			line(label, rc)
 		}
 	}
 	return tw.Flush()

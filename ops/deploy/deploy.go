@@ -76,11 +76,12 @@ type Options struct {
 	Stdout io.Writer // where targets with out "-" go
 }
 
-// Run deploys targets: parse every template, read every secret, render,
-// then write each target that changed. A template that does not parse, a
-// secret that cannot be read or a value a filter cannot encode stops it
-// before any file is written; every value already read is then withheld
-// (a second event says it went no further).
+// Run deploys targets: parse every template, check that every target can
+// be written (see ready), read every secret, render, then write each
+// target that changed. A template that does not parse, a target that
+// cannot be written, a secret that cannot be read or a value a filter
+// cannot encode stops it before any file is written; every value already
+// read is then withheld (a second event says it went no further).
 func Run(ctx context.Context, src Source, targets []Target, o Options) ([]Result, error) {
 	jobs := make([]*job, len(targets))
 	for i, t := range targets {
@@ -96,6 +97,13 @@ func Run(ctx context.Context, src Source, targets []Target, o Options) ([]Result
 	}
 	if o.DryRun {
 		return res, nil
+	}
+	if !o.Check {
+		for _, j := range jobs {
+			if err := ready(j.t); err != nil {
+				return nil, ops.Errorf(manifest.OpError, "%s: %v; nothing was written", label(j.t), err)
+			}
+		}
 	}
 	var read []ops.GetResult
 	for _, j := range jobs {

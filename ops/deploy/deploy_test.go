@@ -175,3 +175,51 @@ func TestFIFOTargetRefused(t *testing.T) {
 		t.Fatalf("err %v, want the FIFO refused", err)
 	}
 }
+
+// A target that cannot be written, the last one here, stops the deploy
+// before any file is written and any secret is read, naming the target
+// and the path.
+func TestUnwritableTargetWritesNothing(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		out  func(f *fixture) string
+		want string
+	}{
+		{"missing directory", func(f *fixture) string { return filepath.Join(f.dir, "no-such", "c.conf") },
+			"directory " + "DIR/no-such does not exist"},
+		{"a file for a directory", func(f *fixture) string { return filepath.Join(f.file(t, "plain", ""), "c.conf") },
+			"DIR/plain is not a directory"},
+		{"a directory for the file", func(f *fixture) string {
+			d := filepath.Join(f.dir, "c.conf")
+			if err := os.Mkdir(d, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}, "DIR/c.conf is not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.put(t, "arca://app/db", canary)
+			events := f.events.Len()
+			tmpl := f.file(t, "t.tmpl", "pw={{ arca://app/db }}\n")
+			a := deploy.Target{Name: "a", Template: tmpl, Out: filepath.Join(f.dir, "a.conf"), Mode: 0o600}
+			b := deploy.Target{Name: "b", Template: tmpl, Out: filepath.Join(f.dir, "b.conf"), Mode: 0o600}
+			c := deploy.Target{Name: "c", Template: tmpl, Out: tc.out(f), Mode: 0o600}
+			f.file(t, "b.conf", "old b\n")
+			_, err := deploy.Run(context.Background(), f.svc, []deploy.Target{a, b, c}, deploy.Options{})
+			want := "target c (" + c.Out + "): " + strings.ReplaceAll(tc.want, "DIR", f.dir) + "; nothing was written"
+			if ops.CodeOf(err) != manifest.OpError || err.Error() != want {
+				t.Fatalf("err %v; want op_error %q", err, want)
+			}
+			if _, err := os.Stat(a.Out); !os.IsNotExist(err) {
+				t.Error("target a was written")
+			}
+			if read(t, b.Out) != "old b\n" {
+				t.Error("target b was written")
+			}
+			if ev := f.events.String()[events:]; ev != "" {
+				t.Errorf("secrets were read for a deploy that cannot write: %s", ev)
+			}
+		})
+	}
+}

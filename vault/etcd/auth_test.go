@@ -3,6 +3,7 @@ package etcd_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,24 +38,8 @@ func TestEtcdAuthFailures(t *testing.T) {
 	} else {
 		e.Close()
 	}
-	admin := c.Client(t)
+	enableAuth(t, c, password)
 	ctx := context.Background()
-	for _, step := range []func() error{
-		func() error { _, err := admin.UserAdd(ctx, "root", "root-pw"); return err },
-		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
-		func() error { _, err := admin.RoleAdd(ctx, "arca-ok"); return err },
-		func() error {
-			_, err := admin.RoleGrantPermission(ctx, "arca-ok", "/arca/ok/", clientv3.GetPrefixRangeEnd("/arca/ok/"), clientv3.PermissionType(clientv3.PermReadWrite))
-			return err
-		},
-		func() error { _, err := admin.UserAdd(ctx, "ana", password); return err },
-		func() error { _, err := admin.UserGrantRole(ctx, "ana", "arca-ok"); return err },
-		func() error { _, err := admin.AuthEnable(ctx); return err },
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	wrong := filepath.Join(dir, "wrong.password")
 	if err := os.WriteFile(wrong, []byte(canary+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -107,5 +92,64 @@ func TestEtcdAuthFailures(t *testing.T) {
 				t.Errorf("the error holds a password: %v", err)
 			}
 		})
+	}
+}
+
+// enableAuth turns etcd auth on in c: user root, and user ana with
+// password, whose role arca-ok may read and write /arca/ok/.
+func enableAuth(t *testing.T, c *etcdtest.Cluster, password string) {
+	t.Helper()
+	admin := c.Client(t)
+	ctx := context.Background()
+	for _, step := range []func() error{
+		func() error { _, err := admin.UserAdd(ctx, "root", "root-pw"); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := admin.RoleAdd(ctx, "arca-ok"); return err },
+		func() error {
+			_, err := admin.RoleGrantPermission(ctx, "arca-ok", "/arca/ok/", clientv3.GetPrefixRangeEnd("/arca/ok/"), clientv3.PermissionType(clientv3.PermReadWrite))
+			return err
+		},
+		func() error { _, err := admin.UserAdd(ctx, "ana", password); return err },
+		func() error { _, err := admin.UserGrantRole(ctx, "ana", "arca-ok"); return err },
+		func() error { _, err := admin.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A login to a cluster that has lost its quorum fails, each time, with
+// the same words: the members that cannot be reached and why, in the
+// order of the endpoints, and not what the client said last (a deadline,
+// or a connection to whichever member it tried).
+func TestLoginWithoutQuorumSaysTheSame(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	const password = "s3cret-of-ana"
+	idPath := filepath.Join(t.TempDir(), "identity.txt")
+	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	eps := c.AllEndpoints()
+	o := etcd.Options{Endpoints: eps, Prefix: "/arca/ok/", Identity: idPath, Username: "ana", Password: password, Timeout: time.Second}
+	if e, err := etcd.Open(etcd.Options{Endpoints: eps, Prefix: o.Prefix, Identity: idPath, Timeout: testTimeout}); err != nil {
+		t.Fatal(err) // quiets gRPC before the admin's client runs (see TestEtcdAuthFailures)
+	} else {
+		e.Close()
+	}
+	enableAuth(t, c, password)
+	c.Members[0].Kill(t)
+	c.Members[2].Kill(t)
+	want := fmt.Sprintf("etcd vault at %s: the cluster did not answer the login in time (1s): "+
+		"nothing accepts connections at %s and %s (connect: connection refused)", strings.Join(eps, ","), eps[0], eps[2])
+	for range 3 {
+		e, err := etcd.Open(o)
+		if err == nil {
+			e.Close()
+			t.Fatal("a login without a quorum succeeded")
+		}
+		if err.Error() != want {
+			t.Errorf("Open: %v\nwant: %s", err, want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 
+	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -72,7 +73,9 @@ func (e *Vault) checkMembers(ctx context.Context, rep *vault.Report) bool {
 			if st.Leader == st.Header.MemberId {
 				role = "leader"
 			}
-			rep.Info = append(rep.Info, fmt.Sprintf("etcd member %s (%x, %s, etcd %s) answers; leader %x", ep, st.Header.MemberId, role, st.Version, st.Leader))
+			// The version is the member's own word: quoted when it holds
+			// anything but printable text.
+			rep.Info = append(rep.Info, fmt.Sprintf("etcd member %s (%x, %s, etcd %s) answers; leader %x", ep, st.Header.MemberId, role, termsafe.Quote(st.Version), st.Leader))
 		}
 	}
 	if !ok {
