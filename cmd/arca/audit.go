@@ -126,11 +126,11 @@ func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) erro
 		switch {
 		case errors.As(err, &b):
 			broken++
-			fmt.Fprintf(c.stdout, "%s: BROKEN at line %d: %s\n", path, b.Line, b.Reason)
+			fmt.Fprintf(c.stdout, "%s: BROKEN at line %d: %s\n", termsafe.Escape(path), b.Line, termsafe.Escape(b.Reason))
 		case err != nil:
 			return opErrorf("%s: %v", path, err)
 		default:
-			fmt.Fprintf(c.stdout, "%s: %s\n", path, describeChain(res, anchor))
+			fmt.Fprintf(c.stdout, "%s: %s\n", termsafe.Escape(path), describeChain(res, anchor))
 		}
 	}
 	if broken > 0 {
