@@ -272,8 +272,8 @@ func (r *rotation) dropOld(ctx context.Context) error {
 }
 
 // finished reports whether a rotation to the identity in r.id stopped
-// after it removed the old identity, only its list of re-keyed vaults
-// left; then r.res says what it did.
+// after it removed the old identity, only its journal left; then r.res
+// says what it did.
 func (r *rotation) finished() bool {
 	if exists(r.old) || exists(r.next) {
 		return false
@@ -405,7 +405,7 @@ func exists(path string) bool {
 // synced, renamed over path, and the directory synced.
 func writeFile(path string, b []byte) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return err
 	}
