@@ -401,3 +401,46 @@ func TestRotateIdentityLeavesAnOldItDidNotMake(t *testing.T) {
 		}
 	}
 }
+
+// A vault the identity does not open stops the rotation before the new
+// identity takes the file's place, that vault unchanged; once it opens,
+// the rotation carries on.
+func TestRotateIdentityStopsAtAVaultItDoesNotOpen(t *testing.T) {
+	f := newRotateFixture(t)
+	other := newRotateFixture(t)
+	b := filepath.Join(f.dir, "b.vault")
+	mine, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := os.ReadFile(filepath.Join(other.dir, "b.vault"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, theirs, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := f.service(t)
+	_, err = RotateIdentity(context.Background(), s, "")
+	if err == nil || !strings.Contains(err.Error(), `stopped at adding the new key of vault "b": `) || !strings.Contains(err.Error(), "cannot unwrap the data key") {
+		t.Fatalf("rotation: %v", err)
+	}
+	if after, err := os.ReadFile(b); err != nil || string(after) != string(theirs) {
+		t.Fatalf("the vault it does not open was changed (%v)", err)
+	}
+	if got := f.opens(t, f.id); !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("the identity file opens %v", got)
+	}
+	newKey, err := publicKey(f.id + ".next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, mine, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := f.service(t)
+	if _, err := RotateIdentity(context.Background(), again, ""); err != nil {
+		t.Fatalf("run again: %v", err)
+	}
+	f.done(t, newKey)
+}
