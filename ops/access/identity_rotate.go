@@ -43,7 +43,8 @@ type IdentityRotation struct {
 // At every point PATH opens every vault it opened before: the old identity
 // until step 3, the new one (which step 2 gave every vault) after. The
 // files present say where a rotation stopped (PATH.next: before step 3;
-// PATH.old: in step 4), and running it again carries on from there, each
+// PATH.rotation without PATH.next: in step 4), and running it again carries on from
+// there (without PATH.old too, its old key noted in PATH.rotation), each
 // vault opened with whichever identity opens it and each step skipped
 // where it is done already. Each file is written whole or not at all. A
 // PATH.old that PATH.rotation does not account for is never used or
@@ -81,17 +82,28 @@ func rotateIdentity(ctx context.Context, s *ops.Service, env string, at func(poi
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %v", err)
 	}
 	defer unlock()
-	if r.finished() {
-		return r.res, r.cleanUp()
-	}
-	// PATH.old alone: step 4. PATH.old and PATH.next: step 3 stopped
-	// between keeping the old identity and putting the new one in place.
-	if !exists(r.old) || exists(r.next) {
+	// PATH.next: steps 1 to 3 (with PATH.old too, step 3 stopped between
+	// keeping the old identity and putting the new one in place). Else a
+	// journal of a rotation to the identity in PATH: step 4, or its end.
+	// Else a new rotation, unless a PATH.old is there that is none of
+	// arca's.
+	j, inStep4 := r.readJournal()
+	switch {
+	case exists(r.next):
 		if err := r.addNew(ctx); err != nil {
 			return r.res, err
 		}
+		j = journal{oldKey: r.res.OldKey, newKey: r.res.NewKey}
+	case inStep4:
+	case exists(r.old):
+		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %s is there, but %s does not say that a rotation from it to %s is under way: it is not one this made; move it aside and run it again", r.old, r.journal, r.id)
+	default:
+		if err := r.addNew(ctx); err != nil {
+			return r.res, err
+		}
+		j = journal{oldKey: r.res.OldKey, newKey: r.res.NewKey}
 	}
-	if err := r.dropOld(ctx); err != nil {
+	if err := r.dropOld(ctx, j); err != nil {
 		return r.res, err
 	}
 	return r.res, nil
@@ -178,7 +190,7 @@ func (r *rotation) makeNext() error {
 func (r *rotation) swap() error {
 	b, err := fsio.ReadFile(r.id, 64<<10)
 	if err == nil {
-		err = writeFile(r.journal, r.journalText(nil))
+		err = writeFile(r.journal, journal{oldKey: r.res.OldKey, newKey: r.res.NewKey}.text(nil))
 	}
 	if err == nil {
 		err = writeFile(r.old, b)
@@ -198,22 +210,17 @@ func (r *rotation) swap() error {
 	return r.at("replaced the identity file")
 }
 
-// dropOld is step 4: r.id holds the new identity, r.old the old one.
-func (r *rotation) dropOld(ctx context.Context) error {
-	var err error
-	if r.res.OldKey, err = publicKey(r.old); err != nil {
-		return ops.Errorf(manifest.OpError, "identity rotation: the old identity: %v", err)
+// dropOld is step 4 of the rotation j notes: r.id holds the new
+// identity, r.old (unless it was removed) the old one.
+func (r *rotation) dropOld(ctx context.Context, j journal) error {
+	r.res.OldKey, r.res.NewKey = j.oldKey, j.newKey
+	hasOld := exists(r.old)
+	if hasOld {
+		if key, err := publicKey(r.old); err != nil || key != j.oldKey {
+			return ops.Errorf(manifest.OpError, "identity rotation: %s is there, but %s says the rotation under way is from %s: it is not one this made; move it aside and run it again", r.old, r.journal, j.oldKey)
+		}
 	}
-	if r.res.NewKey, err = publicKey(r.id); err != nil {
-		return ops.Errorf(manifest.OpError, "identity rotation: the new identity: %v", err)
-	}
-	if r.res.NewKey == r.res.OldKey {
-		return ops.Errorf(manifest.OpError, "identity rotation: %s holds the identity %s holds; remove %s if no vault needs it", r.old, r.id, r.old)
-	}
-	done, ok := r.rekeyed()
-	if !ok {
-		return ops.Errorf(manifest.OpError, "identity rotation: %s is there, but %s does not say that a rotation from it to %s is under way: it is not one this made; move it aside and run it again", r.old, r.journal, r.id)
-	}
+	done := j.done
 	withNew, withOld := withIdentity(r.s, r.res.Vaults, r.id), withIdentity(r.s, r.res.Vaults, r.old)
 	defer func() { withNew.Close() }()
 	defer withOld.Close()
@@ -223,6 +230,9 @@ func (r *rotation) dropOld(ctx context.Context) error {
 		if err != nil {
 			// A vault the old identity alone opens (one configured since
 			// the rotation began, say) gets the new key first.
+			if !hasOld {
+				return r.stoppedAfter("opening vault "+strconv.Quote(name), err)
+			}
 			if _, errOld := Recipients(ctx, withOld, env); errOld != nil {
 				return r.stoppedAfter("opening vault "+strconv.Quote(name), err)
 			}
@@ -252,7 +262,7 @@ func (r *rotation) dropOld(ctx context.Context) error {
 			return err
 		}
 		done = append(done, name)
-		if err := writeFile(r.journal, r.journalText(done)); err != nil {
+		if err := writeFile(r.journal, j.text(done)); err != nil {
 			return r.stoppedAfter("noting that vault "+strconv.Quote(name)+" was re-keyed", err)
 		}
 		if err := r.at("noted " + name); err != nil {
@@ -271,29 +281,6 @@ func (r *rotation) dropOld(ctx context.Context) error {
 	return r.cleanUp()
 }
 
-// finished reports whether a rotation to the identity in r.id stopped
-// after it removed the old identity, only its journal left; then r.res
-// says what it did.
-func (r *rotation) finished() bool {
-	if exists(r.old) || exists(r.next) {
-		return false
-	}
-	b, err := fsio.ReadFile(r.journal, 1<<20)
-	if err != nil {
-		return false
-	}
-	var oldKey, newKey string
-	head, _, _ := strings.Cut(string(b), "\n")
-	if _, err := fmt.Sscanf(head, journalHead, &oldKey, &newKey); err != nil {
-		return false
-	}
-	if key, err := publicKey(r.id); err != nil || key != newKey {
-		return false
-	}
-	r.res.OldKey, r.res.NewKey = oldKey, newKey
-	return true
-}
-
 // cleanUp removes what a finished rotation leaves.
 func (r *rotation) cleanUp() error {
 	for _, p := range []string{r.journal, r.journal + ".tmp", r.old + ".tmp", r.next + ".tmp"} {
@@ -304,38 +291,47 @@ func (r *rotation) cleanUp() error {
 	return nil
 }
 
+// journal is what PATH.rotation notes: the rotation from the old key to
+// the new, and the vaults re-keyed in its step 4.
+type journal struct {
+	oldKey, newKey string
+	done           []string
+}
+
 // journalHead is the first line of the journal.
 const journalHead = "# arca identity rotation: the vaults re-keyed from %s to %s"
 
-// journalText is the journal of this rotation, from the old key to the
-// new one, that lists the vaults re-keyed in its step 4.
-func (r *rotation) journalText(names []string) []byte {
+// text is the journal, done the vaults re-keyed.
+func (j journal) text(done []string) []byte {
 	var b strings.Builder
-	fmt.Fprintf(&b, journalHead+"\n", r.res.OldKey, r.res.NewKey)
-	for _, n := range names {
+	fmt.Fprintf(&b, journalHead+"\n", j.oldKey, j.newKey)
+	for _, n := range done {
 		b.WriteString(strconv.Quote(n) + "\n")
 	}
 	return []byte(b.String())
 }
 
-// rekeyed reads the vaults the journal lists as re-keyed, and whether it
-// is the journal of this rotation.
-func (r *rotation) rekeyed() ([]string, bool) {
+// readJournal reads the journal, and reports whether it is that of a
+// rotation to the identity r.id holds: one in its step 4, or at its end.
+func (r *rotation) readJournal() (journal, bool) {
 	b, err := fsio.ReadFile(r.journal, 1<<20)
 	if err != nil {
-		return nil, false
+		return journal{}, false
 	}
+	var j journal
 	head, rest, _ := strings.Cut(string(b), "\n")
-	if head+"\n" != string(r.journalText(nil)) {
-		return nil, false
+	if _, err := fmt.Sscanf(head, journalHead, &j.oldKey, &j.newKey); err != nil || head+"\n" != string(j.text(nil)) {
+		return journal{}, false
 	}
-	var out []string
+	if key, err := publicKey(r.id); err != nil || key != j.newKey || j.oldKey == j.newKey {
+		return journal{}, false
+	}
 	for _, l := range strings.Split(rest, "\n") {
 		if n, err := strconv.Unquote(l); err == nil {
-			out = append(out, n)
+			j.done = append(j.done, n)
 		}
 	}
-	return out, true
+	return j, true
 }
 
 // stoppedBefore is a stop in steps 1 to 3, before the new identity took
@@ -350,6 +346,10 @@ func (r *rotation) stoppedBefore(step string, err error) error {
 // every vault was given; r.old is the old one, whose key some vaults still
 // list.
 func (r *rotation) stoppedAfter(step string, err error) error {
+	if !exists(r.old) {
+		return ops.Errorf(ops.CodeOf(err), "identity rotation stopped at %s: %v; %s holds the new identity (%s, the old one, was removed): keep it and run arca identity rotate again to carry on",
+			step, err, r.id, r.old)
+	}
 	return ops.Errorf(ops.CodeOf(err), "identity rotation stopped at %s: %v; %s holds the new identity and %s the old one: keep both and run arca identity rotate again to carry on",
 		step, err, r.id, r.old)
 }
