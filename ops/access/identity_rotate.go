@@ -77,7 +77,7 @@ func rotateIdentity(ctx context.Context, s *ops.Service, env string, at func(poi
 	if _, err := identity.Load(r.id); err != nil {
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %v", err)
 	}
-	unlock, err := lockDir(filepath.Dir(r.id))
+	unlock, err := fsio.LockDir(filepath.Dir(r.id))
 	if err != nil {
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %v", err)
 	}
@@ -372,26 +372,6 @@ func publicKey(path string) (string, error) {
 		return "", fmt.Errorf("identity file %s holds no age X25519 identity", path)
 	}
 	return fmt.Sprint(rs[0]), nil
-}
-
-// lockDir takes an exclusive flock on the directory dir; the kernel
-// releases it when the holder exits or dies.
-func lockDir(dir string) (unlock func(), err error) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err = syscall.Flock(int(d.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		d.Close()
-		return nil, fmt.Errorf("lock %s: %w", dir, err)
-	}
-	return func() { d.Close() }, nil
 }
 
 // exists reports whether something is at path.
