@@ -41,7 +41,7 @@ func identityRotateCommand() *command {
 		flags:    jsonFlag(&asJSON, "print what was rotated as JSON"),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
-				res, err := access.RotateIdentity(ctx, svc, "")
+				res, err := access.RotateIdentityAt(ctx, svc, "", c.rotateAt)
 				if err != nil {
 					return err
 				}

@@ -52,13 +52,14 @@ type IdentityRotation struct {
 // One rotation runs at a time in PATH's directory (a lock on the directory
 // itself, so none is left behind).
 func RotateIdentity(ctx context.Context, s *ops.Service, env string) (IdentityRotation, error) {
-	return rotateIdentity(ctx, s, env, nil)
+	return RotateIdentityAt(ctx, s, env, nil)
 }
 
-// rotateIdentity is RotateIdentity, calling at (when not nil) after each
-// thing it changed, named; an error from at stops the rotation there, as
-// a crash would.
-func rotateIdentity(ctx context.Context, s *ops.Service, env string, at func(point string) error) (IdentityRotation, error) {
+// RotateIdentityAt is RotateIdentity, calling at (when not nil) after each
+// change it makes, with the change's name ("added VAULT", "re-keyed
+// VAULT", …); an error from at stops the rotation there, as a crash would.
+// It is how the tests stop or kill a rotation at every point.
+func RotateIdentityAt(ctx context.Context, s *ops.Service, env string, at func(point string) error) (IdentityRotation, error) {
 	if at == nil {
 		at = func(string) error { return nil }
 	}

@@ -185,7 +185,7 @@ func rotationPoints(t *testing.T) []string {
 	f := newRotateFixture(t)
 	s, _ := f.service(t)
 	var points []string
-	if _, err := rotateIdentity(context.Background(), s, "", func(p string) error {
+	if _, err := RotateIdentityAt(context.Background(), s, "", func(p string) error {
 		points = append(points, p)
 		return nil
 	}); err != nil {
@@ -210,7 +210,7 @@ func TestRotateIdentityStoppedAnywhere(t *testing.T) {
 		t.Run(stop, func(t *testing.T) {
 			f := newRotateFixture(t)
 			s, out := f.service(t)
-			_, err := rotateIdentity(context.Background(), s, "", func(p string) error {
+			_, err := RotateIdentityAt(context.Background(), s, "", func(p string) error {
 				// At every point the identity file opens both vaults.
 				if got := f.opens(t, f.id); !slices.Equal(got, []string{"a", "b"}) {
 					t.Fatalf("at %q the identity file opens %v", p, got)
@@ -315,7 +315,7 @@ func rotateUntilKilled(at, dir string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	_, err = rotateIdentity(context.Background(), s, "", func(p string) error {
+	_, err = RotateIdentityAt(context.Background(), s, "", func(p string) error {
 		if p == at {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
@@ -450,7 +450,7 @@ func TestRotateIdentityStopsAtAVaultItDoesNotOpen(t *testing.T) {
 func TestRotateIdentityOldRemovedInStep4(t *testing.T) {
 	f := newRotateFixture(t)
 	s, _ := f.service(t)
-	if _, err := rotateIdentity(context.Background(), s, "", func(p string) error {
+	if _, err := RotateIdentityAt(context.Background(), s, "", func(p string) error {
 		if p == "noted a" {
 			return errStopped
 		}
