@@ -12,7 +12,7 @@ import (
 // identityCommand is `arca identity [--json]`: the public key of the
 // identity the env's vault opens with (what a teammate adds with vault
 // recipients add), and the identity file's path; `arca identity rotate`
-// replaces that identity in every vault it opens (ops.RotateIdentity).
+// replaces that identity in every vault it opens (access.RotateIdentity).
 func identityCommand() *command {
 	var asJSON *bool
 	return &command{
@@ -35,13 +35,13 @@ func identityRotateCommand() *command {
 	var asJSON *bool
 	return &command{
 		name: "rotate", summary: "replace the identity with a new one in every vault it opens",
-		text:     "Replace the identity with a new one in every vault it opens: the new key is added to each, the old key removed and each vault re-keyed, then the new identity replaces the old file. Until then the old identity stays in place; a rotation that stops can be run again to carry on.",
+		text:     "Replace the identity with a new one in every vault it opens: the new key is added to each, the new identity takes the identity file's place (the old one kept beside it), then each vault drops the old key and is re-keyed. The identity file opens every vault throughout; a rotation that stops, however it stops, is carried on by running it again.",
 		examples: []string{"arca identity rotate", "arca identity rotate --json"},
 		exits:    vaultExits,
 		flags:    jsonFlag(&asJSON, "print what was rotated as JSON"),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return c.vaultVerb(ctx, fs, args, 0, func(ctx context.Context, svc *ops.Service, _ []string) error {
-				res, err := access.RotateIdentity(ctx, svc, "")
+				res, err := access.RotateIdentityAt(ctx, svc, "", c.rotateAt)
 				if err != nil {
 					return err
 				}

@@ -39,6 +39,9 @@ type cli struct {
 	stdinTTY  bool
 	stdoutTTY bool
 	global    common // --config and --env given before the verb
+	// rotateAt is called at each point of an identity rotation
+	// (access.RotateIdentityAt); only the tests set it, to stop it there.
+	rotateAt func(point string) error
 	// raw is stdout and stderr as given, once guarded has put termsafe
 	// writers in their place; nil before.
 	raw *rawStreams
@@ -59,19 +62,19 @@ func (c *cli) guarded() *cli {
 	return &g
 }
 
-func main() { os.Exit(start(os.Args[1:], time.Now)) }
+func main() { os.Exit(start(os.Args[1:], processCLI(time.Now))) }
 
 // start protects the process before anything is read (protect.go), then
-// runs the verb args name with the clock now and returns the exit status.
-// A process that cannot be protected does nothing: exit 1.
-func start(args []string, now func() time.Time) int {
+// runs the verb args name in c, the process's outside world, and returns
+// the exit status. A process that cannot be protected does nothing: exit 1.
+func start(args []string, c *cli) int {
 	// The standard logger writes to stderr, which is serve's audit wire
 	// and, for every verb, for messages arca wrote: a library's line there
 	// (net/http reports an HTTP decider's unasked response through it,
 	// quoting the server's bytes) would be neither. Nothing arca runs logs.
 	log.SetOutput(io.Discard)
 	perr := protectProcess()
-	c := processCLI(now).guarded()
+	c = c.guarded()
 	if perr != nil {
 		err := opErrorf("cannot protect the process (nothing is done): %v", perr)
 		if len(args) > 0 && args[0] == "serve" {

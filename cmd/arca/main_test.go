@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -33,19 +34,44 @@ import (
 // (RFC 3339); then every reading of the clock in that process returns that
 // instant, so timestamps in listings and audit events can be compared
 // exactly. ARCATEST_NOW is read only here, never by arca itself.
+//
+// ARCATEST_ROTATE_KILL_AT names a point of arca identity rotate
+// (access.RotateIdentityAt): the child kills itself there (SIGKILL). It
+// too is read only here.
 
-const testNowVar = "ARCATEST_NOW"
+const (
+	testNowVar    = "ARCATEST_NOW"
+	testKillAtVar = "ARCATEST_ROTATE_KILL_AT"
+)
 
 func TestMain(m *testing.M) {
 	cmds := map[string]func(){
 		"arca": func() {
-			os.Exit(start(os.Args[1:], testClock()))
+			c := processCLI(testClock())
+			c.rotateAt = testRotateAt()
+			os.Exit(start(os.Args[1:], c))
 		},
 	}
 	for name, fn := range helperCommands() {
 		cmds[name] = fn
 	}
 	testscript.Main(m, cmds)
+}
+
+// testRotateAt returns nil, or a hook that kills the process at the point
+// of an identity rotation $ARCATEST_ROTATE_KILL_AT names.
+func testRotateAt() func(string) error {
+	at := os.Getenv(testKillAtVar)
+	if at == "" {
+		return nil
+	}
+	return func(point string) error {
+		if point == at {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		return nil
+	}
 }
 
 // testClock returns time.Now, or a clock stopped at $ARCATEST_NOW.
@@ -78,7 +104,7 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			for _, v := range []string{
 				"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-				"ARCA_CONFIG", "ARCA_ENV", "ARCA_IDENTITY", testNowVar,
+				"ARCA_CONFIG", "ARCA_ENV", "ARCA_IDENTITY", testNowVar, testKillAtVar,
 				"GRPC_GO_LOG_SEVERITY_LEVEL", "ETCD_CLIENT_DEBUG",
 			} {
 				env.Setenv(v, "")
@@ -92,6 +118,7 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode":  cmdExitcode,
+			"killed":    cmdKilled,
 			"filemode":  cmdFilemode,
 			"flipbyte":  cmdFlipbyte,
 			"swapblobs": cmdSwapblobs,
@@ -161,6 +188,22 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// killed PROG [ARGS...] runs PROG like exec does and fails unless it was
+// killed by SIGKILL.
+func cmdKilled(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: killed PROG [ARGS...]")
+	}
+	err := ts.Exec(args[0], args[1:]...)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		ts.Fatalf("%s: %v, want it killed", args[0], err)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		ts.Fatalf("%s: %v, want it killed by SIGKILL", args[0], err)
 	}
 }
 

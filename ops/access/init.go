@@ -10,6 +10,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault/file"
 	"github.com/arca-secrets/arca/vault/identity"
 )
 
@@ -24,7 +25,9 @@ type InitResult struct {
 }
 
 // Init makes the identity and the file vault behind env (the process
-// context's env when env is ""). Existing ones are kept, never replaced.
+// context's env when env is ""). Existing ones are kept, never replaced. A
+// file vault path that is a symlink leading nowhere is refused, and so is
+// a file vault whose identity is missing, before anything is made.
 func Init(s *ops.Service, env string) (InitResult, error) {
 	env, err := s.ResolveEnv(env)
 	if err != nil {
@@ -37,6 +40,8 @@ func Init(s *ops.Service, env string) (InitResult, error) {
 	res := InitResult{Env: env, IdentityPath: vc.Identity, VaultPath: vc.Path}
 	if vc.Kind == ops.KindEtcd {
 		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
+	} else if err := file.CheckPath(vc.Path); err != nil {
+		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	} else if missing(vc.Identity) && !missing(vc.Path) {
 		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}

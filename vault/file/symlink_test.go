@@ -233,6 +233,14 @@ func TestDanglingSymlinkedVault(t *testing.T) {
 	if _, err := Open(link, idPath, nil); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Open through a dangling link: %v; want %q", err, want)
 	}
+	if err := CheckPath(link); err == nil || err.Error() != want {
+		t.Errorf("CheckPath of a dangling link: %v; want %q", err, want)
+	}
+	for _, p := range []string{filepath.Join(dir, "nothing.vault"), idPath} {
+		if err := CheckPath(p); err != nil {
+			t.Errorf("CheckPath(%s): %v", p, err)
+		}
+	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("the dangling link after init: %v, %v", fi.Mode(), err)
 	}

@@ -38,6 +38,14 @@ func target(path string) (string, error) {
 	return "", fmt.Errorf("vault path %s is a symlink to %s: %w", path, to, err)
 }
 
+// CheckPath reports a vault path that is a symlink leading nowhere, as
+// creating or opening a vault there would: what arca init says before it
+// makes anything. Any other path, one with nothing at it included, is nil.
+func CheckPath(path string) error {
+	_, err := target(path)
+	return err
+}
+
 // lockTarget takes the writer lock of the vault at path, beside the file
 // it is, and returns that file. A link moved to another file meanwhile is
 // followed again.

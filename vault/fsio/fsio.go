@@ -87,6 +87,22 @@ func Lock(path string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
+	return flock(f, path)
+}
+
+// LockDir takes an exclusive flock on the directory dir itself, as Lock
+// does on a file, leaving no lock file behind.
+func LockDir(dir string) (unlock func(), err error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open directory to lock: %w", err)
+	}
+	return flock(d, dir)
+}
+
+// flock takes an exclusive flock on f, opened at path, and closes f if it
+// cannot.
+func flock(f *os.File, path string) (unlock func(), err error) {
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
 		if err != syscall.EINTR {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -128,3 +129,31 @@ type staleStat struct {
 }
 
 func (s staleStat) Stat() (os.FileInfo, error) { return s.fi, nil }
+
+// LockDir holds the directory itself: another flock on it is refused
+// until the holder unlocks, and no file is left in it.
+func TestLockDir(t *testing.T) {
+	dir := t.TempDir()
+	unlock, err := fsio.LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != syscall.EWOULDBLOCK {
+		t.Fatalf("a second flock while held: %v, want EWOULDBLOCK", err)
+	}
+	unlock()
+	if err := syscall.Flock(int(other.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatalf("a second flock after unlock: %v", err)
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Fatalf("the directory holds %v (%v)", ents, err)
+	}
+	if _, err := fsio.LockDir(filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("LockDir of a missing directory succeeded")
+	}
+}

@@ -29,9 +29,9 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
-	id, err := age.GenerateX25519Identity()
+	text, recipient, err := New(now)
 	if err != nil {
-		return "", false, fmt.Errorf("generate identity: %w", err)
+		return "", false, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", false, fmt.Errorf("identity directory: %w", err)
@@ -40,8 +40,6 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	if err != nil {
 		return "", false, fmt.Errorf("create identity file: %w", err)
 	}
-	text := fmt.Sprintf("# created: %s\n# public key: %s\n%s\n",
-		now.UTC().Format(time.RFC3339), id.Recipient(), id)
 	if _, err := f.WriteString(text); err != nil {
 		f.Close()
 		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
@@ -53,7 +51,19 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	if err := f.Close(); err != nil {
 		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
 	}
-	return id.Recipient().String(), true, fsio.SyncDir(filepath.Dir(path))
+	return recipient, true, fsio.SyncDir(filepath.Dir(path))
+}
+
+// New makes an age X25519 identity: the text of its file (what Ensure
+// writes) and its recipient.
+func New(now time.Time) (text, recipient string, err error) {
+	id, err := age.GenerateX25519Identity()
+	if err != nil {
+		return "", "", fmt.Errorf("generate identity: %w", err)
+	}
+	text = fmt.Sprintf("# created: %s\n# public key: %s\n%s\n",
+		now.UTC().Format(time.RFC3339), id.Recipient(), id)
+	return text, id.Recipient().String(), nil
 }
 
 // Load reads the age identities in path. A missing file is an error
