@@ -73,6 +73,18 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
+// WriteString is Write of a string, passed on without a copy when w takes
+// strings (an *os.File does): a buffered writer hands a long span of the
+// record lines (lineWriter.entries) on this way rather than copy it
+// through its buffer.
+func (l *limitWriter) WriteString(s string) (int, error) {
+	if int64(len(s)) > l.left {
+		return 0, errTooLarge
+	}
+	l.left -= int64(len(s))
+	return io.WriteString(l.w, s)
+}
+
 // tooLargeWrite is the error of a write refused at the bound.
 func (o options) tooLargeWrite(path string) error {
 	return fmt.Errorf("vault %s would grow over its limit of %d bytes; nothing was changed (rm records to make room)", path, o.maxWrite)

@@ -3,8 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -160,13 +158,11 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
-		return writeVault(w, &f.cur, changes, size, func(ch change) ([]byte, error) {
-			h := ch.hexSlot()
-			slot := string(h[:])
+		return writeVault(w, &f.cur, changes, size, func(ch change, slot string) ([]byte, error) {
 			var err error
 			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
 			if err == nil && n <= keepMax {
-				kept = append(kept, entry{slot, string(buf)})
+				kept = append(kept, entry{slot: slot, blob: string(buf)})
 			}
 			if len(buf) == 0 {
 				return nil, err // dropped
@@ -212,36 +208,39 @@ func (f *Vault) changes(b vault.Batch) ([]change, error) {
 }
 
 // sizeWith is the size of the file writeVault makes of the vault with
-// the writes of b applied (changes their slots, sorted): the header line,
-// every record line with the comma between two, the trailer. Each write is
-// worked out on the way, so one that fails fails here.
+// the writes of b applied (changes their slots, sorted): the size of the
+// file as it stands, less the record line of every record a write
+// replaces or removes, plus the line of every record a write leaves, and a
+// comma between two lines. Each write is worked out on the way, so one
+// that fails fails here. The records no write names are not visited.
 func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64, error) {
-	hb, err := json.Marshal(f.cur.hdr)
-	if err != nil {
-		return 0, err
-	}
-	size := int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
-	lines := 0
-	line := func(blob int) {
-		lines++
-		size += int64(len("\n\"") + slotHexSize + len(`":"`) + blob + len(`"`))
-	}
-	mergeSlots(f.cur.entries, changes, cmpChange, func(e entry) { line(len(e.blob)) }, func(ch *change) {
+	size, lines := f.heldSize(), len(f.cur.entries)
+	commas := func(lines int) int64 { return int64(max(lines-1, 0)) }
+	size -= commas(lines)
+	var err error
+	mergeSlots(f.cur.entries, changes, changeSlot, func([]entry) {}, func(ch *change, slot string, old *entry) {
 		if err != nil {
 			return
 		}
+		if old != nil {
+			size -= lineSize(len(old.blob))
+			lines--
+		}
 		w := b.At(int(ch.i))
 		var next vault.Record
-		h := ch.hexSlot()
-		if next, err = f.next(w, string(h[:]), now); err == nil && w.Kind != vault.Remove {
-			line(base64.StdEncoding.EncodedLen(seal.SealedSize(next)))
+		if next, err = f.next(w, slot, now); err == nil && w.Kind != vault.Remove {
+			size += sealedLine(next)
+			lines++
 		}
 	})
-	if lines > 1 {
-		size += int64(lines - 1) // the commas
-	}
-	return size, err
+	return size + commas(lines), err
 }
+
+// heldSize is the size of the vault file as the handle holds it: the size
+// of the held file, which f.cur mirrors (read from it, or written as it
+// and then held), and whose every byte the canonical layout fixes. Callers
+// hold f.mu and have refreshed the handle.
+func (f *Vault) heldSize() int64 { return f.heldInfo.Size() }
 
 // next is what w makes of the record in slot, at now.
 func (f *Vault) next(w vault.Write, slot string, now time.Time) (vault.Record, error) {
