@@ -329,11 +329,13 @@ func (c *contents) reindex(slot, blob string, i int) {
 // sealed and base64-encoded, or nil when the write drops it; its buffer
 // need only last until the next call. The first error, of sealed or of w,
 // stops the write. size is the size of the file it makes, when known (0
-// when not): the write buffer is sized to it (writeBuffer).
-func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed func(ch change, slot string) ([]byte, error)) error {
+// when not): the write buffer is sized to it (writeBuffer). loose is how
+// many of c's records it wrote line by line, not in spans of the lines as
+// read (see lineWriter.entries).
+func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed func(ch change, slot string) ([]byte, error)) (loose int, err error) {
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	lw := lineWriter{bw: bufio.NewWriterSize(w, writeBuffer(size))}
 	lw.bw.WriteString(linePrefix)
@@ -353,10 +355,10 @@ func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed f
 			}
 		})
 	if lw.err != nil {
-		return lw.err
+		return lw.loose, lw.err
 	}
 	lw.bw.WriteString("\n" + fileTrailer)
-	return lw.bw.Flush()
+	return lw.loose, lw.bw.Flush()
 }
 
 // Write buffer bounds: a file of up to maxWriteBuffer bytes goes out in
@@ -381,6 +383,7 @@ func writeBuffer(size int64) int {
 type lineWriter struct {
 	bw    *bufio.Writer
 	lines int
+	loose int // records of the contents written line by line (entries)
 	err   error
 }
 
@@ -409,6 +412,7 @@ func (lw *lineWriter) entries(raw string, es []entry) {
 	for len(es) > 0 && lw.err == nil {
 		if es[0].at == 0 {
 			lw.line(es[0].slot, nil, es[0].blob)
+			lw.loose++
 			es = es[1:]
 			continue
 		}

@@ -128,7 +128,7 @@ func FuzzParseVault(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := writeVault(&out, &c, nil, 0, nil); err != nil {
+		if _, err := writeVault(&out, &c, nil, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != text {

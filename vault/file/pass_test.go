@@ -81,7 +81,7 @@ func TestWriteSpansAreTheLinesAsWritten(t *testing.T) {
 			lines.entries = append(lines.entries, entry{slot: e.slot, blob: e.blob})
 		}
 		var want bytes.Buffer
-		if err := writeVault(&want, &lines, nil, 0, nil); err != nil {
+		if _, err := writeVault(&want, &lines, nil, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want.Bytes()) {
@@ -130,4 +130,43 @@ func TestWriteSpansAreTheLinesAsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a group")
+}
+
+// After many puts to different records, a write still copies most of the
+// records in spans of the lines as read: once a write copied more than
+// looseMax records line by line, the handle reads the file again, and the
+// records it holds as lines of their own are few again.
+func TestManyPutsKeepSpans(t *testing.T) {
+	ctx := context.Background()
+	const n = 2_000
+	f := vaultOf(t, n)
+	limit, rereads := looseMax(n+1), 0
+	for i := range 1_000 {
+		name := fmt.Sprintf("bulk/rec-%05d", (i*7919)%n) // a different record each time
+		if _, err := f.Apply(ctx, put(name, "v"), allow); err != nil {
+			t.Fatal(err)
+		}
+		if f.stale {
+			rereads++
+		}
+		if err := f.refresh(); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.index(); err != nil {
+			t.Fatal(err)
+		}
+		loose := 0
+		for _, e := range f.cur.entries {
+			if e.at == 0 {
+				loose++
+			}
+		}
+		if loose > limit+1 {
+			t.Fatalf("after %d puts the handle holds %d records as lines of their own; want at most %d", i+1, loose, limit+1)
+		}
+	}
+	if rereads == 0 || rereads > 1_000/limit+1 {
+		t.Errorf("1,000 puts made the handle reread the file %d times; want about once every %d", rereads, limit)
+	}
+	sameAsFile(t, f, f.path, f.idPath)
 }

@@ -58,7 +58,10 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 // replace writes c as the vault at dest, the target of the vault named
 // path, in place of a file of old bytes: writeTemp, then commit.
 func (o options) replace(dest, path string, c *contents, old int64) error {
-	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error { return writeVault(w, c, nil, 0, nil) })
+	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error {
+		_, err := writeVault(w, c, nil, 0, nil)
+		return err
+	})
 	if errors.Is(err, errTooLarge) {
 		return o.tooLargeWrite(path)
 	} else if err != nil {
@@ -152,13 +155,16 @@ type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, err
 // seal as the merge reaches it) to a new file of size bytes beside dest,
 // syncs it and renames it into place, then brings the handle up to date:
 // a small change is applied to what it holds, a larger one makes it
-// reread at its next read. Callers hold f.mu and the writer lock.
+// reread at its next read, and so does a write that copied more of the
+// records line by line than looseMax allows. Callers hold f.mu and the
+// writer lock.
 func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal sealFunc) error {
 	n := len(changes)
 	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
-	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
-		return writeVault(w, &f.cur, changes, size, func(ch change, slot string) ([]byte, error) {
+	var loose int
+	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) (err error) {
+		loose, err = writeVault(w, &f.cur, changes, size, func(ch change, slot string) ([]byte, error) {
 			var err error
 			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
 			if err == nil && n <= keepMax {
@@ -169,6 +175,7 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 			}
 			return buf, err
 		})
+		return err
 	})
 	if errors.Is(err, errTooLarge) {
 		return f.opt.tooLargeWrite(f.path)
@@ -180,7 +187,7 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
-	if n > keepMax {
+	if n > keepMax || loose > looseMax(len(f.cur.entries)) {
 		f.stale = true
 		return nil
 	}
@@ -190,6 +197,18 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	}
 	return nil
 }
+
+// looseMax is how many records of a vault of n a write may copy line by
+// line before the handle rereads the file. A handle keeps a record it
+// wrote as a line of its own, which the next write copies alone, where it
+// writes the records as read in spans of the file's lines, a copy each
+// (lineWriter.entries); after many writes to different records a write
+// would copy most of them line by line. Past a sixteenth of the records
+// (and past keepMax, so a small vault never rereads for this) the handle
+// rereads the file at its next read, whose lines are all one span again:
+// one read of the file every n/16 or so writes, against a write of the
+// file every time.
+func looseMax(n int) int { return max(keepMax, n/16) }
 
 // changes is the slot of every write of b, sorted by slot. Two writes of
 // one record share a slot: such a batch is refused.
