@@ -247,8 +247,8 @@ func mergeSlots[C any](es []entry, cs []C, slotOf func(*C) string, keep func([]e
 // sortsBefore is how many entries of es, sorted by slot, sort before slot.
 // It doubles its step from the front, then binary-searches the last step,
 // so its cost grows with the logarithm of the answer rather than of
-// len(es): a merge that walks many changes through es in order pays about
-// one comparison per entry at most, and a few changes far fewer.
+// len(es): a merge that walks many changes through es in order pays at
+// most about two comparisons per entry, and a few changes far fewer.
 func sortsBefore(es []entry, slot string) int {
 	hi := 1
 	for hi <= len(es) && es[hi-1].slot < slot {
