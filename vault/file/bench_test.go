@@ -257,11 +257,7 @@ func BenchmarkFileOneShotMiss(b *testing.B) {
 // put's ratio to both.
 func BenchmarkPutVsFloor(b *testing.B) {
 	f, names := benchVault(b, 10)
-	data, err := os.ReadFile(f.path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	floor := rewriter(b, f, data)
+	floor := rewriter(b, f)
 	ctx := context.Background()
 	value := vault.NewSecret([]byte(rand.Text()))
 	approve := func(vault.Meta) error { return nil }
@@ -289,10 +285,15 @@ func BenchmarkPutVsFloor(b *testing.B) {
 }
 
 // rewriter returns the floor of a put into f: a crash-safe replace of a
-// file beside f's vault by data, the cheapest way one can be made (temp
-// file, fsync, rename), with a directory fsync after it when syncDir
-// holds (a durable rewrite, the four steps a put also takes).
-func rewriter(b *testing.B, f *Vault, data []byte) func(syncDir bool) {
+// file beside f's vault by the vault's bytes as they are now, the cheapest
+// way one can be made (temp file, fsync, rename), with a directory fsync
+// after it when syncDir holds (a durable rewrite, the four steps a put
+// also takes).
+func rewriter(b *testing.B, f *Vault) func(syncDir bool) {
+	data, err := os.ReadFile(f.path)
+	if err != nil {
+		b.Fatal(err)
+	}
 	dir := filepath.Dir(f.path)
 	target := filepath.Join(dir, "floor.vault")
 	return func(syncDir bool) {
@@ -331,11 +332,7 @@ func BenchmarkFilePutVsRewrite(b *testing.B) {
 	for _, n := range benchSizes() {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
 			f, names := benchVault(b, n)
-			data, err := os.ReadFile(f.path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rewrite := rewriter(b, f, data)
+			rewrite := rewriter(b, f)
 			ctx := context.Background()
 			value := vault.NewSecret([]byte(rand.Text()))
 			approve := func(vault.Meta) error { return nil }
