@@ -66,11 +66,30 @@ type limitWriter struct {
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.left {
+	if !l.take(len(p)) {
 		return 0, errTooLarge
 	}
-	l.left -= int64(len(p))
 	return l.w.Write(p)
+}
+
+// WriteString is Write of a string, passed on without a copy when w takes
+// strings (an *os.File does): a buffered writer hands a long span of the
+// record lines (lineWriter.entries) on this way rather than copy it
+// through its buffer.
+func (l *limitWriter) WriteString(s string) (int, error) {
+	if !l.take(len(s)) {
+		return 0, errTooLarge
+	}
+	return io.WriteString(l.w, s)
+}
+
+// take counts n more bytes against the bound, if they fit.
+func (l *limitWriter) take(n int) bool {
+	if int64(n) > l.left {
+		return false
+	}
+	l.left -= int64(n)
+	return true
 }
 
 // tooLargeWrite is the error of a write refused at the bound.

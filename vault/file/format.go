@@ -52,8 +52,17 @@ type contents struct {
 	byPrefix map[uint64]entry // an entry for every slot prefix present
 }
 
-// entry is one record line: a slot and its base64 sealed record.
-type entry struct{ slot, blob string }
+// entry is one record line: a slot and its base64 sealed record, and
+// where its slot starts in contents.raw when the line is there as read
+// (0 when it is not: a record written since). A run of entries whose lines
+// lie together in raw is written out as one span of it (lineWriter.entries).
+type entry struct {
+	slot, blob string
+	at         int
+}
+
+// text is the length of e's line as the file holds it, `"<slot>":"<blob>"`.
+func (e *entry) text() int { return len(`"`) + slotHexSize + len(`":"`) + len(e.blob) + len(`"`) }
 
 func compareSlot(e entry, slot string) int { return strings.Compare(e.slot, slot) }
 
@@ -81,22 +90,22 @@ func (c *contents) index() error {
 	if c.indexed {
 		return nil
 	}
-	body := c.raw
-	records := strings.Count(body, "\n")
+	raw := c.raw
+	records := strings.Count(raw, "\n")
 	entries, byPrefix := make([]entry, 0, records), make(map[uint64]entry, records)
-	for lineNo := 2; body != ""; lineNo++ {
-		i := strings.IndexByte(body, '\n')
-		line, last := body[:i], i == len(body)-1
-		body = body[i+1:]
-		slot, blob, ok := parseRecordLine(line, last)
+	for off, lineNo := 0, 2; off < len(raw); lineNo++ {
+		end := off + strings.IndexByte(raw[off:], '\n')
+		slot, blob, ok := parseRecordLine(raw[off:end], end == len(raw)-1)
 		if !ok {
 			return fmt.Errorf("line %d: malformed record line", lineNo)
 		}
 		if n := len(entries); n > 0 && entries[n-1].slot >= slot {
 			return fmt.Errorf("line %d: record out of order or duplicated", lineNo)
 		}
-		entries = append(entries, entry{slot, blob})
-		byPrefix[slotPrefix(slot)] = entry{slot, blob}
+		e := entry{slot, blob, off + 1}
+		entries = append(entries, e)
+		byPrefix[slotPrefix(slot)] = e
+		off = end + 1
 	}
 	c.entries, c.byPrefix, c.indexed = entries, byPrefix, true
 	return nil
@@ -197,31 +206,58 @@ func (ch *change) hexSlot() (h [slotHexSize]byte) {
 	return h
 }
 
-// cmpChange compares the slots of an entry and a change.
-func cmpChange(e *entry, ch *change) int {
+// changeSlot is the slot of ch as the file writes it.
+func changeSlot(ch *change) string {
 	h := ch.hexSlot()
-	return strings.Compare(e.slot, string(h[:]))
+	return string(h[:])
 }
 
-// mergeSlots walks es and cs, both sorted by slot and cs naming each slot
-// at most once, in slot order: keep is called with every entry of es no
-// change names, change with every change. cmp compares an entry's slot
-// with a change's.
-func mergeSlots[C any](es []entry, cs []C, cmp func(*entry, *C) int, keep func(entry), change func(*C)) {
-	i := 0
+// entrySlot is the slot of a change given as an entry (contents.apply).
+func entrySlot(e *entry) string { return e.slot }
+
+// mergeSlots walks es and cs, both sorted by slot (slotOf gives a
+// change's) and cs naming each slot at most once, in slot order: keep is
+// called with each run of entries of es that no change names, change with
+// every change, its slot, and the entry of es it replaces (nil: none).
+// Where each change goes is searched for (sortsBefore), not found by
+// comparing it with every entry before it: a few changes to a large vault
+// cost a few searches, slotOf is called once per change, and the entries
+// between two changes are handed on as they lie, uncompared.
+func mergeSlots[C any](es []entry, cs []C, slotOf func(*C) string, keep func([]entry), change func(c *C, slot string, old *entry)) {
 	for j := range cs {
 		c := &cs[j]
-		for ; i < len(es) && cmp(&es[i], c) < 0; i++ {
-			keep(es[i])
+		slot := slotOf(c)
+		i := sortsBefore(es, slot)
+		if i > 0 {
+			keep(es[:i])
 		}
-		if i < len(es) && cmp(&es[i], c) == 0 {
+		var old *entry
+		if i < len(es) && es[i].slot == slot {
+			old = &es[i]
 			i++
 		}
-		change(c)
+		change(c, slot, old)
+		es = es[i:]
 	}
-	for ; i < len(es); i++ {
-		keep(es[i])
+	if len(es) > 0 {
+		keep(es)
 	}
+}
+
+// sortsBefore is how many entries of es, sorted by slot, sort before slot.
+// It doubles its step from the front, then binary-searches the last step,
+// so its cost grows with the logarithm of the answer rather than of
+// len(es): a merge that walks many changes through es in order pays at
+// most about two comparisons per entry, and a few changes far fewer.
+func sortsBefore(es []entry, slot string) int {
+	hi := 1
+	for hi <= len(es) && es[hi-1].slot < slot {
+		hi *= 2
+	}
+	// es[lo-1] sorts before slot (lo > 0), es[hi-1] does not (hi <= len(es)).
+	lo, hi := hi/2, min(hi-1, len(es))
+	i, _ := slices.BinarySearchFunc(es[lo:hi], slot, compareSlot)
+	return lo + i
 }
 
 // apply makes changes to c's records and index: changes is sorted by slot,
@@ -233,11 +269,10 @@ func (c *contents) apply(changes []entry) {
 		return
 	}
 	out := make([]entry, 0, len(c.entries)+len(changes))
-	keep := func(e entry) { out = append(out, e) }
-	cmp := func(e, ch *entry) int { return strings.Compare(e.slot, ch.slot) }
-	mergeSlots(c.entries, changes, cmp, keep, func(e *entry) {
+	keep := func(es []entry) { out = append(out, es...) }
+	mergeSlots(c.entries, changes, entrySlot, keep, func(e *entry, _ string, _ *entry) {
 		if e.blob != "" {
-			keep(*e)
+			out = append(out, entry{slot: e.slot, blob: e.blob})
 		}
 	})
 	c.entries = out
@@ -255,9 +290,9 @@ func (c *contents) set(slot, blob string) {
 	case blob == "":
 		return
 	case !found:
-		c.entries = slices.Insert(c.entries, i, entry{slot, blob})
+		c.entries = slices.Insert(c.entries, i, entry{slot: slot, blob: blob})
 	default:
-		c.entries[i].blob = blob
+		c.entries[i] = entry{slot: slot, blob: blob} // no longer as read
 	}
 	c.reindex(slot, blob, i)
 }
@@ -269,7 +304,7 @@ func (c *contents) reindex(slot, blob string, i int) {
 	p := slotPrefix(slot)
 	if blob != "" {
 		if e, ok := c.byPrefix[p]; !ok || e.slot == slot {
-			c.byPrefix[p] = entry{slot, blob}
+			c.byPrefix[p] = entry{slot: slot, blob: blob}
 		}
 		return
 	}
@@ -289,39 +324,41 @@ func (c *contents) reindex(slot, blob string, i int) {
 }
 
 // writeVault writes c in the canonical layout with the changes of a batch
-// merged in (sorted by slot, each slot at most once). sealed gives each
-// change's record, sealed and base64-encoded, or nil when the write drops
-// it; its buffer need only last until the next call. The first error, of
-// sealed or of w, stops the write. size is the size of the file it makes,
-// when known (0 when not): the write buffer is sized to it (writeBuffer).
-func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed func(change) ([]byte, error)) error {
+// merged in (sorted by slot, each slot at most once), in one pass over c's
+// records. sealed gives each change's record (its slot in hex beside it),
+// sealed and base64-encoded, or nil when the write drops it; its buffer
+// need only last until the next call. The first error, of sealed or of w,
+// stops the write. size is the size of the file it makes, when known (0
+// when not): the write buffer is sized to it (writeBuffer). loose is how
+// many of c's records it wrote line by line, not in spans of the lines as
+// read (see lineWriter.entries).
+func writeVault(w io.Writer, c *contents, changes []change, size int64, sealed func(ch change, slot string) ([]byte, error)) (loose int, err error) {
 	hb, err := json.Marshal(c.hdr)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	lw := lineWriter{bw: bufio.NewWriterSize(w, writeBuffer(size))}
 	lw.bw.WriteString(linePrefix)
 	lw.bw.Write(hb)
 	lw.bw.WriteString(lineSuffix)
-	mergeSlots(c.entries, changes, cmpChange,
-		func(e entry) { lw.line(e.slot, nil, e.blob) },
-		func(ch *change) {
+	mergeSlots(c.entries, changes, changeSlot,
+		func(es []entry) { lw.entries(c.raw, es) },
+		func(ch *change, slot string, _ *entry) {
 			if lw.err != nil {
 				return
 			}
-			b, err := sealed(*ch)
+			b, err := sealed(*ch, slot)
 			if err != nil {
 				lw.err = err
 			} else if b != nil {
-				h := ch.hexSlot()
-				lw.line(string(h[:]), b, "")
+				lw.line(slot, b, "")
 			}
 		})
 	if lw.err != nil {
-		return lw.err
+		return lw.loose, lw.err
 	}
 	lw.bw.WriteString("\n" + fileTrailer)
-	return lw.bw.Flush()
+	return lw.loose, lw.bw.Flush()
 }
 
 // Write buffer bounds: a file of up to maxWriteBuffer bytes goes out in
@@ -346,6 +383,7 @@ func writeBuffer(size int64) int {
 type lineWriter struct {
 	bw    *bufio.Writer
 	lines int
+	loose int // records of the contents written line by line (entries)
 	err   error
 }
 
@@ -364,6 +402,34 @@ func (lw *lineWriter) line(slot string, b []byte, s string) {
 	lw.bw.Write(b)
 	lw.bw.WriteString(s)
 	_, lw.err = lw.bw.WriteString(`"`)
+}
+
+// entries writes the record lines of es, entries of the contents whose
+// record lines as read are raw. Lines that lie one after another in raw
+// are written as one span of it: between two lines raw holds ",\n", as the
+// file does. A line not in raw is written on its own.
+func (lw *lineWriter) entries(raw string, es []entry) {
+	for len(es) > 0 && lw.err == nil {
+		if es[0].at == 0 {
+			lw.line(es[0].slot, nil, es[0].blob)
+			lw.loose++
+			es = es[1:]
+			continue
+		}
+		from := es[0].at - 1 // the line's opening quote
+		to := from + es[0].text()
+		n := 1
+		for ; n < len(es) && es[n].at != 0 && es[n].at-1 == to+len(",\n"); n++ {
+			to = es[n].at - 1 + es[n].text()
+		}
+		if lw.lines > 0 {
+			lw.bw.WriteByte(',')
+		}
+		lw.lines += n
+		lw.bw.WriteByte('\n')
+		_, lw.err = lw.bw.WriteString(raw[from:to])
+		es = es[n:]
+	}
 }
 
 // decodeBlob decodes a base64 sealed record, accepting only the canonical

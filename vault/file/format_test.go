@@ -128,7 +128,7 @@ func FuzzParseVault(f *testing.F) {
 			return
 		}
 		var out bytes.Buffer
-		if err := writeVault(&out, &c, nil, 0, nil); err != nil {
+		if _, err := writeVault(&out, &c, nil, 0, nil); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != text {
@@ -210,7 +210,7 @@ func TestIndexHandlesSharedSlotPrefixes(t *testing.T) {
 	}
 	// The same through apply, several changes at once (a batch).
 	for _, changes := range [][]entry{
-		{{a, "A4"}, {b, "B2"}, {c, "C3"}}, {{a, ""}, {b, ""}, {other, "O2"}}, {{b, "B3"}, {c, ""}}, {{a, "A5"}, {b, ""}},
+		{{a, "A4", 0}, {b, "B2", 0}, {c, "C3", 0}}, {{a, "", 0}, {b, "", 0}, {other, "O2", 0}}, {{b, "B3", 0}, {c, "", 0}}, {{a, "A5", 0}, {b, "", 0}},
 	} {
 		ct.apply(changes)
 		for _, ch := range changes {

@@ -81,10 +81,8 @@ func (g *group) start() error {
 		return err
 	}
 	g.fixed = int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
-	for _, e := range f.cur.entries {
-		g.body += lineSize(len(e.blob))
-	}
 	g.lines = len(f.cur.entries)
+	g.body = f.heldSize() - g.size(0, g.lines) // every record line, not visited
 	return nil
 }
 

@@ -65,7 +65,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 			if err != nil {
 				return contents{}, err
 			}
-			c.entries = append(c.entries, entry{slot, encodeBlob(sealed)})
+			c.entries = append(c.entries, entry{slot: slot, blob: encodeBlob(sealed)})
 		}
 		slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
 		n = len(c.entries)

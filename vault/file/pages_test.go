@@ -318,7 +318,7 @@ func TestPagedGetServesTheFileHeldAcrossARename(t *testing.T) {
 	b64, ok, err := f.find(f.k.Slot(names[11]))
 	var r vault.Record
 	if err == nil && ok {
-		r, err = f.openEntry(entry{f.k.Slot(names[11]), b64})
+		r, err = f.openEntry(entry{slot: f.k.Slot(names[11]), blob: b64})
 	}
 	f.mu.Unlock()
 	if err != nil || !ok || string(r.Value.Reveal()) != values[names[11]] {

@@ -3,8 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -60,7 +58,10 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 // replace writes c as the vault at dest, the target of the vault named
 // path, in place of a file of old bytes: writeTemp, then commit.
 func (o options) replace(dest, path string, c *contents, old int64) error {
-	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error { return writeVault(w, c, nil, 0, nil) })
+	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error {
+		_, err := writeVault(w, c, nil, 0, nil)
+		return err
+	})
 	if errors.Is(err, errTooLarge) {
 		return o.tooLargeWrite(path)
 	} else if err != nil {
@@ -154,25 +155,27 @@ type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, err
 // seal as the merge reaches it) to a new file of size bytes beside dest,
 // syncs it and renames it into place, then brings the handle up to date:
 // a small change is applied to what it holds, a larger one makes it
-// reread at its next read. Callers hold f.mu and the writer lock.
+// reread at its next read, and so does a write that copied more of the
+// records line by line than looseMax allows. Callers hold f.mu and the
+// writer lock.
 func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal sealFunc) error {
 	n := len(changes)
 	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
-	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) error {
-		return writeVault(w, &f.cur, changes, size, func(ch change) ([]byte, error) {
-			h := ch.hexSlot()
-			slot := string(h[:])
+	var loose int
+	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) (err error) {
+		loose, err = writeVault(w, &f.cur, changes, size, func(ch change, slot string) ([]byte, error) {
 			var err error
 			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
 			if err == nil && n <= keepMax {
-				kept = append(kept, entry{slot, string(buf)})
+				kept = append(kept, entry{slot: slot, blob: string(buf)})
 			}
 			if len(buf) == 0 {
 				return nil, err // dropped
 			}
 			return buf, err
 		})
+		return err
 	})
 	if errors.Is(err, errTooLarge) {
 		return f.opt.tooLargeWrite(f.path)
@@ -184,7 +187,7 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
-	if n > keepMax {
+	if n > keepMax || loose > looseMax(len(f.cur.entries)) {
 		f.stale = true
 		return nil
 	}
@@ -194,6 +197,18 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	}
 	return nil
 }
+
+// looseMax is how many records of a vault of n a write may copy line by
+// line before the handle rereads the file. A handle keeps a record it
+// wrote as a line of its own, which the next write copies alone, where it
+// writes the records as read in spans of the file's lines, a copy each
+// (lineWriter.entries); after many writes to different records a write
+// would copy most of them line by line. Past a sixteenth of the records
+// (and past keepMax, so a small vault never rereads for this) the handle
+// rereads the file at its next read, whose lines are all one span again:
+// one read of the file every n/16 or so writes, against a write of the
+// file every time.
+func looseMax(n int) int { return max(keepMax, n/16) }
 
 // changes is the slot of every write of b, sorted by slot. Two writes of
 // one record share a slot: such a batch is refused.
@@ -212,36 +227,39 @@ func (f *Vault) changes(b vault.Batch) ([]change, error) {
 }
 
 // sizeWith is the size of the file writeVault makes of the vault with
-// the writes of b applied (changes their slots, sorted): the header line,
-// every record line with the comma between two, the trailer. Each write is
-// worked out on the way, so one that fails fails here.
+// the writes of b applied (changes their slots, sorted): the size of the
+// file as it stands, less the record line of every record a write
+// replaces or removes, plus the line of every record a write leaves, and a
+// comma between two lines. Each write is worked out on the way, so one
+// that fails fails here. The records no write names are not visited.
 func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64, error) {
-	hb, err := json.Marshal(f.cur.hdr)
-	if err != nil {
-		return 0, err
-	}
-	size := int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
-	lines := 0
-	line := func(blob int) {
-		lines++
-		size += int64(len("\n\"") + slotHexSize + len(`":"`) + blob + len(`"`))
-	}
-	mergeSlots(f.cur.entries, changes, cmpChange, func(e entry) { line(len(e.blob)) }, func(ch *change) {
+	size, lines := f.heldSize(), len(f.cur.entries)
+	commas := func(lines int) int64 { return int64(max(lines-1, 0)) }
+	size -= commas(lines)
+	var err error
+	mergeSlots(f.cur.entries, changes, changeSlot, func([]entry) {}, func(ch *change, slot string, old *entry) {
 		if err != nil {
 			return
 		}
+		if old != nil {
+			size -= lineSize(len(old.blob))
+			lines--
+		}
 		w := b.At(int(ch.i))
 		var next vault.Record
-		h := ch.hexSlot()
-		if next, err = f.next(w, string(h[:]), now); err == nil && w.Kind != vault.Remove {
-			line(base64.StdEncoding.EncodedLen(seal.SealedSize(next)))
+		if next, err = f.next(w, slot, now); err == nil && w.Kind != vault.Remove {
+			size += sealedLine(next)
+			lines++
 		}
 	})
-	if lines > 1 {
-		size += int64(lines - 1) // the commas
-	}
-	return size, err
+	return size + commas(lines), err
 }
+
+// heldSize is the size of the vault file as the handle holds it: the size
+// of the held file, which f.cur mirrors (read from it, or written as it
+// and then held), and whose every byte the canonical layout fixes. Callers
+// hold f.mu and have refreshed the handle.
+func (f *Vault) heldSize() int64 { return f.heldInfo.Size() }
 
 // next is what w makes of the record in slot, at now.
 func (f *Vault) next(w vault.Write, slot string, now time.Time) (vault.Record, error) {
