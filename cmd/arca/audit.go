@@ -101,7 +101,11 @@ func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) erro
 		return err
 	}
 	var anchor *trail.Anchor
-	if *anchorFlag != "" {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "anchor" })
+	if given {
+		// An empty --anchor (a file that was missing or empty, read
+		// through $(cat ...)) is refused, never taken as no anchor.
 		a, err := trail.ParseAnchor(*anchorFlag)
 		if err != nil {
 			return usagef("--anchor: %v", err)
@@ -112,7 +116,7 @@ func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) erro
 		return err
 	}
 	if anchor != nil && len(files) > 1 {
-		return usagef("--anchor is the last link of one trail: give one FILE")
+		return usagef("--anchor vouches for one trail: give one FILE")
 	}
 	broken := 0
 	for _, path := range files {
