@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault/fsio"
@@ -34,42 +32,6 @@ func write(jobs []*job, res []Result, read []ops.GetResult, src Source, o Option
 		}
 		res[i].Status = st
 		done += len(j.refs)
-	}
-	return nil
-}
-
-// ready reports why t cannot be written, before anything is: its
-// directory must exist and be a directory arca may create files in, and
-// what is at its path now, if anything, must be a regular file it may
-// read. Stdout is always ready.
-func ready(t Target) error {
-	if t.Out == Stdout {
-		return nil
-	}
-	dir := filepath.Dir(t.Out)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("directory %s does not exist", dir)
-	case err != nil:
-		return fmt.Errorf("directory %s: %w", dir, err)
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory", dir)
-	}
-	if err := unix.Access(dir, unix.W_OK|unix.X_OK); err != nil {
-		return fmt.Errorf("cannot create files in directory %s (%w)", dir, err)
-	}
-	fi, err = os.Stat(t.Out)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil // a new file, or a dangling link that the file replaces
-	case err != nil:
-		return err
-	case !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file", t.Out)
-	}
-	if err := unix.Access(t.Out, unix.R_OK); err != nil {
-		return fmt.Errorf("cannot read %s (%w)", t.Out, err)
 	}
 	return nil
 }
