@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strconv"
 
 	"github.com/arca-secrets/arca/ops/ref"
@@ -65,7 +66,25 @@ func (c *Config) DeployTargets() ([]Deploy, error) {
 		}
 		out[i] = d
 	}
-	return out, nil
+	return out, sameOut(c.Deploy, out)
+}
+
+// sameOut reports two targets that write the same file (after expansion):
+// the second would overwrite the first on every run. Stdout ("-") may be
+// named by many.
+func sameOut(given, expanded []Deploy) error {
+	seen := make(map[string]int, len(expanded))
+	for i, d := range expanded {
+		if given[i].Out == "-" {
+			continue
+		}
+		p := filepath.Clean(d.Out)
+		if j, ok := seen[p]; ok {
+			return fmt.Errorf("deploy %s: out %s is also deploy %s's: each target writes a file of its own", d.Name, strconv.Quote(p), expanded[j].Name)
+		}
+		seen[p] = i
+	}
+	return nil
 }
 
 // deployProblem checks the [[deploy]] blocks: each named (a valid

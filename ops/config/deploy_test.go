@@ -58,3 +58,32 @@ func TestDeployRefused(t *testing.T) {
 		}
 	}
 }
+
+// Two targets that write the same file (however its path is spelled) are
+// refused: the second would overwrite the first on every run. Stdout may
+// be named by many.
+func TestDeploySameOut(t *testing.T) {
+	getenv := func(string) string { return "" }
+	two := func(a, b string) string {
+		return "[[deploy]]\nname = \"one\"\ntemplate = \"t\"\nout = \"" + a + "\"\n[[deploy]]\nname = \"two\"\ntemplate = \"t\"\nout = \"" + b + "\"\n"
+	}
+	for _, tc := range []struct{ a, b, want string }{
+		{"out/same", "out/same", `deploy two: out "/etc/arca/out/same" is also deploy one's: each target writes a file of its own`},
+		{"out/same", "/etc/arca/out/x/../same", `deploy two: out "/etc/arca/out/same" is also deploy one's`},
+		{"-", "-", ""},
+		{"out/a", "out/b", ""},
+	} {
+		c, err := Parse([]byte(two(tc.a, tc.b)), "/etc/arca/arca.toml", getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Path = "/etc/arca/arca.toml"
+		_, err = c.DeployTargets()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s and %s: %v; want them taken", tc.a, tc.b, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s and %s: %v; want %q", tc.a, tc.b, err, tc.want)
+		}
+	}
+}
