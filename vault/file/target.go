@@ -1,7 +1,6 @@
 package file
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -31,10 +30,10 @@ func target(path string) (string, error) {
 	if err == nil {
 		return dest, nil
 	}
-	to, _ := os.Readlink(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("vault path %s is a symlink to %s, which does not exist", path, to)
+	if what, ok := fsio.Dangling(path); ok {
+		return "", fmt.Errorf("vault path %s is %s", path, what)
 	}
+	to, _ := os.Readlink(path)
 	return "", fmt.Errorf("vault path %s is a symlink to %s: %w", path, to, err)
 }
 

@@ -29,6 +29,9 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", false, err
 	}
+	if what, ok := fsio.Dangling(path); ok {
+		return "", false, fmt.Errorf("identity path %s is %s: restore the file it leads to, or remove the link", path, what)
+	}
 	text, recipient, err := New(now)
 	if err != nil {
 		return "", false, err
