@@ -236,6 +236,8 @@ func chainOf(file string, res trail.QueryResult) chain {
 		c.Break = res.Broken.Error()
 	case res.Invalid != nil:
 		c.Break = res.Invalid.Error()
+	case res.Cut != nil:
+		c.Break = res.Cut.Error()
 	default:
 		c.OK = true
 		if res.Chain.Lines > 0 {

@@ -39,6 +39,7 @@ type Index struct {
 	chain  checker
 	broken *Break      // the first break, once found
 	bad    error       // a line that is not an event stops the index there
+	cut    error       // the file ends in the middle of a line (read again at the next Update)
 	file   os.FileInfo // the file read, to tell a rotated one
 	// The bytes read, [0, off), as SHA-256s: one of each whole chunk of
 	// chunk bytes, checked in parallel, and one of the rest (part, its
@@ -79,7 +80,7 @@ func NewIndex(path string) *Index {
 
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
-	x.off, x.events, x.chain, x.broken, x.bad, x.file = 0, nil, checker{}, nil, nil, nil
+	x.off, x.events, x.chain, x.broken, x.bad, x.cut, x.file = 0, nil, checker{}, nil, nil, nil, nil
 	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
 	x.chunks, x.part, x.partN, x.badEnd = nil, sha256.New(), 0, 0
 }
@@ -125,6 +126,7 @@ func (x *Index) update() error {
 		x.reset()
 	}
 	x.file = fi
+	x.cut = nil
 	if x.bad != nil || fi.Size() == x.off {
 		return nil
 	}
@@ -134,7 +136,11 @@ func (x *Index) update() error {
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
 	for {
 		line, err := lr.next()
-		if err == io.EOF || errors.Is(err, errCut) { // errCut: a line not whole yet, read at the next Update
+		if errors.Is(err, errCut) { // a line not whole (yet): read again at the next Update
+			x.cut = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			return nil
+		}
+		if err == io.EOF {
 			return nil
 		}
 		if err == nil {
@@ -257,6 +263,7 @@ type QueryResult struct {
 	Chain   Result  // the chain as far as it held
 	Broken  *Break  // where it broke, if it did
 	Invalid error   // the first line that is not an event, where the index stopped
+	Cut     error   // the file ends in the middle of a line, as arca audit verify finds it
 }
 
 // Query returns what f picks of the indexed events: how many, their chart
@@ -281,7 +288,7 @@ func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
 }
 
 func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
-	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad}
+	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad, Cut: x.cut}
 	var latest, denied []int
 	deniedID, hasDenied := x.ids[audit.Denied]
 	okID, hasOK := x.ids[audit.OK]

@@ -183,6 +183,30 @@ func TestIndexSeesABadLineMended(t *testing.T) {
 	}
 }
 
+// A file that ends in the middle of a line is what arca audit verify
+// calls broken, at that line; once the line is whole, the chain holds and
+// the line is indexed.
+func TestIndexSeesATornLastLine(t *testing.T) {
+	ls := trailOf(t, audit.SourceCLI, 4)
+	path, x := indexedFile(t, ls[:3])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	half := len(ls[3]) / 2
+	f.WriteString(ls[3][:half])
+	res := indexQuery(t, x, true)
+	_, verr := Verify(strings.NewReader(strings.Join(ls[:3], "")+ls[3][:half]), nil)
+	if res.Cut == nil || verr == nil || res.Cut.Error() != verr.Error() || res.Chain.Lines != 3 {
+		t.Fatalf("a torn last line: %s, cut %v; verify says %v", summary(res), res.Cut, verr)
+	}
+	f.WriteString(ls[3][half:])
+	if res := indexQuery(t, x, true); res.Cut != nil || res.Broken != nil || res.Chain.Lines != 4 {
+		t.Fatalf("the line made whole: %s, cut %v", summary(res), res.Cut)
+	}
+}
+
 // A file removed is empty: the index keeps none of its events.
 func TestIndexOfARemovedFile(t *testing.T) {
 	path, x := indexedFile(t, trailOf(t, audit.SourceCLI, 4))
