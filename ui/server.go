@@ -162,10 +162,11 @@ func public(path string) bool {
 	return path == "/" || strings.HasPrefix(path, "/assets/") && path != "/assets/"
 }
 
-// authorized reports whether r carries the token in its bearer header.
+// authorized reports whether r carries the token in its bearer header
+// (the scheme's name in any case, as RFC 9110 has it).
 func (s *Server) authorized(r *http.Request) bool {
-	t, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && s.tokenOK(t)
+	scheme, t, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	return ok && strings.EqualFold(scheme, "Bearer") && s.tokenOK(t)
 }
 
 func (s *Server) tokenOK(t string) bool {

@@ -61,7 +61,7 @@ func TestTokenRequired(t *testing.T) {
 		for name, auth := range map[string]func(*http.Request){
 			"none": nil, "wrong bearer": bearer("nope"), "short bearer": bearer(testToken[:len(testToken)-1]),
 			"the cookie of before": cookie(testToken), "basic": func(r *http.Request) { r.SetBasicAuth("u", testToken) },
-			"bearer in lower case": func(r *http.Request) { r.Header.Set("Authorization", "bearer "+testToken) },
+			"bearer, two spaces": func(r *http.Request) { r.Header.Set("Authorization", "Bearer  "+testToken) },
 		} {
 			resp, body := request(t, f, "GET", path, auth)
 			if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") == "" {
@@ -81,6 +81,10 @@ func TestTokenRequired(t *testing.T) {
 		}
 		if resp, body := request(t, f, "GET", path, bearer(testToken)); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s with the right bearer: %d %s", path, resp.StatusCode, body)
+		}
+		lower := func(r *http.Request) { r.Header.Set("Authorization", "bearer "+testToken) }
+		if resp, body := request(t, f, "GET", path, lower); resp.StatusCode != http.StatusOK {
+			t.Errorf("%s with the scheme in lower case: %d %s", path, resp.StatusCode, body)
 		}
 	}
 	_, body := request(t, f, "GET", "/api/envs", nil)
