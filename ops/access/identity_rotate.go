@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -381,30 +380,13 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// writeFile makes path hold b (mode 0600), whole or not at all: through a
-// temp file beside it (path.tmp; the caller holds the rotation's lock),
-// synced, renamed over path, and the directory synced.
+// writeFile makes path hold b (mode 0600), whole or not at all
+// (fsio.WriteWholeLocked: the caller holds the rotation's lock).
 func writeFile(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := fsio.WriteWholeLocked(path, b, 0o600); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return fsio.SyncDir(filepath.Dir(path))
+	return nil
 }
 
 // vaultsOpenedWith maps each vault opened with the identity file path to

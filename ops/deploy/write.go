@@ -2,8 +2,6 @@ package deploy
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -80,38 +78,12 @@ func holds(path string, b []byte) (bool, error) {
 	return bytes.Equal(have, b), nil
 }
 
-// replace writes b to path atomically: a temp file beside it (mode mode,
-// never there before), fsync, rename over path, fsync of the directory.
-// The directory must exist.
+// replace writes b to path atomically (fsio.WriteWhole). The directory
+// must exist.
 func replace(path string, b []byte, mode fs.FileMode) error {
 	dir := filepath.Dir(path)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return fmt.Errorf("directory %s does not exist", dir)
 	}
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+".arca-"+hex.EncodeToString(r[:]))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(mode) // the umask may have taken bits off
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	_ = fsio.SyncDir(dir) // renamed: the file is in place, the next write syncs again
-	return nil
+	return fsio.WriteWhole(path, b, mode)
 }
