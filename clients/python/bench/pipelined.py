@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -188,6 +189,11 @@ def futures(home: Home, n: int, start: Any = None) -> float:
         return n / (time.perf_counter() - began)
 
 
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def before_client(where: str) -> ModuleType:
     """The arca_client package in directory where, imported under another
     name: its modules import each other relatively."""
@@ -229,9 +235,14 @@ def main() -> None:
             ways["floor"] = floor
         got: Dict[str, List[float]] = {k: [] for k in ways}
         print(f"python {sys.version.split()[0]}, {args.requests} gets a round, {os.cpu_count()} cpus")
+        # This process's CPU time (every thread's) per get of each turn, in
+        # µs: the client's own cost, which a busy machine sways less.
+        cpu: Dict[str, List[float]] = {k: [] for k in ways}
         for r in range(args.rounds):
             for name, way in ways.items():
+                used = _cpu()
                 got[name].append(way(home, args.requests))
+                cpu[name].append((_cpu() - used) * 1e6 / args.requests)
             print(f"round {r + 1}: raw {got['raw'][-1]:.0f} req/s  "
                   + "  ".join(f"{k} {v[-1]:.0f} ({v[-1] / got['raw'][-1]:.2f})" for k, v in got.items() if k != "raw"))
         med = {k: statistics.median(v) for k, v in got.items()}
@@ -242,7 +253,7 @@ def main() -> None:
             if way != "raw":
                 ratios = sorted(a / b for a, b in zip(got[way], got["raw"]))
                 print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios;"
-                      f" {ratios[0]:.2f} to {ratios[-1]:.2f})")
+                      f" {ratios[0]:.2f} to {ratios[-1]:.2f}); {statistics.median(cpu[way]):.1f} µs of CPU a get here")
     finally:
         home.cleanup()
 

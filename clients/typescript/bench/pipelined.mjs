@@ -26,14 +26,21 @@ const environ = { HOME: dir, PATH: '/usr/bin:/bin' };
 execFileSync(binary, ['init'], { env: environ, stdio: 'ignore' });
 execFileSync(binary, ['put', 'arca://app/db'], { env: environ, input: 's3cret-value-of-some-length-0123456789', stdio: ['pipe', 'ignore', 'ignore'] });
 
-async function viaClient(C = Client) {
+// This process's CPU time per get of each client turn, in µs: the client's
+// own cost, which a busy machine sways less than the rates.
+const cpu = {};
+
+async function viaClient(C = Client, name = 'client') {
   const c = await C.start({ binary, environ, cwd: dir });
   const per = Math.ceil(requests / callers);
+  const used = process.cpuUsage();
   const began = process.hrtime.bigint();
   await Promise.all(Array.from({ length: callers }, async () => {
     for (let i = 0; i < per; i++) await c.get('arca://app/db');
   }));
   const s = Number(process.hrtime.bigint() - began) / 1e9;
+  const { user, system } = process.cpuUsage(used);
+  (cpu[name] ??= []).push((user + system) / (per * callers));
   await c.close();
   return (per * callers) / s;
 }
@@ -75,7 +82,7 @@ async function viaPipe(window = 0) {
 const Before = process.env.ARCA_CLIENT_BEFORE ? (await import(process.env.ARCA_CLIENT_BEFORE)).Client : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const turns = { raw: () => viaPipe(), window: () => viaPipe(callers), client: () => viaClient() };
-if (Before) turns.before = () => viaClient(Before);
+if (Before) turns.before = () => viaClient(Before, 'before');
 const got = Object.fromEntries(Object.keys(turns).map((k) => [k, []]));
 console.log(`${rounds} rounds of ${requests} gets; the client with ${callers} concurrent callers`);
 for (let r = 1; r <= rounds; r++) {
@@ -87,6 +94,7 @@ for (let r = 1; r <= rounds; r++) {
 // than the ratio of the medians on a machine that is busy with other work.
 for (const k of Object.keys(turns).slice(1)) {
   const ratios = got[k].map((x, i) => x / got.raw[i]).sort((a, b) => a - b);
-  console.log(`${k}: median ${median(got[k]).toFixed(0)} req/s, ${k}/raw ${median(ratios).toFixed(2)} (median of the rounds' ratios; ${ratios[0].toFixed(2)} to ${ratios.at(-1).toFixed(2)})`);
+  const own = cpu[k] ? `; ${median(cpu[k]).toFixed(2)} µs of CPU a get here (median)` : '';
+  console.log(`${k}: median ${median(got[k]).toFixed(0)} req/s, ${k}/raw ${median(ratios).toFixed(2)} (median of the rounds' ratios; ${ratios[0].toFixed(2)} to ${ratios.at(-1).toFixed(2)})${own}`);
 }
 rmSync(dir, { recursive: true, force: true });
