@@ -238,8 +238,12 @@ def main() -> None:
         # This process's CPU time (every thread's) per get of each turn, in
         # µs: the client's own cost, which a busy machine sways less.
         cpu: Dict[str, List[float]] = {k: [] for k in ways}
+        clients = [k for k in ways if k not in ("raw", "window")]
         for r in range(args.rounds):
-            for name, way in ways.items():
+            # The clients' turns swap places each round: none always
+            # follows the raw turns.
+            for name in ["raw", "window"] + (clients if r % 2 == 0 else clients[::-1]):
+                way = ways[name]
                 used = _cpu()
                 got[name].append(way(home, args.requests))
                 cpu[name].append((_cpu() - used) * 1e6 / args.requests)

@@ -86,7 +86,9 @@ if (Before) turns.before = () => viaClient(Before, 'before');
 const got = Object.fromEntries(Object.keys(turns).map((k) => [k, []]));
 console.log(`${rounds} rounds of ${requests} gets; the client with ${callers} concurrent callers`);
 for (let r = 1; r <= rounds; r++) {
-  for (const [k, f] of Object.entries(turns)) got[k].push(await f());
+  // The clients' turns swap places each round: neither always follows the raw turns.
+  const clients = Object.keys(turns).slice(2);
+  for (const k of ['raw', 'window', ...(r % 2 ? clients : clients.reverse())]) got[k].push(await turns[k]());
   const say = Object.keys(turns).slice(1).map((k) => `${k} ${got[k].at(-1).toFixed(0)} req/s (${(got[k].at(-1) / got.raw.at(-1)).toFixed(2)})`);
   console.log(`round ${r}: raw ${got.raw.at(-1).toFixed(0)} req/s, ${say.join(', ')}`);
 }
