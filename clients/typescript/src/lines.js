@@ -107,13 +107,24 @@ export class TextLines {
       this.#parts = [];
       this.#held = 0;
     }
+    // The cap is on the line's bytes as they came: only lines that fit are
+    // handed on, up to the first that does not (none can when all of the
+    // bytes fit).
+    let fit = Infinity;
+    if (whole.length - 1 > this.#max) {
+      fit = 0;
+      for (let at = 0, nl = whole.indexOf(10); nl - at <= this.#max; at = nl + 1, nl = whole.indexOf(10, at)) {
+        fit++;
+        if (nl === whole.length - 1) {
+          fit = Infinity;
+          break;
+        }
+      }
+    }
     const text = whole.toString('utf8');
-    const max = this.#max;
     let start = 0;
     for (let nl = text.indexOf('\n'); nl >= 0 && !this.#stopped; nl = text.indexOf('\n', start)) {
-      // A character is one to three bytes of UTF-8 (a surrogate pair, four
-      // bytes for two): count the bytes only when the characters could pass.
-      if ((nl - start) * 3 > max && Buffer.byteLength(text.slice(start, nl)) > max) return this.#tooLong();
+      if (fit-- === 0) return this.#tooLong();
       const line = text.slice(start, nl);
       start = nl + 1;
       this.#onLine(line);

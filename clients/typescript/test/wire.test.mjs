@@ -116,4 +116,11 @@ test('TextLines: whole lines decoded once, a character split across chunks kept 
   m.push(Buffer.from('ab'));
   m.push(Buffer.from('cd'));
   assert.equal(long, 2, 'a torn line past the cap stops it');
+  // The cap counts the bytes that came, not those of the U+FFFD each bad
+  // byte becomes; the lines before one past it are handed on.
+  const bad = [];
+  const n = new TextLines(3, (s) => bad.push(s), () => long++);
+  n.push(Buffer.from('\xff\xff\xff\nab\nabcd\nx\n', 'latin1'));
+  assert.deepEqual(bad, ['\ufffd\ufffd\ufffd', 'ab']);
+  assert.equal(long, 3);
 });
