@@ -26,7 +26,9 @@ from json.encoder import encode_basestring_ascii
 from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import ArcaError, ClosedError, ProtocolError
+from ._fast import get_line
 from ._read import Policy, read_policy
+from .results import read_get
 
 # MAX_REQUEST_LINE is serve's cap on a request line, its newline not
 # counted. serve answers a longer line with id null: this client refuses it
@@ -302,6 +304,12 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
     is out of step when it is, else None. Nothing from the line goes into
     an error but serve's code and message, which never hold a value."""
     want, fut, read = slot
+    if read is read_get:
+        got = get_line(line, want)
+        if got is not None:
+            if not fut.cancelled():  # else a value nobody waits for: dropped
+                _set(fut, got, None)
+            return None
     try:
         # raw_decode: json.loads's own checks cost twice the parse, and
         # serve's line is one object and a newline.

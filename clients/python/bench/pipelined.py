@@ -8,18 +8,29 @@ Each round times three ways of getting one secret N times from serve:
              buffers), a burst of get lines written from a thread while the
              main thread reads the responses, stderr drained by a thread;
              nothing parsed
+    window   the same pipe kept at 64 requests in flight from one thread:
+             as many lines written as a read of stdout answered; what 64
+             callers can ask of serve with no client between
     threads  the client, from 64 threads calling get()
     futures  the client, from one thread: submit_get() N times, taking
              the results as they come
 
 and prints req/s of each and the ratios to raw. Uses $ARCA_BIN, or builds
-arca as the tests do.
+arca as the tests do. ``--before DIR``, a directory holding another
+tree's arca_client package, times that client's threads and futures too,
+in the same rounds (a before and after in one run).
+
+A thread woken per call has a floor of its own, whatever the client:
+``--floor`` adds a turn of 64 threads that each hand a lock to one thread
+and wait for it back, with no pipe at all.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -27,7 +38,8 @@ import threading
 import time
 from collections import deque
 from concurrent.futures import Future
-from typing import Callable, Deque, Dict, List
+from types import ModuleType
+from typing import Any, Callable, Deque, Dict, List
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -39,10 +51,14 @@ REF = "arca://app/db"
 LINE = b'{"id":1,"op":"get","ref":"arca://app/db"}\n'
 
 
-def raw(home: Home, n: int) -> float:
-    p = subprocess.Popen([arca_bin(), "serve", "--config", home.config], stdin=subprocess.PIPE,
+def spawn(home: Home) -> "subprocess.Popen[bytes]":
+    return subprocess.Popen([arca_bin(), "serve", "--config", home.config], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=PIPE_BUFFER,
-                         env=home.environ, cwd=home.dir)
+                            env=home.environ, cwd=home.dir)
+
+
+def raw(home: Home, n: int) -> float:
+    p = spawn(home)
     assert p.stdin and p.stdout and p.stderr
     drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
     drain.start()
@@ -69,8 +85,80 @@ def raw(home: Home, n: int) -> float:
     return n / took
 
 
-def threads(home: Home, n: int) -> float:
-    with home.start() as c:
+def window(home: Home, n: int) -> float:
+    p = spawn(home)
+    assert p.stdin and p.stdout and p.stderr
+    drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
+    drain.start()
+    fd = p.stdout.fileno()
+    began = time.perf_counter()
+    sent = min(64, n)
+    p.stdin.write(LINE * sent)
+    p.stdin.flush()
+    seen = 0
+    while seen < n:
+        chunk = os.read(fd, PIPE_BUFFER)
+        if not chunk:
+            raise RuntimeError("serve stopped answering")
+        seen += chunk.count(b"\n")
+        k = min(seen + 64 - sent, n - sent)
+        if k > 0:
+            p.stdin.write(LINE * k)
+            p.stdin.flush()
+            sent += k
+    took = time.perf_counter() - began
+    p.stdin.close()
+    p.wait()
+    drain.join()
+    p.stdout.close()
+    p.stderr.close()
+    return n / took
+
+
+def floor(home: Home, n: int) -> float:
+    queue: Deque[threading.Lock] = deque()
+    ready = threading.Condition()
+
+    def dispatch() -> None:
+        while True:
+            with ready:
+                while not queue:
+                    ready.wait()
+                batch = list(queue)
+                queue.clear()
+            for lock in batch:
+                if lock is None:
+                    return
+                lock.release()
+
+    def caller() -> None:
+        for _ in range(per):
+            lock = threading.Lock()
+            lock.acquire()
+            with ready:
+                queue.append(lock)
+                ready.notify()
+            lock.acquire()
+
+    per = n // 64
+    d = threading.Thread(target=dispatch)
+    d.start()
+    ts = [threading.Thread(target=caller) for _ in range(64)]
+    began = time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    took = time.perf_counter() - began
+    with ready:
+        queue.append(None)  # type: ignore[arg-type]
+        ready.notify()
+    d.join()
+    return per * 64 / took
+
+
+def threads(home: Home, n: int, start: Any = None) -> float:
+    with (start or home.start)() as c:
         per = n // 64
 
         def caller() -> None:
@@ -86,8 +174,8 @@ def threads(home: Home, n: int) -> float:
         return per * 64 / (time.perf_counter() - began)
 
 
-def futures(home: Home, n: int) -> float:
-    with home.start() as c:
+def futures(home: Home, n: int, start: Any = None) -> float:
+    with (start or home.start)() as c:
         began = time.perf_counter()
         # As a pipelining caller would: the results taken as they come, a
         # window's worth of futures held.
@@ -101,29 +189,75 @@ def futures(home: Home, n: int) -> float:
         return n / (time.perf_counter() - began)
 
 
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def before_client(where: str) -> ModuleType:
+    """The arca_client package in directory where, imported under another
+    name: its modules import each other relatively."""
+    sys.path.insert(0, os.path.abspath(where))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "arca_client_before", os.path.join(where, "arca_client", "__init__.py"),
+            submodule_search_locations=[os.path.join(where, "arca_client")])
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["arca_client_before"] = mod
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.pop(0)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--requests", type=int, default=20000)
+    ap.add_argument("--before", help="a directory holding another tree's arca_client, timed too")
+    ap.add_argument("--floor", action="store_true", help="add the turn of 64 threads handing a lock each way")
     args = ap.parse_args()
     home = Home()
     try:
         home.arca("put", REF, stdin="s3cret-value-of-some-length-0123456789")
-        ways: Dict[str, Callable[[Home, int], float]] = {"raw": raw, "threads": threads, "futures": futures}
+        ways: Dict[str, Callable[[Home, int], float]] = {"raw": raw, "window": window, "threads": threads,
+                                                         "futures": futures}
+        if args.before:
+            old = before_client(args.before)
+
+            def start() -> Any:
+                return old.Client.start(arca_bin(), config=home.config, environ=home.environ, cwd=home.dir)
+
+            ways["threads-before"] = lambda h, n: threads(h, n, start)
+            ways["futures-before"] = lambda h, n: futures(h, n, start)
+        if args.floor:
+            ways["floor"] = floor
         got: Dict[str, List[float]] = {k: [] for k in ways}
         print(f"python {sys.version.split()[0]}, {args.requests} gets a round, {os.cpu_count()} cpus")
+        # This process's CPU time (every thread's) per get of each turn, in
+        # µs: the client's own cost, which a busy machine sways less.
+        cpu: Dict[str, List[float]] = {k: [] for k in ways}
+        clients = [k for k in ways if k not in ("raw", "window")]
         for r in range(args.rounds):
-            for name, way in ways.items():
+            # The clients' turns swap places each round: none always
+            # follows the raw turns.
+            for name in ["raw", "window"] + (clients if r % 2 == 0 else clients[::-1]):
+                way = ways[name]
+                used = _cpu()
                 got[name].append(way(home, args.requests))
-            print(f"round {r + 1}: " + "  ".join(f"{k} {v[-1]:9.0f} req/s" for k, v in got.items())
-                  + f"  ratios {got['threads'][-1] / got['raw'][-1]:.3f} {got['futures'][-1] / got['raw'][-1]:.3f}")
+                cpu[name].append((_cpu() - used) * 1e6 / args.requests)
+            print(f"round {r + 1}: raw {got['raw'][-1]:.0f} req/s  "
+                  + "  ".join(f"{k} {v[-1]:.0f} ({v[-1] / got['raw'][-1]:.2f})" for k, v in got.items() if k != "raw"))
         med = {k: statistics.median(v) for k, v in got.items()}
-        print("median:  " + "  ".join(f"{k} {v:9.0f} req/s" for k, v in med.items()))
+        print("median:  " + "  ".join(f"{k} {v:.0f} req/s" for k, v in med.items()))
         # The median of each round's ratio: a busy machine slows a whole
         # round, so the ratio within a round is steadier than across them.
-        for way in ("threads", "futures"):
-            ratios = [a / b for a, b in zip(got[way], got["raw"])]
-            print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios)")
+        for way in ways:
+            if way != "raw":
+                ratios = sorted(a / b for a, b in zip(got[way], got["raw"]))
+                print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios;"
+                      f" {ratios[0]:.2f} to {ratios[-1]:.2f}); {statistics.median(cpu[way]):.1f} µs of CPU a get here")
     finally:
         home.cleanup()
 

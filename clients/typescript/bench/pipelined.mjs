@@ -2,6 +2,11 @@
 // callers, beside the raw pipe in the same run: serve spawned the same way,
 // a burst of get lines written while the responses are read, stderr
 // drained. Several rounds of each; prints req/s and the ratio client/raw.
+// A third turn, window, keeps that raw pipe at 64 requests in flight (as
+// many lines written as a chunk of stdout answered): what 64 callers can
+// ask of serve with no client between, the floor of client/raw.
+// ARCA_CLIENT_BEFORE, the path of another tree's src/index.js, times that
+// client too, in the same rounds (a before and after in one run).
 //
 //   ARCA_BIN=/path/to/arca npm run bench [-- ROUNDS [REQUESTS]]
 
@@ -21,33 +26,50 @@ const environ = { HOME: dir, PATH: '/usr/bin:/bin' };
 execFileSync(binary, ['init'], { env: environ, stdio: 'ignore' });
 execFileSync(binary, ['put', 'arca://app/db'], { env: environ, input: 's3cret-value-of-some-length-0123456789', stdio: ['pipe', 'ignore', 'ignore'] });
 
-async function viaClient() {
-  const c = await Client.start({ binary, environ, cwd: dir });
+// This process's CPU time per get of each client turn, in µs: the client's
+// own cost, which a busy machine sways less than the rates.
+const cpu = {};
+
+async function viaClient(C = Client, name = 'client') {
+  const c = await C.start({ binary, environ, cwd: dir });
   const per = Math.ceil(requests / callers);
+  const used = process.cpuUsage();
   const began = process.hrtime.bigint();
   await Promise.all(Array.from({ length: callers }, async () => {
     for (let i = 0; i < per; i++) await c.get('arca://app/db');
   }));
   const s = Number(process.hrtime.bigint() - began) / 1e9;
+  const { user, system } = process.cpuUsage(used);
+  (cpu[name] ??= []).push((user + system) / (per * callers));
   await c.close();
   return (per * callers) / s;
 }
 
-async function viaPipe() {
+const line = '{"id":1,"op":"get","ref":"arca://app/db"}\n';
+
+// viaPipe writes bursts of 1,000 lines; with window, it keeps window lines
+// in flight instead.
+async function viaPipe(window = 0) {
   const child = spawn(binary, ['serve'], { env: environ, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stderr.resume();
   await new Promise((resolve) => child.stderr.once('data', resolve)); // the start event
-  const line = '{"id":1,"op":"get","ref":"arca://app/db"}\n';
   const burst = line.repeat(1000);
   let seen = 0;
+  let sent = window > 0 ? Math.min(window, requests) : 0;
   const began = process.hrtime.bigint();
   const done = new Promise((resolve) => {
     child.stdout.on('data', (chunk) => {
       for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) seen++;
       if (seen >= requests) resolve();
+      else if (window > 0 && sent < requests) {
+        const k = Math.min(seen + window - sent, requests - sent);
+        child.stdin.write(line.repeat(k));
+        sent += k;
+      }
     });
   });
-  for (let n = requests; n > 0; n -= 1000) {
+  if (window > 0) child.stdin.write(line.repeat(sent));
+  for (let n = window > 0 ? 0 : requests; n > 0; n -= 1000) {
     if (!child.stdin.write(n >= 1000 ? burst : line.repeat(n))) await new Promise((r) => child.stdin.once('drain', r));
   }
   await done;
@@ -57,17 +79,24 @@ async function viaPipe() {
   return requests / s;
 }
 
+const Before = process.env.ARCA_CLIENT_BEFORE ? (await import(process.env.ARCA_CLIENT_BEFORE)).Client : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const client = [];
-const raw = [];
+const turns = { raw: () => viaPipe(), window: () => viaPipe(callers), client: () => viaClient() };
+if (Before) turns.before = () => viaClient(Before, 'before');
+const got = Object.fromEntries(Object.keys(turns).map((k) => [k, []]));
 console.log(`${rounds} rounds of ${requests} gets; the client with ${callers} concurrent callers`);
 for (let r = 1; r <= rounds; r++) {
-  raw.push(await viaPipe());
-  client.push(await viaClient());
-  console.log(`round ${r}: raw ${raw.at(-1).toFixed(0)} req/s, client ${client.at(-1).toFixed(0)} req/s, ratio ${(client.at(-1) / raw.at(-1)).toFixed(2)}`);
+  // The clients' turns swap places each round: neither always follows the raw turns.
+  const clients = Object.keys(turns).slice(2);
+  for (const k of ['raw', 'window', ...(r % 2 ? clients : clients.reverse())]) got[k].push(await turns[k]());
+  const say = Object.keys(turns).slice(1).map((k) => `${k} ${got[k].at(-1).toFixed(0)} req/s (${(got[k].at(-1) / got.raw.at(-1)).toFixed(2)})`);
+  console.log(`round ${r}: raw ${got.raw.at(-1).toFixed(0)} req/s, ${say.join(', ')}`);
 }
 // The ratio of each round, raw and client run back to back, is steadier
 // than the ratio of the medians on a machine that is busy with other work.
-const ratios = client.map((c, i) => c / raw[i]);
-console.log(`median: raw ${median(raw).toFixed(0)} req/s, client ${median(client).toFixed(0)} req/s, ratio client/raw ${median(ratios).toFixed(2)} (median of the rounds' ratios)`);
+for (const k of Object.keys(turns).slice(1)) {
+  const ratios = got[k].map((x, i) => x / got.raw[i]).sort((a, b) => a - b);
+  const own = cpu[k] ? `; ${median(cpu[k]).toFixed(2)} µs of CPU a get here (median)` : '';
+  console.log(`${k}: median ${median(got[k]).toFixed(0)} req/s, ${k}/raw ${median(ratios).toFixed(2)} (median of the rounds' ratios; ${ratios[0].toFixed(2)} to ${ratios.at(-1).toFixed(2)})${own}`);
+}
 rmSync(dir, { recursive: true, force: true });

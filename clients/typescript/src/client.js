@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { ArcaError, ClosedError, forVariable, timeoutError } from './errors.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
-import { Lines } from './lines.js';
+import { Lines, TextLines } from './lines.js';
 import { FIELDS, Ops, SEND } from './ops.js';
 import { MAX_RESPONSE_LINE, describeId, encodeRest, shapeResult } from './wire.js';
 
@@ -207,7 +207,7 @@ export class Client extends Ops {
 
   // #wire reads stdout and stderr and handles stdin's failures.
   #wire(child) {
-    this.#responses = new Lines(MAX_RESPONSE_LINE, (line) => this.#onResponse(line), () => {
+    this.#responses = new TextLines(MAX_RESPONSE_LINE, (line) => this.#onResponse(line), () => {
       this.#fail(new Error(`a response line longer than ${MAX_RESPONSE_LINE} bytes`));
     });
     const events = new Lines(MAX_EVENT_LINE, (line) => this.#events.line(line), () => {
@@ -304,17 +304,17 @@ export class Client extends Ops {
   #onResponse(line) {
     const slot = this.#queue.shift();
     if (slot === undefined) {
-      return this.#fail(new Error(`a response (${line.length} bytes) with no request waiting for it: the wire is out of step`));
+      return this.#fail(new Error(`a response (${Buffer.byteLength(line)} bytes) with no request waiting for it: the wire is out of step`));
     }
     let resp;
     try {
-      resp = JSON.parse(line.toString('utf8'));
+      resp = JSON.parse(line);
     } catch {
       resp = undefined;
     }
     if (resp === null || typeof resp !== 'object' || Array.isArray(resp)) {
       this.#release();
-      return this.#settle(slot, new Error(`a response that is not a JSON object (${line.length} bytes)`));
+      return this.#settle(slot, new Error(`a response that is not a JSON object (${Buffer.byteLength(line)} bytes)`));
     }
     // serve answers a line it could not read (too long, not valid JSON) with
     // id null: still this slot's answer, by position.

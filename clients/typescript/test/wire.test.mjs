@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ClosedError } from '../src/index.js';
-import { Lines } from '../src/lines.js';
+import { Lines, TextLines } from '../src/lines.js';
 import { MANIFEST, START, fake, start, within } from './helpers.mjs';
 
 const PATH = { PATH: process.env.PATH };
@@ -93,4 +93,34 @@ test('Lines: split across chunks, exact bytes, bounded', () => {
   const m = new Lines(3, () => {}, () => long++);
   m.push(Buffer.from('abcd\n'));
   assert.equal(long, 2);
+});
+
+test('TextLines: whole lines decoded once, a character split across chunks kept whole, bounded in bytes', () => {
+  const got = [];
+  let long = 0;
+  const l = new TextLines(6, (s) => got.push(s), () => long++);
+  const euro = Buffer.from('\u20ac'); // three bytes
+  l.push(Buffer.concat([Buffer.from('ab\nc'), euro.subarray(0, 1)]));
+  l.push(Buffer.concat([euro.subarray(1), Buffer.from('\n\n')]));
+  l.push(Buffer.from('\xff\n', 'latin1'));
+  assert.deepEqual(got, ['ab', 'c\u20ac', '', '\ufffd']);
+  // Six bytes in two characters fit; seven in three do not.
+  l.push(Buffer.from('\u20ac\u20ac\n'));
+  assert.equal(long, 0);
+  assert.equal(got.at(-1), '\u20ac\u20ac');
+  l.push(Buffer.from('x\u20ac\u20ac\ny\n'));
+  assert.equal(long, 1);
+  l.push(Buffer.from('z\n'));
+  assert.equal(got.length, 5, 'a stopped splitter hands nothing on');
+  const m = new TextLines(3, () => {}, () => long++);
+  m.push(Buffer.from('ab'));
+  m.push(Buffer.from('cd'));
+  assert.equal(long, 2, 'a torn line past the cap stops it');
+  // The cap counts the bytes that came, not those of the U+FFFD each bad
+  // byte becomes; the lines before one past it are handed on.
+  const bad = [];
+  const n = new TextLines(3, (s) => bad.push(s), () => long++);
+  n.push(Buffer.from('\xff\xff\xff\nab\nabcd\nx\n', 'latin1'));
+  assert.deepEqual(bad, ['\ufffd\ufffd\ufffd', 'ab']);
+  assert.equal(long, 3);
 });
