@@ -32,6 +32,12 @@ def _for_variable(name: str, ref: str, e: BaseException) -> BaseException:
     return TimeoutError(f"{name} ({ref}): {e}")
 
 
+def _shown(ref: object) -> str:
+    """ref as an error names it: a str as its ASCII form, anything else by
+    its type (a ref is never a secret, but it may hold any character)."""
+    return ascii(ref)[1:-1] if isinstance(ref, str) else type(ref).__name__
+
+
 def _left(timeout: Optional[float], began: float) -> Optional[float]:
     return None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
 
@@ -70,11 +76,22 @@ class Calls:
         try:
             for name, ref in refs.items():
                 w = Waiter()
-                fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+                refused: Optional[Exception] = None
                 try:
+                    fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
                     self._submit("get", fields, r.read_get, _left(timeout, began), w)
                 except (ArcaError, ClosedError, TimeoutError) as e:
                     raise _for_variable(name, ref, e) from e
+                except (TypeError, ValueError) as e:
+                    refused = e
+                if refused is not None:
+                    # Raised outside the handler: the refusal's own context
+                    # (a codec's error, which holds the str) does not ride
+                    # along.
+                    kind = TypeError if isinstance(refused, TypeError) else ValueError
+                    err = kind(f"{name} ({_shown(ref)}): {refused}")
+                    refused = None
+                    raise err
                 waiting.append((name, ref, w))
             for name, ref, w in waiting:
                 try:

@@ -83,6 +83,19 @@ class NamedFailureTest(unittest.TestCase):
         self.assertEqual((closed.exception.variable, closed.exception.ref), ("A", "arca://app/db"))
         self.assertTrue(str(closed.exception).startswith("A (arca://app/db): "), str(closed.exception))
 
+    def test_a_ref_refused_before_it_is_sent_names_the_variable(self) -> None:
+        c = self.start()
+        with self.assertRaises(TypeError) as cm:
+            c.resolve({"A": "arca://app/db", "B": 42}, timeout=HANG)  # type: ignore[dict-item]
+        self.assertTrue(str(cm.exception).startswith("B (int): "), str(cm.exception))
+        self.assertIn("'ref'", str(cm.exception))
+        with self.assertRaises(ValueError) as bad:
+            c.resolve({"A": "arca://app/db", "C": "arca://app/\ud800"}, timeout=HANG)
+        self.assertTrue(str(bad.exception).startswith("C (arca://app/\\ud800): "), str(bad.exception))
+        self.assertIsNone(bad.exception.__context__, "the codec's error rides along")
+        # The session goes on.
+        self.assertEqual(c.resolve({"A": "arca://app/db"}, timeout=HANG)["A"].reveal(), "v4lue")
+
     def test_a_denied_resolve_keeps_the_verdict(self) -> None:
         c = self.start(DENY)
         with self.assertRaises(ArcaError) as cm:
