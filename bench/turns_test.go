@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// turn is how many pipelined requests one loop answers before the next
+// takes its turn: enough to keep a pipe full, few enough that the
+// machine's drift falls on every loop alike.
+const turn = 2000
+
+// loopsInTurn starts the echo baseline, this tree's arca serve and, when
+// $ARCA_BASELINE names a binary (for instance one built from main), that
+// binary's serve too, each over a vault holding the get's secret.
+func loopsInTurn(b *testing.B) (names []string, procs []*proc) {
+	bins := build(b)
+	bins.arcaCmd(b, "", "init")
+	bins.arcaCmd(b, "s3cret-value-of-some-length-0123456789", "put", "arca://app/db")
+	names = []string{"echo", "arca"}
+	procs = []*proc{start(b, bins.env(), bins.echo), start(b, bins.env(), bins.arca, "serve")}
+	if base := os.Getenv("ARCA_BASELINE"); base != "" {
+		names = append(names, "baseline")
+		procs = append(procs, start(b, bins.env(), base, "serve"))
+	}
+	for _, p := range procs {
+		p.roundTrip(b, getLine)
+	}
+	return names, procs
+}
+
+// BenchmarkServePipelinedTurns is pipelined get throughput with the loops
+// taking turns: echo, then arca (then the baseline binary, if any), turn
+// requests each, until each has answered b.N. Every loop's rate is
+// reported, and arca's over echo's (and over the baseline's) as a ratio
+// measured under the same load.
+func BenchmarkServePipelinedTurns(b *testing.B) {
+	names, procs := loopsInTurn(b)
+	burst := strings.Repeat(getLine, turn)
+	spent := make([]time.Duration, len(procs))
+	b.ResetTimer()
+	for done := 0; done < b.N; done += turn {
+		n := min(turn, b.N-done)
+		for i, p := range procs {
+			t0 := time.Now()
+			go io.WriteString(p.in, burst[:n*len(getLine)])
+			for range n {
+				if _, err := p.out.ReadSlice('\n'); err != nil {
+					b.Fatal(err)
+				}
+			}
+			spent[i] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	for i, name := range names {
+		b.ReportMetric(float64(b.N)/spent[i].Seconds(), name+"-req/s")
+	}
+	b.ReportMetric(spent[0].Seconds()/spent[1].Seconds(), "arca/echo")
+	if len(procs) > 2 {
+		b.ReportMetric(spent[2].Seconds()/spent[1].Seconds(), "arca/baseline")
+	}
+}
+
+// BenchmarkServeLockstepTurns is BenchmarkServeLockstep with the baseline
+// binary beside, when $ARCA_BASELINE names one: one round trip of each
+// loop per iteration, in turns; p50 and p99 of each, and arca's p50 over
+// echo's (and over the baseline's).
+func BenchmarkServeLockstepTurns(b *testing.B) {
+	names, procs := loopsInTurn(b)
+	lat := make([][]time.Duration, len(procs))
+	for i := range lat {
+		lat[i] = make([]time.Duration, 0, b.N)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for i, p := range procs {
+			t0 := time.Now()
+			p.roundTrip(b, getLine)
+			lat[i] = append(lat[i], time.Since(t0))
+		}
+	}
+	b.StopTimer()
+	p50 := make([]float64, len(procs))
+	for i, name := range names {
+		slices.Sort(lat[i])
+		p50[i] = float64(lat[i][len(lat[i])/2].Nanoseconds())
+		b.ReportMetric(p50[i], name+"-p50-ns")
+		b.ReportMetric(float64(lat[i][len(lat[i])*99/100].Nanoseconds()), name+"-p99-ns")
+	}
+	b.ReportMetric(p50[1]/p50[0], "p50-ratio")
+	if len(procs) > 2 {
+		b.ReportMetric(p50[1]/p50[2], "p50-vs-baseline")
+	}
+}
