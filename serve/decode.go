@@ -16,12 +16,13 @@ import (
 // fields an op needs or refuses is for ops to say, once. On a problem it
 // returns a message naming the field and the cap; req.ID is still set when
 // the line was well-formed JSON with a valid id, so the error can echo it.
-// A raw field (id) is a slice of line.
-func decodeRequest(line []byte) (req ops.Request, problem string) {
+// A raw field (id) is a slice of line. Names (nil: none) gives the keys
+// and the short text fields their strings (see interner).
+func decodeRequest(line []byte, names *interner) (req ops.Request, problem string) {
 	if !utf8.Valid(line) {
 		return ops.Request{}, "request is not valid UTF-8"
 	}
-	s := scanner{b: line}
+	s := scanner{b: line, intern: names}
 	s.ws()
 	if !s.eat('{') {
 		return ops.Request{}, "request must be one JSON object"
@@ -32,7 +33,7 @@ func decodeRequest(line []byte) (req ops.Request, problem string) {
 		return finish(&s, req, has, "")
 	}
 	for {
-		key, ok := s.str(len(line))
+		key, ok := s.text(len(line))
 		if !ok {
 			return ops.Request{}, s.syntax()
 		}
@@ -111,7 +112,13 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 		s.skipValue(len(s.b))
 		return fmt.Sprintf("field %q must be a string", key), false
 	}
-	v, ok := s.str(len(s.b))
+	var v string
+	var ok bool
+	if f.Bit&(manifest.FieldValue|manifest.FieldAttestation) != 0 {
+		v, ok = s.str(len(s.b)) // a value or a credential: never kept
+	} else {
+		v, ok = s.text(len(s.b))
+	}
 	switch {
 	case !ok:
 		return "", false // s.err is set
@@ -136,6 +143,7 @@ func quoteKey(k string) string {
 // first name it finds repeated in one object.
 type scanner struct {
 	b      []byte
+	intern *interner // nil: every string is a copy
 	i      int
 	err    bool
 	deep   bool
@@ -143,6 +151,46 @@ type scanner struct {
 	names  []string
 	dup    string
 	hasDup bool
+}
+
+// text is str for a key or a short field: a plain literal (jsonstr.Plain)
+// whose text names holds is not copied again.
+func (s *scanner) text(limit int) (string, bool) {
+	if s.intern != nil {
+		if body, n := jsonstr.Plain(s.b[s.i:]); n > 0 && s.i+n <= limit {
+			s.i += n
+			return s.intern.of(body), true
+		}
+	}
+	return s.str(limit)
+}
+
+// interner hands out one string per text for the keys and short fields
+// (op, ref, env, actor) of a session's requests, which repeat from line
+// to line: a request that repeats them allocates none. It never holds a
+// value or an attestation, and holds at most internMax texts of at most
+// internLen bytes: a session of ever new names starts it over.
+type interner struct{ m map[string]string }
+
+const (
+	internMax = 1024
+	internLen = 256
+)
+
+// of returns body as a string, the one it holds if any.
+func (t *interner) of(body []byte) string {
+	if v, ok := t.m[string(body)]; ok {
+		return v
+	}
+	v := string(body)
+	if len(v) > internLen {
+		return v
+	}
+	if t.m == nil || len(t.m) >= internMax {
+		t.m = make(map[string]string, 64)
+	}
+	t.m[v] = v
+	return v
 }
 
 func (s *scanner) syntax() string {
