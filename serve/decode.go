@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/internal/jsonstr"
@@ -17,7 +18,7 @@ import (
 // returns a message naming the field and the cap; req.ID is still set when
 // the line was well-formed JSON with a valid id, so the error can echo it.
 // A raw field (id) is a slice of line. Names (nil: none) gives the keys
-// and the short text fields their strings (see interner).
+// and the short fields their strings (see interner).
 func decodeRequest(line []byte, names *interner) (req ops.Request, problem string) {
 	if !utf8.Valid(line) {
 		return ops.Request{}, "request is not valid UTF-8"
@@ -33,7 +34,7 @@ func decodeRequest(line []byte, names *interner) (req ops.Request, problem strin
 		return finish(&s, req, has, "")
 	}
 	for {
-		key, ok := s.text(len(line))
+		key, ok := s.fieldName(len(line))
 		if !ok {
 			return ops.Request{}, s.syntax()
 		}
@@ -117,7 +118,7 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 	if f.Bit&(manifest.FieldValue|manifest.FieldAttestation) != 0 {
 		v, ok = s.str(len(s.b)) // a value or a credential: never kept
 	} else {
-		v, ok = s.text(len(s.b))
+		v, ok = s.text(len(s.b), f.Bit)
 	}
 	switch {
 	case !ok:
@@ -153,43 +154,51 @@ type scanner struct {
 	hasDup bool
 }
 
-// text is str for a key or a short field: a plain literal (jsonstr.Plain)
-// whose text names holds is not copied again.
-func (s *scanner) text(limit int) (string, bool) {
+// fieldName is str for a request's key: a plain literal that names a request field is
+// that field's name from manifest's table, not a copy.
+func (s *scanner) fieldName(limit int) (string, bool) {
 	if s.intern != nil {
 		if body, n := jsonstr.Plain(s.b[s.i:]); n > 0 && s.i+n <= limit {
-			s.i += n
-			return s.intern.of(body), true
+			if f, known := manifest.RequestField(string(body)); known {
+				s.i += n
+				return f.Name, true
+			}
 		}
 	}
 	return s.str(limit)
 }
 
-// interner hands out one string per text for the keys and short fields
-// (op, ref, env, actor) of a session's requests, which repeat from line
-// to line: a request that repeats them allocates none. It never holds a
-// value or an attestation, and holds at most internMax texts of at most
-// internLen bytes: a session of ever new names starts it over.
-type interner struct{ m map[string]string }
+// text is str for the short field f: a plain literal (jsonstr.Plain)
+// that is the text the last request sent in f is that string again.
+func (s *scanner) text(limit int, f manifest.FieldSet) (string, bool) {
+	if s.intern != nil {
+		if body, n := jsonstr.Plain(s.b[s.i:]); n > 0 && s.i+n <= limit {
+			s.i += n
+			return s.intern.of(f, body), true
+		}
+	}
+	return s.str(limit)
+}
 
-const (
-	internMax = 1024
-	internLen = 256
-)
+// interner keeps, for each short field (op, ref, env, actor), the last
+// text a session's requests sent in it, which the next request often
+// repeats: a request that repeats them all allocates none. It never holds
+// a value or an attestation, nor a text over internLen bytes.
+type interner struct{ last [bits.UintSize]string }
 
-// of returns body as a string, the one it holds if any.
-func (t *interner) of(body []byte) string {
-	if v, ok := t.m[string(body)]; ok {
-		return v
+const internLen = 256
+
+// of returns body, the text of field f, as a string: the one it holds if
+// it is the same text.
+func (t *interner) of(f manifest.FieldSet, body []byte) string {
+	i := bits.TrailingZeros(uint(f))
+	if t.last[i] == string(body) {
+		return t.last[i]
 	}
 	v := string(body)
-	if len(v) > internLen {
-		return v
+	if len(v) <= internLen {
+		t.last[i] = v
 	}
-	if t.m == nil || len(t.m) >= internMax {
-		t.m = make(map[string]string, 64)
-	}
-	t.m[v] = v
 	return v
 }
 
