@@ -14,15 +14,17 @@ import (
 // machine's drift falls on every loop alike.
 const turn = 2000
 
-// loopsInTurn starts the echo baseline, this tree's arca serve and, when
-// $ARCA_BASELINE names a binary (for instance one built from main), that
-// binary's serve too, each over a vault holding the get's secret.
+// loopsInTurn starts the echo baseline, this tree's arca serve, echo
+// -wire (the baseline paying for an audit wire of arca's size: the floor
+// of a loop that audits) and, when $ARCA_BASELINE names a binary (for
+// instance one built from main), that binary's serve too, each over a
+// vault holding the get's secret.
 func loopsInTurn(b *testing.B) (names []string, procs []*proc) {
 	bins := build(b)
 	bins.arcaCmd(b, "", "init")
 	bins.arcaCmd(b, "s3cret-value-of-some-length-0123456789", "put", "arca://app/db")
-	names = []string{"echo", "arca"}
-	procs = []*proc{start(b, bins.env(), bins.echo), start(b, bins.env(), bins.arca, "serve")}
+	names = []string{"echo", "arca", "wire"}
+	procs = []*proc{start(b, bins.env(), bins.echo), start(b, bins.env(), bins.arca, "serve"), start(b, bins.env(), bins.echo, "-wire")}
 	if base := os.Getenv("ARCA_BASELINE"); base != "" {
 		names = append(names, "baseline")
 		procs = append(procs, start(b, bins.env(), base, "serve"))
@@ -34,16 +36,17 @@ func loopsInTurn(b *testing.B) (names []string, procs []*proc) {
 }
 
 // BenchmarkServePipelinedTurns is pipelined get throughput with the loops
-// taking turns: echo, then arca (then the baseline binary, if any), turn
+// taking turns: echo, arca, echo -wire (then the baseline binary, if any), turn
 // requests each, until each has answered b.N. Every loop's rate is
-// reported, and arca's over echo's (and over the baseline's) as the median
+// reported, and arca's over echo's, over echo -wire's and over the
+// baseline's (echo -wire's over echo's too) as the median
 // over rounds of the ratio within a round, so a burst of other work on the
 // machine moves one round's ratio, not the whole run's.
 func BenchmarkServePipelinedTurns(b *testing.B) {
 	names, procs := loopsInTurn(b)
 	burst := strings.Repeat(getLine, turn)
 	spent := make([]time.Duration, len(procs))
-	var vsEcho, vsBase []float64
+	var vsEcho, vsWire, wireEcho, vsBase []float64
 	round := make([]time.Duration, len(procs))
 	b.ResetTimer()
 	for done := 0; done < b.N; done += turn {
@@ -60,8 +63,10 @@ func BenchmarkServePipelinedTurns(b *testing.B) {
 			spent[i] += round[i]
 		}
 		vsEcho = append(vsEcho, round[0].Seconds()/round[1].Seconds())
-		if len(procs) > 2 {
-			vsBase = append(vsBase, round[2].Seconds()/round[1].Seconds())
+		vsWire = append(vsWire, round[2].Seconds()/round[1].Seconds())
+		wireEcho = append(wireEcho, round[0].Seconds()/round[2].Seconds())
+		if len(procs) > 3 {
+			vsBase = append(vsBase, round[3].Seconds()/round[1].Seconds())
 		}
 	}
 	b.StopTimer()
@@ -69,7 +74,9 @@ func BenchmarkServePipelinedTurns(b *testing.B) {
 		b.ReportMetric(float64(b.N)/spent[i].Seconds(), name+"-req/s")
 	}
 	b.ReportMetric(median(vsEcho), "arca/echo")
-	if len(procs) > 2 {
+	b.ReportMetric(median(vsWire), "arca/wire")
+	b.ReportMetric(median(wireEcho), "wire/echo")
+	if len(procs) > 3 {
 		b.ReportMetric(median(vsBase), "arca/baseline")
 	}
 }
@@ -80,10 +87,10 @@ func median(xs []float64) float64 {
 	return xs[len(xs)/2]
 }
 
-// BenchmarkServeLockstepTurns is BenchmarkServeLockstep with the baseline
-// binary beside, when $ARCA_BASELINE names one: one round trip of each
-// loop per iteration, in turns; p50 and p99 of each, and arca's p50 over
-// echo's (and over the baseline's).
+// BenchmarkServeLockstepTurns is BenchmarkServeLockstep with echo -wire
+// and the baseline binary beside, when $ARCA_BASELINE names one: one round
+// trip of each loop per iteration, in turns; p50 and p99 of each, and
+// arca's p50 over echo's, echo -wire's (and the baseline's).
 func BenchmarkServeLockstepTurns(b *testing.B) {
 	names, procs := loopsInTurn(b)
 	lat := make([][]time.Duration, len(procs))
@@ -107,7 +114,8 @@ func BenchmarkServeLockstepTurns(b *testing.B) {
 		b.ReportMetric(float64(lat[i][len(lat[i])*99/100].Nanoseconds()), name+"-p99-ns")
 	}
 	b.ReportMetric(p50[1]/p50[0], "p50-ratio")
-	if len(procs) > 2 {
-		b.ReportMetric(p50[1]/p50[2], "p50-vs-baseline")
+	b.ReportMetric(p50[1]/p50[2], "p50-vs-wire")
+	if len(procs) > 3 {
+		b.ReportMetric(p50[1]/p50[3], "p50-vs-baseline")
 	}
 }
