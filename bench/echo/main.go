@@ -32,6 +32,7 @@ type response struct {
 	ID     json.RawMessage `json:"id"`
 	OK     bool            `json:"ok"`
 	Result map[string]any  `json:"result"`
+	Pad    string          `json:"pad,omitempty"` // -wire: a response of arca's size
 }
 
 // The padding that makes -wire's lines the size of arca's for a get of a
@@ -67,7 +68,7 @@ func main() {
 			if json.Unmarshal(line, &req) != nil {
 				req.ID = json.RawMessage("null")
 			}
-			res := map[string]any{"op": req.Op}
+			resp := response{ID: req.ID, OK: true, Result: map[string]any{"op": req.Op}}
 			if *wire {
 				seq++
 				ev = strconv.AppendUint(append(ev[:0], `{"seq":`...), seq, 10)
@@ -76,9 +77,9 @@ func main() {
 				sum := sha256.Sum256(ev)
 				hex.Encode(prev[:], sum[:])
 				errw.Write(append(ev, '\n'))
-				res["pad"] = responsePad
+				resp.Pad = responsePad
 			}
-			enc.Encode(response{ID: req.ID, OK: true, Result: res})
+			enc.Encode(resp)
 		}
 		if err != nil {
 			flush()
