@@ -32,7 +32,12 @@ type response struct {
 	ID     json.RawMessage `json:"id"`
 	OK     bool            `json:"ok"`
 	Result map[string]any  `json:"result"`
-	Pad    string          `json:"pad,omitempty"` // -wire: a response of arca's size
+}
+
+// paddedResponse is -wire's response: the size of arca's.
+type paddedResponse struct {
+	response
+	Pad string `json:"pad"`
 }
 
 // The padding that makes -wire's lines the size of arca's for a get of a
@@ -77,9 +82,10 @@ func main() {
 				sum := sha256.Sum256(ev)
 				hex.Encode(prev[:], sum[:])
 				errw.Write(append(ev, '\n'))
-				resp.Pad = responsePad
+				enc.Encode(paddedResponse{resp, responsePad})
+			} else {
+				enc.Encode(resp)
 			}
-			enc.Encode(resp)
 		}
 		if err != nil {
 			flush()
