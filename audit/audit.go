@@ -91,6 +91,7 @@ type Writer struct {
 	prev    [2 * sha256.Size]byte // the link of the last event written, in hex
 	hasPrev bool
 	buf     []byte
+	stamps  stamper
 	pending Event // the event a chained sink is writing
 }
 
@@ -120,7 +121,7 @@ func (a *Writer) Write(e Event) error {
 	if a.hasPrev {
 		prev = a.prev[:]
 	}
-	a.buf = append(appendEvent(a.buf[:0], &e, a.now(), prev), '\n')
+	a.buf = append(appendEvent(a.buf[:0], &e, &a.stamps, a.now(), prev), '\n')
 	if _, err := a.w.Write(a.buf); err != nil {
 		return fmt.Errorf("audit: write event: %w", err)
 	}
@@ -148,7 +149,7 @@ func (a *Writer) writeChained(e Event) error {
 // the line after seq lastSeq, linked to prev. The caller holds a.mu.
 func (a *Writer) EncodeLine(lastSeq uint64, prev []byte) []byte {
 	a.pending.Seq = lastSeq + 1
-	a.buf = append(appendEvent(a.buf[:0], &a.pending, a.now(), prev), '\n')
+	a.buf = append(appendEvent(a.buf[:0], &a.pending, &a.stamps, a.now(), prev), '\n')
 	return a.buf
 }
 

@@ -24,7 +24,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		{V: 1, Event: "error", Policy: &Policy{Allow: true}, ID: json.RawMessage(`null`)},
 	}
 	for i, e := range events {
-		got := appendEvent(nil, &e, time.Time{}, nil)
+		got := appendEvent(nil, &e, nil, time.Time{}, nil)
 		want, err := json.Marshal(e)
 		if err != nil {
 			t.Fatal(err)

@@ -11,14 +11,14 @@ import (
 // empty optional fields omitted: what encoding/json would write, without
 // reflection on the hot path.
 //
-// A zero TS is written as stamp, formatted straight into b; prev, when not
-// nil, is written as the link (hex) in place of e.Prev.
-func appendEvent(b []byte, e *Event, stamp time.Time, prev []byte) []byte {
+// A zero TS is written as stamp, formatted straight into b by st; prev,
+// when not nil, is written as the link (hex) in place of e.Prev.
+func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) []byte {
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(e.V), 10)
 	if e.TS == "" && !stamp.IsZero() {
 		b = append(b, `,"ts":"`...)
-		b = append(AppendTime(b, stamp), '"')
+		b = append(st.append(b, stamp), '"')
 	} else {
 		b = appendField(b, "ts", e.TS, true)
 	}

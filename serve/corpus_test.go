@@ -98,14 +98,14 @@ func TestJSONTestSuite(t *testing.T) {
 func TestDecoderAgainstEncodingJSON(t *testing.T) {
 	for _, c := range loadJSONTestSuite(t) {
 		for _, line := range bytes.Split(c.data, []byte("\n")) {
-			if _, problem := decodeRequest(line); problem == "" && !json.Valid(line) {
+			if _, problem := decodeRequest(line, nil); problem == "" && !json.Valid(line) {
 				t.Errorf("%s: decoder accepts a line encoding/json refuses: %q", c.name, short(string(line)))
 			}
 		}
 		// The whole file as the id of a request (a newline is whitespace to
 		// the decoder: only the reader splits lines).
 		req := append(append([]byte(`{"op":"manifest","id":`), c.data...), '}')
-		r, problem := decodeRequest(req)
+		r, problem := decodeRequest(req, nil)
 		accepted := problem == ""
 		switch {
 		case accepted && !json.Valid(c.data):

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math/bits"
 	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/internal/jsonstr"
@@ -16,12 +17,13 @@ import (
 // fields an op needs or refuses is for ops to say, once. On a problem it
 // returns a message naming the field and the cap; req.ID is still set when
 // the line was well-formed JSON with a valid id, so the error can echo it.
-// A raw field (id) is a slice of line.
-func decodeRequest(line []byte) (req ops.Request, problem string) {
+// A raw field (id) is a slice of line. Names (nil: none) gives the keys
+// and the short fields their strings (see interner).
+func decodeRequest(line []byte, names *interner) (req ops.Request, problem string) {
 	if !utf8.Valid(line) {
 		return ops.Request{}, "request is not valid UTF-8"
 	}
-	s := scanner{b: line}
+	s := scanner{b: line, intern: names}
 	s.ws()
 	if !s.eat('{') {
 		return ops.Request{}, "request must be one JSON object"
@@ -32,7 +34,7 @@ func decodeRequest(line []byte) (req ops.Request, problem string) {
 		return finish(&s, req, has, "")
 	}
 	for {
-		key, ok := s.str(len(line))
+		key, ok := s.fieldName(len(line))
 		if !ok {
 			return ops.Request{}, s.syntax()
 		}
@@ -111,7 +113,13 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 		s.skipValue(len(s.b))
 		return fmt.Sprintf("field %q must be a string", key), false
 	}
-	v, ok := s.str(len(s.b))
+	var v string
+	var ok bool
+	if f.Bit&(manifest.FieldValue|manifest.FieldAttestation) != 0 {
+		v, ok = s.str(len(s.b)) // a value or a credential: never kept
+	} else {
+		v, ok = s.text(len(s.b), f.Bit)
+	}
 	switch {
 	case !ok:
 		return "", false // s.err is set
@@ -136,6 +144,7 @@ func quoteKey(k string) string {
 // first name it finds repeated in one object.
 type scanner struct {
 	b      []byte
+	intern *interner // nil: every string is a copy
 	i      int
 	err    bool
 	deep   bool
@@ -143,6 +152,54 @@ type scanner struct {
 	names  []string
 	dup    string
 	hasDup bool
+}
+
+// fieldName is str for a request's key: a plain literal that names a request field is
+// that field's name from manifest's table, not a copy.
+func (s *scanner) fieldName(limit int) (string, bool) {
+	if s.intern != nil {
+		if body, n := jsonstr.Plain(s.b[s.i:]); n > 0 && s.i+n <= limit {
+			if f, known := manifest.RequestField(string(body)); known {
+				s.i += n
+				return f.Name, true
+			}
+		}
+	}
+	return s.str(limit)
+}
+
+// text is str for the short field f: a plain literal (jsonstr.Plain)
+// that is the text the last request sent in f is that string again.
+func (s *scanner) text(limit int, f manifest.FieldSet) (string, bool) {
+	if s.intern != nil {
+		if body, n := jsonstr.Plain(s.b[s.i:]); n > 0 && s.i+n <= limit {
+			s.i += n
+			return s.intern.of(f, body), true
+		}
+	}
+	return s.str(limit)
+}
+
+// interner keeps, for each short field (op, ref, env, actor), the last
+// text a session's requests sent in it, which the next request often
+// repeats: a request that repeats them all allocates none. It never holds
+// a value or an attestation, nor a text over internLen bytes.
+type interner struct{ last [bits.UintSize]string }
+
+const internLen = 256
+
+// of returns body, the text of field f, as a string: the one it holds if
+// it is the same text.
+func (t *interner) of(f manifest.FieldSet, body []byte) string {
+	i := bits.TrailingZeros(uint(f))
+	if t.last[i] == string(body) {
+		return t.last[i]
+	}
+	v := string(body)
+	if len(v) <= internLen {
+		t.last[i] = v
+	}
+	return v
 }
 
 func (s *scanner) syntax() string {

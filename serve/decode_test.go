@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -155,7 +156,7 @@ func TestDecodeRefusesRepeatedNamesInTheID(t *testing.T) {
 		{"the empty name", `{"":1,"":2}`, ""},
 	} {
 		line := `{"op":"manifest","id":` + c.id + `}`
-		req, problem := decodeRequest([]byte(line))
+		req, problem := decodeRequest([]byte(line), nil)
 		want := fmt.Sprintf(`field "id" repeats the name %q in an object`, c.dup)
 		if problem != want || req.ID != nil {
 			t.Errorf("%s: id %q, problem %q; want no id and %q", c.name, req.ID, problem, want)
@@ -168,7 +169,7 @@ func TestDecodeRefusesRepeatedNamesInTheID(t *testing.T) {
 		`["a","a",{"a":"a"}]`,
 	} {
 		line := `{"op":"manifest","id":` + id + `}`
-		if req, problem := decodeRequest([]byte(line)); problem != "" || string(req.ID) != id {
+		if req, problem := decodeRequest([]byte(line), nil); problem != "" || string(req.ID) != id {
 			t.Errorf("id %s: kept %q, problem %q; want it kept", short(id), short(string(req.ID)), problem)
 		}
 	}
@@ -244,10 +245,45 @@ func BenchmarkDecodeRequest(b *testing.B) {
 			line := []byte(c.line)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, problem := decodeRequest(line); problem != "" {
+				if _, problem := decodeRequest(line, nil); problem != "" {
 					b.Fatal(problem)
 				}
 			}
 		})
+	}
+}
+
+// A session's requests that repeat their keys and short fields (op, ref,
+// env, actor) decode without allocating; a value is copied every time and
+// never held, and a text that changes is decoded as sent.
+func TestDecodeInterned(t *testing.T) {
+	var names interner
+	get := []byte(`{"id":7,"op":"get","ref":"arca://app/db","env":"prod","actor":"agent:ci"}`)
+	decodeRequest(get, &names)
+	if n := testing.AllocsPerRun(100, func() { decodeRequest(get, &names) }); n != 0 {
+		t.Errorf("a repeated get allocates %v times, want 0", n)
+	}
+	put := []byte(`{"op":"put","ref":"arca://app/db","value":"s3cret"}`)
+	decodeRequest(put, &names)
+	if n := testing.AllocsPerRun(100, func() { decodeRequest(put, &names) }); n == 0 {
+		t.Error("a put's value was not copied")
+	}
+	if slices.Contains(names.last[:], "s3cret") {
+		t.Error("the interner holds a value")
+	}
+	req, problem := decodeRequest([]byte(`{"op":"get","ref":"arca://app/d\u0062","actor":"agent:ci"}`), &names)
+	if problem != "" || req.Ref != "arca://app/db" || req.Actor != "agent:ci" || req.Op != "get" {
+		t.Errorf("escaped ref through the interner: %+v, %q", req, problem)
+	}
+	for i := range 3 {
+		ref := fmt.Sprintf("arca://app/r%d", i)
+		if req, _ := decodeRequest(fmt.Appendf(nil, `{"op":"get","ref":%q}`, ref), &names); req.Ref != ref {
+			t.Errorf("ref %q decoded as %q", ref, req.Ref)
+		}
+	}
+	long := strings.Repeat("x", internLen+1)
+	decodeRequest(fmt.Appendf(nil, `{"op":"get","ref":"arca://app/%s"}`, long), &names)
+	if slices.Contains(names.last[:], "arca://app/"+long) {
+		t.Errorf("the interner holds a text of %d bytes", len(long)+11)
 	}
 }

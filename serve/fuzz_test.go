@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -101,7 +102,13 @@ func checkReader(t *testing.T, in []byte, max int) {
 }
 
 func checkDecode(t *testing.T, sc *schemaSet, line []byte) {
-	req, problem := decodeRequest(line)
+	req, problem := decodeRequest(line, nil)
+	var names interner
+	for range 2 { // the texts are new, then held
+		if r, p := decodeRequest(line, &names); p != problem || !reflect.DeepEqual(r, req) {
+			t.Fatalf("decoded through an interner: %+v, %q; without: %+v, %q", r, p, req, problem)
+		}
+	}
 	if req.ID != nil && strictJSON(req.ID) != nil {
 		t.Fatalf("decoder kept an id that is not I-JSON (%v): %q", strictJSON(req.ID), req.ID)
 	}

@@ -24,9 +24,10 @@ type checked struct {
 	problem string // "": it passed
 }
 
-// check decodes line once and runs those checks.
-func check(line []byte) checked {
-	req, problem := decodeRequest(line)
+// check decodes line once, its names through names (nil: none), and runs
+// those checks.
+func check(line []byte, names *interner) checked {
+	req, problem := decodeRequest(line, names)
 	if problem != "" {
 		return checked{req: req, code: manifest.BadRequest, problem: problem}
 	}

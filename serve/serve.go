@@ -73,6 +73,7 @@ type session struct {
 	out        []byte // scratch for one response line
 	res        []byte // scratch for one encoded result
 	maxGroup   int    // writes in a group at most
+	names      interner
 	held       *heldLine
 }
 

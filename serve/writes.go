@@ -55,7 +55,7 @@ type heldLine struct {
 // handleLine answers one request line, and the writes behind it when it
 // is a write.
 func (s *session) handleLine(ctx context.Context, line []byte) {
-	c := check(line)
+	c := check(line, &s.names)
 	if !c.write() {
 		s.handle(ctx, &c)
 		return
@@ -87,7 +87,7 @@ func (s *session) handleWrites(ctx context.Context, first *checked, size int) {
 		}
 		var c checked
 		if err == nil {
-			c = check(line)
+			c = check(line, &s.names)
 		}
 		if err != nil || !c.write() || size+len(line) > maxGroupBytes {
 			// The loop takes it after the commit. The line stays valid:

@@ -3,6 +3,7 @@
 //
 //	Append          writes s as a literal; a valid UTF-8 s decodes back to
 //	                exactly its bytes, by either reading below
+//	Plain           finds a literal that needs no decoding, copying nothing
 //	Decode          reads a literal strictly: invalid UTF-8, a control
 //	                character, a bad escape and a lone surrogate escape are
 //	                errors (what a request to serve may hold)
@@ -35,8 +36,15 @@ func Append[S ~string | ~[]byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8 // eight common bytes at a time
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < 0x80 {
+		if plain[c] {
 			i++
 			continue
 		}
@@ -99,6 +107,28 @@ func Decode(b []byte) (s string, n int, ok bool) {
 		return string(b[1:i]), i + 1, true
 	}
 	return decodeSlow(b, i)
+}
+
+// Plain reports the body of the JSON string literal at the start of b
+// when it is plain: no escape and no byte that is not printable ASCII,
+// so that it is its own text (Decode would return a copy of it). n is the
+// literal's length, quotes included; 0 when the literal is not plain or
+// not whole (body is then nil).
+func Plain(b []byte) (body []byte, n int) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, 0
+	}
+	i := 1
+	for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	for i < len(b) && plain[b[i]] {
+		i++
+	}
+	if i < len(b) && b[i] == '"' {
+		return b[1:i], i + 1
+	}
+	return nil, 0
 }
 
 // decodeSlow goes on with Decode from b[i], the first byte that is not

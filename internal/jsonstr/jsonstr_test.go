@@ -218,3 +218,18 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+func BenchmarkAppend(b *testing.B) {
+	for _, bc := range []struct{ name, s string }{
+		{"plain", "s3cret-value-of-some-length-0123456789"},
+		{"escaped", "line one\nline two \"quoted\" \u00e9"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 128)
+			b.ReportAllocs()
+			for b.Loop() {
+				buf = Append(buf[:0], bc.s)
+			}
+		})
+	}
+}
