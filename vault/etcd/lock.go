@@ -81,6 +81,13 @@ func (e *Vault) lockedRead(ctx context.Context, name string) (recordRead, error)
 		if queued = 0; waiting {
 			queued = e.sess.Lease()
 		}
+		if len(e.orphans) > 0 {
+			// The writer ahead may be this handle's own earlier session,
+			// whose lease the cluster did not confirm revoked (a release
+			// lost with a leader): revoke it again rather than wait out its
+			// countdown, which a new leader restarts.
+			e.revokeOrphans()
+		}
 		if err := sleep(ctx, pause); err != nil {
 			e.unqueue()
 			return recordRead{}, e.heldPastDeadline()
