@@ -31,7 +31,9 @@ import (
 // copy late, would have the copy read as the answer of the next request on
 // that connection. A connection per decision leaves such a copy nowhere to
 // go; the price is a dial per decision (and the server's accept), on
-// loopback or a unix socket. Each answer is one evaluation, never a batch
+// loopback or a unix socket, dialled ahead of the decision that uses it
+// (spare.go): a connection that has carried nothing, so no copy of an
+// earlier answer can be on it. Each answer is one evaluation, never a batch
 // whose items are matched by position, so nothing else can be paired
 // wrongly.
 //
@@ -48,6 +50,7 @@ type httpPDP struct {
 	problem string // a config problem: every decision is unreachable with it
 	client  *http.Client
 	tr      *http.Transport
+	spare   *spareDialer
 	closed  context.Context // done once Close runs: it ends the decisions in flight
 	close   context.CancelFunc
 }
@@ -62,9 +65,10 @@ func newHTTP(cfg Config) *httpPDP {
 	if why != "" {
 		return h
 	}
+	h.spare = &spareDialer{dial: dialer(ep), maxAge: spareAge}
 	h.tr = &http.Transport{
 		Proxy:                  nil, // never $HTTP_PROXY: the PDP is local
-		DialContext:            dialer(ep),
+		DialContext:            h.spare.DialContext,
 		DisableCompression:     true, // the cap applies to the bytes sent
 		DisableKeepAlives:      true, // one request per connection: see above
 		MaxResponseHeaderBytes: maxHeader,
@@ -78,12 +82,12 @@ func newHTTP(cfg Config) *httpPDP {
 
 // dialer connects to ep whatever address the request names: the socket, or
 // the loopback host and port.
-func dialer(ep endpoint) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func dialer(ep endpoint) func(ctx context.Context) (net.Conn, error) {
 	d := &net.Dialer{Control: dialLoopback}
 	if ep.network == "unix" {
 		d = &net.Dialer{}
 	}
-	return func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return func(ctx context.Context) (net.Conn, error) {
 		return d.DialContext(ctx, ep.network, ep.address)
 	}
 }
@@ -187,12 +191,13 @@ func (h *httpPDP) parse(b []byte) (Verdict, string) {
 	return parseOPA(b)
 }
 
-// Close fails the decisions in flight and later ones, and drops any idle
-// connection (there is none: none is kept).
+// Close fails the decisions in flight and later ones, and closes the
+// connection dialled ahead (no other is kept).
 func (h *httpPDP) Close() error {
 	h.close()
 	if h.tr != nil {
 		h.tr.CloseIdleConnections()
+		h.spare.Close()
 	}
 	return nil
 }
