@@ -234,27 +234,6 @@ func (r reach) login(timeout time.Duration, cfg clientv3.Config) (*clientv3.Clie
 	return m.cli, nil
 }
 
-// noLogin is a login the cluster did not answer in time. Its message says
-// which members cannot be reached and why, in endpoint order, and never
-// what the client said of it, which differs from run to run (a deadline, a
-// request timed out, a connection to whichever member it tried last);
-// that stays wrapped.
-type noLogin struct {
-	timeout  time.Duration
-	findings []finding
-	cause    error
-}
-
-func (n *noLogin) Error() string {
-	why := "every member accepts connections, and none answered"
-	if len(n.findings) > 0 {
-		why = describe(n.findings)
-	}
-	return fmt.Sprintf("the cluster did not answer the login in time (%v): %s", n.timeout, why)
-}
-
-func (n *noLogin) Unwrap() error { return n.cause }
-
 // etcdTLS builds the client's TLS settings; nil (plain) when none are given.
 func etcdTLS(o Options) (*tls.Config, error) {
 	if o.CAFile == "" && o.CertFile == "" && o.KeyFile == "" {

@@ -155,3 +155,24 @@ func late(err error, fs []finding) error {
 	}
 	return fmt.Errorf("%w; %s", err, describe(fs))
 }
+
+// noLogin is a login the cluster did not answer in time. Its message says
+// which members cannot be reached and why, in endpoint order, and never
+// what the client said of it, which differs from run to run (a deadline, a
+// request timed out, a connection to whichever member it tried last);
+// that stays wrapped.
+type noLogin struct {
+	timeout  time.Duration
+	findings []finding
+	cause    error
+}
+
+func (n *noLogin) Error() string {
+	why := "every member accepts connections, and none answered"
+	if len(n.findings) > 0 {
+		why = describe(n.findings)
+	}
+	return fmt.Sprintf("the cluster did not answer the login in time (%v): %s", n.timeout, why)
+}
+
+func (n *noLogin) Unwrap() error { return n.cause }
