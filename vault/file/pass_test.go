@@ -53,7 +53,11 @@ func TestPutAllocationsDoNotGrow(t *testing.T) {
 		})
 	}
 	small, large := allocs(20), allocs(2_000)
-	if large > small+2 {
+	// Some slack: under the race detector sync.Pool drops what it is
+	// given at random, so a few allocations come and go from run to run.
+	// Before the one pass, a put at 2,000 records allocated some 1,300
+	// times against 74 at 20.
+	if large > small+small/4 {
 		t.Errorf("a put allocates %.0f times in a vault of 20 records and %.0f in one of 2,000; want no more for more records", small, large)
 	}
 }
