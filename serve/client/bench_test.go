@@ -56,7 +56,6 @@ func BenchmarkPipelinedGet(b *testing.B) {
 // getLine is the get line the raw turns send.
 const getLine = `{"id":1,"op":"get","ref":"arca://app/db"}` + "\n"
 
-
 // rawServe is serve on bare pipes, with no client between.
 type rawServe struct {
 	in  io.WriteCloser
