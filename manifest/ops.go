@@ -26,6 +26,7 @@ type Field struct {
 	Min    int // the fewest bytes it has when sent: 1 for a value to store
 	Raw    bool
 	Common bool // every op accepts it: it is neither required nor refused by any
+	Secret bool // a value or a credential: never kept past its request
 }
 
 // requestFields is the table of request fields. Nothing writes it; it is
@@ -35,9 +36,9 @@ var requestFields = [...]Field{
 	{Name: "op", Bit: FieldOp, Max: MaxOp, Common: true},
 	{Name: "ref", Bit: FieldRef, Max: MaxRef},
 	{Name: "env", Bit: FieldEnv, Max: MaxSegment, Common: true},
-	{Name: "value", Bit: FieldValue, Max: MaxValue, Min: 1},
+	{Name: "value", Bit: FieldValue, Max: MaxValue, Min: 1, Secret: true},
 	{Name: "actor", Bit: FieldActor, Max: MaxActor, Common: true},
-	{Name: "attestation", Bit: FieldAttestation, Max: MaxAttestation, Common: true},
+	{Name: "attestation", Bit: FieldAttestation, Max: MaxAttestation, Common: true, Secret: true},
 }
 
 // RequestFields returns the table of request fields, a fresh copy each call.

@@ -115,7 +115,7 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 	}
 	var v string
 	var ok bool
-	if f.Bit&(manifest.FieldValue|manifest.FieldAttestation) != 0 {
+	if f.Secret {
 		v, ok = s.str(len(s.b)) // a value or a credential: never kept
 	} else {
 		v, ok = s.text(len(s.b), f.Bit)
