@@ -301,8 +301,10 @@ func (d *persistent) deliver(p *proc, line []byte, more bool) bool {
 	}
 	d.mu.Unlock()
 	if why != "" {
-		w.ch <- result{why: why}
+		// Retired before the decision is answered: the next decision,
+		// which its caller may send at once, must not reach this child.
 		d.retire(p, why, true)
+		w.ch <- result{why: why}
 		return false
 	}
 	w.ch <- result{v: v}
