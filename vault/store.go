@@ -139,6 +139,20 @@ type Group interface {
 	Abort()
 }
 
+// Reserver is a Group that can take ahead, in one step, what its writes
+// of the named records will need: the shared vault's record locks, taken
+// together, and the records read under them. Reserve is called before the
+// group's first Add, at most once; it waits for other writers as a first
+// Add would, until ctx's deadline or the vault's own. A write of a name it
+// was given is then prepared without a round trip of its own; any other
+// write is handled by Add as ever. names may repeat, hold names no write
+// will carry (a write that is refused before it reaches the vault) and be
+// empty; a backend may take fewer than it was given (its group is bounded).
+// The file vault needs no such step and does not implement it.
+type Reserver interface {
+	Reserve(ctx context.Context, names []string) error
+}
+
 // Report is the result of a Check. Problems and Info are one line each and
 // name no secret and no record name. Info says what was found healthy
 // (for a shared vault: the members that answered).
