@@ -32,7 +32,7 @@ import (
 //	P + "vault"                    the header (JSON): format, vault id, recipients, wrapped data key, MAC
 //	P + "written"                  touched by every record write; a rekey commits only if it did not move
 //	P + "r/" + vaultID + "/" + slot   one sealed record: nonce || ciphertext
-//	P + "lock/writer/" + lease     the writer lock: the oldest such key holds it (lock.go)
+//	P + "lock/r/" + slot + "/" + lease   a record's lock: the oldest such key holds it (lock.go)
 //	P + "token/" + lease           a writer's last commit, to settle a lost answer
 //
 // Records sit under the vault id of the data key that sealed them, so a rekey
@@ -41,11 +41,12 @@ import (
 //
 // Every op reads the header's mod revision in the same transaction as what
 // it reads, so a handle never uses a data key that was replaced. Writers
-// take turns under the vault's writer lock (a lease-bound key), which a
-// handle keeps for a moment after its write so that the next costs one
-// raft write; every write is still conditioned on the header and on the
-// record's mod revision, so a concurrent write is never lost, even if a
-// lock lapsed.
+// of one record take turns under its lock (a lease-bound key); writers of
+// different records never wait for each other. A handle keeps the locks of
+// its last write for a moment so that its next write of the same records
+// costs one raft write; every write is still conditioned on the header and
+// on the record's mod revision, so a concurrent write is never lost, even
+// if a lock lapsed.
 // A batch (batch.go) takes no locks: each of its commit units is one
 // transaction conditioned on the header and on every record's mod
 // revision: of it and a concurrent write to one of its records, the one
@@ -70,9 +71,11 @@ type Vault struct {
 	k       *seal.Keys
 	sess    *concurrency.Session // the lease the writer lock hangs on; nil until a write
 	orphans []clientv3.LeaseID   // leases of ended sessions not yet confirmed revoked
-	held    *writerLock          // the vault's writer lock, while this handle holds it
-	idle    *time.Timer          // lets go of held once unused for holdFor
-	holdFor time.Duration        // holdIdle; tests set it
+	// locks are this handle's keys in record lock queues: slot -> the
+	// key's create revision. Outside lockRecords, each is a lock it holds.
+	locks   map[string]int64
+	idle    *time.Timer   // lets go of locks once unused for holdFor
+	holdFor time.Duration // holdIdle; tests set it
 	// disarmed is told, under mu, each time an armed release is let go of
 	// (replaced, stopped, or run out and done): tests only; nil otherwise.
 	disarmed func()

@@ -10,21 +10,27 @@ import (
 // HoldIdle is holdIdle, for the external benchmarks.
 const HoldIdle = holdIdle
 
-// PlantOrphan puts a writer-lock key under a lease of its own (ttl
-// seconds), first in the lock's queue, and notes the lease as one this
-// handle did not get revoked: what a release lost with a leader leaves.
-func (e *Vault) PlantOrphan(ctx context.Context, ttl int64) error {
+// PlantOrphan puts a key in the lock queue of name's record under a
+// lease of its own (ttl seconds), first in that queue, and notes the lease
+// as one this handle did not get revoked: what a release lost with a
+// leader leaves.
+func (e *Vault) PlantOrphan(ctx context.Context, ttl int64, name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return err
+		}
+	}
 	lease, err := e.cli.Grant(ctx, ttl)
 	if err != nil {
 		return err
 	}
-	key := fmt.Sprintf("%s%x", e.lockPrefix(), lease.ID)
+	key := fmt.Sprintf("%s%x", e.slotLocks(e.k.Slot(name)), lease.ID)
 	if _, err := e.cli.Put(ctx, key, "", clientv3.WithLease(lease.ID)); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.releaseLock()
+	e.releaseLocks()
 	e.orphans = append(e.orphans, lease.ID)
 	return nil
 }

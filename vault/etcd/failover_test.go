@@ -144,7 +144,7 @@ func TestEtcdOrphanedLockKeyRevokedWhileWaiting(t *testing.T) {
 	if err := put("app/first"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.PlantOrphan(ctx, 60); err != nil {
+	if err := e.PlantOrphan(ctx, 60, "app/second"); err != nil {
 		t.Fatal(err)
 	}
 	if err := put("app/second"); err != nil {

@@ -10,21 +10,22 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// maxGroupWrites is the most writes a group holds: each puts or deletes
-// its record and compares its mod revision, and commitLocked and
-// commitTxn add four operations and two compares, under etcd's default of
-// 128 of each in a transaction (a batch unit holds as many).
-const maxGroupWrites = maxUnitWrites
+// maxGroupWrites is the most records a group writes (maxLockSlots): its
+// commit changes and counts each, and lets go of as many locks held from
+// before, beside commitTxn's two operations, under etcd's default of 128
+// operations in a transaction. A record written twice counts once.
+const maxGroupWrites = maxLockSlots
 
 // Group implements vault.Store. The group reads each record it writes
-// under the vault's writer lock (one round trip; the first takes the lock
-// unless this handle holds it) and prepares each write against what the
+// under that record's lock and prepares each write against what the
 // group's earlier writes left; it then commits every record in one
-// transaction that holds only if the header and every record are as
-// read. A group of n writes is one raft write, or two when it took the
-// lock. A group holds at most maxGroupWrites writes and maxUnitBytes of
-// records; it waits for another writer's lock only before its first
-// write, since it holds the lock from then on.
+// transaction that holds only if the header and every record are as read.
+// Reserve takes the locks of the records the group will write in one
+// round trip (a raft write, unless this handle holds them all); without
+// it, each record's lock is taken as its first write comes. A group of n
+// writes is then one raft write for its commit, and one for its locks. A
+// group waits for other writers only before its first write: a later
+// write whose record another writer holds answers ErrCommitFirst.
 func (e *Vault) Group(context.Context) (vault.Group, error) {
 	e.mu.Lock()
 	return &group{e: e, bySlot: map[string]int{}}, nil
@@ -37,6 +38,8 @@ type group struct {
 	bySlot map[string]int // index in recs
 	bytes  int
 	hdrRev int64 // the header the group's writes were sealed under
+	// reserved are the records Reserve read under their locks, by slot.
+	reserved map[string]recordRead
 }
 
 // groupRec is one record the group writes: as read under the lock, and
@@ -90,24 +93,36 @@ func (g *group) Add(ctx context.Context, w vault.Write, approve vault.Approve) (
 	return m, nil
 }
 
-// read reads w's record under the writer lock. Only the group's first
-// write may wait for the lock; a later one that finds it gone (lapsed, or
-// the header moved under it) answers ErrCommitFirst rather than wait with
-// writes in hand: the group's commit then settles those.
+// read reads w's record under its lock: as Reserve read it, or with its
+// lock taken now. Only a group with no write kept may wait for a lock
+// (letting go of what it reserved first, so that it waits with nothing
+// held); a later write whose lock another writer holds, or whose group
+// lost its locks (its lease lapsed, or the header moved under it),
+// answers ErrCommitFirst rather than wait with writes in hand: the
+// group's commit then settles those.
 func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 	e := g.e
 	var r recordRead
 	var err error
+	reserved, ok := g.reserved[e.k.Slot(w.Name)]
 	switch {
+	case ok && e.hdrRev == g.hdrRev:
+		r = reserved
 	case len(g.recs) == 0:
-		r, err = e.lockedRead(ctx, w.Name)
+		g.reserved = nil
+		var recs []recordRead
+		if recs, err = e.lockRecords(ctx, []string{w.Name}); err == nil {
+			r = recs[0]
+		}
 		g.hdrRev = e.hdrRev
-	case e.held == nil || e.hdrRev != g.hdrRev:
+	case e.sess == nil || e.hdrRev != g.hdrRev:
 		err = vault.ErrCommitFirst
 	default:
-		var ok bool
-		if r, ok, err = e.readHeld(ctx, w.Name); err == nil && !ok {
-			err = vault.ErrCommitFirst // the lock went, or the header moved
+		r, ok, err = e.tryLockNow(ctx, w.Name)
+		if (err == nil && !ok) || errors.Is(err, errLockLost) || (err != nil && e.sess == nil) {
+			// Held by another writer, or the group's locks went (the
+			// header moved, the lease went): the commit settles those.
+			err = vault.ErrCommitFirst
 		}
 	}
 	if err != nil {
@@ -118,6 +133,58 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 		return groupRec{}, err
 	}
 	return rec, nil
+}
+
+// Reserve implements vault.Reserver: the locks of the records names are
+// written to, the first maxGroupWrites of them, taken in one round trip
+// and the records read with them. A vault that is not there yet has no
+// record to lock: the group's first write creates it, as ever.
+func (g *group) Reserve(ctx context.Context, names []string) error {
+	if g.ended || len(g.recs) > 0 || g.reserved != nil {
+		return errors.New("a group's records are reserved once, before its first write")
+	}
+	e := g.e
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if e.k == nil {
+		if err := e.loadHeader(ctx); errors.Is(err, errNoVault) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+	names = firstSlots(e, names, maxGroupWrites)
+	if len(names) == 0 {
+		return nil
+	}
+	recs, err := e.lockRecords(ctx, names)
+	if err != nil {
+		return err
+	}
+	g.hdrRev = e.hdrRev
+	g.reserved = make(map[string]recordRead, len(recs))
+	for _, r := range recs {
+		g.reserved[r.slot] = r
+	}
+	return nil
+}
+
+// firstSlots is the names of the first n distinct slots of names.
+func firstSlots(e *Vault, names []string, n int) []string {
+	seen := make(map[string]bool, min(len(names), n))
+	var kept []string
+	for _, name := range names {
+		s := e.k.Slot(name)
+		if seen[s] {
+			continue
+		}
+		if len(seen) == n {
+			break
+		}
+		seen[s] = true
+		kept = append(kept, name)
+	}
+	return kept
 }
 
 // prepare works out what w makes of rec, seals it and has approve see it;
@@ -157,11 +224,13 @@ func (g *group) Commit(ctx context.Context) error {
 	defer cancel()
 	cmps := make([]clientv3.Cmp, 0, len(g.recs))
 	ops := make([]clientv3.Op, 0, len(g.recs))
+	slots := make([]string, 0, len(g.recs))
 	for _, r := range g.recs {
 		cmps = append(cmps, r.read.unmoved(e))
 		ops = append(ops, recordChange(e.recordKey(r.read.slot), r.sealed))
+		slots = append(slots, r.read.slot)
 	}
-	if err := e.commitLocked(ctx, cmps, ops); err != nil {
+	if err := e.commitLocked(ctx, cmps, ops, slots); err != nil {
 		return fmt.Errorf("a group of %d writes: %w", len(g.recs), err)
 	}
 	return nil
@@ -178,7 +247,7 @@ func (g *group) Abort() {
 // kept as after any write (keepLock).
 func (g *group) end() {
 	g.ended = true
-	g.recs, g.bySlot = nil, nil
+	g.recs, g.bySlot, g.reserved = nil, nil, nil
 	g.e.keepLock()
 	g.e.mu.Unlock()
 }

@@ -82,8 +82,8 @@ func newGroup(t *testing.T, e *Vault) vault.Group {
 	return g
 }
 
-// lockKeys counts the keys under v's writer lock: the holder's and those
-// waiting.
+// lockKeys counts the keys in v's record lock queues: the holders' and
+// those waiting.
 func lockKeys(t *testing.T, v faultVault) int64 {
 	t.Helper()
 	resp, err := v.c.Client(t).Get(context.Background(), v.prefix+"lock/", clientv3.WithPrefix(), clientv3.WithCountOnly())
@@ -93,7 +93,7 @@ func lockKeys(t *testing.T, v faultVault) int64 {
 	return resp.Count
 }
 
-// waitLockKeys waits, up to 5 s, until v has n writer-lock keys, counting
+// waitLockKeys waits, up to 5 s, until v has n record lock keys, counting
 // them again at each change a watch on the lock's keys reports. Groups
 // still open are aborted before it fails, so that the test's cleanup can
 // close their handles.
@@ -111,23 +111,25 @@ func waitLockKeys(t *testing.T, v faultVault, n int64, open ...vault.Group) {
 	cli, keys := v.c.Client(t), v.prefix+"lock/"
 	resp, err := cli.Get(ctx, keys, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		fail("count the writer-lock keys: %v", err)
+		fail("count the lock keys: %v", err)
 	}
 	changes := cli.Watch(ctx, keys, clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
 	for resp.Count != n {
 		if wr, ok := <-changes; !ok || wr.Err() != nil {
-			fail("writer-lock keys: %d, want %d", resp.Count, n)
+			fail("lock keys: %d, want %d", resp.Count, n)
 		}
 		if resp, err = cli.Get(ctx, keys, clientv3.WithPrefix(), clientv3.WithCountOnly()); err != nil {
-			fail("count the writer-lock keys: %v", err)
+			fail("count the lock keys: %v", err)
 		}
 	}
 }
 
-// A group of n writes is one commit, after one lock transaction when the
-// handle did not hold the lock; a group that follows while the handle
-// still holds it is its commit alone. The lock is let go of once unused
-// for holdFor, and with the handle.
+// A group of n writes that reserves its records is one commit after one
+// lock transaction; a group that follows while the handle still holds the
+// locks of the records it writes is its commit alone, and a new record
+// costs its lock transaction. The locks are let go of once unused for
+// holdFor, and with the handle. Without Reserve, each record's lock is
+// taken as its first write comes.
 func TestEtcdGroupIsOneCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/group/")
 	e := v.open(t)
@@ -137,52 +139,63 @@ func TestEtcdGroupIsOneCommit(t *testing.T) {
 	}
 	kv := &countingKV{KV: e.cli.KV}
 	e.cli.KV = kv
-	g := newGroup(t, e)
+	counts := func(what string, commits, locks int) {
+		t.Helper()
+		if kv.commits != commits || kv.locks != locks {
+			t.Errorf("%s: %d commits and %d lock transactions in all, want %d and %d", what, kv.commits, kv.locks, commits, locks)
+		}
+	}
+	g := reservedGroup(t, e, "app/k0", "app/k1", "app/k2", "app/k1", "app/k3")
 	addAll(t, g, put("app/k0", "new"), put("app/k1", "1"), put("app/k2", "2"), put("app/k1", "1b"), put("app/k3", "3"))
 	if err := g.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if kv.commits != 1 || kv.locks != 1 {
-		t.Errorf("a group of 5 writes of 4 records: %d commits and %d lock transactions, want 1 and 1", kv.commits, kv.locks)
-	}
-	g = newGroup(t, e)
-	addAll(t, g, put("app/k4", "4"), put("app/k0", "newer"))
+	counts("a reserved group of 5 writes of 4 records", 1, 1)
+	g = reservedGroup(t, e, "app/k0", "app/k1")
+	addAll(t, g, put("app/k0", "newer"), put("app/k1", "1c"))
 	if err := g.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if kv.commits != 2 || kv.locks != 1 {
-		t.Errorf("a second group with the lock held: %d commits and %d lock transactions in all, want 2 and 1", kv.commits, kv.locks)
+	counts("a second group of records whose locks it holds", 2, 1)
+	if n := lockKeys(t, v); n != 2 {
+		t.Errorf("lock keys after the second group: %d, want its 2 (those it no longer uses let go by its commit)", n)
 	}
+	g = newGroup(t, e)
+	addAll(t, g, put("app/k1", "1d"), put("app/k4", "4"), put("app/k5", "5"))
+	if err := g.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	counts("a group without Reserve, of one held record and two new ones", 3, 3)
 	other := v.open(t)
 	wantRecord(t, other, "app/k0", "newer", 3)
-	wantRecord(t, other, "app/k1", "1b", 2)
+	wantRecord(t, other, "app/k1", "1d", 4)
 	wantRecord(t, other, "app/k3", "3", 1)
-	if n := lockKeys(t, v); n != 1 {
-		t.Errorf("writer-lock keys while the handle holds the lock: %d, want 1", n)
-	}
 	e.mu.Lock()
 	e.holdFor = 10 * time.Millisecond
 	e.armRelease()
 	e.mu.Unlock()
 	waitLockKeys(t, v, 0)
-	if _, err := putValue(e, "app/k5", "5", nil); err != nil {
-		t.Fatal(err)
-	}
-	if kv.locks != 2 {
-		t.Errorf("a put after the lock was let go: %d lock transactions in all, want 2", kv.locks)
-	}
-	e.mu.Lock()
-	e.holdFor = time.Hour
-	e.mu.Unlock()
 	if _, err := putValue(e, "app/k5", "5b", nil); err != nil {
 		t.Fatal(err)
 	}
+	counts("a put after the locks were let go", 4, 4)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if n := lockKeys(t, v); n != 0 {
-		t.Errorf("writer-lock keys after the holder closed: %d, want 0", n)
+		t.Errorf("lock keys after the holder closed: %d, want 0", n)
 	}
+}
+
+// reservedGroup is a group of e that reserved names.
+func reservedGroup(t *testing.T, e *Vault, names ...string) vault.Group {
+	t.Helper()
+	g := newGroup(t, e)
+	if err := g.(vault.Reserver).Reserve(context.Background(), names); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	return g
 }
 
 // A group's commit whose answer was lost is found by its token: a success.
@@ -221,15 +234,20 @@ func TestEtcdGroupConflictLandsNothing(t *testing.T) {
 	wantRecord(t, e2, "app/b", "other", 1)
 }
 
-// A writer that finds the lock held waits its turn, and is let in at the
-// holder's next commit (the holder keeps the lock an hour here otherwise);
-// a holder that is idle lets it in once holdFor has passed.
+// A writer that finds a record's lock held waits its turn, and is let in
+// at the holder's next commit (the holder keeps its locks an hour here
+// otherwise); a holder that is idle lets it in once holdFor has passed. A
+// writer of another record does not wait at all.
 func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/groupwait/")
-	e1, e2 := v.open(t), v.open(t)
+	e1, e2, e3 := v.open(t), v.open(t), v.open(t)
 	e1.holdFor = time.Hour
 	g1 := newGroup(t, e1)
 	addAll(t, g1, put("app/a", "by e1"), put("app/b", "by e1"))
+	if _, err := putValue(e3, "app/c", "by e3", nil); err != nil {
+		g1.Abort()
+		t.Fatalf("a writer of another record while e1 holds two: %v", err)
+	}
 	done := make(chan error, 1)
 	go func() {
 		m, err := putValue(e2, "app/b", "by e2", nil)
@@ -238,7 +256,7 @@ func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitLockKeys(t, v, 2, g1)
+	waitLockKeys(t, v, 4, g1) // e1's two, e3's (idle, kept for holdIdle) and e2's, queued
 	select {
 	case err := <-done:
 		g1.Abort()
@@ -254,8 +272,8 @@ func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 	wantRecord(t, e1, "app/a", "by e1", 1)
 	wantRecord(t, e1, "app/b", "by e2", 2)
 
-	// e2 now holds the lock, idle, for holdIdle: e1 waits that long at most.
-	if m, err := putValue(e1, "app/a", "again", nil); err != nil || m.Version != 2 {
+	// e2 now holds app/b's lock, idle, for holdIdle: e1 waits that long at most.
+	if m, err := putValue(e1, "app/b", "again", nil); err != nil || m.Version != 3 {
 		t.Fatalf("e1 after e2 went idle: %+v, %v", m, err)
 	}
 }
@@ -268,12 +286,12 @@ func TestEtcdWaiterGivesUpAtTheDeadline(t *testing.T) {
 	g1 := newGroup(t, e1)
 	addAll(t, g1, put("app/a", "by e1"))
 	e2.timeout = time.Second
-	if _, err := putValue(e2, "app/a", "by e2", nil); err == nil || !strings.Contains(err.Error(), "held the vault's writer lock past the deadline") {
+	if _, err := putValue(e2, "app/a", "by e2", nil); err == nil || !strings.Contains(err.Error(), "held a record's lock past the deadline") {
 		g1.Abort() // the group holds e1: end it before the cleanup closes e1
 		t.Fatalf("a put that waited past its deadline: %v", err)
 	}
 	if n := lockKeys(t, v); n != 1 {
-		t.Errorf("writer-lock keys after the waiter gave up: %d, want the holder's alone", n)
+		t.Errorf("lock keys after the waiter gave up: %d, want the holder's alone", n)
 	}
 	if err := g1.Commit(context.Background()); err != nil {
 		t.Fatal(err)
@@ -281,21 +299,29 @@ func TestEtcdWaiterGivesUpAtTheDeadline(t *testing.T) {
 	wantRecord(t, e2, "app/a", "by e1", 1)
 }
 
-// A group whose lock is gone after its first write takes no more: the
-// next write answers ErrCommitFirst, unprepared and unapproved, and the
-// commit fails whole if another writer went ahead meanwhile.
+// A group with writes in hand does not wait: a write of a record another
+// writer holds answers ErrCommitFirst, unprepared and unapproved. A group
+// whose lock went (deleted, as when its lease lapses) loses its commit
+// whole if another writer went ahead meanwhile.
 func TestEtcdGroupLostLockTakesNoMore(t *testing.T) {
 	v := newFaultVault(t, "/arca/grouplostlock/")
-	e1, e2 := v.open(t), v.open(t)
+	e1, e2, e3 := v.open(t), v.open(t), v.open(t)
 	g := newGroup(t, e1)
 	addAll(t, g, put("app/a", "a"))
-	if _, err := v.c.Client(t).Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
-		t.Fatal(err)
-	}
+	g3 := newGroup(t, e3)
+	addAll(t, g3, put("app/b", "by e3"))
 	approved := false
 	if _, err := g.Add(context.Background(), put("app/b", "b"), func(vault.Meta) error { approved = true; return nil }); !errors.Is(err, vault.ErrCommitFirst) || approved {
 		g.Abort()
-		t.Fatalf("a write after the group's lock went: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
+		g3.Abort()
+		t.Fatalf("a write of a record another writer holds: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
+	}
+	if err := g3.Commit(context.Background()); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	if _, err := v.c.Client(t).Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := putValue(e2, "app/a", "other", nil); err != nil {
 		t.Fatal(err)
@@ -304,6 +330,7 @@ func TestEtcdGroupLostLockTakesNoMore(t *testing.T) {
 		t.Fatalf("Commit after another writer went ahead: %v, want the conflict", err)
 	}
 	wantRecord(t, e1, "app/a", "other", 1)
+	wantRecord(t, e1, "app/b", "by e3", 1)
 }
 
 // A group holds at most maxGroupWrites writes; the next answers
@@ -392,7 +419,7 @@ func TestEtcdFailingWritesDoNotKeepTheLock(t *testing.T) {
 	}
 }
 
-// A handle whose lock lapsed while a release was armed takes the lock
+// A handle whose lock lapsed while a release was armed takes a lock
 // again with a release of its own: a write it then fails (denied) lets
 // the lock go after holdFor, not at some later commit.
 func TestEtcdLapsedLockLeavesNoStaleTimer(t *testing.T) {
@@ -410,12 +437,13 @@ func TestEtcdLapsedLockLeavesNoStaleTimer(t *testing.T) {
 	if _, err := putValue(e1, "app/a", "a", nil); err != nil { // arms e1's release
 		t.Fatal(err)
 	}
-	// e1's key goes, as when its lease lapses, and e2 takes the lock.
+	// e1's key goes, as when its lease lapses, and e2 takes the lock of
+	// the record e1 writes next.
 	if _, err := v.c.Client(t).Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
 		t.Fatal(err)
 	}
 	g := newGroup(t, e2)
-	addAll(t, g, put("app/x", "x"))
+	addAll(t, g, put("app/b", "x"))
 	e1.timeout = 100 * time.Millisecond
 	_, err := putValue(e1, "app/b", "b", nil)
 	select { // e1's old release is done with: stopped, or run out with nothing held

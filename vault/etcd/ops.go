@@ -90,11 +90,11 @@ func (e *Vault) slotOf(kv *mvccpb.KeyValue) string {
 	return strings.TrimPrefix(string(kv.Key), e.recordsKey())
 }
 
-// Apply implements vault.Store: read the record under the writer lock
-// (one round trip, which takes the lock unless this handle holds it),
-// prepare the change, approve it, then commit it in one transaction that
-// holds only if the header and the record are as read. The lock is kept
-// for holdIdle, so a session's next write is its commit alone.
+// Apply implements vault.Store: read the record under its lock (one round
+// trip, which takes the lock unless this handle holds it), prepare the
+// change, approve it, then commit it in one transaction that holds only if
+// the header and the record are as read. The lock is kept for holdIdle, so
+// a session's next write of the record is its commit alone.
 func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -103,17 +103,18 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	if err := e.loadForWrite(ctx, w.Kind); err != nil {
 		return vault.Meta{}, err
 	}
-	r, err := e.lockedRead(ctx, w.Name)
+	recs, err := e.lockRecords(ctx, []string{w.Name})
 	if err != nil {
 		e.keepLock()
 		return vault.Meta{}, err
 	}
+	r := recs[0]
 	m, sealed, err := e.prepare(r, w, approve)
 	if err != nil {
 		e.keepLock()
 		return vault.Meta{}, err
 	}
-	if err := e.commitLocked(ctx, []clientv3.Cmp{r.unmoved(e)}, []clientv3.Op{recordChange(e.recordKey(r.slot), sealed)}); err != nil {
+	if err := e.commitLocked(ctx, []clientv3.Cmp{r.unmoved(e)}, []clientv3.Op{recordChange(e.recordKey(r.slot), sealed)}, []string{r.slot}); err != nil {
 		return vault.Meta{}, err
 	}
 	return m, nil
@@ -196,27 +197,6 @@ var errLeaseLapsed = errors.New("this writer's lease lapsed before its commit (t
 
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
-
-// commitLocked runs ops (commitTxn) if cmps hold, for writes read under
-// the writer lock, and settles the lock after: let go at once when
-// another writer waits for it or the commit failed, kept for holdIdle
-// otherwise. The commit does not ask that the lock be still this
-// handle's: the compares on what was read are what keep an update from
-// being lost, and a lock that lapsed since the read changes nothing they
-// would let through. Callers hold e.mu.
-func (e *Vault) commitLocked(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) error {
-	ops = append(slices.Clip(ops), clientv3.OpGet(e.lockPrefix(), clientv3.WithPrefix(), clientv3.WithCountOnly()))
-	resp, err := e.commitTxn(ctx, false, cmps, ops)
-	switch {
-	case err != nil:
-		e.releaseLock() // it may be gone: start afresh
-	case resp != nil:
-		e.afterCommit(resp.Responses[len(ops)-1].GetResponseRange().Count)
-	default:
-		e.afterCommit(-1) // settled by the token: who waits is unknown
-	}
-	return err
-}
 
 // recordChange puts sealed at key, or deletes key when sealed is nil.
 func recordChange(key string, sealed []byte) clientv3.Op {

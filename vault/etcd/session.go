@@ -10,8 +10,8 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// lockTTL is how long, in seconds, a writer that died keeps the vault's
-// writer lock: its lease lapses after this and the lock with it.
+// lockTTL is how long, in seconds, a writer that died keeps its record
+// locks: its lease lapses after this and the locks with it.
 const lockTTL = 10
 
 // ensureSession grants the lease this handle's locks hang on, or a new one
@@ -20,7 +20,7 @@ func (e *Vault) ensureSession(ctx context.Context) error {
 	if e.sess != nil {
 		select {
 		case <-e.sess.Done():
-			e.dropLock() // its key lapsed with the lease
+			e.dropLocks() // its key lapsed with the lease
 			e.sess = nil
 		default:
 			return nil
@@ -53,7 +53,7 @@ func (e *Vault) endSession() {
 	if e.sess == nil {
 		return
 	}
-	e.dropLock()
+	e.dropLocks()
 	e.sess.Orphan()
 	if !e.revoke(e.sess.Lease()) {
 		if len(e.orphans) == maxOrphans {

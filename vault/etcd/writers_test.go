@@ -1,0 +1,221 @@
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/arca-secrets/arca/vault"
+)
+
+// writeGroup writes names as one reserved group of e: each a put of
+// value. It answers the versions the group's writes left, in order.
+func writeGroup(ctx context.Context, e *Vault, value string, names ...string) ([]uint64, error) {
+	g, err := e.Group(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
+		g.Abort()
+		return nil, err
+	}
+	var vs []uint64
+	for _, n := range names {
+		m, err := g.Add(ctx, put(n, value), allow)
+		if err != nil {
+			g.Abort()
+			return nil, fmt.Errorf("add %s: %w", n, err)
+		}
+		vs = append(vs, m.Version)
+	}
+	return vs, g.Commit(ctx)
+}
+
+// Writers of different records never wait for each other: sixteen
+// handles each reserve records of their own and hold them, all at once,
+// in one goroutine (a reservation that waited would never return).
+func TestEtcdWritersOfDifferentRecordsDoNotWait(t *testing.T) {
+	v := newFaultVault(t, "/arca/distinct/")
+	ctx := context.Background()
+	var groups []vault.Group
+	for i := range 16 {
+		e := v.open(t)
+		g := newGroup(t, e)
+		names := []string{fmt.Sprintf("w%d/a", i), fmt.Sprintf("w%d/b", i)}
+		if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
+			t.Fatalf("writer %d's reservation while %d others hold theirs: %v", i, i, err)
+		}
+		addAll(t, g, put(names[0], "a"), put(names[1], "b"))
+		groups = append(groups, g)
+	}
+	if n := lockKeys(t, v); n != 32 {
+		t.Errorf("lock keys while 16 writers hold 2 records each: %d, want 32", n)
+	}
+	for i, g := range groups {
+		if err := g.Commit(ctx); err != nil {
+			t.Fatalf("writer %d's commit: %v", i, err)
+		}
+	}
+	other := v.open(t)
+	for i := range 16 {
+		wantRecord(t, other, fmt.Sprintf("w%d/b", i), "b", 1)
+	}
+}
+
+// Writers of one record take turns: sixteen handles writing it at once,
+// ten groups each, are all answered before their deadline, each sees the
+// versions it wrote rise, and no write is lost: the record ends at the
+// sum of them.
+func TestEtcdWritersOfOneRecordTakeTurns(t *testing.T) {
+	v := newFaultVault(t, "/arca/onerecord/")
+	const writers, rounds = 16, 10
+	errs := make(chan error, writers)
+	for i := range writers {
+		e := v.openTimeout(t, 20*time.Second)
+		go func() {
+			var last uint64
+			for r := range rounds {
+				vs, err := writeGroup(context.Background(), e, fmt.Sprintf("%d-%d", i, r), "shared/hot")
+				if err != nil {
+					errs <- fmt.Errorf("writer %d, round %d: %w", i, r, err)
+					return
+				}
+				if vs[0] <= last {
+					errs <- fmt.Errorf("writer %d, round %d: version %d after %d", i, r, vs[0], last)
+					return
+				}
+				last = vs[0]
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	got, err := v.open(t).Get(context.Background(), "shared/hot")
+	if err != nil || got.Version != writers*rounds {
+		t.Fatalf("the shared record after %d writes: version %d, %v", writers*rounds, got.Version, err)
+	}
+	if n := lockKeys(t, v); n > writers {
+		t.Errorf("lock keys after every writer is done: %d, more than one per writer", n)
+	}
+}
+
+// Groups that lock overlapping records in opposite orders never wait for
+// each other in a circle: every group of every writer commits.
+func TestEtcdOverlappingGroupsNeverDeadlock(t *testing.T) {
+	v := newFaultVault(t, "/arca/overlap/")
+	orders := [][]string{
+		{"o/a", "o/b", "o/c"}, {"o/c", "o/b", "o/a"}, {"o/b", "o/d"}, {"o/d", "o/a"},
+		{"o/a", "o/d", "o/b"}, {"o/c", "o/d"}, {"o/d", "o/c", "o/b", "o/a"}, {"o/b", "o/a"},
+	}
+	const rounds = 8
+	errs := make(chan error, len(orders))
+	writes := map[string]uint64{}
+	for _, names := range orders {
+		for _, n := range names {
+			writes[n] += rounds
+		}
+	}
+	for i, names := range orders {
+		e := v.openTimeout(t, 20*time.Second)
+		go func() {
+			for r := range rounds {
+				// Without Reserve half the time: locks taken one by one.
+				if _, err := groupOf(e, r%2 == 0, names); err != nil {
+					errs <- fmt.Errorf("writer %d, round %d: %w", i, r, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range orders {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	other := v.open(t)
+	for n, want := range writes {
+		if got, err := other.Get(context.Background(), n); err != nil || got.Version != want {
+			t.Errorf("%s: version %d, %v; want %d", n, got.Version, err, want)
+		}
+	}
+}
+
+// groupOf writes names as one group of e, reserved or not. A write that
+// answers ErrCommitFirst (another writer holds its record, and the group
+// has writes in hand) goes in a group of its own after the commit, as
+// ops.Writes does.
+func groupOf(e *Vault, reserve bool, names []string) (int, error) {
+	ctx := context.Background()
+	if reserve {
+		_, err := writeGroup(ctx, e, "v", names...)
+		return 1, err
+	}
+	groups := 0
+	for len(names) > 0 {
+		g, err := e.Group(ctx)
+		if err != nil {
+			return groups, err
+		}
+		groups++
+		n := 0
+		for ; n < len(names); n++ {
+			if _, err := g.Add(ctx, put(names[n], "v"), allow); err != nil {
+				if n > 0 && errorsIsCommitFirst(err) {
+					break
+				}
+				g.Abort()
+				return groups, err
+			}
+		}
+		if err := g.Commit(ctx); err != nil {
+			return groups, err
+		}
+		names = names[n:]
+	}
+	return groups, nil
+}
+
+func errorsIsCommitFirst(err error) bool { return errors.Is(err, vault.ErrCommitFirst) }
+
+// A writer that dies holding a record's lock (its lease lapses: revoked
+// here, as the cluster does once its keep-alives stop) holds up the
+// writers queued behind it only until then: each is let in, in turn, and
+// none is lost.
+func TestEtcdHolderDiesWithWritersQueued(t *testing.T) {
+	v := newFaultVault(t, "/arca/holderdies/")
+	holder := v.open(t)
+	g := reservedGroup(t, holder, "shared/x")
+	addAll(t, g, put("shared/x", "never"))
+	const waiters = 6
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		e := v.openTimeout(t, 20*time.Second)
+		go func() {
+			_, err := writeGroup(context.Background(), e, fmt.Sprint(i), "shared/x")
+			errs <- err
+		}()
+	}
+	waitLockKeys(t, v, waiters+1, g)
+	if _, err := v.c.Client(t).Revoke(context.Background(), holder.sess.Lease()); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	for range waiters {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if err := g.Commit(context.Background()); err == nil {
+		t.Error("the dead holder's group committed after its lease went")
+	}
+	if got, err := v.open(t).Get(context.Background(), "shared/x"); err != nil || got.Version != waiters {
+		t.Fatalf("shared/x after %d queued writes: version %d, %v", waiters, got.Version, err)
+	}
+}
