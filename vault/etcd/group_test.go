@@ -241,7 +241,7 @@ func TestEtcdGroupConflictLandsNothing(t *testing.T) {
 func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/groupwait/")
 	e1, e2, e3 := v.open(t), v.open(t), v.open(t)
-	e1.holdFor = time.Hour
+	e1.holdFor, e3.holdFor = time.Hour, time.Hour
 	g1 := newGroup(t, e1)
 	addAll(t, g1, put("app/a", "by e1"), put("app/b", "by e1"))
 	if _, err := putValue(e3, "app/c", "by e3", nil); err != nil {
@@ -256,7 +256,7 @@ func TestEtcdWaiterIsLetInAtTheCommit(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitLockKeys(t, v, 4, g1) // e1's two, e3's (idle, kept for holdIdle) and e2's, queued
+	waitLockKeys(t, v, 4, g1) // e1's two, e3's (idle, kept) and e2's, queued
 	select {
 	case err := <-done:
 		g1.Abort()
