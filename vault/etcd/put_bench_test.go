@@ -18,10 +18,11 @@ import (
 // client (the floor of any write) and one linearizable Get followed by
 // that bare Put (the floor of a write that must read what it replaces, as
 // a put must, for the version it audits). Each iteration puts:
-//   - once while the handle holds the writer lock (a session's next write:
-//     its commit alone, one raft write);
-//   - 10 records as one group (vault.Group), reported per write;
-//   - once more after the handle let go of the lock (it sleeps past
+//   - once while the handle holds the record's lock (a session's next
+//     write of it: its commit alone, one raft write);
+//   - 10 records as one group (vault.Group, its records reserved as serve
+//     does), reported per write;
+//   - once more after the handle let go of its locks (it sleeps past
 //     holdIdle first, untimed): the lock's round trip and the commit. A
 //     bare Put after the same sleep is its floor: a cluster left idle
 //     answers its next write more slowly.
@@ -44,6 +45,10 @@ func BenchmarkEtcdPutVsBare(b *testing.B) {
 				}
 			}
 			putOne()
+			groupNames := make([]string, 10)
+			for i := range groupNames {
+				groupNames[i] = fmt.Sprintf("bench/g%d", i)
+			}
 			var held, floor, readFloor, group, cold, coldFloor time.Duration
 			idle := func() time.Time {
 				time.Sleep(etcd.HoldIdle + 20*time.Millisecond)
@@ -73,6 +78,9 @@ func BenchmarkEtcdPutVsBare(b *testing.B) {
 				t4 := time.Now()
 				g, err := st.Group(ctx)
 				if err != nil {
+					b.Fatal(err)
+				}
+				if err := g.(vault.Reserver).Reserve(ctx, groupNames); err != nil {
 					b.Fatal(err)
 				}
 				for i := range 10 {
