@@ -133,7 +133,7 @@ func TestEtcdLostCommitAnswer(t *testing.T) {
 	var err2 error
 	raw := v.c.Client(t)
 	e1.cli.KV = &lossyKV{KV: e1.cli.KV, match: puts("written"), hook: func() {
-		// e1 holds the writer lock: let it lapse, so e2 can go ahead.
+		// e1 holds the record's lock: let it lapse, so e2 can go ahead.
 		if _, err := raw.Delete(context.Background(), v.prefix+"lock/", clientv3.WithPrefix()); err != nil {
 			t.Fatal(err)
 		}
