@@ -83,7 +83,8 @@ func main() {
 		}
 		os.Exit(2)
 	}
-	failed, err := run(o, os.Stdout)
+	results, err := run(o, os.Stdout)
+	failed := printErrors(os.Stderr, results)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
@@ -95,15 +96,15 @@ func main() {
 }
 
 // run starts the cluster in a new temp dir, does every measurement of o's
-// plan and prints the report on w. It returns how many measurements had
-// errors; err is a failure to measure at all.
-func run(o options, w io.Writer) (failed int, err error) {
+// plan and prints the report on w. It returns the results, those measured
+// before a failure to measure (err) among them.
+func run(o options, w io.Writer) (results []result, err error) {
 	if o.arca, err = filepath.Abs(o.arca); err != nil {
-		return 0, err
+		return nil, err
 	}
 	root, err := os.MkdirTemp("", "arca-scale-")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	if o.keep {
 		progress("temp dir %s (kept)", root)
@@ -113,27 +114,25 @@ func run(o options, w io.Writer) (failed int, err error) {
 	progress("starting a 3-member etcd cluster")
 	bin, err := launch.LookBinary()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	env, err := setUp(o, root, bin)
 	if env != nil {
 		defer env.tearDown()
 	}
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	var results []result
+	defer func() { printReport(w, o, results) }()
 	for _, m := range plan(o.sessions, o.depths) {
 		progress("%s for %v", m, o.duration)
 		r, err := env.measure(m)
 		if err != nil {
-			printReport(w, o, results)
-			return 0, fmt.Errorf("%s: %w", m, err)
+			return results, fmt.Errorf("%s: %w", m, err)
 		}
 		results = append(results, r)
 	}
-	printReport(w, o, results)
-	return printErrors(os.Stderr, results), nil
+	return results, nil
 }
 
 // progress reports what is being done on stderr, away from the report.
