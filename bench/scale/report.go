@@ -29,16 +29,25 @@ func printReport(w io.Writer, o options, rs []result) {
 // printTable prints one line per measurement.
 func printTable(w io.Writer, rs []result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "who\tload\tlanes\tin flight\tops/s\tp50\tp99\tok\tnot ok\tlate\tunanswered\tetcd CPU per 1,000 ok\t")
+	fmt.Fprintln(tw, "who\tload\tK\tD\tops/s\tp50\tp99\tok\tnot ok\tlate\tunanswered\tetcd CPU / 1,000 ok\tserve CPU / ok\t")
 	for _, r := range rs {
 		who := "arca serve"
 		if r.m.bare {
 			who = "bare client"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t\n", who, r.m.load, r.m.lanes, r.m.depth,
-			r.rate(), ms(r.percentile(50)), ms(r.percentile(99)), r.ok, r.failed(), r.late, r.unanswered, cpuPer1000(r))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", who, r.m.load, r.m.lanes, r.m.depth,
+			r.rate(), ms(r.percentile(50)), ms(r.percentile(99)), r.ok, r.failed(), r.late, r.unanswered, etcdPer1000(r), servePerOp(r))
 	}
 	tw.Flush()
+	fmt.Fprintf(w, `
+K: sessions (bare: clients) at once; D: requests in flight in each. ops/s: ok
+answers that came within the measurement, per second; p50, p99: from a
+request's line written to its answer read, answers after the end included;
+late: answered more than timeout_ms after it was sent; unanswered: no answer
+by timeout_ms and %v after the end (then the session is stopped). CPU: etcd's
+three members from the start to the last session's end; serve's, per ok
+answer, its start-up included.
+`, drainGrace)
 }
 
 // printRatios prints the figures the targets name, from this run: hi is
@@ -89,12 +98,11 @@ func printErrors(w io.Writer, rs []result) int {
 			continue
 		}
 		n++
-		var codes []string
+		fmt.Fprintf(w, "scale: ERRORS in %s: %d not ok, %d late, %d unanswered, of %d sent; first: %s\n",
+			r.m, r.failed(), r.late, r.unanswered, r.sent, r.firstErr)
 		for _, c := range r.codes() {
-			codes = append(codes, fmt.Sprintf("%d %s", r.notOK[c], c))
+			fmt.Fprintf(w, "scale:   %d %s, the first: %s\n", r.notOK[c], c, r.firstOf[c])
 		}
-		fmt.Fprintf(w, "scale: ERRORS in %s: %d not ok (%s), %d late, %d unanswered, of %d sent; first: %s\n",
-			r.m, r.failed(), strings.Join(codes, ", "), r.late, r.unanswered, r.sent, r.firstErr)
 	}
 	return n
 }
@@ -115,12 +123,20 @@ func times(num, den float64) string {
 	return fmt.Sprintf("%.2fx", num/den)
 }
 
-// cpuPer1000 is the members' CPU time per 1,000 ok answers.
-func cpuPer1000(r result) string {
+// etcdPer1000 is the members' CPU time per 1,000 ok answers.
+func etcdPer1000(r result) string {
 	if r.etcdCPU < 0 || r.ok == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f s", r.etcdCPU.Seconds()*1000/float64(r.ok))
+}
+
+// servePerOp is the sessions' CPU time per ok answer.
+func servePerOp(r result) string {
+	if r.m.bare || r.ok == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f ms", float64((r.serveCPU/time.Duration(r.ok)).Nanoseconds())/1e6)
 }
 
 // ms formats d in milliseconds.

@@ -129,6 +129,7 @@ func (s *session) drive(m measurement, lane int, end time.Time, deadline time.Du
 	if err := s.wait(); err != nil {
 		t.fail(err.Error())
 	}
+	t.serveCPU = s.cmd.ProcessState.UserTime() + s.cmd.ProcessState.SystemTime()
 	return t
 }
 

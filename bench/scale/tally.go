@@ -10,13 +10,17 @@ import (
 // a measurement merges them.
 type tally struct {
 	sent       int
-	ok         int            // answered "ok":true (and, for a get, with the value put)
-	inWindow   int            // of ok, answered before the measurement's end
-	notOK      map[string]int // answers that are not ok, by error code
-	late       int            // answers, ok or not, later than the vault's deadline
-	unanswered int            // requests sent that got no answer
+	ok         int               // answered "ok":true (and, for a get, with the value put)
+	inWindow   int               // of ok, answered before the measurement's end
+	notOK      map[string]int    // answers that are not ok, by error code
+	firstOf    map[string]string // the first message of each code in notOK
+	late       int               // answers, ok or not, later than the vault's deadline
+	unanswered int               // requests sent that got no answer
 	lat        []time.Duration
 	firstErr   string // the first problem seen, for the error report
+	// serveCPU is the CPU time of the lane's arca serve process, its
+	// start-up included; 0 for a bare client.
+	serveCPU time.Duration
 }
 
 // answered records one answer, lat after its request was sent, at the
@@ -29,10 +33,7 @@ func (t *tally) answered(lat time.Duration, at, end time.Time, deadline time.Dur
 		t.fail("answered " + lat.Round(time.Millisecond).String() + " after it was sent, past the deadline")
 	}
 	if problem != "" {
-		if t.notOK == nil {
-			t.notOK = map[string]int{}
-		}
-		t.notOK[problem]++
+		t.notOKOnce(problem, 1, detail)
 		t.fail(problem + ": " + detail)
 		return
 	}
@@ -50,6 +51,17 @@ func (t *tally) lost(n int, why string) {
 	}
 }
 
+// notOKOnce counts n answers not ok with code, keeping the first detail.
+func (t *tally) notOKOnce(code string, n int, detail string) {
+	if t.notOK == nil {
+		t.notOK, t.firstOf = map[string]int{}, map[string]string{}
+	}
+	if t.notOK[code] == 0 {
+		t.firstOf[code] = detail
+	}
+	t.notOK[code] += n
+}
+
 // fail keeps why if it is the first problem.
 func (t *tally) fail(why string) {
 	if t.firstErr == "" {
@@ -65,11 +77,9 @@ func (t *tally) add(o tally) {
 	t.late += o.late
 	t.unanswered += o.unanswered
 	t.lat = append(t.lat, o.lat...)
+	t.serveCPU += o.serveCPU
 	for code, n := range o.notOK {
-		if t.notOK == nil {
-			t.notOK = map[string]int{}
-		}
-		t.notOK[code] += n
+		t.notOKOnce(code, n, o.firstOf[code])
 	}
 	t.fail(o.firstErr)
 }
