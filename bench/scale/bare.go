@@ -14,7 +14,10 @@ import (
 // bareLane is the baseline of a session: an etcd client of its own (a
 // connection, as a session has), with each request in flight in a
 // goroutine of its own, one request after another.
-type bareLane struct{ cli *clientv3.Client }
+type bareLane struct {
+	cli   *clientv3.Client
+	value string // what it puts, and what its gets must read: bareValue
+}
 
 // bareKey is the key of request i of a bare lane's slot (its goroutine).
 func bareKey(l load, lane, slot int, i uint64) string {
@@ -42,7 +45,7 @@ func (e *env) clients(n int) ([]lane, error) {
 		if err != nil {
 			return fail(err)
 		}
-		b := bareLane{cli}
+		b := bareLane{cli, bareValue()}
 		lanes = append(lanes, b)
 		if problem, detail := b.do(getSeeded, bareKey(getSeeded, i, 0, 0), e.o.timeout); problem != "" {
 			return fail(fmt.Errorf("client %d, its first get: %s: %s", i, problem, detail))
@@ -81,14 +84,14 @@ func (b bareLane) loop(l load, lane, slot int, end time.Time, deadline time.Dura
 	}
 }
 
-// do is one request: a linearizable get of key, which must hold
-// bareValue, or a put of bareValue at key. It returns what went wrong,
+// do is one request: a linearizable get of key, which must hold b.value,
+// or a put of b.value at key. It returns what went wrong,
 // as tally.answered takes it.
 func (b bareLane) do(l load, key string, deadline time.Duration) (problem, detail string) {
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	if l != getSeeded {
-		if _, err := b.cli.Put(ctx, key, bareValue); err != nil {
+		if _, err := b.cli.Put(ctx, key, b.value); err != nil {
 			return "client error", err.Error()
 		}
 		return "", ""
@@ -97,7 +100,7 @@ func (b bareLane) do(l load, key string, deadline time.Duration) (problem, detai
 	switch {
 	case err != nil:
 		return "client error", err.Error()
-	case len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != bareValue:
+	case len(resp.Kvs) != 1 || string(resp.Kvs[0].Value) != b.value:
 		return "wrong value", key + " does not hold what was put"
 	}
 	return "", ""

@@ -6,17 +6,18 @@
 // targets in docs/performance.md:
 //
 //	go build -o arca ./cmd/arca
-//	go run ./bench/scale -arca ./arca [-sessions 1,4,16] [-depths 64,1] [-duration 10s]
+//	go run ./bench/scale -arca ./arca [-sessions 1,4,16] [-depths 64,1] [-loads own,shared,get] [-duration 10s]
 //
 // For each session count K of -sessions it runs, in this order, each for
-// -duration: the bare client's puts, K clients with one put in flight each;
-// K sessions putting records of their own (each session its own names),
-// then K sessions putting one record they share, and K sessions getting
-// records put before the run, each with D requests in flight for every D of
-// -depths (64: pipelined; 1: lockstep); and the bare client's gets, K
-// clients with D in flight. The sessions start afresh for every
-// measurement, each answering one get before the clock starts; no PDP is
-// configured, so serve consults none.
+// -duration: the bare client's puts, K clients with one put in flight
+// each, and K sessions putting records of their own (each session its own
+// names) (-loads own); K sessions putting one record they share (shared);
+// the bare client's gets, K clients with D in flight, and K sessions
+// getting records put before the run (get). Every measurement but the
+// bare puts is made with D requests in flight in each session for every D
+// of -depths (64: pipelined; 1: lockstep). The sessions start afresh for
+// every measurement, each answering one get before the clock starts; no
+// PDP is configured, so serve consults none.
 //
 // Every answer is checked: "ok":true, the id of the request it answers (in
 // request order), and a get's value. An answer that is not ok, comes later
@@ -42,6 +43,7 @@ type options struct {
 	arca        string        // the arca binary
 	sessions    []int         // session counts, each measured in turn
 	depths      []int         // requests in flight per session
+	loads       []load        // what the requests do
 	duration    time.Duration // of each measurement
 	timeout     time.Duration // the vault's timeout_ms: its deadline for one op
 	allowErrors bool          // exit 0 even when answers failed
@@ -50,10 +52,11 @@ type options struct {
 
 // parseFlags reads args (without the program's name) into options.
 func parseFlags(fs *flag.FlagSet, args []string) (options, error) {
-	o := options{sessions: []int{1, 4, 16}, depths: []int{64, 1}}
+	o := options{sessions: []int{1, 4, 16}, depths: []int{64, 1}, loads: loads()}
 	fs.StringVar(&o.arca, "arca", "", "the arca binary to measure (required)")
 	fs.Var((*intList)(&o.sessions), "sessions", "arca serve sessions at once, one measurement each (comma-separated)")
 	fs.Var((*intList)(&o.depths), "depths", "requests in flight per session, one measurement each (comma-separated)")
+	fs.Var((*loadList)(&o.loads), "loads", "what the requests do, one measurement each: own (puts, each session its own records; with the bare client's puts), shared (puts of one record), get (with the bare client's gets)")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "how long each measurement sends requests")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Second, "the vault's timeout_ms (whole milliseconds): an answer later than this is an error")
 	fs.BoolVar(&o.allowErrors, "allow-errors", false, "exit 0 even when some answers failed (they are still reported)")
@@ -124,7 +127,7 @@ func run(o options, w io.Writer) (results []result, err error) {
 		return nil, err
 	}
 	defer func() { printReport(w, o, results) }()
-	for _, m := range plan(o.sessions, o.depths) {
+	for _, m := range plan(o.sessions, o.depths, o.loads) {
 		progress("%s for %v", m, o.duration)
 		r, err := env.measure(m)
 		if err != nil {

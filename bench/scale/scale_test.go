@@ -26,11 +26,13 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(o.sessions, []int{1, 4, 16}) || !slices.Equal(o.depths, []int{64, 1}) ||
+		!slices.Equal(o.loads, []load{putOwn, putShared, getSeeded}) ||
 		o.duration != 10*time.Second || o.timeout != 5*time.Second || o.allowErrors {
 		t.Errorf("defaults: %+v", o)
 	}
-	if o, err = parse("-arca", "x", "-sessions", "16,1", "-depths", "8", "-duration", "500ms"); err != nil ||
-		!slices.Equal(o.sessions, []int{16, 1}) || !slices.Equal(o.depths, []int{8}) || o.duration != 500*time.Millisecond {
+	if o, err = parse("-arca", "x", "-sessions", "16,1", "-depths", "8", "-loads", "get,own", "-duration", "500ms"); err != nil ||
+		!slices.Equal(o.sessions, []int{16, 1}) || !slices.Equal(o.depths, []int{8}) ||
+		!slices.Equal(o.loads, []load{getSeeded, putOwn}) || o.duration != 500*time.Millisecond {
 		t.Errorf("given: %+v, %v", o, err)
 	}
 	for _, bad := range [][]string{
@@ -41,6 +43,8 @@ func TestParseFlags(t *testing.T) {
 		{"-arca", "x", "-sessions", "4,4"},
 		{"-arca", "x", "-depths", "1025"},
 		{"-arca", "x", "-depths", "-1"},
+		{"-arca", "x", "-loads", "put"},
+		{"-arca", "x", "-loads", "get,get"},
 		{"-arca", "x", "-duration", "0s"},
 		{"-arca", "x", "-timeout", "1500us"}, // timeout_ms is whole milliseconds
 		{"-arca", "x", "-timeout", "11m"},
@@ -67,13 +71,17 @@ func TestParseCPUTime(t *testing.T) {
 // TestPlanHasWhatTheRatiosNeed: with the default flags, every ratio of
 // the report finds its measurements.
 func TestPlanHasWhatTheRatiosNeed(t *testing.T) {
-	o := options{sessions: []int{1, 4, 16}, depths: []int{64, 1}, duration: time.Second}
+	o := options{sessions: []int{1, 4, 16}, depths: []int{64, 1}, loads: loads(), duration: time.Second}
 	var rs []result
-	for _, m := range plan(o.sessions, o.depths) {
+	for _, m := range plan(o.sessions, o.depths, o.loads) {
 		rs = append(rs, result{m: m, duration: time.Second, tally: tally{sent: 1, ok: 1, inWindow: 1}, etcdCPU: -1})
 	}
 	if len(rs) != 27 {
 		t.Errorf("%d measurements, want 27", len(rs))
+	}
+	gets := plan(o.sessions, o.depths, []load{getSeeded})
+	if len(gets) != 12 || slices.ContainsFunc(gets, func(m measurement) bool { return m.load != getSeeded }) {
+		t.Errorf("-loads get: %v", gets)
 	}
 	var b bytes.Buffer
 	printRatios(&b, o, rs)
@@ -185,7 +193,7 @@ func TestRunOnACluster(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/arca").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	o := options{arca: bin, sessions: []int{1, 2}, depths: []int{4}, duration: 200 * time.Millisecond, timeout: 5 * time.Second}
+	o := options{arca: bin, sessions: []int{1, 2}, depths: []int{4}, loads: loads(), duration: 200 * time.Millisecond, timeout: 5 * time.Second}
 	var b bytes.Buffer
 	rs, err := run(o, &b)
 	out := b.String()
@@ -197,7 +205,7 @@ func TestRunOnACluster(t *testing.T) {
 			t.Errorf("%s: %d ok, %d errors (first: %s)", r.m, r.ok, r.errors(), r.firstErr)
 		}
 	}
-	if rows := strings.Count(out, "\narca serve ") + strings.Count(out, "\nbare client "); rows != len(plan(o.sessions, o.depths)) {
+	if rows := strings.Count(out, "\narca serve ") + strings.Count(out, "\nbare client "); rows != len(plan(o.sessions, o.depths, o.loads)) {
 		t.Errorf("%d rows, want one per measurement:\n%s", rows, out)
 	}
 	if strings.Contains(out, "not measured") || !strings.Contains(out, "2 sessions putting one shared record (4 in flight)") {

@@ -25,7 +25,7 @@ const (
 
 // bareValue is what the bare client puts: about the size of the sealed
 // record arca writes for value.
-var bareValue = strings.Repeat("x", 160)
+func bareValue() string { return strings.Repeat("x", 160) }
 
 // startAttempts is how many sets of free ports setUp tries.
 const startAttempts = 3
@@ -117,9 +117,10 @@ func (e *env) seedBare() error {
 		return err
 	}
 	defer cli.Close()
+	v := bareValue()
 	for i := range seeded {
 		ctx, cancel := context.WithTimeout(context.Background(), e.o.timeout)
-		_, err := cli.Put(ctx, bareKey(getSeeded, 0, 0, uint64(i)), bareValue)
+		_, err := cli.Put(ctx, bareKey(getSeeded, 0, 0, uint64(i)), v)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("seeding the bare keys: %w", err)
