@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/arca-secrets/arca/bench/rig"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest/launch"
 )
 
@@ -20,7 +21,7 @@ func printReport(w io.Writer, o options, rs []result) {
 	fmt.Fprintf(w, "arca scale-out: 3 etcd members on loopback (%s), each measurement %v, vault timeout_ms %d, no PDP\n",
 		etcdVersion(), o.duration, o.timeout.Milliseconds())
 	fmt.Fprintf(w, "machine: %d CPUs, %s, %s %s/%s, load average %s\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadAverage())
+		runtime.NumCPU(), rig.CPUModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, loadAverage())
 	printTable(w, rs)
 	fmt.Fprintln(w)
 	printRatios(w, o, rs)
@@ -156,20 +157,6 @@ func etcdVersion() string {
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimSpace(first)
-}
-
-// cpuModel is the first model name in /proc/cpuinfo.
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for line := range strings.Lines(string(b)) {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
 
 // loadAverage is the machine's 1, 5 and 15 minute load averages.

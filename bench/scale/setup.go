@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arca-secrets/arca/bench/rig"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest/launch"
 )
 
@@ -56,7 +57,7 @@ func setUp(o options, root, bin string) (*env, error) {
 		return nil, err
 	}
 	e := &env{o: o, cluster: c, home: home{bin: o.arca, dir: filepath.Join(root, "home")}}
-	if err := e.home.config(vaultConfig(c.AllEndpoints(), o)); err != nil {
+	if err := e.home.config(rig.EtcdConfig(c.AllEndpoints(), vaultPrefix, o.timeout)); err != nil {
 		return e, err
 	}
 	if out, err := e.home.cmd("init").CombinedOutput(); err != nil {
@@ -74,24 +75,6 @@ func (e *env) tearDown() {
 	if err := e.cluster.Kill(); err != nil {
 		progress("%v", err)
 	}
-}
-
-// vaultConfig is an arca.toml whose default env is a vault of kind etcd on
-// endpoints, with o's deadline. It configures no PDP.
-func vaultConfig(endpoints []string, o options) string {
-	quoted := make([]string, len(endpoints))
-	for i, e := range endpoints {
-		quoted[i] = strconv.Quote(e)
-	}
-	return fmt.Sprintf(`[envs.default]
-vault = "team"
-
-[vaults.team]
-kind = "etcd"
-endpoints = [%s]
-prefix = %q
-timeout_ms = %d
-`, strings.Join(quoted, ", "), vaultPrefix, o.timeout.Milliseconds())
 }
 
 // seedServe puts the seeded records through one session, one at a time.
