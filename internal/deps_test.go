@@ -64,15 +64,15 @@ func allowed(rel string, trees []string) bool {
 }
 
 // TestLauncherLinksNoTesting: the etcd launcher the tests share with
-// bench/bulk, a program, links no testing code.
+// bench/bulk and bench/scale, programs, links no testing code.
 func TestLauncherLinksNoTesting(t *testing.T) {
-	all := deps(t, "{{.ImportPath}}", "./vault/etcd/etcdtest/launch", "./bench/bulk")
+	all := deps(t, "{{.ImportPath}}", "./vault/etcd/etcdtest/launch", "./bench/bulk", "./bench/scale")
 	if len(all) < 10 {
 		t.Fatalf("go list -deps listed %d packages", len(all))
 	}
 	for _, p := range all {
 		if p == "testing" || strings.HasPrefix(p, "testing/") || strings.HasSuffix(p, "/etcdtest") {
-			t.Errorf("the launcher or bench/bulk links %s", p)
+			t.Errorf("the launcher, bench/bulk or bench/scale links %s", p)
 		}
 	}
 }

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
+	"time"
+
+	"github.com/arca-secrets/arca/bench/rig"
 )
 
 // migrateArgs are the arguments of the migration every arca run times.
@@ -158,7 +159,7 @@ func benchEtcd(o options, root string, in input) ([]row, error) {
 	defer c.Kill()
 	for i := range o.runs {
 		progress("migrate %d secrets into an etcd vault, run %d/%d", o.n, i+1, o.runs)
-		toml := etcdConfig(c.AllEndpoints(), fmt.Sprintf("/arca-bench/run%d/", i))
+		toml := rig.EtcdConfig(c.AllEndpoints(), fmt.Sprintf("/arca-bench/run%d/", i), time.Minute)
 		h, err := initHome(o.arca, root, fmt.Sprintf("etcd-%d", i), func(h home) error { return h.config(toml) })
 		if err != nil {
 			return rows(), err
@@ -183,22 +184,4 @@ func benchEtcd(o options, root string, in input) ([]row, error) {
 		}
 	}
 	return rows(), nil
-}
-
-// etcdConfig is an arca.toml whose only env, default, is a vault of kind
-// etcd under prefix.
-func etcdConfig(endpoints []string, prefix string) string {
-	quoted := make([]string, len(endpoints))
-	for i, e := range endpoints {
-		quoted[i] = strconv.Quote(e)
-	}
-	return fmt.Sprintf(`[envs.default]
-vault = "team"
-
-[vaults.team]
-kind = "etcd"
-endpoints = [%s]
-prefix = %q
-timeout_ms = 60000
-`, strings.Join(quoted, ", "), prefix)
 }

@@ -3,12 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/arca-secrets/arca/bench/rig"
 )
 
 // row is one line of the table: one verb, over its runs.
@@ -67,7 +68,7 @@ func (r row) rssRatio(baseKiB int64) float64 {
 func printReport(w io.Writer, o options, in input, rows []row) {
 	fmt.Fprintf(w, "arca bulk verbs: %d secrets, dotenv input %s (%d bytes), %d run(s) of each arca verb\n",
 		o.n, kib(in.size), in.size, o.runs)
-	fmt.Fprintf(w, "machine: %d CPUs, %s, %s %s/%s\n\n", runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(w, "machine: %d CPUs, %s, %s %s/%s\n\n", runtime.NumCPU(), rig.CPUModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	printTable(w, rows)
 	fmt.Fprintln(w)
 	printRatios(w, rows)
@@ -136,20 +137,6 @@ func baseline(rows []row, k baselineKind) int64 {
 		}
 	}
 	return 0
-}
-
-// cpuModel is the first model name in /proc/cpuinfo, or "unknown CPU".
-func cpuModel() string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return "unknown CPU"
-	}
-	for line := range strings.Lines(string(b)) {
-		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown CPU"
 }
 
 // seconds formats d in seconds, to the millisecond.
