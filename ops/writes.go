@@ -22,6 +22,9 @@ import (
 // fails every write it held with its second event (outcome error), in
 // order, after the events of the writes added since.
 //
+// Reserve tells it the writes to come, so that the vault can take ahead
+// what they will need when their group opens.
+//
 // Nothing is committed before its event is written, and no write's result
 // is final before Commit: a caller answers the writes after it. A Writes
 // is used by one goroutine and ended with Commit (or Abort) promptly,
@@ -31,6 +34,7 @@ type Writes struct {
 	st      vault.Store // the vault of g
 	g       vault.Group
 	pending []*Written // audited, awaiting g's commit
+	plan    []planned  // the writes to come (Reserve), until a group opens
 	// committing is set while g commits: a panic that leaves it set
 	// struck inside the commit (see Abort).
 	committing bool
@@ -79,11 +83,9 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 			ws.commit(ctx)
 		}
 		if ws.g == nil {
-			g, err := st.Group(ctx)
-			if err != nil {
+			if err := ws.open(ctx, st, c.env); err != nil {
 				return w.finish(ws.s.fail(c, ws.s.vaultErr(c, err)))
 			}
-			ws.st, ws.g = st, g
 		}
 		var auditErr error
 		m, err := ws.g.Add(ctx, write, func(m vault.Meta) error {
@@ -104,6 +106,114 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 		}
 	}
 }
+
+// Upcoming is the write requests about to be added to a Writes, in
+// order: Len of them, the i-th the op's row and request At(i) gives. A
+// door hands the requests it holds through it rather than a copy of each.
+type Upcoming interface {
+	Len() int
+	At(i int) (manifest.OpSpec, *Request)
+}
+
+// Reserve tells ws the writes about to be added, so that the vault can
+// take ahead, in one step, what they will need (vault.Reserver: the shared
+// vault's record locks and the records read under them). Nothing is asked
+// of the vault yet, nothing is audited and no PDP is asked: the next group
+// ws opens, which only a write that passed its checks and the PDP opens,
+// is given the names of up's writes to its vault, in order, before its
+// first Add; a write whose vault or name does not resolve (its ref, its
+// env) is left out, and writes to other vaults are left to Add as ever.
+// The names may include writes that are refused when they are added; they
+// are held no longer than the group. If the vault cannot reserve them, the
+// group is let go and the writes go through Add as ever, which waits for
+// the vault and audits what it meets. Reserve does nothing while a group
+// is open (after an Add and before Commit).
+func (ws *Writes) Reserve(up Upcoming) {
+	if ws.g != nil {
+		return
+	}
+	ws.plan = ws.plan[:0]
+	for i := range up.Len() {
+		if t, ok := ws.s.target(up.At(i)); ok {
+			ws.plan = append(ws.plan, t)
+		}
+	}
+}
+
+// planned is the vault and the record name of a write to come.
+type planned struct{ vault, name string }
+
+// target is the vault and the record name of the write req asks for as
+// op, worked out as Add works them out (route, the handler's change),
+// with nothing audited and no vault opened; false when they do not
+// resolve.
+func (s *Service) target(op manifest.OpSpec, req *Request) (planned, bool) {
+	h, ok := s.handlerOf(op)
+	if !ok || !op.Writes {
+		return planned{}, false
+	}
+	r, err := ParseRef(req.Ref)
+	if err != nil {
+		return planned{}, false
+	}
+	c := call{op: op.Name, spec: op, ref: r}
+	if s.route(&c, req) != nil {
+		return planned{}, false
+	}
+	v, _, err := s.cfg.VaultFor(c.env)
+	if err != nil {
+		return planned{}, false
+	}
+	return planned{v, h.change(&c, req).Name}, true
+}
+
+// open starts the group of ws on st, the vault of env, and hands it the
+// names of the writes Reserve planned for that vault, once: the plan is
+// spent by the first group opened after it. The group is ws's before it
+// is asked to reserve, so that Abort lets go of it whatever happens.
+func (ws *Writes) open(ctx context.Context, st vault.Store, env string) error {
+	g, err := st.Group(ctx)
+	if err != nil {
+		return err
+	}
+	ws.st, ws.g = st, g
+	if len(ws.plan) == 0 {
+		return nil
+	}
+	names := ws.s.plannedFor(ws.plan, env)
+	ws.plan = ws.plan[:0]
+	r, ok := g.(vault.Reserver)
+	if !ok || len(names) == 0 || r.Reserve(ctx, names) == nil {
+		return nil
+	}
+	// The vault could not reserve them: a plain group meets what it meets.
+	g.Abort()
+	ws.st, ws.g = nil, nil
+	if g, err = st.Group(ctx); err != nil {
+		return err
+	}
+	ws.st, ws.g = st, g
+	return nil
+}
+
+// plannedFor is the names in plan of writes to env's vault.
+func (s *Service) plannedFor(plan []planned, env string) []string {
+	v, _, err := s.cfg.VaultFor(env)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range plan {
+		if p.vault == v {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}
+
+// Holding reports whether a group is open: from then until Commit its
+// vault may hold locks for it.
+func (ws *Writes) Holding() bool { return ws.g != nil }
 
 func (w *Written) finish(err error) *Written {
 	w.err, w.done = err, true
@@ -149,7 +259,7 @@ func (u unknownOutcome) Is(target error) bool { return target == vault.ErrUnknow
 // end settles the pending writes with the outcome of their group's commit,
 // each taken off the list as it is settled, so that none is settled twice.
 func (ws *Writes) end(err error) {
-	ws.st, ws.g, ws.committing = nil, nil, false
+	ws.st, ws.g, ws.committing, ws.plan = nil, nil, false, ws.plan[:0]
 	for len(ws.pending) > 0 {
 		w := ws.pending[0]
 		ws.pending = ws.pending[1:]
