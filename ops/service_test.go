@@ -35,6 +35,9 @@ type fixture struct {
 	// "commit a", "abort a"; a is the vault's name).
 	reserve func(names []string) error
 	trail   []string
+	// groupCap, when set, is how many writes a group takes before it
+	// answers vault.ErrCommitFirst ("full a" on the trail).
+	groupCap int
 }
 
 // failingWriter fails every write once fail is set.
@@ -124,11 +127,17 @@ func (s *spyStore) Group(ctx context.Context) (vault.Group, error) {
 
 type spyGroup struct {
 	vault.Group
-	s *spyStore
+	s    *spyStore
+	adds int
 }
 
 func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	g.s.calls++
+	if g.s.f.groupCap > 0 && g.adds == g.s.f.groupCap {
+		g.s.note("full " + g.s.name)
+		return vault.Meta{}, vault.ErrCommitFirst
+	}
+	g.adds++
 	g.s.note("add " + g.s.name + ": " + w.Name)
 	if g.s.failCommit {
 		m := vault.Meta{Name: w.Name, Version: 7}

@@ -34,7 +34,8 @@ type Writes struct {
 	st      vault.Store // the vault of g
 	g       vault.Group
 	pending []*Written // audited, awaiting g's commit
-	plan    []planned  // the writes to come (Reserve), until a group opens
+	plan    []planned  // the writes Reserve was told of
+	added   int        // how many writes were added since
 	// committing is set while g commits: a panic that leaves it set
 	// struck inside the commit (see Abort).
 	committing bool
@@ -57,6 +58,7 @@ func (s *Service) Writes() *Writes { return &Writes{s: s} }
 // (manifest.OpSpec.Writes), up to its commit. Any other op is refused
 // unknown_op, audited.
 func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Written {
+	ws.added++
 	w := &Written{}
 	h, err := ws.s.handler(op, req)
 	if err == nil && !op.Writes {
@@ -115,75 +117,74 @@ type Upcoming interface {
 	At(i int) (manifest.OpSpec, *Request)
 }
 
-// Reserve tells ws the writes about to be added, so that the vault can
-// take ahead, in one step, what they will need (vault.Reserver: the shared
-// vault's record locks and the records read under them). Nothing is asked
-// of the vault yet, nothing is audited and no PDP is asked: the next group
-// ws opens, which only a write that passed its checks and the PDP opens,
-// is given the names of up's writes to its vault, in order, before its
-// first Add; a write whose vault or name does not resolve (its ref, its
-// env) is left out, and writes to other vaults are left to Add as ever.
-// The names may include writes that are refused when they are added; they
-// are held no longer than the group. If the vault cannot reserve them, the
-// group is let go and the writes go through Add as ever, which waits for
-// the vault and audits what it meets. Reserve does nothing while a group
-// is open (after an Add and before Commit).
+// Reserve tells ws the writes about to be added, in the order they will
+// be, so that the vault can take ahead, in one step, what they will need
+// (vault.Reserver: the shared vault's record locks and the records read
+// under them). Nothing is asked of the vault yet, nothing is audited and
+// no PDP is asked. Each group ws opens from then on (only a write that
+// passed its checks and the PDP opens one) is given, before its first
+// Add, the names of the writes still to come to its vault, the one in
+// hand first: a group that fills up or moves to another vault is
+// followed by one given the rest. A write whose vault or name does not
+// resolve (its ref, its env) is left out. The names may include writes
+// that are refused when they are added; they are held no longer than the
+// group. If the vault cannot reserve them, the group is let go and the
+// writes go through Add as ever, which waits for the vault and audits
+// what it meets. Reserve does nothing while a group is open (after an
+// Add and before Commit).
 func (ws *Writes) Reserve(up Upcoming) {
 	if ws.g != nil {
 		return
 	}
-	ws.plan = ws.plan[:0]
+	ws.plan, ws.added = ws.plan[:0], 0
 	for i := range up.Len() {
-		if t, ok := ws.s.target(up.At(i)); ok {
-			ws.plan = append(ws.plan, t)
-		}
+		ws.plan = append(ws.plan, ws.s.target(up.At(i)))
 	}
 }
 
-// planned is the vault and the record name of a write to come.
+// planned is the vault and the record name of a write to come; vault is
+// "" when they do not resolve.
 type planned struct{ vault, name string }
 
 // target is the vault and the record name of the write req asks for as
 // op, worked out as Add works them out (route, the handler's change),
-// with nothing audited and no vault opened; false when they do not
-// resolve.
-func (s *Service) target(op manifest.OpSpec, req *Request) (planned, bool) {
+// with nothing audited and no vault opened.
+func (s *Service) target(op manifest.OpSpec, req *Request) planned {
 	h, ok := s.handlerOf(op)
 	if !ok || !op.Writes {
-		return planned{}, false
+		return planned{}
 	}
 	r, err := ParseRef(req.Ref)
 	if err != nil {
-		return planned{}, false
+		return planned{}
 	}
 	c := call{op: op.Name, spec: op, ref: r}
 	if s.route(&c, req) != nil {
-		return planned{}, false
+		return planned{}
 	}
 	v, _, err := s.cfg.VaultFor(c.env)
 	if err != nil {
-		return planned{}, false
+		return planned{}
 	}
-	return planned{v, h.change(&c, req).Name}, true
+	return planned{v, h.change(&c, req).Name}
 }
 
-// open starts the group of ws on st, the vault of env, and hands it the
-// names of the writes Reserve planned for that vault, once: the plan is
-// spent by the first group opened after it. The group is ws's before it
-// is asked to reserve, so that Abort lets go of it whatever happens.
+// open starts the group of ws on st, the vault of env, for the write in
+// hand, and hands it the names of the writes still to come to that vault
+// (Reserve). The group is ws's before it is asked to reserve, so that
+// Abort lets go of it whatever happens.
 func (ws *Writes) open(ctx context.Context, st vault.Store, env string) error {
 	g, err := st.Group(ctx)
 	if err != nil {
 		return err
 	}
 	ws.st, ws.g = st, g
-	if len(ws.plan) == 0 {
+	r, ok := g.(vault.Reserver)
+	if !ok {
 		return nil
 	}
-	names := ws.s.plannedFor(ws.plan, env)
-	ws.plan = ws.plan[:0]
-	r, ok := g.(vault.Reserver)
-	if !ok || len(names) == 0 || r.Reserve(ctx, names) == nil {
+	names := ws.s.plannedFor(ws.plan[min(ws.added-1, len(ws.plan)):], env)
+	if len(names) == 0 || r.Reserve(ctx, names) == nil {
 		return nil
 	}
 	// The vault could not reserve them: a plain group meets what it meets.
@@ -259,7 +260,7 @@ func (u unknownOutcome) Is(target error) bool { return target == vault.ErrUnknow
 // end settles the pending writes with the outcome of their group's commit,
 // each taken off the list as it is settled, so that none is settled twice.
 func (ws *Writes) end(err error) {
-	ws.st, ws.g, ws.committing, ws.plan = nil, nil, false, ws.plan[:0]
+	ws.st, ws.g, ws.committing = nil, nil, false
 	for len(ws.pending) > 0 {
 		w := ws.pending[0]
 		ws.pending = ws.pending[1:]

@@ -153,11 +153,11 @@ func wantOnceEach(t *testing.T, f *fixture, want ...string) {
 	}
 }
 
-// The first group opened after Reserve is given the names of the writes
-// to its vault, in order, before its first Add; a write that does not
-// resolve (its ref, its env) is left out and still audited once, by Add;
-// writes to the other vault are left to Add, as are later groups.
-func TestWritesReserveNamesOfTheFirstVault(t *testing.T) {
+// Each group opened after Reserve is given, before its first Add, the
+// names of the writes still to come to its vault, in order; a write that
+// does not resolve (its ref, its env) is left out and still audited once,
+// by Add.
+func TestWritesReserveNamesOfItsVault(t *testing.T) {
 	f := newFixture(t, twoVaults)
 	f.reserve = func([]string) error { return nil }
 	ctx := context.Background()
@@ -177,8 +177,9 @@ func TestWritesReserveNamesOfTheFirstVault(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("outcomes %v, want %v", got, want)
 	}
-	wantTrail := []string{"reserve b: app/two app/five app/seven",
-		"add b: app/two", "commit b", "add a: app/one", "add a: app/three", "commit a", "add b: app/five", "add b: app/seven", "commit b"}
+	wantTrail := []string{"reserve b: app/two app/five app/seven", "add b: app/two", "commit b",
+		"reserve a: app/one app/three", "add a: app/one", "add a: app/three", "commit a",
+		"reserve b: app/five app/seven", "add b: app/five", "add b: app/seven", "commit b"}
 	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
 		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
 	}
@@ -239,7 +240,7 @@ func TestWritesReserveNothing(t *testing.T) {
 
 // A write refused before it reaches the vault (here by a guardrail) opens
 // no group: the vault is given nothing until a write is let through, and
-// then the names of the writes to come, the refused one's among them.
+// then the names of that write and of those behind it.
 func TestWritesReserveWaitsForAWriteLetThrough(t *testing.T) {
 	f := newFixture(t, "[[guardrails.rule]]\nref = \"billing/*\"\nops = [\"put\"]\nreason = \"billing is read-only\"\n")
 	f.reserve = func([]string) error { return nil }
@@ -258,9 +259,37 @@ func TestWritesReserveWaitsForAWriteLetThrough(t *testing.T) {
 		t.Error("a write let through holds no group")
 	}
 	ws.Commit(ctx)
-	wantTrail := []string{"reserve default: billing/one app/two", "add default: app/two", "commit default"}
+	wantTrail := []string{"reserve default: app/two", "add default: app/two", "commit default"}
 	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
 		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
 	}
 	wantOnceEach(t, f, "denied:1", "put:2")
+}
+
+// A group the vault says is full (vault.ErrCommitFirst) is committed and
+// followed by one given the names of the writes left.
+func TestWritesReserveAfterAFullGroup(t *testing.T) {
+	f := newFixture(t, "")
+	f.reserve = func([]string) error { return nil }
+	f.groupCap = 2
+	ctx := context.Background()
+	var up upcoming
+	for i := 1; i <= 5; i++ {
+		up = append(up, struct {
+			op  manifest.OpSpec
+			req Request
+		}{putOp(), withID(putReq(fmt.Sprintf("arca://app/k%d", i), "v", ""), i)})
+	}
+	ws := f.svc.Writes()
+	ws.Reserve(up)
+	if got := addAll(ctx, ws, up); strings.Count(strings.Join(got, " "), "ops.PutResult") != 5 {
+		t.Errorf("outcomes %v, want five puts", got)
+	}
+	wantTrail := []string{"reserve default: app/k1 app/k2 app/k3 app/k4 app/k5", "add default: app/k1", "add default: app/k2", "full default", "commit default",
+		"reserve default: app/k3 app/k4 app/k5", "add default: app/k3", "add default: app/k4", "full default", "commit default",
+		"reserve default: app/k5", "add default: app/k5", "commit default"}
+	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
+		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
+	}
+	wantOnceEach(t, f, "put:1", "put:2", "put:3", "put:4", "put:5")
 }

@@ -17,17 +17,19 @@ import (
 // the first line that is not a write that passes its own checks (that line
 // is then handled as ever, after the commit, so a read behind writes sees
 // them committed), the end of what is buffered, maxGroupWrites writes or
-// maxGroupBytes of their lines. It then lets the vault take ahead what the
-// gathered writes need (ops.Writes.Reserve: the shared vault's record
-// locks, waited for as a first write would), and only then starts the
-// group's clock: the group takes the gathered writes in order until it has
-// been open maxGroupTime (the vault's locks are held while the group's
-// writes are decided, a PDP call each; a decision under way when it passes
-// runs to its end, so they are held at most maxGroupTime plus one
-// decision), or the audit wire fails, or the session is being stopped.
-// The writes gathered but not taken when the clock runs out are not
-// dropped: they are the next group, after this one is committed and
-// answered (reserved again, with a clock of their own).
+// maxGroupBytes of their lines. It tells ops what is coming
+// (ops.Writes.Reserve), so that the group the first write let through
+// opens can take ahead what the gathered writes need (the shared vault's
+// record locks, waited for as a first write would), and starts the
+// group's clock only once the group holds its vault: the group takes the
+// gathered writes in order until it has been open maxGroupTime (the
+// vault's locks are held while the group's writes are decided, a PDP call
+// each; a decision under way when it passes runs to its end, so they are
+// held at most maxGroupTime plus one decision), or the audit wire fails,
+// or the session is being stopped. The writes gathered but not taken when
+// the clock runs out are not dropped: they are the next group, after this
+// one is committed and answered (told to ops again, with a clock of their
+// own).
 //
 // Every write of the group is run through ops on its own, in order, with
 // its own PDP decision and its own events (ops.Writes); they are
