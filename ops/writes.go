@@ -34,7 +34,7 @@ type Writes struct {
 	st      vault.Store // the vault of g
 	g       vault.Group
 	pending []*Written // audited, awaiting g's commit
-	plan    []planned  // the writes Reserve was told of
+	up      Upcoming   // the writes Reserve was told of
 	added   int        // how many writes were added since
 	// committing is set while g commits: a panic that leaves it set
 	// struck inside the commit (see Abort).
@@ -111,7 +111,8 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 
 // Upcoming is the write requests about to be added to a Writes, in
 // order: Len of them, the i-th the op's row and request At(i) gives. A
-// door hands the requests it holds through it rather than a copy of each.
+// door hands the requests it holds through it rather than a copy of each,
+// and keeps them as they are until the last of them is added.
 type Upcoming interface {
 	Len() int
 	At(i int) (manifest.OpSpec, *Request)
@@ -133,40 +134,32 @@ type Upcoming interface {
 // what it meets. Reserve does nothing while a group is open (after an
 // Add and before Commit).
 func (ws *Writes) Reserve(up Upcoming) {
-	if ws.g != nil {
-		return
-	}
-	ws.plan, ws.added = ws.plan[:0], 0
-	for i := range up.Len() {
-		ws.plan = append(ws.plan, ws.s.target(up.At(i)))
+	if ws.g == nil {
+		ws.up, ws.added = up, 0
 	}
 }
 
-// planned is the vault and the record name of a write to come; vault is
-// "" when they do not resolve.
-type planned struct{ vault, name string }
-
 // target is the vault and the record name of the write req asks for as
 // op, worked out as Add works them out (route, the handler's change),
-// with nothing audited and no vault opened.
-func (s *Service) target(op manifest.OpSpec, req *Request) planned {
+// with nothing audited and no vault opened; false when they do not
+// resolve.
+func (s *Service) target(op manifest.OpSpec, req *Request) (vault, name string, ok bool) {
 	h, ok := s.handlerOf(op)
 	if !ok || !op.Writes {
-		return planned{}
+		return "", "", false
 	}
 	r, err := ParseRef(req.Ref)
 	if err != nil {
-		return planned{}
+		return "", "", false
 	}
 	c := call{op: op.Name, spec: op, ref: r}
 	if s.route(&c, req) != nil {
-		return planned{}
+		return "", "", false
 	}
-	v, _, err := s.cfg.VaultFor(c.env)
-	if err != nil {
-		return planned{}
+	if vault, _, err = s.cfg.VaultFor(c.env); err != nil {
+		return "", "", false
 	}
-	return planned{v, h.change(&c, req).Name}
+	return vault, h.change(&c, req).Name, true
 }
 
 // open starts the group of ws on st, the vault of env, for the write in
@@ -183,7 +176,7 @@ func (ws *Writes) open(ctx context.Context, st vault.Store, env string) error {
 	if !ok {
 		return nil
 	}
-	names := ws.s.plannedFor(ws.plan[min(ws.added-1, len(ws.plan)):], env)
+	names := ws.toCome(env)
 	if len(names) == 0 || r.Reserve(ctx, names) == nil {
 		return nil
 	}
@@ -197,16 +190,21 @@ func (ws *Writes) open(ctx context.Context, st vault.Store, env string) error {
 	return nil
 }
 
-// plannedFor is the names in plan of writes to env's vault.
-func (s *Service) plannedFor(plan []planned, env string) []string {
-	v, _, err := s.cfg.VaultFor(env)
+// toCome is the names of the writes Reserve was told of that are still
+// to come to env's vault, the one in hand first: what a group opened for
+// it is asked to reserve, worked out only for a vault that reserves.
+func (ws *Writes) toCome(env string) []string {
+	if ws.up == nil {
+		return nil
+	}
+	v, _, err := ws.s.cfg.VaultFor(env)
 	if err != nil {
 		return nil
 	}
 	var names []string
-	for _, p := range plan {
-		if p.vault == v {
-			names = append(names, p.name)
+	for i := ws.added - 1; i < ws.up.Len(); i++ {
+		if vault, name, ok := ws.s.target(ws.up.At(i)); ok && vault == v {
+			names = append(names, name)
 		}
 	}
 	return names
