@@ -138,6 +138,14 @@ func addAll(ctx context.Context, ws *Writes, up upcoming) []string {
 	return out
 }
 
+// wantTrail checks what reached the groups (fixture.trail).
+func wantTrail(t *testing.T, f *fixture, want ...string) {
+	t.Helper()
+	if strings.Join(f.trail, "|") != strings.Join(want, "|") {
+		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, want)
+	}
+}
+
 // wantOnceEach checks that the request events are one per id, 1 to n in
 // order, as "event:id".
 func wantOnceEach(t *testing.T, f *fixture, want ...string) {
@@ -177,12 +185,9 @@ func TestWritesReserveNamesOfItsVault(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("outcomes %v, want %v", got, want)
 	}
-	wantTrail := []string{"reserve b: app/two app/five app/seven", "add b: app/two", "commit b",
+	wantTrail(t, f, "reserve b: app/two app/five app/seven", "add b: app/two", "commit b",
 		"reserve a: app/one app/three", "add a: app/one", "add a: app/three", "commit a",
-		"reserve b: app/five app/seven", "add b: app/five", "add b: app/seven", "commit b"}
-	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
-		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
-	}
+		"reserve b: app/five app/seven", "add b: app/five", "add b: app/seven", "commit b")
 	wantOnceEach(t, f, "error:1", "put:2", "put:3", "error:4", "put:5", "error:6", "put:7")
 }
 
@@ -201,10 +206,7 @@ func TestWritesReserveFails(t *testing.T) {
 	if got := addAll(ctx, ws, up); strings.Join(got, " ") != "ops.PutResult ops.PutResult" {
 		t.Errorf("outcomes %v, want two puts", got)
 	}
-	wantTrail := []string{"reserve default: app/one app/two", "abort default", "add default: app/one", "add default: app/two", "commit default"}
-	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
-		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
-	}
+	wantTrail(t, f, "reserve default: app/one app/two", "abort default", "add default: app/one", "add default: app/two", "commit default")
 	wantOnceEach(t, f, "put:1", "put:2")
 }
 
@@ -259,10 +261,7 @@ func TestWritesReserveWaitsForAWriteLetThrough(t *testing.T) {
 		t.Error("a write let through holds no group")
 	}
 	ws.Commit(ctx)
-	wantTrail := []string{"reserve default: app/two", "add default: app/two", "commit default"}
-	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
-		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
-	}
+	wantTrail(t, f, "reserve default: app/two", "add default: app/two", "commit default")
 	wantOnceEach(t, f, "denied:1", "put:2")
 }
 
@@ -285,11 +284,8 @@ func TestWritesReserveAfterAFullGroup(t *testing.T) {
 	if got := addAll(ctx, ws, up); strings.Count(strings.Join(got, " "), "ops.PutResult") != 5 {
 		t.Errorf("outcomes %v, want five puts", got)
 	}
-	wantTrail := []string{"reserve default: app/k1 app/k2 app/k3 app/k4 app/k5", "add default: app/k1", "add default: app/k2", "full default", "commit default",
+	wantTrail(t, f, "reserve default: app/k1 app/k2 app/k3 app/k4 app/k5", "add default: app/k1", "add default: app/k2", "full default", "commit default",
 		"reserve default: app/k3 app/k4 app/k5", "add default: app/k3", "add default: app/k4", "full default", "commit default",
-		"reserve default: app/k5", "add default: app/k5", "commit default"}
-	if strings.Join(f.trail, "|") != strings.Join(wantTrail, "|") {
-		t.Errorf("what reached the groups:\n got %q\nwant %q", f.trail, wantTrail)
-	}
+		"reserve default: app/k5", "add default: app/k5", "commit default")
 	wantOnceEach(t, f, "put:1", "put:2", "put:3", "put:4", "put:5")
 }

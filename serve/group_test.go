@@ -22,6 +22,18 @@ func puts(first, n int) []string {
 	return ls
 }
 
+// putsAnswered is what puts(first, n) are answered and audited with when
+// every one lands: their replies, and their events as eventsOf has them.
+func putsAnswered(first, n int) ([]want, []string) {
+	var ws []want
+	var evs []string
+	for i := first; i < first+n; i++ {
+		ws = append(ws, ok(fmt.Sprint(i)))
+		evs = append(evs, fmt.Sprintf("put:%d", i))
+	}
+	return ws, evs
+}
+
 // eventsOf is each request event as "event:id", in order.
 func eventsOf(t *testing.T, tr transcript) []string {
 	var out []string
@@ -48,12 +60,7 @@ func TestGroupCommitsOnce(t *testing.T) {
 	f.spy.onCommit = func() { repliesAtCommit = strings.Count(string(out.Bytes()), "\n") }
 	in := lines(append(puts(1, 50), `{"op":"list","id":51}`)...)
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: &out})
-	var ws []want
-	var evs []string
-	for i := 1; i <= 50; i++ {
-		ws = append(ws, ok(fmt.Sprint(i)))
-		evs = append(evs, fmt.Sprintf("put:%d", i))
-	}
+	ws, evs := putsAnswered(1, 50)
 	checkReplies(t, tr, append(ws, ok("51")))
 	wantEvents(t, tr, append(evs, "list:51")...)
 	if n := f.spy.counted("commit"); n != 1 {
@@ -437,10 +444,7 @@ func TestGroupClockStartsWhenTheVaultIsHeld(t *testing.T) {
 	}()
 	in := lines(puts(1, 10)...)
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), clock: clock.Now})
-	var ws []want
-	for i := 1; i <= 10; i++ {
-		ws = append(ws, ok(fmt.Sprint(i)))
-	}
+	ws, _ := putsAnswered(1, 10)
 	checkReplies(t, tr, ws)
 	if n := f.spy.counted("commit"); n != 1 {
 		t.Errorf("10 buffered puts behind a long wait for the vault: %d commits, want 1", n)
@@ -471,12 +475,7 @@ func TestGroupLeftoversAreTheNextGroup(t *testing.T) {
 	}
 	in := lines(append(puts(1, 6), `{"op":"list","id":7}`)...)
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: &out, clock: clock.Now})
-	var ws []want
-	var evs []string
-	for i := 1; i <= 6; i++ {
-		ws = append(ws, ok(fmt.Sprint(i)))
-		evs = append(evs, fmt.Sprintf("put:%d", i))
-	}
+	ws, evs := putsAnswered(1, 6)
 	checkReplies(t, tr, append(ws, ok("7")))
 	wantEvents(t, tr, append(evs, "list:7")...)
 	if n := f.spy.counted("commit"); n != 2 {
@@ -532,10 +531,7 @@ func TestGroupAnswersAreFlushedAtOnce(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("client: %v", err)
 	}
-	var ws []want
-	for i := 1; i <= n+2; i++ {
-		ws = append(ws, ok(fmt.Sprint(i)))
-	}
+	ws, _ := putsAnswered(1, n+2) // the get's answer is ok as a put's is
 	checkReplies(t, tr, ws)
 	if answeredAtGet != n {
 		t.Errorf("%d answers were on stdout when the get behind %d committed writes ran, want %d", answeredAtGet, n, n)
