@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -561,4 +562,30 @@ func TestGroupPanicWhileReserving(t *testing.T) {
 	if strings.Contains(string(tr.rawErr)+string(tr.rawOut), spyPanic) {
 		t.Error("the panic's value reached an output")
 	}
+}
+
+// A session stopped in the middle of a group: the write in hand is
+// answered and audited, the group ends with it, and the writes gathered
+// behind it are not run, as lines not yet read are not: no event, no
+// reply; the stop event is the last.
+func TestGroupStoppedLeavesTheRestUnrun(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.spy.onAdd = cancel
+	in := lines(puts(1, 5)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), ctx: ctx, interrupted: true})
+	if tr.err == nil {
+		t.Error("Serve returned nil after its ctx was cancelled")
+	}
+	rs := tr.responses(t)
+	if len(rs) != 1 || string(rs[0].ID) != "1" {
+		t.Errorf("replies %s, want one, to write 1", tr.rawOut)
+	}
+	for _, e := range tr.requestEvents(t) {
+		if string(e.ID) != "1" {
+			t.Errorf("an event of a write behind the stop: %+v", e)
+		}
+	}
+	wantStop(t, tr, "cancelled: context canceled")
 }

@@ -658,3 +658,21 @@ func compileSchemas() (*schemaSet, error) {
 	}
 	return s, err
 }
+
+// wantStop checks that every stderr line is an event, seq without gaps,
+// one request event per reply, and the last event stop with message msg.
+func wantStop(t *testing.T, tr transcript, msg string) {
+	t.Helper()
+	es := tr.events(t)
+	for i, e := range es {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i+1, e.Seq)
+		}
+	}
+	if n := len(es); n == 0 || es[n-1].Event != "stop" || es[n-1].Message != msg {
+		t.Errorf("the last event is not stop %q:\n%s", msg, tr.rawErr)
+	}
+	if n, m := len(tr.requestEvents(t)), len(tr.stdout); n != m {
+		t.Errorf("%d request events for %d replies", n, m)
+	}
+}
