@@ -589,3 +589,22 @@ func TestGroupStoppedLeavesTheRestUnrun(t *testing.T) {
 	}
 	wantStop(t, tr, "cancelled: context canceled")
 }
+
+// A vault that cannot reserve for a group: the writes take their way
+// through the vault one by one instead, each answered and audited once,
+// all in one commit.
+func TestGroupReserveFails(t *testing.T) {
+	f := newFixture(t)
+	f.spy.onReserve = func([]string) error { return errors.New("the locks were not won") }
+	in := lines(puts(1, 4)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in)})
+	ws, evs := putsAnswered(1, 4)
+	checkReplies(t, tr, ws)
+	wantEvents(t, tr, evs...)
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	if got := f.spy.reservedNames(); len(got) != 1 || got[0] != names(1, 4) {
+		t.Errorf("the vault was asked to reserve %q, want once, the 4 names", got)
+	}
+}
