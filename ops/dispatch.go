@@ -71,12 +71,19 @@ func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Resu
 // handler returns the handler of op, when op is the op table's row and ops
 // runs it; else it audits the refusal and returns it.
 func (s *Service) handler(op manifest.OpSpec, req Request) (handler, error) {
-	h, ok := s.handlers[op.Name]
-	if row, known := manifest.Op(op.Name); ok && known && row == op && (op.Writes == (h.change != nil)) {
+	if h, ok := s.handlerOf(op); ok {
 		return h, nil
 	}
 	c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
 	return handler{}, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not an op ops runs", op.Name))
+}
+
+// handlerOf returns the handler of op, when op is the op table's row and
+// ops runs it, auditing nothing.
+func (s *Service) handlerOf(op manifest.OpSpec) (handler, bool) {
+	h, ok := s.handlers[op.Name]
+	row, known := manifest.Op(op.Name)
+	return h, ok && known && row == op && (op.Writes == (h.change != nil))
 }
 
 // doAs runs the served op named name and returns its result as T: what the

@@ -104,16 +104,14 @@ func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request) (c
 	if err != nil {
 		return call{}, err
 	}
-	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
-	if err != nil {
+	if err := s.route(&c, &req); err != nil {
 		return call{}, s.fail(&c, err)
 	}
-	c.env, c.ev.Env = env, env
-	if reason, denied := s.cfg.Guardrail(env, op.Name, c.ev.Ref, req.Actor); denied {
+	if reason, denied := s.cfg.Guardrail(c.env, op.Name, c.ev.Ref, req.Actor); denied {
 		return call{}, s.fail(&c, Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
 	if !op.Meta {
-		if err := s.canOpen(env); err != nil {
+		if err := s.canOpen(c.env); err != nil {
 			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
 		}
 	}
@@ -121,6 +119,17 @@ func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request) (c
 		return call{}, s.fail(&c, err)
 	}
 	return c, nil
+}
+
+// route gives c the env its ref's pin, req and the process context pick
+// (Config.ResolveEnv), auditing nothing.
+func (s *Service) route(c *call, req *Request) error {
+	env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv)
+	if err != nil {
+		return err
+	}
+	c.env, c.ev.Env = env, env
+	return nil
 }
 
 // validated validates req as op and parses its ref, if it has one. A

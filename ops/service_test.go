@@ -29,6 +29,15 @@ type fixture struct {
 	events *bytes.Buffer
 	sink   *failingWriter
 	store  *spyStore
+	// reserve, when set, makes every group a vault.Reserver whose
+	// Reserve returns what it returns; trail then records what reaches
+	// the groups ("reserve a: app/one app/two", "add a: app/one",
+	// "commit a", "abort a"; a is the vault's name).
+	reserve func(names []string) error
+	trail   []string
+	// groupCap, when set, is how many writes a group takes before it
+	// answers vault.ErrCommitFirst ("full a" on the trail).
+	groupCap int
 }
 
 // failingWriter fails every write once fail is set.
@@ -48,6 +57,8 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // List forget what is there.
 type spyStore struct {
 	vault.Store
+	name       string
+	f          *fixture
 	calls      int
 	failCommit bool
 	hideList   bool
@@ -107,16 +118,27 @@ func (s *spyStore) Group(ctx context.Context) (vault.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spyGroup{Group: g, s: s}, nil
+	sg := &spyGroup{Group: g, s: s}
+	if s.f.reserve != nil {
+		return &reservingGroup{sg}, nil
+	}
+	return sg, nil
 }
 
 type spyGroup struct {
 	vault.Group
-	s *spyStore
+	s    *spyStore
+	adds int
 }
 
 func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	g.s.calls++
+	if g.s.f.groupCap > 0 && g.adds == g.s.f.groupCap {
+		g.s.note("full " + g.s.name)
+		return vault.Meta{}, vault.ErrCommitFirst
+	}
+	g.adds++
+	g.s.note("add " + g.s.name + ": " + w.Name)
 	if g.s.failCommit {
 		m := vault.Meta{Name: w.Name, Version: 7}
 		return m, approve(m)
@@ -125,6 +147,7 @@ func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve
 }
 
 func (g *spyGroup) Commit(ctx context.Context) error {
+	g.s.note("commit " + g.s.name)
 	if g.s.failCommit {
 		g.Group.Abort()
 		return errors.New("disk full")
@@ -155,6 +178,26 @@ func newFixture(t testing.TB, toml string) *fixture {
 		makeVault(t, f.svc, env)
 	}
 	return f
+}
+
+func (g *spyGroup) Abort() {
+	g.s.note("abort " + g.s.name)
+	g.Group.Abort()
+}
+
+// reservingGroup is a spyGroup that is a vault.Reserver.
+type reservingGroup struct{ *spyGroup }
+
+func (g *reservingGroup) Reserve(_ context.Context, names []string) error {
+	g.s.note("reserve " + g.s.name + ": " + strings.Join(names, " "))
+	return g.s.f.reserve(names)
+}
+
+// note adds what reached a group to the trail, when one is kept.
+func (s *spyStore) note(what string) {
+	if s.f.reserve != nil {
+		s.f.trail = append(s.f.trail, what)
+	}
 }
 
 // makeVault makes the identity and the vault behind env, as arca init does
@@ -445,7 +488,7 @@ func (b spyBackends) Open(name string, vc VaultConfig, now func() time.Time) (va
 	if err != nil {
 		return nil, err
 	}
-	b.f.store = &spyStore{Store: st}
+	b.f.store = &spyStore{Store: st, name: name, f: b.f}
 	return b.f.store, nil
 }
 

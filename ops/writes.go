@@ -22,6 +22,9 @@ import (
 // fails every write it held with its second event (outcome error), in
 // order, after the events of the writes added since.
 //
+// Reserve tells it the writes to come, so that the vault can take ahead
+// what they will need when their group opens.
+//
 // Nothing is committed before its event is written, and no write's result
 // is final before Commit: a caller answers the writes after it. A Writes
 // is used by one goroutine and ended with Commit (or Abort) promptly,
@@ -31,6 +34,8 @@ type Writes struct {
 	st      vault.Store // the vault of g
 	g       vault.Group
 	pending []*Written // audited, awaiting g's commit
+	up      Upcoming   // the writes Reserve was told of
+	added   int        // how many writes were added since
 	// committing is set while g commits: a panic that leaves it set
 	// struck inside the commit (see Abort).
 	committing bool
@@ -53,6 +58,7 @@ func (s *Service) Writes() *Writes { return &Writes{s: s} }
 // (manifest.OpSpec.Writes), up to its commit. Any other op is refused
 // unknown_op, audited.
 func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Written {
+	ws.added++
 	w := &Written{}
 	h, err := ws.s.handler(op, req)
 	if err == nil && !op.Writes {
@@ -79,11 +85,9 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 			ws.commit(ctx)
 		}
 		if ws.g == nil {
-			g, err := st.Group(ctx)
-			if err != nil {
+			if err := ws.open(ctx, st, c.env); err != nil {
 				return w.finish(ws.s.fail(c, ws.s.vaultErr(c, err)))
 			}
-			ws.st, ws.g = st, g
 		}
 		var auditErr error
 		m, err := ws.g.Add(ctx, write, func(m vault.Meta) error {
@@ -104,6 +108,111 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 		}
 	}
 }
+
+// Upcoming is the write requests about to be added to a Writes, in
+// order: Len of them, the i-th the op's row and request At(i) gives. A
+// door hands the requests it holds through it rather than a copy of each,
+// and keeps them as they are until the last of them is added.
+type Upcoming interface {
+	Len() int
+	At(i int) (manifest.OpSpec, *Request)
+}
+
+// Reserve tells ws the writes about to be added, in the order they will
+// be, so that the vault can take ahead, in one step, what they will need
+// (vault.Reserver: the shared vault's record locks and the records read
+// under them). Nothing is asked of the vault yet, nothing is audited and
+// no PDP is asked. Each group ws opens from then on (only a write that
+// passed its checks and the PDP opens one) is given, before its first
+// Add, the names of the writes still to come to its vault, the one in
+// hand first: a group that fills up or moves to another vault is
+// followed by one given the rest. A write whose vault or name does not
+// resolve (its ref, its env) is left out. The names may include writes
+// that are refused when they are added; they are held no longer than the
+// group. If the vault cannot reserve them, the group is let go and the
+// writes go through Add as ever, which waits for the vault and audits
+// what it meets. Reserve does nothing while a group is open (after an
+// Add and before Commit).
+func (ws *Writes) Reserve(up Upcoming) {
+	if ws.g == nil {
+		ws.up, ws.added = up, 0
+	}
+}
+
+// target is the vault and the record name of the write req asks for as
+// op, worked out as Add works them out (route, the handler's change),
+// with nothing audited and no vault opened; false when they do not
+// resolve.
+func (s *Service) target(op manifest.OpSpec, req *Request) (vault, name string, ok bool) {
+	h, ok := s.handlerOf(op)
+	if !ok || !op.Writes {
+		return "", "", false
+	}
+	r, err := ParseRef(req.Ref)
+	if err != nil {
+		return "", "", false
+	}
+	c := call{op: op.Name, spec: op, ref: r}
+	if s.route(&c, req) != nil {
+		return "", "", false
+	}
+	if vault, _, err = s.cfg.VaultFor(c.env); err != nil {
+		return "", "", false
+	}
+	return vault, h.change(&c, req).Name, true
+}
+
+// open starts the group of ws on st, the vault of env, for the write in
+// hand, and hands it the names of the writes still to come to that vault
+// (Reserve). The group is ws's before it is asked to reserve, so that
+// Abort lets go of it whatever happens.
+func (ws *Writes) open(ctx context.Context, st vault.Store, env string) error {
+	g, err := st.Group(ctx)
+	if err != nil {
+		return err
+	}
+	ws.st, ws.g = st, g
+	r, ok := g.(vault.Reserver)
+	if !ok {
+		return nil
+	}
+	names := ws.toCome(env)
+	if len(names) == 0 || r.Reserve(ctx, names) == nil {
+		return nil
+	}
+	// The vault could not reserve them: a plain group meets what it meets.
+	g.Abort()
+	ws.st, ws.g = nil, nil
+	if g, err = st.Group(ctx); err != nil {
+		return err
+	}
+	ws.st, ws.g = st, g
+	return nil
+}
+
+// toCome is the names of the writes Reserve was told of that are still
+// to come to env's vault, the one in hand first: what a group opened for
+// it is asked to reserve, worked out only for a vault that reserves.
+func (ws *Writes) toCome(env string) []string {
+	if ws.up == nil {
+		return nil
+	}
+	v, _, err := ws.s.cfg.VaultFor(env)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for i := ws.added - 1; i < ws.up.Len(); i++ {
+		if vault, name, ok := ws.s.target(ws.up.At(i)); ok && vault == v {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// Holding reports whether a group is open: from then until Commit its
+// vault may hold locks for it.
+func (ws *Writes) Holding() bool { return ws.g != nil }
 
 func (w *Written) finish(err error) *Written {
 	w.err, w.done = err, true

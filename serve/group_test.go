@@ -2,13 +2,16 @@ package serve
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // puts is n put lines, ids from first, refs app/k<id>.
@@ -18,6 +21,18 @@ func puts(first, n int) []string {
 		ls = append(ls, fmt.Sprintf(`{"op":"put","ref":"arca://app/k%d","value":"v%d","id":%d}`, i, i, i))
 	}
 	return ls
+}
+
+// putsAnswered is what puts(first, n) are answered and audited with when
+// every one lands: their replies, and their events as eventsOf has them.
+func putsAnswered(first, n int) ([]want, []string) {
+	var ws []want
+	var evs []string
+	for i := first; i < first+n; i++ {
+		ws = append(ws, ok(fmt.Sprint(i)))
+		evs = append(evs, fmt.Sprintf("put:%d", i))
+	}
+	return ws, evs
 }
 
 // eventsOf is each request event as "event:id", in order.
@@ -46,12 +61,7 @@ func TestGroupCommitsOnce(t *testing.T) {
 	f.spy.onCommit = func() { repliesAtCommit = strings.Count(string(out.Bytes()), "\n") }
 	in := lines(append(puts(1, 50), `{"op":"list","id":51}`)...)
 	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: &out})
-	var ws []want
-	var evs []string
-	for i := 1; i <= 50; i++ {
-		ws = append(ws, ok(fmt.Sprint(i)))
-		evs = append(evs, fmt.Sprintf("put:%d", i))
-	}
+	ws, evs := putsAnswered(1, 50)
 	checkReplies(t, tr, append(ws, ok("51")))
 	wantEvents(t, tr, append(evs, "list:51")...)
 	if n := f.spy.counted("commit"); n != 1 {
@@ -370,5 +380,231 @@ func TestGroupPanicInAnInnerCommit(t *testing.T) {
 	after := f.serve(t, lines(`{"op":"get","ref":"arca://app/k1","env":"a","id":1}`))
 	if rs := after.responses(t); len(rs) != 1 || !strings.Contains(string(rs[0].Result), `"value":"v1"`) {
 		t.Errorf("app/k1 after a commit that landed and panicked: %s", after.stdout)
+	}
+}
+
+// stepClock is a group clock that moves only when a test moves it.
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newStepClock() *stepClock { return &stepClock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// names are the refs' names of puts(first, n), as the vault is given them.
+func names(first, n int) string {
+	var ns []string
+	for i := first; i < first+n; i++ {
+		ns = append(ns, fmt.Sprintf("app/k%d", i))
+	}
+	return strings.Join(ns, " ")
+}
+
+func (s *spy) reservedNames() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, ns := range s.reserved {
+		out = append(out, strings.Join(ns, " "))
+	}
+	return out
+}
+
+// A group's clock starts once its vault holds what its writes need: a
+// wait for the vault's locks longer than maxGroupTime does not cut the
+// group, and every write buffered joins it.
+func TestGroupClockStartsWhenTheVaultIsHeld(t *testing.T) {
+	f := newFixture(t)
+	clock := newStepClock()
+	entered, release := make(chan struct{}), make(chan struct{})
+	waited := false
+	f.spy.onReserve = func([]string) error {
+		if !waited { // the first group waits; any other would find the vault free
+			waited = true
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	}
+	go func() {
+		<-entered // the vault is waiting for its locks: let long pass
+		clock.advance(time.Hour)
+		close(release)
+	}()
+	in := lines(puts(1, 10)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), clock: clock.Now})
+	ws, _ := putsAnswered(1, 10)
+	checkReplies(t, tr, ws)
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("10 buffered puts behind a long wait for the vault: %d commits, want 1", n)
+	}
+	if got := f.spy.reservedNames(); len(got) != 1 || got[0] != names(1, 10) {
+		t.Errorf("the vault was asked to reserve %q, want once, the 10 names", got)
+	}
+}
+
+// The writes a group gathered but had no time for are not dropped: the
+// group commits and answers what it took, and they are the next group,
+// reserved again, on a clock of its own; the first group's answers are
+// on stdout before the next group starts.
+func TestGroupLeftoversAreTheNextGroup(t *testing.T) {
+	f := newFixture(t)
+	clock := newStepClock()
+	var out lockedBuffer
+	adds := 0
+	f.spy.onAdd = func() {
+		if adds++; adds == 3 {
+			clock.advance(maxGroupTime) // the group's time runs out with its third write
+		}
+	}
+	var answeredAtReserve []int
+	f.spy.onReserve = func([]string) error {
+		answeredAtReserve = append(answeredAtReserve, strings.Count(string(out.Bytes()), "\n"))
+		return nil
+	}
+	in := lines(append(puts(1, 6), `{"op":"list","id":7}`)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: &out, clock: clock.Now})
+	ws, evs := putsAnswered(1, 6)
+	checkReplies(t, tr, append(ws, ok("7")))
+	wantEvents(t, tr, append(evs, "list:7")...)
+	if n := f.spy.counted("commit"); n != 2 {
+		t.Errorf("%d commits, want 2 (3 writes, then the 3 left over)", n)
+	}
+	if got, want := f.spy.reservedNames(), []string{names(1, 6), names(4, 3)}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the vault was asked to reserve %q, want %q", got, want)
+	}
+	if fmt.Sprint(answeredAtReserve) != "[0 3]" {
+		t.Errorf("answers on stdout as each group reserved: %v, want [0 3]", answeredAtReserve)
+	}
+	if rs := tr.responses(t); len(rs) == 7 && strings.Count(string(rs[6].Result), `"ref":`) != 6 {
+		t.Errorf("the list after the groups: %s, want 6 records", rs[6].Result)
+	}
+}
+
+// The answers of a committed group are flushed at once, not when the
+// input runs dry: here a get is already buffered behind the writes, and
+// their answers are on stdout before it runs; the client reads them with
+// its input still open, and only then sends more.
+func TestGroupAnswersAreFlushedAtOnce(t *testing.T) {
+	f := newFixture(t)
+	var seen lockedBuffer
+	answeredAtGet := -1
+	f.spy.onGet = func() { answeredAtGet = strings.Count(string(seen.Bytes()), "\n") }
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	const n = 5
+	done := make(chan error, 1)
+	go func() {
+		defer inW.Close()
+		br := bufio.NewReader(outR)
+		first := lines(append(puts(1, n), `{"op":"get","ref":"arca://app/k1","id":6}`)...)
+		if _, err := io.WriteString(inW, first); err != nil {
+			done <- err
+			return
+		}
+		for range n + 1 {
+			if _, err := br.ReadString('\n'); err != nil {
+				done <- err
+				return
+			}
+		}
+		if _, err := io.WriteString(inW, lines(puts(7, 1)...)); err != nil {
+			done <- err
+			return
+		}
+		_, err := br.ReadString('\n')
+		done <- err
+	}()
+	tr := f.session(t, sessionOpts{stdin: inR, stdout: io.MultiWriter(&seen, outW)})
+	outW.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	ws, _ := putsAnswered(1, n+2) // the get's answer is ok as a put's is
+	checkReplies(t, tr, ws)
+	if answeredAtGet != n {
+		t.Errorf("%d answers were on stdout when the get behind %d committed writes ran, want %d", answeredAtGet, n, n)
+	}
+}
+
+// A panic while the vault reserves for a group (inside its first write):
+// that write gets its one event and is answered op_error, the vault is let
+// go, and the writes gathered behind it are the next group and commit.
+func TestGroupPanicWhileReserving(t *testing.T) {
+	f := newFixture(t)
+	panicked := false
+	f.spy.onReserve = func([]string) error {
+		if !panicked {
+			panicked = true
+			panic(spyPanic)
+		}
+		return nil
+	}
+	in := lines(puts(1, 3)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in)})
+	checkReplies(t, tr, []want{{id: "1", code: "op_error", msg: "internal error while handling the request"}, ok("2"), ok("3")})
+	wantEvents(t, tr, "error:1", "put:2", "put:3")
+	if got, want := f.spy.reservedNames(), []string{names(1, 3), names(2, 2)}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("the vault was asked to reserve %q, want %q", got, want)
+	}
+	if strings.Contains(string(tr.rawErr)+string(tr.rawOut), spyPanic) {
+		t.Error("the panic's value reached an output")
+	}
+}
+
+// A session stopped in the middle of a group: the write in hand is
+// answered and audited, the group ends with it, and the writes gathered
+// behind it are not run, as lines not yet read are not: no event, no
+// reply; the stop event is the last.
+func TestGroupStoppedLeavesTheRestUnrun(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.spy.onAdd = cancel
+	in := lines(puts(1, 5)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), ctx: ctx, interrupted: true})
+	if tr.err == nil {
+		t.Error("Serve returned nil after its ctx was cancelled")
+	}
+	rs := tr.responses(t)
+	if len(rs) != 1 || string(rs[0].ID) != "1" {
+		t.Errorf("replies %s, want one, to write 1", tr.rawOut)
+	}
+	for _, e := range tr.requestEvents(t) {
+		if string(e.ID) != "1" {
+			t.Errorf("an event of a write behind the stop: %+v", e)
+		}
+	}
+	wantStop(t, tr, "cancelled: context canceled")
+}
+
+// A vault that cannot reserve for a group: the writes take their way
+// through the vault one by one instead, each answered and audited once,
+// all in one commit.
+func TestGroupReserveFails(t *testing.T) {
+	f := newFixture(t)
+	f.spy.onReserve = func([]string) error { return errors.New("the locks were not won") }
+	in := lines(puts(1, 4)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in)})
+	ws, evs := putsAnswered(1, 4)
+	checkReplies(t, tr, ws)
+	wantEvents(t, tr, evs...)
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("%d commits, want 1", n)
+	}
+	if got := f.spy.reservedNames(); len(got) != 1 || got[0] != names(1, 4) {
+		t.Errorf("the vault was asked to reserve %q, want once, the 4 names", got)
 	}
 }

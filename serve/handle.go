@@ -145,16 +145,28 @@ func (s *session) recoverPanic(id []byte, op string, seqBefore uint64) {
 	if r == nil {
 		return
 	}
-	const msg = "internal error while handling the request"
 	// The request's one event: written now, unless it already was (the
 	// panic came after ops recorded the op).
 	if s.audit.Seq() == seqBefore {
-		ev := audit.Event{Event: "error", Op: op, Outcome: audit.Error, ID: idOrNull(id), Code: string(manifest.OpError), Message: msg}
-		if err := s.audit.Write(ev); err != nil {
+		if err := s.auditInternal(op, id); err != nil {
 			return
 		}
 	}
-	s.out = appendError(s.out[:0], id, string(manifest.OpError), msg)
+	s.answerInternal(id)
+}
+
+// internalError is what a request a panic struck is told.
+const internalError = "internal error while handling the request"
+
+// auditInternal writes the one event of a request a panic struck.
+func (s *session) auditInternal(op string, id []byte) error {
+	ev := audit.Event{Event: "error", Op: op, Outcome: audit.Error, ID: idOrNull(id), Code: string(manifest.OpError), Message: internalError}
+	return s.audit.Write(ev)
+}
+
+// answerInternal answers a request a panic struck op_error.
+func (s *session) answerInternal(id []byte) {
+	s.out = appendError(s.out[:0], id, string(manifest.OpError), internalError)
 	s.w.respond(id, s.out)
 }
 

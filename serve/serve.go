@@ -52,6 +52,10 @@ type Options struct {
 	// are committed together (see writes.go): 0 is maxGroupWrites, 1
 	// commits every write on its own.
 	MaxGroup int
+
+	// groupClock is the clock a group's maxGroupTime is measured on (a
+	// test's own); time.Now when nil.
+	groupClock func() time.Time
 }
 
 // session is one serve session. Its loop runs in a goroutine of its own and
@@ -70,9 +74,10 @@ type session struct {
 	ctxEnv     string
 	stop       bool
 	stopReason string
-	out        []byte // scratch for one response line
-	res        []byte // scratch for one encoded result
-	maxGroup   int    // writes in a group at most
+	out        []byte           // scratch for one response line
+	res        []byte           // scratch for one encoded result
+	maxGroup   int              // writes in a group at most
+	clock      func() time.Time // a group's clock
 	names      interner
 	held       *heldLine
 }
@@ -98,6 +103,9 @@ func Serve(ctx context.Context, o Options) error {
 	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup}
 	if s.maxGroup <= 0 {
 		s.maxGroup = maxGroupWrites
+	}
+	if s.clock = o.groupClock; s.clock == nil {
+		s.clock = time.Now
 	}
 	return s.serve(ctx, sigs)
 }
@@ -154,7 +162,9 @@ func (s *session) loop(ctx context.Context) error {
 		case blank(line):
 			continue
 		default:
-			s.handleLine(rctx, line)
+			if err := s.handleLine(rctx, line); err != nil {
+				return err // a group's answers could not be flushed
+			}
 		}
 		if s.w.broken {
 			s.w.flush()

@@ -94,6 +94,13 @@ type spy struct {
 	panicOnAdd    int
 	addsSeen      int
 	panicOnCommit bool
+	// onAdd runs as a write reaches a group; onGet as a get reaches the
+	// vault. onReserve, when set, makes every group a vault.Reserver
+	// whose Reserve calls it; reserved holds the names each was given.
+	onAdd     func()
+	onGet     func()
+	onReserve func(names []string) error
+	reserved  [][]string
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -150,6 +157,9 @@ const spyPanic = "spy panic PANIC-CANARY-5c2e"
 
 func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {
 	s.spy.count("get")
+	if s.spy.onGet != nil {
+		s.spy.onGet()
+	}
 	if s.spy.panicOnGet {
 		panic(spyPanic)
 	}
@@ -172,7 +182,21 @@ func (s *spyStore) Group(ctx context.Context) (vault.Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spyGroup{Group: g, spy: s.spy}, nil
+	sg := &spyGroup{Group: g, spy: s.spy}
+	if s.spy.onReserve != nil {
+		return &reservingGroup{sg}, nil
+	}
+	return sg, nil
+}
+
+// reservingGroup is a spyGroup that is a vault.Reserver.
+type reservingGroup struct{ *spyGroup }
+
+func (g *reservingGroup) Reserve(_ context.Context, names []string) error {
+	g.spy.mu.Lock()
+	g.spy.reserved = append(g.spy.reserved, names)
+	g.spy.mu.Unlock()
+	return g.spy.onReserve(names)
 }
 
 // spyGroup counts the commits of groups that hold writes.
@@ -185,6 +209,9 @@ type spyGroup struct {
 func (g *spyGroup) Add(ctx context.Context, w vault.Write, approve vault.Approve) (vault.Meta, error) {
 	if g.spy.addsSeen++; g.spy.addsSeen == g.spy.panicOnAdd {
 		panic(spyPanic)
+	}
+	if g.spy.onAdd != nil {
+		g.spy.onAdd()
 	}
 	m, err := g.Group.Add(ctx, w, approve)
 	if err == nil {
@@ -237,9 +264,10 @@ type sessionOpts struct {
 	// signals reach the session as the process's stop signals would; nil:
 	// none ever does (in-process sessions never take the test's signals).
 	signals     <-chan os.Signal
-	ctx         context.Context // context.Background() when nil
-	interrupted bool            // a signal or ctx ends the session: Serve fails, the accounting holds
-	maxGroup    int             // Options.MaxGroup
+	ctx         context.Context  // context.Background() when nil
+	interrupted bool             // a signal or ctx ends the session: Serve fails, the accounting holds
+	maxGroup    int              // Options.MaxGroup
+	clock       func() time.Time // the groups' clock; time.Now when nil
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -270,7 +298,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
-		MaxGroup: o.maxGroup,
+		MaxGroup: o.maxGroup, groupClock: o.clock,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {
@@ -629,4 +657,22 @@ func compileSchemas() (*schemaSet, error) {
 		s.result[op.Name] = compile("result." + op.Name)
 	}
 	return s, err
+}
+
+// wantStop checks that every stderr line is an event, seq without gaps,
+// one request event per reply, and the last event stop with message msg.
+func wantStop(t *testing.T, tr transcript, msg string) {
+	t.Helper()
+	es := tr.events(t)
+	for i, e := range es {
+		if e.Seq != uint64(i+1) {
+			t.Errorf("event %d has seq %d", i+1, e.Seq)
+		}
+	}
+	if n := len(es); n == 0 || es[n-1].Event != "stop" || es[n-1].Message != msg {
+		t.Errorf("the last event is not stop %q:\n%s", msg, tr.rawErr)
+	}
+	if n, m := len(tr.requestEvents(t)), len(tr.stdout); n != m {
+		t.Errorf("%d request events for %d replies", n, m)
+	}
 }

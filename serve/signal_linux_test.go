@@ -224,24 +224,6 @@ func (p *serveProc) wait(t *testing.T) transcript {
 	return tr
 }
 
-// wantStop checks that every stderr line is an event, seq without gaps,
-// one request event per reply, and the last event stop with message msg.
-func wantStop(t *testing.T, tr transcript, msg string) {
-	t.Helper()
-	es := tr.events(t)
-	for i, e := range es {
-		if e.Seq != uint64(i+1) {
-			t.Errorf("event %d has seq %d", i+1, e.Seq)
-		}
-	}
-	if n := len(es); n == 0 || es[n-1].Event != "stop" || es[n-1].Message != msg {
-		t.Errorf("the last event is not stop %q:\n%s", msg, tr.rawErr)
-	}
-	if n, m := len(tr.requestEvents(t)), len(tr.stdout); n != m {
-		t.Errorf("%d request events for %d replies", n, m)
-	}
-}
-
 // waitForPID waits until file holds a pid and a newline, and returns it.
 func waitForPID(t *testing.T, file string) int {
 	t.Helper()
