@@ -114,11 +114,6 @@ func (e *Vault) lookAgain(ctx context.Context, slots []string) ([]string, int64,
 // what keep an update from being lost, and a lock that lapsed since the
 // read changes nothing they would let through. Callers hold e.mu.
 func (e *Vault) commitLocked(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op, slots []string) error {
-	if e.sess == nil {
-		// The session its locks hung on ended since the read (a lock
-		// transaction that failed ends it): what was read is unguarded.
-		return fmt.Errorf("%s: %w", e.where(), errLeaseLapsed)
-	}
 	var stale []string
 	for s := range e.locks {
 		if !slices.Contains(slots, s) {
@@ -126,8 +121,14 @@ func (e *Vault) commitLocked(ctx context.Context, cmps []clientv3.Cmp, ops []cli
 		}
 	}
 	if len(stale) > maxLockSlots {
-		e.releaseSlots(stale)
+		e.releaseSlots(stale) // a failed release ends the session
 		stale = nil
+	}
+	if e.sess == nil {
+		// The session its locks hung on ended since the read (a lock
+		// transaction or a release that failed ends it): what was read is
+		// unguarded.
+		return fmt.Errorf("%s: %w", e.where(), errLeaseLapsed)
 	}
 	n := len(ops)
 	ops = slices.Clip(ops)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -217,5 +219,33 @@ func TestEtcdHolderDiesWithWritersQueued(t *testing.T) {
 	}
 	if got, err := v.open(t).Get(context.Background(), "shared/x"); err != nil || got.Version != waiters {
 		t.Fatalf("shared/x after %d queued writes: version %d, %v", waiters, got.Version, err)
+	}
+}
+
+// A commit that must first let go of many locks left from before (more
+// than its own transaction has room for), and whose release gets no
+// answer, ends the session and fails whole: the locks it read under may be
+// gone. It does not go on to commit without a session.
+func TestEtcdCommitAfterALostReleaseFails(t *testing.T) {
+	v := newFaultVault(t, "/arca/lostrelease/")
+	e := v.open(t)
+	e.holdFor = time.Hour
+	if _, err := writeGroup(context.Background(), e, "v", "a/0", "a/1"); err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, maxLockSlots)
+	for i := range names {
+		names[i] = fmt.Sprintf("b/%d", i)
+	}
+	g := reservedGroup(t, e, names...)
+	addAll(t, g, put("b/0", "v"))
+	e.cli.KV = &lossyKV{KV: e.cli.KV, match: func(then []clientv3.Op) bool {
+		return len(then) > 0 && then[0].IsDelete()
+	}}
+	if err := g.Commit(context.Background()); !errors.Is(err, errLeaseLapsed) {
+		t.Fatalf("a commit after its release of %d locks went unanswered: %v, want the lapsed lease", maxLockSlots+1, err)
+	}
+	if _, err := v.open(t).Get(context.Background(), "b/0"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("b/0 after the failed commit: %v, want not found", err)
 	}
 }
