@@ -79,7 +79,9 @@ func newMatcher(forms []form) *matcher {
 
 // buildTables fills the bitset and the buckets with each form's grams at
 // offsets 0 to stride-1. The bitset has about 16 bits per gram, so that a
-// text's gram that no form holds passes it about once in 16 reads.
+// text's gram that no form holds passes it about once in 16 reads; there
+// are about two grams to a bucket. The entries are placed by a counting
+// sort on their bucket: two passes over the grams.
 func (m *matcher) buildTables() {
 	n := len(m.forms) * m.stride
 	lg := max(bits.Len(uint(n))+4, 12)
@@ -87,24 +89,26 @@ func (m *matcher) buildTables() {
 	m.bitsh = uint(64 - lg)
 	nb := max(bits.Len(uint(n))-1, 4)
 	m.bucksh = uint(64 - nb)
-	m.entries = make([]entry, 0, n)
-	for i, f := range m.forms {
-		for off := range m.stride {
-			g := m.gram(f.b, off)
-			h := g * hashMul
-			m.bitset[h>>m.bitsh>>6] |= 1 << (h >> m.bitsh & 63)
-			m.entries = append(m.entries, entry{gram: g, form: uint32(i), off: uint32(off)})
-		}
-	}
-	slices.SortFunc(m.entries, func(a, b entry) int {
-		return int(a.gram*hashMul>>m.bucksh) - int(b.gram*hashMul>>m.bucksh)
-	})
 	m.heads = make([]uint32, 1<<nb+1)
-	for _, e := range m.entries {
-		m.heads[e.gram*hashMul>>m.bucksh+1]++
+	for _, f := range m.forms {
+		for off := range m.stride {
+			h := m.gram(f.b, off) * hashMul
+			m.bitset[h>>m.bitsh>>6] |= 1 << (h >> m.bitsh & 63)
+			m.heads[h>>m.bucksh+1]++
+		}
 	}
 	for b := 1; b < len(m.heads); b++ {
 		m.heads[b] += m.heads[b-1]
+	}
+	next := slices.Clone(m.heads[:len(m.heads)-1]) // where each bucket's next entry goes
+	m.entries = make([]entry, n)
+	for i, f := range m.forms {
+		for off := range m.stride {
+			g := m.gram(f.b, off)
+			b := g * hashMul >> m.bucksh
+			m.entries[next[b]] = entry{gram: g, form: uint32(i), off: uint32(off)}
+			next[b]++
+		}
 	}
 }
 
