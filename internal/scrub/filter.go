@@ -10,24 +10,21 @@ import (
 // A matcher finds every occurrence of a fixed set of forms in a text. It
 // is built once for a Set's forms and never changed: streams share it.
 //
-// It reads a gram (q bytes, q = 4 or 8) at every stride-th position of the
-// text only. Every form is at least m bytes long, and stride = m-q+1, so
-// an occurrence of any form that starts at p holds a read position j with
-// p <= j < p+stride whose gram lies inside it: the gram of the form at
-// offset j-p. The grams of every form at offsets 0 to stride-1 are in a
-// bitset (one hashed bit each), which almost every read position fails;
-// one that passes is looked up in a table of those grams, each naming its
-// form and offset, and the form is compared there.
+// The forms are split in two tiers, those of longTier bytes or more and
+// the shorter ones, so that a few short forms do not slow the search for
+// the many long ones. A tier reads a gram (q bytes: 8 in the long tier, 4
+// in the short) at every stride-th position of the text only. Each of its
+// forms is at least m bytes long, and stride = m-q+1, so an occurrence of
+// a form that starts at p holds a read position j with p <= j < p+stride
+// whose gram lies inside it: the form's gram at offset j-p. The grams of
+// every form at offsets 0 to stride-1 are in a bitset (one hashed bit
+// each), which almost every read position fails; one that passes is
+// looked up in a table of those grams, each naming its form and offset,
+// and the form is compared there.
 type matcher struct {
-	forms   []form
-	q       int // the gram's length: 4 or 8 bytes
-	stride  int // positions between two reads
-	look    int // bytes an occurrence needs in view to be decided
-	bitset  []uint64
-	bitsh   uint     // a hash's top bits index the bitset: h >> bitsh
-	bucksh  uint     // and the buckets: h >> bucksh
-	heads   []uint32 // bucket b's entries are entries[heads[b]:heads[b+1]]
-	entries []entry
+	forms []form
+	look  int // bytes an occurrence needs in view to be decided
+	tiers []tier
 }
 
 // form is one form of one value.
@@ -37,9 +34,20 @@ type form struct {
 	boundary bool // shorter than Anywhere: needs neighbours that are not letters or digits
 }
 
+// tier is the tables of some of a matcher's forms.
+type tier struct {
+	q       int // the gram's length: 4 or 8 bytes
+	stride  int // positions between two reads
+	bitset  []uint64
+	bitsh   uint     // a hash's top bits index the bitset: h >> bitsh
+	bucksh  uint     // and the buckets: h >> bucksh
+	heads   []uint32 // bucket b's entries are entries[heads[b]:heads[b+1]]
+	entries []entry
+}
+
 type entry struct {
 	gram uint64
-	form uint32
+	form uint32 // index into the matcher's forms
 	off  uint32 // the gram's offset in the form
 }
 
@@ -50,6 +58,7 @@ type match struct {
 
 const (
 	hashMul   = 0x9e3779b97f4a7c15
+	longTier  = 16 // forms this long or longer are read 8 bytes at a time
 	maxStride = 32 // more grams per form would cost more table than it saves reads
 )
 
@@ -57,64 +66,70 @@ const (
 // shorter than MinLen; with no forms it matches nothing.
 func newMatcher(forms []form) *matcher {
 	m := &matcher{forms: forms}
-	if len(forms) == 0 {
-		return m
-	}
-	short := len(forms[0].b)
-	for _, f := range forms {
-		short = min(short, len(f.b))
+	var long, short []uint32
+	for i, f := range forms {
 		m.look = max(m.look, len(f.b))
 		if f.boundary {
 			m.look = max(m.look, len(f.b)+1)
 		}
+		if len(f.b) >= longTier {
+			long = append(long, uint32(i))
+		} else {
+			short = append(short, uint32(i))
+		}
 	}
-	m.q = 4
-	if short >= 16 {
-		m.q = 8
+	if len(long) > 0 {
+		m.tiers = append(m.tiers, newTier(forms, long, 8))
 	}
-	m.stride = min(short-m.q+1, maxStride)
-	m.buildTables()
+	if len(short) > 0 {
+		m.tiers = append(m.tiers, newTier(forms, short, 4))
+	}
 	return m
 }
 
-// buildTables fills the bitset and the buckets with each form's grams at
-// offsets 0 to stride-1. The bitset has about 16 bits per gram, so that a
-// text's gram that no form holds passes it about once in 16 reads; there
-// are about two grams to a bucket. The entries are placed by a counting
-// sort on their bucket: two passes over the grams.
-func (m *matcher) buildTables() {
-	n := len(m.forms) * m.stride
+// newTier builds the tables of forms[in], read q bytes at a time. The
+// bitset has about 16 bits per gram, so that a text's gram that no form
+// holds passes it about once in 16 reads; there are about two grams to a
+// bucket. The entries are placed by a counting sort on their bucket.
+func newTier(forms []form, in []uint32, q int) tier {
+	shortest := len(forms[in[0]].b)
+	for _, i := range in {
+		shortest = min(shortest, len(forms[i].b))
+	}
+	t := tier{q: q, stride: min(shortest-q+1, maxStride)}
+	n := len(in) * t.stride
 	lg := max(bits.Len(uint(n))+4, 12)
-	m.bitset = make([]uint64, 1<<(lg-6))
-	m.bitsh = uint(64 - lg)
+	t.bitset = make([]uint64, 1<<(lg-6))
+	t.bitsh = uint(64 - lg)
 	nb := max(bits.Len(uint(n))-1, 4)
-	m.bucksh = uint(64 - nb)
-	m.heads = make([]uint32, 1<<nb+1)
-	for _, f := range m.forms {
-		for off := range m.stride {
-			h := m.gram(f.b, off) * hashMul
-			m.bitset[h>>m.bitsh>>6] |= 1 << (h >> m.bitsh & 63)
-			m.heads[h>>m.bucksh+1]++
+	t.bucksh = uint(64 - nb)
+	t.heads = make([]uint32, 1<<nb+1)
+	for _, i := range in {
+		for off := range t.stride {
+			h := t.gram(forms[i].b, off) * hashMul
+			t.bitset[h>>t.bitsh>>6] |= 1 << (h >> t.bitsh & 63)
+			t.heads[h>>t.bucksh+1]++
 		}
 	}
-	for b := 1; b < len(m.heads); b++ {
-		m.heads[b] += m.heads[b-1]
+	for b := 1; b < len(t.heads); b++ {
+		t.heads[b] += t.heads[b-1]
 	}
-	next := slices.Clone(m.heads[:len(m.heads)-1]) // where each bucket's next entry goes
-	m.entries = make([]entry, n)
-	for i, f := range m.forms {
-		for off := range m.stride {
-			g := m.gram(f.b, off)
-			b := g * hashMul >> m.bucksh
-			m.entries[next[b]] = entry{gram: g, form: uint32(i), off: uint32(off)}
+	next := slices.Clone(t.heads[:len(t.heads)-1]) // where each bucket's next entry goes
+	t.entries = make([]entry, n)
+	for _, i := range in {
+		for off := range t.stride {
+			g := t.gram(forms[i].b, off)
+			b := g * hashMul >> t.bucksh
+			t.entries[next[b]] = entry{gram: g, form: i, off: uint32(off)}
 			next[b]++
 		}
 	}
+	return t
 }
 
 // gram is the q bytes of b at off.
-func (m *matcher) gram(b []byte, off int) uint64 {
-	if m.q == 8 {
+func (t *tier) gram(b []byte, off int) uint64 {
+	if t.q == 8 {
 		return binary.LittleEndian.Uint64(b[off:])
 	}
 	return uint64(binary.LittleEndian.Uint32(b[off:]))
@@ -126,34 +141,40 @@ func (m *matcher) gram(b []byte, off int) uint64 {
 // ends text is taken to end the stream too (find is called so that it
 // does, or so that no form can).
 func (m *matcher) find(dst []match, text []byte, from, limit, before int) []match {
-	if len(m.forms) == 0 || limit <= from {
-		return dst
+	for i := range m.tiers {
+		dst = m.findIn(&m.tiers[i], dst, text, from, limit, before)
 	}
+	return dst
+}
+
+// findIn is find in one tier.
+func (m *matcher) findIn(t *tier, dst []match, text []byte, from, limit, before int) []match {
 	// A read at j finds occurrences that start in (j-stride, j].
-	stop := min(limit+m.stride-1, len(text)-m.q+1)
-	if m.q == 8 {
-		for j := from; j < stop; j += m.stride {
+	stop := min(limit+t.stride-1, len(text)-t.q+1)
+	set, sh, step := t.bitset, t.bitsh, t.stride // kept in registers
+	if t.q == 8 {
+		for j := from; j < stop; j += step {
 			g := binary.LittleEndian.Uint64(text[j:])
-			if h := g * hashMul; m.bitset[h>>m.bitsh>>6]&(1<<(h>>m.bitsh&63)) != 0 {
-				dst = m.verify(dst, text, j, g, from, limit, before)
+			if h := g * hashMul >> sh; set[h>>6]&(1<<(h&63)) != 0 {
+				dst = m.verify(t, dst, text, j, g, from, limit, before)
 			}
 		}
 		return dst
 	}
-	for j := from; j < stop; j += m.stride {
+	for j := from; j < stop; j += step {
 		g := uint64(binary.LittleEndian.Uint32(text[j:]))
-		if h := g * hashMul; m.bitset[h>>m.bitsh>>6]&(1<<(h>>m.bitsh&63)) != 0 {
-			dst = m.verify(dst, text, j, g, from, limit, before)
+		if h := g * hashMul >> sh; set[h>>6]&(1<<(h&63)) != 0 {
+			dst = m.verify(t, dst, text, j, g, from, limit, before)
 		}
 	}
 	return dst
 }
 
-// verify appends the occurrences of forms whose gram at some offset is g,
-// read at j.
-func (m *matcher) verify(dst []match, text []byte, j int, g uint64, from, limit, before int) []match {
-	b := g * hashMul >> m.bucksh
-	for _, e := range m.entries[m.heads[b]:m.heads[b+1]] {
+// verify appends the occurrences of t's forms whose gram at some offset
+// is g, read at j.
+func (m *matcher) verify(t *tier, dst []match, text []byte, j int, g uint64, from, limit, before int) []match {
+	b := g * hashMul >> t.bucksh
+	for _, e := range t.entries[t.heads[b]:t.heads[b+1]] {
 		if e.gram != g {
 			continue
 		}
