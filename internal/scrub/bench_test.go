@@ -164,3 +164,13 @@ func BenchmarkScrubShape(b *testing.B) {
 		growth.Size{Name: "4MiB", Op: func() { scrubTo(b, s, io.Discard, small, 64<<10) }},
 		growth.Size{Name: "64MiB", Op: func() { scrubTo(b, s, io.Discard, large, 64<<10) }})
 }
+
+// BenchmarkBuild1000: building the matcher of 1,000 values, which the
+// first scrub after an Add does.
+func BenchmarkBuild1000(b *testing.B) {
+	s, _ := benchValues(b, 1000)
+	forms := distinct(s.st.forms)
+	for b.Loop() {
+		newMatcher(forms)
+	}
+}

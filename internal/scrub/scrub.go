@@ -28,7 +28,10 @@
 // Occurrences that overlap or touch, of one value or several, become one
 // placeholder, so no byte of any value survives: <redacted:LABEL>, or
 // <redacted:A+B> with the labels of every value in it, each once, in the
-// order their first occurrences start (arca run --mask's marks).
+// order their first occurrences start (the style of arca run --mask's
+// marks; unlike those, touching occurrences join, and a value found inside
+// another is named too). A Stream counts the placeholders naming each
+// label.
 //
 // The engine reads bytes and never decodes UTF-8. It cannot catch a value
 // that a program transforms on purpose (reverses, encrypts, splits with
