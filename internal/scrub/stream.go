@@ -121,19 +121,7 @@ func (st *Stream) scrub(p []byte, final bool) error {
 		}
 		return a.value - b.value
 	})
-	out, lit := st.out[:0], 0 // text[lit:] is not in out yet
-	for _, mt := range st.matches {
-		if st.open && mt.start <= st.end { // overlaps or touches the union
-			st.end = max(st.end, mt.end)
-			st.join(values[mt.value])
-			continue
-		}
-		if st.open {
-			out, lit = st.placeholder(out), st.end
-		}
-		out = append(out, text[lit:mt.start]...)
-		st.open, st.end, st.names = true, mt.end, append(st.names[:0], values[mt.value])
-	}
+	out, lit := st.unite(st.out[:0], text, values)
 	// No occurrence that starts at limit or later can touch a union that
 	// ends before it.
 	if st.open && (st.end < limit || final) {
@@ -144,6 +132,28 @@ func (st *Stream) scrub(p []byte, final bool) error {
 	}
 	st.out = out
 	return st.keep(text, limit, out)
+}
+
+// unite goes through the matches in the order they start, joining each to
+// the open union when it overlaps or touches it, else writing the union's
+// placeholder and the text up to the match to out, and opening a union of
+// the match. It returns out and where the text not yet in out starts
+// (what an open union covers is never written).
+func (st *Stream) unite(out, text []byte, values []int) ([]byte, int) {
+	lit := 0
+	for _, mt := range st.matches {
+		if st.open && mt.start <= st.end {
+			st.end = max(st.end, mt.end)
+			st.join(values[mt.value])
+			continue
+		}
+		if st.open {
+			out, lit = st.placeholder(out), st.end
+		}
+		out = append(out, text[lit:mt.start]...)
+		st.open, st.end, st.names = true, mt.end, append(st.names[:0], values[mt.value])
+	}
+	return out, lit
 }
 
 // join adds label to the open union's names unless it is there.
