@@ -12,15 +12,16 @@ import (
 //
 // The forms are split in two tiers, those of longTier bytes or more and
 // the shorter ones, so that a few short forms do not slow the search for
-// the many long ones. A tier reads a gram (q bytes: 8 in the long tier, 4
-// in the short) at every stride-th position of the text only. Each of its
-// forms is at least m bytes long, and stride = m-q+1, so an occurrence of
-// a form that starts at p holds a read position j with p <= j < p+stride
-// whose gram lies inside it: the form's gram at offset j-p. The grams of
-// every form at offsets 0 to stride-1 are in a bitset (one hashed bit
-// each), which almost every read position fails; one that passes is
-// looked up in a table of those grams, each naming its form and offset,
-// and the form is compared there.
+// the many long ones. A tier reads a gram of q bytes at every stride-th
+// position of the text only: 8 bytes in the long tier, 4 in the short, or
+// 2 when a short form is under 8 bytes. Each of its forms is at least m
+// bytes long, and stride = m-q+1, so an occurrence of a form that starts
+// at p holds a read position j with p <= j < p+stride whose gram lies
+// inside it: the form's gram at offset j-p. The grams of every form at
+// offsets 0 to stride-1 are in a bitset (one hashed bit each; a 2-byte
+// gram is its own bit), which almost every read position fails; one that
+// passes is looked up in a table of those grams, each naming its form and
+// offset, and the form is compared there.
 type matcher struct {
 	forms []form
 	look  int // bytes an occurrence needs in view to be decided
@@ -36,7 +37,7 @@ type form struct {
 
 // tier is the tables of some of a matcher's forms.
 type tier struct {
-	q       int // the gram's length: 4 or 8 bytes
+	q       int // the gram's length: 2, 4 or 8 bytes
 	stride  int // positions between two reads
 	bitset  []uint64
 	bitsh   uint     // a hash's top bits index the bitset: h >> bitsh
@@ -67,6 +68,7 @@ const (
 func newMatcher(forms []form) *matcher {
 	m := &matcher{forms: forms}
 	var long, short []uint32
+	shortest := longTier
 	for i, f := range forms {
 		m.look = max(m.look, len(f.b))
 		if f.boundary {
@@ -76,13 +78,18 @@ func newMatcher(forms []form) *matcher {
 			long = append(long, uint32(i))
 		} else {
 			short = append(short, uint32(i))
+			shortest = min(shortest, len(f.b))
 		}
 	}
 	if len(long) > 0 {
 		m.tiers = append(m.tiers, newTier(forms, long, 8))
 	}
 	if len(short) > 0 {
-		m.tiers = append(m.tiers, newTier(forms, short, 4))
+		q := 4
+		if shortest < 8 { // a read every 4th position or more often
+			q = 2
+		}
+		m.tiers = append(m.tiers, newTier(forms, short, q))
 	}
 	return m
 }
@@ -99,6 +106,9 @@ func newTier(forms []form, in []uint32, q int) tier {
 	t := tier{q: q, stride: min(shortest-q+1, maxStride)}
 	n := len(in) * t.stride
 	lg := max(bits.Len(uint(n))+4, 12)
+	if q == 2 {
+		lg = 16
+	}
 	t.bitset = make([]uint64, 1<<(lg-6))
 	t.bitsh = uint(64 - lg)
 	nb := max(bits.Len(uint(n))-1, 4)
@@ -106,9 +116,13 @@ func newTier(forms []form, in []uint32, q int) tier {
 	t.heads = make([]uint32, 1<<nb+1)
 	for _, i := range in {
 		for off := range t.stride {
-			h := t.gram(forms[i].b, off) * hashMul
-			t.bitset[h>>t.bitsh>>6] |= 1 << (h >> t.bitsh & 63)
-			t.heads[h>>t.bucksh+1]++
+			g := t.gram(forms[i].b, off)
+			bit := g * hashMul >> t.bitsh
+			if q == 2 {
+				bit = g
+			}
+			t.bitset[bit>>6] |= 1 << (bit & 63)
+			t.heads[g*hashMul>>t.bucksh+1]++
 		}
 	}
 	for b := 1; b < len(t.heads); b++ {
@@ -129,10 +143,13 @@ func newTier(forms []form, in []uint32, q int) tier {
 
 // gram is the q bytes of b at off.
 func (t *tier) gram(b []byte, off int) uint64 {
-	if t.q == 8 {
+	switch t.q {
+	case 8:
 		return binary.LittleEndian.Uint64(b[off:])
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[off:]))
 	}
-	return uint64(binary.LittleEndian.Uint32(b[off:]))
+	return uint64(binary.LittleEndian.Uint16(b[off:]))
 }
 
 // find appends to dst every occurrence in text that starts in [from,
@@ -161,9 +178,18 @@ func (m *matcher) findIn(t *tier, dst []match, text []byte, from, limit, before 
 		}
 		return dst
 	}
+	if t.q == 4 {
+		for j := from; j < stop; j += step {
+			g := uint64(binary.LittleEndian.Uint32(text[j:]))
+			if h := g * hashMul >> sh; set[h>>6]&(1<<(h&63)) != 0 {
+				dst = m.verify(t, dst, text, j, g, from, limit, before)
+			}
+		}
+		return dst
+	}
 	for j := from; j < stop; j += step {
-		g := uint64(binary.LittleEndian.Uint32(text[j:]))
-		if h := g * hashMul >> sh; set[h>>6]&(1<<(h&63)) != 0 {
+		g := uint64(binary.LittleEndian.Uint16(text[j:]))
+		if set[g>>6]&(1<<(g&63)) != 0 {
 			dst = m.verify(t, dst, text, j, g, from, limit, before)
 		}
 	}
