@@ -79,20 +79,25 @@ type Set struct{ st *state }
 // printed (as its name) without copying the lock.
 type state struct {
 	mu           sync.Mutex
-	labels       []string       // distinct, in the order first added
-	labelIndex   map[string]int // into labels
-	values       []int          // each value's label, by index into labels
-	forms        []form         // every value's forms, not yet deduplicated across values
+	labels       []string            // distinct, in the order first added
+	labelIndex   map[string]int      // into labels
+	seen         map[string]struct{} // the values, so that one added again is not counted again
+	values       []int               // each value's label, by index into labels
+	forms        []form              // every value's forms, not yet deduplicated across values
 	formBytes    int
 	unscrubbable []string // labels of values refused as too short, each once
 	m            *matcher // built from forms; nil when a value was added since
 }
 
 // NewSet returns an empty Set.
-func NewSet() *Set { return &Set{st: &state{labelIndex: map[string]int{}}} }
+func NewSet() *Set {
+	return &Set{st: &state{labelIndex: map[string]int{}, seen: map[string]struct{}{}}}
+}
 
-// Add registers value under label, copying it. A value under MinLen bytes
-// is refused with ErrTooShort and its label listed by Unscrubbable. A
+// Add registers value under label, copying it. A value added before, under
+// any label, is left as it is (the first label names it). A value under
+// MinLen bytes is refused with ErrTooShort and its label listed by
+// Unscrubbable. A
 // label is 1 to MaxLabelLen bytes, none of them a control character, '<',
 // '>' or '+' (it is written into placeholders). Errors name the bound,
 // never the value.
@@ -109,6 +114,8 @@ func (set *Set) Add(label string, value []byte) error {
 			s.unscrubbable = append(s.unscrubbable, label)
 		}
 		return ErrTooShort
+	case has(s.seen, value):
+		return nil
 	case len(value) > MaxValueLen:
 		return fmt.Errorf("scrub: a value over %d bytes (MaxValueLen)", MaxValueLen)
 	case len(s.values) >= MaxValues:
@@ -130,6 +137,7 @@ func (set *Set) Add(label string, value []byte) error {
 	}
 	v := len(s.values)
 	s.values = append(s.values, li)
+	s.seen[string(value)] = struct{}{}
 	for _, f := range fs {
 		s.forms = append(s.forms, form{b: f, value: v, boundary: len(f) < Anywhere})
 	}
@@ -149,6 +157,11 @@ func checkLabel(label string) error {
 		}
 	}
 	return nil
+}
+
+func has(seen map[string]struct{}, v []byte) bool {
+	_, ok := seen[string(v)]
+	return ok
 }
 
 func contains(list []string, s string) bool {

@@ -84,9 +84,15 @@ func TestOverlappingValuesLeaveNoByte(t *testing.T) {
 	if !equalRedactions(rs, want) {
 		t.Errorf("redactions %v, want %v", rs, want)
 	}
-	// Two labels, one value: the first added names it.
+	// Two labels, one value: the first added names it; a value added
+	// again is not counted again against MaxValues.
 	s = mustSet(t, "ns/a", "same-value", "ns/b", "same-value")
 	everyCut(t, s, "same-value", "<redacted:ns/a>")
+	for range MaxValues {
+		if err := s.Add("ns/a", []byte("same-value")); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestPEMKeyLineByLine: a multi-line key printed a line a write is one
