@@ -13,13 +13,15 @@ import (
 // one write.
 //
 // Hold-back: after a Write, the bytes not yet passed on are at most the
-// Set's longest form less one byte (a form under Anywhere bytes counts one
-// byte longer: its right neighbour decides it): an occurrence starting
-// earlier than that has been seen whole. Of a union of occurrences still
-// growing (the last one could yet overlap or touch one that starts in the
-// bytes held back) only the labels are kept, at most one per label: its
-// bytes are dropped, and its placeholder is written when it ends or at
-// Close. Close passes on what was held back.
+// Set's longest form less one byte: an occurrence starting earlier than
+// that has been seen whole. (A form under Anywhere bytes needs one byte
+// more, its right neighbour, but a value's hex is longer than that.) The
+// Set's values can be 64 KiB and a form six times that (every byte a
+// control character, escaped \u00XX): at most 384 KiB. Of a union of
+// occurrences still growing (the last one could yet overlap or touch one
+// that starts in the bytes held back) only the labels are kept, at most
+// one per label: its bytes are dropped, and its placeholder is written
+// when it ends or at Close. Close passes on what was held back.
 //
 // A Stream is not safe for concurrent use.
 type Stream struct {
