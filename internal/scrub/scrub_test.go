@@ -160,6 +160,26 @@ func TestHoldBack(t *testing.T) {
 	}
 }
 
+// TestHoldBackOfTheLongestForm: a value of control characters has its
+// longest form in JSON, six bytes a byte: a Stream holds back that less
+// one byte.
+func TestHoldBackOfTheLongestForm(t *testing.T) {
+	v := "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"
+	s := mustSet(t, "K", v)
+	var out bytes.Buffer
+	st := s.NewStream(&out)
+	text := strings.Repeat("text ", 20)
+	_, _ = st.Write([]byte(text))
+	if want := len(text) - (6*len(v) - 1); out.Len() != want {
+		t.Errorf("passed on %d bytes, want %d", out.Len(), want)
+	}
+	_, _ = st.Write([]byte(`{"k":"\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\u000e\u000f"}`))
+	_ = st.Close()
+	if want := text + `{"k":"<redacted:K>"}`; out.String() != want {
+		t.Errorf("%q, want %q", out.String(), want)
+	}
+}
+
 // TestBounds: each bound refuses with an error that names it and holds no
 // byte of the value; a refused value is not registered.
 func TestBounds(t *testing.T) {
