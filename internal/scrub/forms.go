@@ -1,0 +1,114 @@
+package scrub
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+)
+
+// formsOf returns the forms of v, each once, v itself first: the texts a
+// program that prints v, or prints it encoded, writes. None is shorter
+// than MinLen (none can be: the shortest is a base64 fragment of a value
+// of MinLen bytes, which is MinLen characters).
+func formsOf(v []byte) [][]byte {
+	fs := [][]byte{v}
+	fs = appendLines(fs, v)
+	fs = appendJSON(fs, v)
+	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(url.PathEscape(string(v))))
+	h := hex.EncodeToString(v)
+	fs = append(fs, []byte(h), bytes.ToUpper([]byte(h)))
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		for k := range 3 {
+			fs = append(fs, base64Fragment(enc, v, k))
+		}
+	}
+	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)))
+	return dedupe(fs)
+}
+
+// appendLines appends each line of a multi-line v of MinLineLen bytes or
+// more, without its line ending ("\n" or "\r\n"): what a program that
+// prints v line by line, or with other line endings, or indented, writes.
+func appendLines(fs [][]byte, v []byte) [][]byte {
+	if bytes.IndexByte(v, '\n') < 0 {
+		return fs
+	}
+	for line := range bytes.SplitSeq(v, []byte("\n")) {
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) >= MinLineLen {
+			fs = append(fs, line)
+		}
+	}
+	return fs
+}
+
+// appendJSON appends v as the inside of a JSON string, as encoders write
+// it: encoding/json's default (which escapes <, > and & as \u003c, \u003e,
+// \u0026 for HTML), encoding/json without the HTML escapes (and most other
+// encoders: JavaScript's, Python's with ensure_ascii off), every control
+// character as \u00XX (\n, \r, \t and the rest; some encoders do not use
+// the short escapes), and / as \/ (PHP's json_encode).
+func appendJSON(fs [][]byte, v []byte) [][]byte {
+	def, _ := json.Marshal(string(v)) // a string always marshals
+	fs = append(fs, def[1:len(def)-1])
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(string(v))
+	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	plain = plain[1 : len(plain)-1]
+	fs = append(fs, plain, bytes.ReplaceAll(plain, []byte("/"), []byte(`\/`)))
+	return append(fs, jsonControls(v))
+}
+
+// jsonControls is v inside a JSON string with " and \ escaped and every
+// byte under 0x20 written \u00XX, lower case, and nothing else changed.
+func jsonControls(v []byte) []byte {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, len(v))
+	for _, c := range v {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', digits[c>>4], digits[c&15])
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// base64Fragment is the part of the encoding of v that v alone determines
+// when v starts k bytes (mod 3) into a longer encoded text: the encoding
+// of k filler bytes and v, without the characters that hold bits of the
+// filler or of whatever follows v. A character holds 6 bits, so the first
+// kept is the one that starts at or after bit 8k, the last the one that
+// ends at or before bit 8(k+len(v)).
+func base64Fragment(enc *base64.Encoding, v []byte, k int) []byte {
+	in := make([]byte, k+len(v))
+	copy(in[k:], v)
+	s := enc.EncodeToString(in)
+	first, end := (8*k+5)/6, 8*(k+len(v))/6
+	return []byte(s[first:end])
+}
+
+// dedupe keeps the first of forms that are equal, in order.
+func dedupe(fs [][]byte) [][]byte {
+	out := fs[:0]
+	for _, f := range fs {
+		seen := false
+		for _, g := range out {
+			if bytes.Equal(f, g) {
+				seen = true
+				break
+			}
+		}
+		if !seen {
+			out = append(out, f)
+		}
+	}
+	return out
+}
