@@ -7,7 +7,9 @@ Each round times three ways of getting one secret N times from serve:
     raw      serve spawned as the client spawns it (the same pipes and
              buffers), a burst of get lines written from a thread while the
              main thread reads the responses, stderr drained by a thread;
-             nothing parsed
+             each line has an id of its own and each response is matched
+             to its request by the id it echoes, as the client must, and
+             nothing else is parsed
     window   the same pipe kept at 64 requests in flight from one thread:
              as many lines written as a read of stdout answered; what 64
              callers can ask of serve with no client between
@@ -48,7 +50,16 @@ from arca_client.client import PIPE_BUFFER  # noqa: E402
 from tests.support import Home, arca_bin  # noqa: E402
 
 REF = "arca://app/db"
-LINE = b'{"id":1,"op":"get","ref":"arca://app/db"}\n'
+
+
+def lines(first: int, k: int) -> bytes:
+    """k get lines with the ids after first, each its own."""
+    return b"".join(b'{"id":%d,"op":"get","ref":"arca://app/db"}\n' % i for i in range(first + 1, first + k + 1))
+
+
+def answers(id: int, line: bytes) -> bool:
+    """Whether line is the response to request id, by the id it echoes."""
+    return line[6:line.index(b",", 6)] == b"%d" % id
 
 
 def spawn(home: Home) -> "subprocess.Popen[bytes]":
@@ -62,19 +73,21 @@ def raw(home: Home, n: int) -> float:
     assert p.stdin and p.stdout and p.stderr
     drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
     drain.start()
-    burst = LINE * 1000
 
     def write() -> None:
-        for left in range(n, 0, -1000):
-            p.stdin.write(burst[: min(left, 1000) * len(LINE)])  # type: ignore[union-attr]
+        for sent in range(0, n, 1000):
+            p.stdin.write(lines(sent, min(n - sent, 1000)))  # type: ignore[union-attr]
             p.stdin.flush()  # type: ignore[union-attr]
 
     began = time.perf_counter()
     writer = threading.Thread(target=write)
     writer.start()
-    for _ in range(n):
-        if not p.stdout.readline():
+    for i in range(1, n + 1):
+        line = p.stdout.readline()
+        if not line:
             raise RuntimeError("serve stopped answering")
+        if not answers(i, line):
+            raise RuntimeError(f"response {i} answers another request")
     took = time.perf_counter() - began
     writer.join()
     p.stdin.close()
@@ -93,17 +106,23 @@ def window(home: Home, n: int) -> float:
     fd = p.stdout.fileno()
     began = time.perf_counter()
     sent = min(64, n)
-    p.stdin.write(LINE * sent)
+    p.stdin.write(lines(0, sent))
     p.stdin.flush()
     seen = 0
+    rest = b""  # a line begun in the chunk before
     while seen < n:
         chunk = os.read(fd, PIPE_BUFFER)
         if not chunk:
             raise RuntimeError("serve stopped answering")
-        seen += chunk.count(b"\n")
+        got = (rest + chunk).split(b"\n")
+        rest = got.pop()
+        for line in got:
+            seen += 1
+            if not answers(seen, line):
+                raise RuntimeError(f"response {seen} answers another request")
         k = min(seen + 64 - sent, n - sent)
         if k > 0:
-            p.stdin.write(LINE * k)
+            p.stdin.write(lines(sent, k))
             p.stdin.flush()
             sent += k
     took = time.perf_counter() - began

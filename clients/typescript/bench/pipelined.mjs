@@ -4,7 +4,11 @@
 // drained. Several rounds of each; prints req/s and the ratio client/raw.
 // A third turn, window, keeps that raw pipe at 64 requests in flight (as
 // many lines written as a chunk of stdout answered): what 64 callers can
-// ask of serve with no client between, the floor of client/raw.
+// ask of serve with no client between, the floor of client/raw. The raw
+// turns do what the client must and no more: each line has an id of its
+// own and each response is matched to its request by the id it echoes.
+// ARCA_BENCH_DEEP=1 adds a turn, deep: the client with 256 callers, as
+// many as its window (maxInFlight) holds.
 // ARCA_CLIENT_BEFORE, the path of another tree's src/index.js, times that
 // client too, in the same rounds (a before and after in one run).
 //
@@ -30,47 +34,62 @@ execFileSync(binary, ['put', 'arca://app/db'], { env: environ, input: 's3cret-va
 // own cost, which a busy machine sways less than the rates.
 const cpu = {};
 
-async function viaClient(C = Client, name = 'client') {
+async function viaClient(C = Client, name = 'client', many = callers) {
   const c = await C.start({ binary, environ, cwd: dir });
-  const per = Math.ceil(requests / callers);
+  const per = Math.ceil(requests / many);
   const used = process.cpuUsage();
   const began = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: callers }, async () => {
+  await Promise.all(Array.from({ length: many }, async () => {
     for (let i = 0; i < per; i++) await c.get('arca://app/db');
   }));
   const s = Number(process.hrtime.bigint() - began) / 1e9;
   const { user, system } = process.cpuUsage(used);
-  (cpu[name] ??= []).push((user + system) / (per * callers));
+  (cpu[name] ??= []).push((user + system) / (per * many));
   await c.close();
-  return (per * callers) / s;
+  return (per * many) / s;
 }
 
-const line = '{"id":1,"op":"get","ref":"arca://app/db"}\n';
+// lines is k get lines with the ids after first, each its own.
+function lines(first, k) {
+  let s = '';
+  for (let id = first + 1; id <= first + k; id++) s += '{"id":' + id + ',"op":"get","ref":"arca://app/db"}\n';
+  return s;
+}
 
 // viaPipe writes bursts of 1,000 lines; with window, it keeps window lines
-// in flight instead.
+// in flight instead. It does what the client must and no more: each line
+// has an id of its own, and each response is matched to its request by
+// the id it echoes (the digits after `{"id":`, compared as a number).
 async function viaPipe(window = 0) {
   const child = spawn(binary, ['serve'], { env: environ, cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
   child.stderr.resume();
   await new Promise((resolve) => child.stderr.once('data', resolve)); // the start event
-  const burst = line.repeat(1000);
   let seen = 0;
   let sent = window > 0 ? Math.min(window, requests) : 0;
   const began = process.hrtime.bigint();
-  const done = new Promise((resolve) => {
+  let carry = false; // the chunk before ended inside a line
+  const done = new Promise((resolve, reject) => {
     child.stdout.on('data', (chunk) => {
-      for (let i = chunk.indexOf(10); i >= 0; i = chunk.indexOf(10, i + 1)) seen++;
+      let at = 0;
+      for (let i = chunk.indexOf(10); i >= 0; at = i + 1, i = chunk.indexOf(10, at)) {
+        seen++;
+        if (at === 0 && carry) continue; // begun in the chunk before: counted, its id not read
+        let id = 0;
+        for (let j = at + 6; j < i && chunk[j] >= 48 && chunk[j] <= 57; j++) id = id * 10 + chunk[j] - 48;
+        if (id !== seen) reject(new Error(`response ${seen} carries id ${id}`));
+      }
+      carry = at < chunk.length;
       if (seen >= requests) resolve();
       else if (window > 0 && sent < requests) {
         const k = Math.min(seen + window - sent, requests - sent);
-        child.stdin.write(line.repeat(k));
+        child.stdin.write(lines(sent, k));
         sent += k;
       }
     });
   });
-  if (window > 0) child.stdin.write(line.repeat(sent));
+  if (window > 0) child.stdin.write(lines(0, sent));
   for (let n = window > 0 ? 0 : requests; n > 0; n -= 1000) {
-    if (!child.stdin.write(n >= 1000 ? burst : line.repeat(n))) await new Promise((r) => child.stdin.once('drain', r));
+    if (!child.stdin.write(lines(requests - n, Math.min(n, 1000)))) await new Promise((r) => child.stdin.once('drain', r));
   }
   await done;
   const s = Number(process.hrtime.bigint() - began) / 1e9;
@@ -82,6 +101,8 @@ async function viaPipe(window = 0) {
 const Before = process.env.ARCA_CLIENT_BEFORE ? (await import(process.env.ARCA_CLIENT_BEFORE)).Client : null;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const turns = { raw: () => viaPipe(), window: () => viaPipe(callers), client: () => viaClient() };
+// deep: the client with as many callers as its window holds (maxInFlight, 256).
+if (process.env.ARCA_BENCH_DEEP) turns.deep = () => viaClient(Client, 'deep', 256);
 if (Before) turns.before = () => viaClient(Before, 'before');
 const got = Object.fromEntries(Object.keys(turns).map((k) => [k, []]));
 console.log(`${rounds} rounds of ${requests} gets; the client with ${callers} concurrent callers`);
