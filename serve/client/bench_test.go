@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -31,7 +32,9 @@ import (
 // that, and window/raw what 64 in flight cost serve against its bursts.
 // A fourth turn, deep, is the client with as many callers as its window
 // holds (Options.MaxInFlight, 256 by default): deep/raw is the client
-// pipelining as deep as it lets a caller.
+// pipelining as deep as it lets a caller. raw-cpu-ns/get and
+// client-cpu-ns/get are this process's CPU time a get in the raw and the
+// client turns.
 func BenchmarkPipelinedGet(b *testing.B) {
 	o := homeB(b)
 	raw := startRaw(b, o)
@@ -42,15 +45,22 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	defer c.Close()
 	const round = 10000
 	var rawTime, clientTime, windowTime, deepTime time.Duration
+	var rawCPU, clientCPU cpuTime
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
 		n := min(round, b.N-done)
+		rawCPU.start()
 		rawTime += raw.gets(b, n)
+		rawCPU.stop()
+		clientCPU.start()
 		clientTime += clientGets(b, c, n, 64)
+		clientCPU.stop()
 		windowTime += raw.window(b, n, 64)
 		deepTime += clientGets(b, c, n, 256)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(rawCPU.used.Nanoseconds())/float64(b.N), "raw-cpu-ns/get")
+	b.ReportMetric(float64(clientCPU.used.Nanoseconds())/float64(b.N), "client-cpu-ns/get")
 	rawRate := float64(b.N) / rawTime.Seconds()
 	clientRate := float64(b.N) / clientTime.Seconds()
 	windowRate := float64(b.N) / windowTime.Seconds()
@@ -61,6 +71,25 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	b.ReportMetric(clientRate/windowRate, "client/window")
 	b.ReportMetric(float64(b.N)/deepTime.Seconds()/rawRate, "deep/raw")
 }
+
+// cpuTime sums the CPU time this process spent (every thread's, user and
+// system) between start and stop: what a turn cost on this side of the
+// pipes, which a machine busy with other work sways less than the rates.
+type cpuTime struct {
+	used time.Duration
+	at   time.Duration
+}
+
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func (t *cpuTime) start() { t.at = processCPU() }
+func (t *cpuTime) stop()  { t.used += processCPU() - t.at }
 
 // rawServe is serve on bare pipes, with no client between.
 type rawServe struct {
