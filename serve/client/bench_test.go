@@ -3,8 +3,11 @@ package client
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +37,10 @@ import (
 // holds (Options.MaxInFlight, 256 by default): deep/raw is the client
 // pipelining as deep as it lets a caller. raw-cpu-ns/get and
 // client-cpu-ns/get are this process's CPU time a get in the raw and the
-// client turns.
+// client turns; on Linux, raw-serve-cpu-ns/get and client-serve-cpu-ns/get
+// are serve's in the same turns, and raw-cost/client-cost the ratio of the
+// two sides' sums: the rate the client allows against the raw pipe's when
+// the machine's cores are all taken, which its other work sways less.
 func BenchmarkPipelinedGet(b *testing.B) {
 	o := homeB(b)
 	raw := startRaw(b, o)
@@ -46,14 +52,19 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	const round = 10000
 	var rawTime, clientTime, windowTime, deepTime time.Duration
 	var rawCPU, clientCPU cpuTime
+	var rawServeCPU, clientServeCPU time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
 		n := min(round, b.N-done)
 		rawCPU.start()
+		at := serveCPU(raw.pid)
 		rawTime += raw.gets(b, n)
+		rawServeCPU += serveCPU(raw.pid) - at
 		rawCPU.stop()
 		clientCPU.start()
+		at = serveCPU(c.cmd.Process.Pid)
 		clientTime += clientGets(b, c, n, 64)
+		clientServeCPU += serveCPU(c.cmd.Process.Pid) - at
 		clientCPU.stop()
 		windowTime += raw.window(b, n, 64)
 		deepTime += clientGets(b, c, n, 256)
@@ -61,6 +72,13 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(rawCPU.used.Nanoseconds())/float64(b.N), "raw-cpu-ns/get")
 	b.ReportMetric(float64(clientCPU.used.Nanoseconds())/float64(b.N), "client-cpu-ns/get")
+	if rawServeCPU > 0 && clientServeCPU > 0 {
+		// Both sides' CPU a get, serve's and this process's: what a get
+		// costs the machine, the rate it allows when the cores are taken.
+		b.ReportMetric(float64(rawServeCPU.Nanoseconds())/float64(b.N), "raw-serve-cpu-ns/get")
+		b.ReportMetric(float64(clientServeCPU.Nanoseconds())/float64(b.N), "client-serve-cpu-ns/get")
+		b.ReportMetric(float64((rawServeCPU+rawCPU.used).Nanoseconds())/float64((clientServeCPU+clientCPU.used).Nanoseconds()), "raw-cost/client-cost")
+	}
 	rawRate := float64(b.N) / rawTime.Seconds()
 	clientRate := float64(b.N) / clientTime.Seconds()
 	windowRate := float64(b.N) / windowTime.Seconds()
@@ -91,8 +109,27 @@ func processCPU() time.Duration {
 func (t *cpuTime) start() { t.at = processCPU() }
 func (t *cpuTime) stop()  { t.used += processCPU() - t.at }
 
+// serveCPU is the CPU time process pid has run, every thread's, from
+// Linux's /proc/PID/task/*/schedstat (nanoseconds); 0 where there is none.
+func serveCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum time.Duration
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
 // rawServe is serve on bare pipes, with no client between.
 type rawServe struct {
+	pid    int
 	in     io.WriteCloser
 	out    *bufio.Reader
 	nextID uint64 // the id of the last line written
@@ -118,7 +155,7 @@ func startRaw(b *testing.B, o Options) *rawServe {
 	done := make(chan struct{})
 	go func() { drain(stderr); close(done) }()
 	b.Cleanup(func() { in.Close(); <-done; cmd.Wait() })
-	return &rawServe{in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	return &rawServe{pid: cmd.Process.Pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
 }
 
 // appendGets appends n get lines to buf, with the ids after first.
