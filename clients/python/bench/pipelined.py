@@ -22,6 +22,11 @@ arca as the tests do. ``--before DIR``, a directory holding another
 tree's arca_client package, times that client's threads and futures too,
 in the same rounds (a before and after in one run).
 
+On Linux it also prints what a get cost both sides in each turn, serve's
+CPU time and this process's, and the raw turn's cost over each turn's: the
+ratio of the rates when the machine's cores are all taken, which its other
+work sways less.
+
 A thread woken per call has a floor of its own, whatever the client:
 ``--floor`` adds a turn of 64 threads that each hand a lock to one thread
 and wait for it back, with no pipe at all.
@@ -62,6 +67,38 @@ def answers(id: int, line: bytes) -> bool:
     return line[6:line.index(b",", 6)] == b"%d" % id
 
 
+class ServeCPU:
+    """The CPU time serve ran between start and stop, every thread's, in
+    µs, from Linux's /proc/PID/task/*/schedstat; 0 where there is none."""
+
+    def __init__(self) -> None:
+        self.used = 0.0
+        self._pid = 0
+        self._at = 0.0
+
+    @staticmethod
+    def _now(pid: int) -> float:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+            total = 0
+            for t in tasks:
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            return total / 1000
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
+    def start(self, pid: int) -> None:
+        self._pid, self._at = pid, self._now(pid)
+
+    def stop(self) -> None:
+        now = self._now(self._pid)
+        self.used = now - self._at if now and self._at else 0.0
+
+
+serve_cpu = ServeCPU()
+
+
 def spawn(home: Home) -> "subprocess.Popen[bytes]":
     return subprocess.Popen([arca_bin(), "serve", "--config", home.config], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=PIPE_BUFFER,
@@ -79,6 +116,7 @@ def raw(home: Home, n: int) -> float:
             p.stdin.write(lines(sent, min(n - sent, 1000)))  # type: ignore[union-attr]
             p.stdin.flush()  # type: ignore[union-attr]
 
+    serve_cpu.start(p.pid)
     began = time.perf_counter()
     writer = threading.Thread(target=write)
     writer.start()
@@ -89,6 +127,7 @@ def raw(home: Home, n: int) -> float:
         if not answers(i, line):
             raise RuntimeError(f"response {i} answers another request")
     took = time.perf_counter() - began
+    serve_cpu.stop()
     writer.join()
     p.stdin.close()
     p.wait()
@@ -104,6 +143,7 @@ def window(home: Home, n: int) -> float:
     drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
     drain.start()
     fd = p.stdout.fileno()
+    serve_cpu.start(p.pid)
     began = time.perf_counter()
     sent = min(64, n)
     p.stdin.write(lines(0, sent))
@@ -126,6 +166,7 @@ def window(home: Home, n: int) -> float:
             p.stdin.flush()
             sent += k
     took = time.perf_counter() - began
+    serve_cpu.stop()
     p.stdin.close()
     p.wait()
     drain.join()
@@ -185,16 +226,20 @@ def threads(home: Home, n: int, start: Any = None) -> float:
                 c.get(REF)
 
         ts = [threading.Thread(target=caller) for _ in range(64)]
+        serve_cpu.start(c.pid)
         began = time.perf_counter()
         for t in ts:
             t.start()
         for t in ts:
             t.join()
-        return per * 64 / (time.perf_counter() - began)
+        took = time.perf_counter() - began
+        serve_cpu.stop()
+        return per * 64 / took
 
 
 def futures(home: Home, n: int, start: Any = None) -> float:
     with (start or home.start)() as c:
+        serve_cpu.start(c.pid)
         began = time.perf_counter()
         # As a pipelining caller would: the results taken as they come, a
         # window's worth of futures held.
@@ -205,7 +250,9 @@ def futures(home: Home, n: int, start: Any = None) -> float:
                 held.popleft().result()
         while held:
             held.popleft().result()
-        return n / (time.perf_counter() - began)
+        took = time.perf_counter() - began
+        serve_cpu.stop()
+        return n / took
 
 
 def _cpu() -> float:
@@ -257,6 +304,9 @@ def main() -> None:
         # This process's CPU time (every thread's) per get of each turn, in
         # µs: the client's own cost, which a busy machine sways less.
         cpu: Dict[str, List[float]] = {k: [] for k in ways}
+        # Both sides' CPU time per get, serve's and this process's (Linux):
+        # the ratio of the rates when the machine's cores are all taken.
+        cost: Dict[str, List[float]] = {}
         clients = [k for k in ways if k not in ("raw", "window")]
         for r in range(args.rounds):
             # The clients' turns swap places each round: none always
@@ -264,8 +314,11 @@ def main() -> None:
             for name in ["raw", "window"] + (clients if r % 2 == 0 else clients[::-1]):
                 way = ways[name]
                 used = _cpu()
+                serve_cpu.used = 0.0
                 got[name].append(way(home, args.requests))
                 cpu[name].append((_cpu() - used) * 1e6 / args.requests)
+                if serve_cpu.used:
+                    cost.setdefault(name, []).append(cpu[name][-1] + serve_cpu.used / args.requests)
             print(f"round {r + 1}: raw {got['raw'][-1]:.0f} req/s  "
                   + "  ".join(f"{k} {v[-1]:.0f} ({v[-1] / got['raw'][-1]:.2f})" for k, v in got.items() if k != "raw"))
         med = {k: statistics.median(v) for k, v in got.items()}
@@ -277,6 +330,12 @@ def main() -> None:
                 ratios = sorted(a / b for a, b in zip(got[way], got["raw"]))
                 print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios;"
                       f" {ratios[0]:.2f} to {ratios[-1]:.2f}); {statistics.median(cpu[way]):.1f} µs of CPU a get here")
+        if len(cost.get("raw", [])) == args.rounds:
+            for way, costs in cost.items():
+                if len(costs) == args.rounds:
+                    ratios = sorted(a / b for a, b in zip(cost["raw"], costs))
+                    print(f"cost {way}: {statistics.median(costs):.1f} µs of CPU a get, serve's and this process's;"
+                          f" raw-cost/{way}-cost {statistics.median(ratios):.3f} ({ratios[0]:.2f} to {ratios[-1]:.2f})")
     finally:
         home.cleanup()
 
