@@ -236,7 +236,10 @@ func (c *Client) writeRequests() {
 // writer takes them: it yields until a yield added none (or gatherYields
 // ran out). A kick runs the writer as soon as the caller that sent it
 // waits, ahead of the other callers the reader woke with it; without this
-// each of those callers' lines would go in a write of its own.
+// each of those callers' lines would go in a write of its own. A yield
+// lets any goroutine that is ready run first, the embedder's too: in a
+// process whose cores are all busy, the write waits its turn among them
+// (it goes at once, with no yield, while serve has nothing in hand).
 func (c *Client) gather() {
 	n := c.pendingLines()
 	for range gatherYields {
@@ -249,6 +252,7 @@ func (c *Client) gather() {
 	}
 }
 
+// pendingLines is how many request lines wait for the writer.
 func (c *Client) pendingLines() int64 {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
