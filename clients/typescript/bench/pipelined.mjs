@@ -8,8 +8,8 @@
 // turns do what the client must and no more: each line has an id of its
 // own and each response is matched to its request by the id it echoes.
 // ARCA_BENCH_DEEP=1 adds a turn, deep: the client with 256 callers, as
-// many as its window (maxInFlight) holds. On Linux it also prints what a
-// get cost both sides in each turn, serve's CPU time and this process's,
+// many as its window (maxInFlight) holds. On Linux the benchmark also
+// prints what a get cost both sides in each turn, serve's CPU time and this process's,
 // and the raw turn's cost over each turn's: the ratio of the rates when
 // the machine's cores are all taken, which its other work sways less.
 // ARCA_CLIENT_BEFORE, the path of another tree's src/index.js, times that
