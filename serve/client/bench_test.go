@@ -3,10 +3,15 @@ package client
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -15,16 +20,27 @@ import (
 // concurrent callers, beside the raw pipe, in the same run: two serves
 // spawned the same way (command, with the same options) and their stderr
 // drained the same way (drain), the raw one sent bursts of get lines while
-// its responses are read. The two take turns in rounds of 10,000 gets
-// (some 50 ms), so that a machine's slow spell falls on both; client/raw is
-// the ratio of their rates in this run (the target is at least 0.85). Both
-// serves live for the whole run; the one not in its turn is idle.
+// its responses are read. The raw side does what the client must and no
+// more: each line has an id of its own, formatted as it is written, and
+// each response is matched to its request by the id it echoes. The turns
+// alternate in rounds of 10,000 gets (some 50 ms), so that a machine's slow
+// spell falls on all; client/raw is the ratio of their rates in this run
+// (the target is at least 0.85). Both serves live for the whole run; the
+// one not in its turn is idle.
 //
 // The raw serve also takes a third turn, window: the same pipe kept at 64
 // requests in flight (as many lines written as were answered, once the
 // answers read so far are read), which is what 64 callers can ask of serve
 // with no client between; client/window is how near the client is to
 // that, and window/raw what 64 in flight cost serve against its bursts.
+// A fourth turn, deep, is the client with as many callers as its window
+// holds (Options.MaxInFlight, 256 by default): deep/raw is the client
+// pipelining as deep as it lets a caller. raw-cpu-ns/get and
+// client-cpu-ns/get are this process's CPU time a get in the raw and the
+// client turns; on Linux, raw-serve-cpu-ns/get and client-serve-cpu-ns/get
+// are serve's in the same turns, and raw-cost/client-cost the ratio of the
+// two sides' sums: the rate the client allows against the raw pipe's when
+// the machine's cores are all taken, which its other work sways less.
 func BenchmarkPipelinedGet(b *testing.B) {
 	o := homeB(b)
 	raw := startRaw(b, o)
@@ -34,15 +50,35 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	}
 	defer c.Close()
 	const round = 10000
-	var rawTime, clientTime, windowTime time.Duration
+	var rawTime, clientTime, windowTime, deepTime time.Duration
+	var rawCPU, clientCPU cpuTime
+	var rawServeCPU, clientServeCPU time.Duration
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
 		n := min(round, b.N-done)
+		rawCPU.start()
+		at := serveCPU(raw.pid)
 		rawTime += raw.gets(b, n)
-		clientTime += clientGets(b, c, n)
+		rawServeCPU += serveCPU(raw.pid) - at
+		rawCPU.stop()
+		clientCPU.start()
+		at = serveCPU(c.cmd.Process.Pid)
+		clientTime += clientGets(b, c, n, 64)
+		clientServeCPU += serveCPU(c.cmd.Process.Pid) - at
+		clientCPU.stop()
 		windowTime += raw.window(b, n, 64)
+		deepTime += clientGets(b, c, n, 256)
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(rawCPU.used.Nanoseconds())/float64(b.N), "raw-cpu-ns/get")
+	b.ReportMetric(float64(clientCPU.used.Nanoseconds())/float64(b.N), "client-cpu-ns/get")
+	if rawServeCPU > 0 && clientServeCPU > 0 {
+		// Both sides' CPU a get, serve's and this process's: what a get
+		// costs the machine, the rate it allows when the cores are taken.
+		b.ReportMetric(float64(rawServeCPU.Nanoseconds())/float64(b.N), "raw-serve-cpu-ns/get")
+		b.ReportMetric(float64(clientServeCPU.Nanoseconds())/float64(b.N), "client-serve-cpu-ns/get")
+		b.ReportMetric(float64((rawServeCPU+rawCPU.used).Nanoseconds())/float64((clientServeCPU+clientCPU.used).Nanoseconds()), "raw-cost/client-cost")
+	}
 	rawRate := float64(b.N) / rawTime.Seconds()
 	clientRate := float64(b.N) / clientTime.Seconds()
 	windowRate := float64(b.N) / windowTime.Seconds()
@@ -51,15 +87,52 @@ func BenchmarkPipelinedGet(b *testing.B) {
 	b.ReportMetric(clientRate/rawRate, "client/raw")
 	b.ReportMetric(windowRate/rawRate, "window/raw")
 	b.ReportMetric(clientRate/windowRate, "client/window")
+	b.ReportMetric(float64(b.N)/deepTime.Seconds()/rawRate, "deep/raw")
 }
 
-// getLine is the get line the raw turns send.
-const getLine = `{"id":1,"op":"get","ref":"arca://app/db"}` + "\n"
+// cpuTime sums the CPU time this process spent (every thread's, user and
+// system) between start and stop: what a turn cost on this side of the
+// pipes, which a machine busy with other work sways less than the rates.
+type cpuTime struct {
+	used time.Duration
+	at   time.Duration
+}
+
+func processCPU() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func (t *cpuTime) start() { t.at = processCPU() }
+func (t *cpuTime) stop()  { t.used += processCPU() - t.at }
+
+// serveCPU is the CPU time process pid has run, every thread's, from
+// Linux's /proc/PID/task/*/schedstat (nanoseconds); 0 where there is none.
+func serveCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum time.Duration
+	for _, f := range tasks {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(b), &ns); err == nil {
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
 
 // rawServe is serve on bare pipes, with no client between.
 type rawServe struct {
-	in  io.WriteCloser
-	out *bufio.Reader
+	pid    int
+	in     io.WriteCloser
+	out    *bufio.Reader
+	nextID uint64 // the id of the last line written
 }
 
 func startRaw(b *testing.B, o Options) *rawServe {
@@ -82,23 +155,48 @@ func startRaw(b *testing.B, o Options) *rawServe {
 	done := make(chan struct{})
 	go func() { drain(stderr); close(done) }()
 	b.Cleanup(func() { in.Close(); <-done; cmd.Wait() })
-	return &rawServe{in: in, out: bufio.NewReaderSize(out, 64<<10)}
+	return &rawServe{pid: cmd.Process.Pid, in: in, out: bufio.NewReaderSize(out, 64<<10)}
+}
+
+// appendGets appends n get lines to buf, with the ids after first.
+func appendGets(buf []byte, first uint64, n int) []byte {
+	for id := first + 1; id <= first+uint64(n); id++ {
+		buf = append(buf, `{"id":`...)
+		buf = strconv.AppendUint(buf, id, 10)
+		buf = append(buf, `,"op":"get","ref":"arca://app/db"}`+"\n"...)
+	}
+	return buf
+}
+
+// answer reads the next response and checks that it answers request id,
+// as the client checks the id each response echoes.
+func (r *rawServe) answer(b *testing.B, id uint64, idBuf []byte) {
+	line, err := r.out.ReadSlice('\n')
+	if err != nil {
+		b.Fatal(err)
+	}
+	want := strconv.AppendUint(idBuf[:0], id, 10)
+	if len(line) <= 6+len(want) || string(line[:6]) != `{"id":` || string(line[6:6+len(want)]) != string(want) || line[6+len(want)] != ',' {
+		b.Fatalf("the response to request %d: %.40q", id, line)
+	}
 }
 
 // gets writes n get lines in bursts of 1,000 while it reads the n
 // responses, and returns how long that took.
 func (r *rawServe) gets(b *testing.B, n int) time.Duration {
-	burst := strings.Repeat(getLine, 1000)
+	first := r.nextID
+	r.nextID += uint64(n)
 	began := time.Now()
 	go func() {
-		for left := n; left > 0; left -= 1000 {
-			io.WriteString(r.in, burst[:min(left, 1000)*len(getLine)])
+		var burst []byte
+		for sent := 0; sent < n; sent += 1000 {
+			burst = appendGets(burst[:0], first+uint64(sent), min(n-sent, 1000))
+			r.in.Write(burst)
 		}
 	}()
-	for range n {
-		if _, err := r.out.ReadBytes('\n'); err != nil {
-			b.Fatal(err)
-		}
+	var idBuf [20]byte
+	for i := range uint64(n) {
+		r.answer(b, first+1+i, idBuf[:])
 	}
 	return time.Since(began)
 }
@@ -107,32 +205,35 @@ func (r *rawServe) gets(b *testing.B, n int) time.Duration {
 // goroutine: once the answers read so far are read, as many lines go out
 // as were answered. It returns how long the n answers took.
 func (r *rawServe) window(b *testing.B, n, w int) time.Duration {
-	burst := strings.Repeat(getLine, w)
+	first := r.nextID
+	r.nextID += uint64(n)
+	var buf []byte
+	var idBuf [20]byte
 	began := time.Now()
 	sent := min(n, w)
-	io.WriteString(r.in, burst[:sent*len(getLine)])
+	buf = appendGets(buf[:0], first, sent)
+	r.in.Write(buf)
 	for answered := 1; answered <= n; answered++ {
-		if _, err := r.out.ReadBytes('\n'); err != nil {
-			b.Fatal(err)
-		}
+		r.answer(b, first+uint64(answered), idBuf[:])
 		if r.out.Buffered() == 0 && sent < n {
 			k := min(answered+w-sent, n-sent)
-			io.WriteString(r.in, burst[:k*len(getLine)])
+			buf = appendGets(buf[:0], first+uint64(sent), k)
+			r.in.Write(buf)
 			sent += k
 		}
 	}
 	return time.Since(began)
 }
 
-// clientGets makes n gets through c from 64 goroutines, and returns how
-// long they took.
-func clientGets(b *testing.B, c *Client, n int) time.Duration {
+// clientGets makes n gets through c from callers goroutines, and returns
+// how long they took.
+func clientGets(b *testing.B, c *Client, n, callers int) time.Duration {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	began := time.Now()
-	for i := range 64 {
-		each := n / 64
-		if i < n%64 {
+	for i := range callers {
+		each := n / callers
+		if i < n%callers {
 			each++
 		}
 		wg.Go(func() {

@@ -183,9 +183,9 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 	return err
 }
 
-// busy is how many requests serve has not answered when the writer, rather
-// than write at once, first lets the callers that are ready add theirs.
-const busy = 32
+// gatherYields bounds how many times the writer yields for more lines
+// before it writes what it has.
+const gatherYields = 16
 
 // writeRequests writes the pending request lines, as many as have
 // gathered at once: concurrent callers share a write. At stop it writes
@@ -201,11 +201,10 @@ func (c *Client) writeRequests() {
 			stopping = true
 		}
 		// When serve has work in hand, the callers that are ready go first
-		// (the reader has just woken them) and their lines join this write:
-		// one write for many, and fewer, fuller reads for serve. When it may
-		// run dry, the write goes at once.
-		if c.sent.Load()-c.answered.Load() >= busy {
-			runtime.Gosched()
+		// and their lines join this write: one write for many, and fewer,
+		// fuller reads for serve. When it has none, the write goes at once.
+		if c.sent.Load() > c.answered.Load() {
+			c.gather()
 		}
 		c.wmu.Lock()
 		buf := c.wbuf
@@ -231,6 +230,33 @@ func (c *Client) writeRequests() {
 			return
 		}
 	}
+}
+
+// gather lets the callers that are ready add their lines before the
+// writer takes them: it yields until a yield added none (or gatherYields
+// ran out). A kick runs the writer as soon as the caller that sent it
+// waits, ahead of the other callers the reader woke with it; without this
+// each of those callers' lines would go in a write of its own. A yield
+// lets any goroutine that is ready run first, the embedder's too: in a
+// process whose cores are all busy, the write waits its turn among them
+// (it goes at once, with no yield, while serve has nothing in hand).
+func (c *Client) gather() {
+	n := c.pendingLines()
+	for range gatherYields {
+		runtime.Gosched()
+		m := c.pendingLines()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+// pendingLines is how many request lines wait for the writer.
+func (c *Client) pendingLines() int64 {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.wlines
 }
 
 func (c *Client) goneErr() error {

@@ -7,7 +7,9 @@ Each round times three ways of getting one secret N times from serve:
     raw      serve spawned as the client spawns it (the same pipes and
              buffers), a burst of get lines written from a thread while the
              main thread reads the responses, stderr drained by a thread;
-             nothing parsed
+             each line has an id of its own and each response is matched
+             to its request by the id it echoes, as the client must, and
+             nothing else is parsed
     window   the same pipe kept at 64 requests in flight from one thread:
              as many lines written as a read of stdout answered; what 64
              callers can ask of serve with no client between
@@ -19,6 +21,11 @@ and prints req/s of each and the ratios to raw. Uses $ARCA_BIN, or builds
 arca as the tests do. ``--before DIR``, a directory holding another
 tree's arca_client package, times that client's threads and futures too,
 in the same rounds (a before and after in one run).
+
+On Linux it also prints what a get cost both sides in each turn, serve's
+CPU time and this process's, and the raw turn's cost over each turn's: the
+ratio of the rates when the machine's cores are all taken, which its other
+work sways less.
 
 A thread woken per call has a floor of its own, whatever the client:
 ``--floor`` adds a turn of 64 threads that each hand a lock to one thread
@@ -48,7 +55,48 @@ from arca_client.client import PIPE_BUFFER  # noqa: E402
 from tests.support import Home, arca_bin  # noqa: E402
 
 REF = "arca://app/db"
-LINE = b'{"id":1,"op":"get","ref":"arca://app/db"}\n'
+
+
+def lines(first: int, k: int) -> bytes:
+    """k get lines with the ids after first, each its own."""
+    return b"".join(b'{"id":%d,"op":"get","ref":"arca://app/db"}\n' % i for i in range(first + 1, first + k + 1))
+
+
+def answers(id: int, line: bytes) -> bool:
+    """Whether line is the response to request id, by the id it echoes."""
+    return line[6:line.index(b",", 6)] == b"%d" % id
+
+
+class ServeCPU:
+    """The CPU time serve ran between start and stop, every thread's, in
+    µs, from Linux's /proc/PID/task/*/schedstat; 0 where there is none."""
+
+    def __init__(self) -> None:
+        self.used = 0.0
+        self._pid = 0
+        self._at = 0.0
+
+    @staticmethod
+    def _now(pid: int) -> float:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+            total = 0
+            for t in tasks:
+                with open(f"/proc/{pid}/task/{t}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            return total / 1000
+        except (OSError, ValueError, IndexError):
+            return 0.0
+
+    def start(self, pid: int) -> None:
+        self._pid, self._at = pid, self._now(pid)
+
+    def stop(self) -> None:
+        now = self._now(self._pid)
+        self.used = now - self._at if now and self._at else 0.0
+
+
+serve_cpu = ServeCPU()
 
 
 def spawn(home: Home) -> "subprocess.Popen[bytes]":
@@ -62,20 +110,24 @@ def raw(home: Home, n: int) -> float:
     assert p.stdin and p.stdout and p.stderr
     drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
     drain.start()
-    burst = LINE * 1000
 
     def write() -> None:
-        for left in range(n, 0, -1000):
-            p.stdin.write(burst[: min(left, 1000) * len(LINE)])  # type: ignore[union-attr]
+        for sent in range(0, n, 1000):
+            p.stdin.write(lines(sent, min(n - sent, 1000)))  # type: ignore[union-attr]
             p.stdin.flush()  # type: ignore[union-attr]
 
+    serve_cpu.start(p.pid)
     began = time.perf_counter()
     writer = threading.Thread(target=write)
     writer.start()
-    for _ in range(n):
-        if not p.stdout.readline():
+    for i in range(1, n + 1):
+        line = p.stdout.readline()
+        if not line:
             raise RuntimeError("serve stopped answering")
+        if not answers(i, line):
+            raise RuntimeError(f"response {i} answers another request")
     took = time.perf_counter() - began
+    serve_cpu.stop()
     writer.join()
     p.stdin.close()
     p.wait()
@@ -91,22 +143,30 @@ def window(home: Home, n: int) -> float:
     drain = threading.Thread(target=lambda: [None for _ in iter(p.stderr.readline, b"")])  # type: ignore[union-attr]
     drain.start()
     fd = p.stdout.fileno()
+    serve_cpu.start(p.pid)
     began = time.perf_counter()
     sent = min(64, n)
-    p.stdin.write(LINE * sent)
+    p.stdin.write(lines(0, sent))
     p.stdin.flush()
     seen = 0
+    rest = b""  # a line begun in the chunk before
     while seen < n:
         chunk = os.read(fd, PIPE_BUFFER)
         if not chunk:
             raise RuntimeError("serve stopped answering")
-        seen += chunk.count(b"\n")
+        got = (rest + chunk).split(b"\n")
+        rest = got.pop()
+        for line in got:
+            seen += 1
+            if not answers(seen, line):
+                raise RuntimeError(f"response {seen} answers another request")
         k = min(seen + 64 - sent, n - sent)
         if k > 0:
-            p.stdin.write(LINE * k)
+            p.stdin.write(lines(sent, k))
             p.stdin.flush()
             sent += k
     took = time.perf_counter() - began
+    serve_cpu.stop()
     p.stdin.close()
     p.wait()
     drain.join()
@@ -166,16 +226,20 @@ def threads(home: Home, n: int, start: Any = None) -> float:
                 c.get(REF)
 
         ts = [threading.Thread(target=caller) for _ in range(64)]
+        serve_cpu.start(c.pid)
         began = time.perf_counter()
         for t in ts:
             t.start()
         for t in ts:
             t.join()
-        return per * 64 / (time.perf_counter() - began)
+        took = time.perf_counter() - began
+        serve_cpu.stop()
+        return per * 64 / took
 
 
 def futures(home: Home, n: int, start: Any = None) -> float:
     with (start or home.start)() as c:
+        serve_cpu.start(c.pid)
         began = time.perf_counter()
         # As a pipelining caller would: the results taken as they come, a
         # window's worth of futures held.
@@ -186,7 +250,9 @@ def futures(home: Home, n: int, start: Any = None) -> float:
                 held.popleft().result()
         while held:
             held.popleft().result()
-        return n / (time.perf_counter() - began)
+        took = time.perf_counter() - began
+        serve_cpu.stop()
+        return n / took
 
 
 def _cpu() -> float:
@@ -238,6 +304,9 @@ def main() -> None:
         # This process's CPU time (every thread's) per get of each turn, in
         # µs: the client's own cost, which a busy machine sways less.
         cpu: Dict[str, List[float]] = {k: [] for k in ways}
+        # Both sides' CPU time per get, serve's and this process's (Linux):
+        # the ratio of the rates when the machine's cores are all taken.
+        cost: Dict[str, List[float]] = {}
         clients = [k for k in ways if k not in ("raw", "window")]
         for r in range(args.rounds):
             # The clients' turns swap places each round: none always
@@ -245,8 +314,11 @@ def main() -> None:
             for name in ["raw", "window"] + (clients if r % 2 == 0 else clients[::-1]):
                 way = ways[name]
                 used = _cpu()
+                serve_cpu.used = 0.0
                 got[name].append(way(home, args.requests))
                 cpu[name].append((_cpu() - used) * 1e6 / args.requests)
+                if serve_cpu.used:
+                    cost.setdefault(name, []).append(cpu[name][-1] + serve_cpu.used / args.requests)
             print(f"round {r + 1}: raw {got['raw'][-1]:.0f} req/s  "
                   + "  ".join(f"{k} {v[-1]:.0f} ({v[-1] / got['raw'][-1]:.2f})" for k, v in got.items() if k != "raw"))
         med = {k: statistics.median(v) for k, v in got.items()}
@@ -258,6 +330,12 @@ def main() -> None:
                 ratios = sorted(a / b for a, b in zip(got[way], got["raw"]))
                 print(f"ratio {way}/raw: {statistics.median(ratios):.3f} (median of the rounds' ratios;"
                       f" {ratios[0]:.2f} to {ratios[-1]:.2f}); {statistics.median(cpu[way]):.1f} µs of CPU a get here")
+        if len(cost.get("raw", [])) == args.rounds:
+            for way, costs in cost.items():
+                if len(costs) == args.rounds:
+                    ratios = sorted(a / b for a, b in zip(cost["raw"], costs))
+                    print(f"cost {way}: {statistics.median(costs):.1f} µs of CPU a get, serve's and this process's;"
+                          f" raw-cost/{way}-cost {statistics.median(ratios):.3f} ({ratios[0]:.2f} to {ratios[-1]:.2f})")
     finally:
         home.cleanup()
 

@@ -216,8 +216,12 @@ export class Client extends Ops {
     });
     child.stdout.on('data', (chunk) => this.#responses.push(chunk));
     child.stdout.on('close', () => this.#lost(new ClosedError()));
-    // stderr is read all the time: a full pipe would stop serve.
-    child.stderr.on('data', (chunk) => events.push(chunk));
+    // stderr is read all the time: a full pipe would stop serve. Once serve
+    // started, a client with no onEvent only drains it, as a reader that
+    // discards the stream would: its lines are not split.
+    child.stderr.on('data', (chunk) => {
+      if (!this.#events.drainOnly) events.push(chunk);
+    });
     child.stderr.on('close', () => this.#events.end(events.pending));
     // A write to a serve that is gone fails (EPIPE); its calls fail when
     // stdout ends, so the error needs nothing but to be caught.

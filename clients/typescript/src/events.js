@@ -46,9 +46,14 @@ export class EventReader {
     this.#chained = true;
   }
 
+  /** Serve started and nobody reads its events: the stream is only drained. */
+  get drainOnly() {
+    return this.#started && this.#onEvent === undefined;
+  }
+
   /** @param {Buffer} line one line, without its newline */
   line(line) {
-    if (this.#started && this.#onEvent === undefined) return; // drained, not decoded
+    if (this.drainOnly) return; // drained, not decoded
     let event = null;
     let err = null;
     try {
