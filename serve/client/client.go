@@ -68,6 +68,8 @@ type Client struct {
 	stdin io.WriteCloser
 	o     Options
 
+	slots slotPool // spare slots for calls in flight
+
 	wmu    sync.Mutex // the pending lines, and the queue's order with them
 	nextID uint64
 	wbuf   []byte // request lines not yet written

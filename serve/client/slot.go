@@ -18,6 +18,7 @@ type slot struct {
 	// reader drops its response.
 	state atomic.Uint32
 	done  chan struct{} // delivered: line or err is set
+	pool  *slotPool     // where release returns it
 }
 
 const (
@@ -26,7 +27,15 @@ const (
 	abandoned
 )
 
-var slots = sync.Pool{New: func() any { return &slot{done: make(chan struct{}, 1)} }}
+// slotPool is a client's spare slots: one per call in flight, reused.
+type slotPool struct{ p sync.Pool }
+
+func (sp *slotPool) get() *slot {
+	if s, ok := sp.p.Get().(*slot); ok {
+		return s
+	}
+	return &slot{done: make(chan struct{}, 1), pool: sp}
+}
 
 // deliver hands the slot its response, or the reason there is none.
 func (s *slot) deliver(line []byte, err error) {
@@ -52,7 +61,7 @@ func (s *slot) release() {
 	}
 	s.err = nil
 	s.state.Store(waiting)
-	slots.Put(s)
+	s.pool.p.Put(s)
 }
 
 // ring is the queue of slots in request order. The window bounds it: a

@@ -127,7 +127,7 @@ func call[T any](ctx context.Context, c *Client, op string, r Request, result *T
 			return c.goneErr()
 		}
 	}
-	s := slots.Get().(*slot)
+	s := c.slots.get()
 	c.wmu.Lock()
 	c.qmu.Lock()
 	if c.gone != nil || c.werr != nil {
