@@ -53,14 +53,18 @@ type heldLine struct {
 }
 
 // handleLine answers one request line, and the writes behind it when it
-// is a write.
+// is a write, or the reads behind it when it is a read and more input is
+// buffered (see reads.go).
 func (s *session) handleLine(ctx context.Context, line []byte) {
 	c := check(line, &s.names)
-	if !c.write() {
+	switch {
+	case c.write():
+		s.handleWrites(ctx, &c, len(line))
+	case c.read() && s.in.lineReady():
+		s.handleReads(ctx, &c)
+	default:
 		s.handle(ctx, &c)
-		return
 	}
-	s.handleWrites(ctx, &c, len(line))
 }
 
 // groupRun is where a group is, for recoverGroup: its writes, whether its

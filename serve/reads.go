@@ -1,0 +1,125 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+)
+
+// Reads in flight together. A read (an op that neither writes nor is a
+// meta-op: see checked.read) starts a run when a whole line is already
+// buffered behind it, and the reads right behind it that are already in
+// the input join the run: only lines buffered whole, so a client that
+// sends one read and waits is answered at once. The run ends at the first
+// line that is not a read (a write, a meta-op; that line is then handled
+// as ever, after every read of the run is answered, so a write is never
+// overtaken by a read behind it and a read behind a write sees it
+// committed), at the end of what is buffered, at manifest.MaxReads lines,
+// or when the audit wire fails or the session is being stopped. A line
+// refused before ops (bad_request, unknown_op) joins the run too: it reads
+// nothing and is refused in its turn.
+//
+// Each read of the run runs at once in a goroutine of its own, through
+// ops up to its event (ops.Service.Read: its checks, its PDP decision, its
+// vault read); the session's goroutine then takes them in request order
+// and, for each, writes its event (ops.Read.Finish) and queues its answer.
+// So the audit chain and the answers come out exactly as if the reads ran
+// one by one; only their PDP decisions and vault reads overlap. A read
+// that panics is answered op_error, audited in its turn, and the session
+// goes on. Once the session is being stopped (a signal, ctx), the read in
+// hand is answered and the reads behind it in the run get no reply and no
+// event, as the lines behind a request in hand always do; their values
+// never leave.
+
+// read reports whether c is a line a run of reads takes: a read that
+// passed the checks before ops, or a line those checks refused.
+func (c *checked) read() bool {
+	return c.problem != "" || (!c.spec.Writes && !c.spec.Meta)
+}
+
+// readItem is one line of a run of reads.
+type readItem struct {
+	c        checked
+	id       []byte // the id, a copy: the line it came in is gone by its turn
+	r        *ops.Read
+	panicked bool
+	done     chan struct{} // closed once r (or panicked) is set
+}
+
+// handleReads runs first and the reads behind it as one run.
+func (s *session) handleReads(ctx context.Context, first *checked) {
+	items := make([]*readItem, 0, 8)
+	items = append(items, s.startRead(ctx, first))
+	for len(items) < manifest.MaxReads && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
+		line, err := s.in.next()
+		if err == nil && blank(line) {
+			continue // a keep-alive: no reply, and no reason to end the run
+		}
+		var c checked
+		if err == nil {
+			c = check(line, &s.names)
+		}
+		if err != nil || !c.read() {
+			// The loop takes it once the run is answered. The line stays
+			// valid: nothing reads the input before then.
+			s.held = &heldLine{line, err}
+			break
+		}
+		items = append(items, s.startRead(ctx, &c))
+	}
+	for i, it := range items {
+		<-it.done
+		if i > 0 && (ctx.Err() != nil || s.ended || s.w.broken) {
+			continue // the session is stopping: no reply, no event
+		}
+		s.finishRead(it)
+	}
+}
+
+// startRead starts c's read in a goroutine of its own; a line refused
+// before ops has nothing to run.
+func (s *session) startRead(ctx context.Context, c *checked) *readItem {
+	it := &readItem{c: *c, id: bytes.Clone(c.req.ID), done: make(chan struct{})}
+	it.c.req.ID = it.id
+	if c.problem != "" {
+		close(it.done)
+		return it
+	}
+	req := it.c.req
+	req.ID = idOrNull(it.id)
+	go func() {
+		defer close(it.done)
+		defer func() {
+			if recover() != nil {
+				it.panicked = true // the value is never printed: it might hold anything
+			}
+		}()
+		it.r = s.svc.Read(ctx, it.c.spec, req)
+	}()
+	return it
+}
+
+// finishRead writes the event of one read of a run and queues its answer,
+// as handle does for a line on its own.
+func (s *session) finishRead(it *readItem) {
+	req := &it.c.req
+	defer s.recoverPanic(it.id, req.Op, s.audit.Seq())
+	switch {
+	case it.c.problem != "":
+		s.refuse(req, it.c.refuse, it.c.code, it.c.problem)
+	case it.panicked:
+		const msg = "internal error while handling the request"
+		ev := audit.Event{Event: "error", Op: it.c.spec.Name, Outcome: audit.Error, ID: idOrNull(it.id), Code: string(manifest.OpError), Message: msg}
+		if err := s.audit.Write(ev); err != nil {
+			return // the wire is broken; flush answers op_error
+		}
+		s.out = appendError(s.out[:0], it.id, string(manifest.OpError), msg)
+		s.w.respond(it.id, s.out)
+	default:
+		res, err := it.r.Finish()
+		s.answer(it.id, res, err)
+	}
+}
