@@ -48,3 +48,42 @@ prefix = "/arca/serve/"
 		t.Error("the value reached the audit wire")
 	}
 }
+
+// TestServeOnEtcdReadsAtOnce: pipelined gets on a shared vault, with a
+// write among them, run at once and come out as if one by one: every
+// answer in order with the value of its turn (the gets behind the rotate
+// read the new value), one chain of events in order.
+func TestServeOnEtcdReadsAtOnce(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	f := newFixtureConfig(t, fmt.Sprintf(`default_env = "team"
+[envs.team]
+vault = "shared"
+[vaults.shared]
+kind = "etcd"
+endpoints = [%q]
+prefix = "/arca/serve-reads/"
+`, c.Endpoints()[0]))
+	const n = 20
+	ls := append(putRecords(2), gets(1, n, 2)...)
+	ls = append(ls, `{"id":"rot","op":"rotate","ref":"arca://app/r0","value":"w-0"}`)
+	ls = append(ls, gets(n+1, n, 2)...)
+	in := lines(ls...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in)})
+	rs := tr.responses(t)
+	if len(rs) != len(ls) {
+		t.Fatalf("%d replies to %d requests", len(rs), len(ls))
+	}
+	for i, r := range rs {
+		var id int
+		if _, err := fmt.Sscan(string(r.ID), &id); err != nil {
+			continue // a put or the rotate
+		}
+		want := fmt.Sprintf(`"value":"v-%d"`, id%2)
+		if id > n && id%2 == 0 {
+			want = `"value":"w-0"`
+		}
+		if !r.OK || !strings.Contains(string(r.Result), want) {
+			t.Errorf("reply %d (id %d): %s %s, want %s", i+1, id, r.Result, r.message(), want)
+		}
+	}
+}

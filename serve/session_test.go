@@ -94,6 +94,10 @@ type spy struct {
 	panicOnAdd    int
 	addsSeen      int
 	panicOnCommit bool
+	// aroundGet, when set, is called as a get reaches the vault, from the
+	// goroutine the get runs on; what it returns is called once the get
+	// is done.
+	aroundGet func(name string) (done func())
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -152,6 +156,9 @@ func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {
 	s.spy.count("get")
 	if s.spy.panicOnGet {
 		panic(spyPanic)
+	}
+	if s.spy.aroundGet != nil {
+		defer s.spy.aroundGet(name)()
 	}
 	return s.Store.Get(ctx, name)
 }
