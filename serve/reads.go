@@ -17,8 +17,9 @@ import (
 // line that is not a read (a write, a meta-op; that line is then handled
 // as ever, after every read of the run is answered, so a write is never
 // overtaken by a read behind it and a read behind a write sees it
-// committed), at the end of what is buffered, at manifest.MaxReads lines,
-// or when the audit wire fails or the session is being stopped. A line
+// committed), at the end of what is buffered, at manifest.MaxReads lines
+// (fewer with Options.MaxReads), or when the audit wire fails or the
+// session is being stopped. A line
 // refused before ops (bad_request, unknown_op) joins the run too: it reads
 // nothing and is refused in its turn.
 //
@@ -53,7 +54,7 @@ type readItem struct {
 func (s *session) handleReads(ctx context.Context, first *checked) {
 	items := make([]*readItem, 0, 8)
 	items = append(items, s.startRead(ctx, first))
-	for len(items) < manifest.MaxReads && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
+	for len(items) < s.maxReads && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
 		line, err := s.in.next()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the run

@@ -132,6 +132,25 @@ func TestReadsAreBounded(t *testing.T) {
 	}
 }
 
+// TestReadsOneAtATime: with Options.MaxReads 1, reads already in the input
+// run one at a time, as each came.
+func TestReadsOneAtATime(t *testing.T) {
+	const records, n = 2, 6
+	f := newFixture(t)
+	fl := newInFlight(t, 0)
+	f.spy.aroundGet = fl.around
+	in := lines(append(putRecords(records), gets(1, n, records)...)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), maxReads: 1})
+	ws := []want{ok(`"p0"`), ok(`"p1"`)}
+	for i := range n {
+		ws = append(ws, ok(fmt.Sprint(1+i)))
+	}
+	checkReplies(t, tr, ws)
+	if fl.max() != 1 {
+		t.Errorf("%d gets in the vault at once, want 1", fl.max())
+	}
+}
+
 // TestReadsAroundAWrite: a write in the input ends the run of reads: the
 // reads before it answer what was there before it, its event comes after
 // theirs, and the reads behind it see it committed.

@@ -54,6 +54,10 @@ type Options struct {
 	// are committed together (see writes.go): 0 is maxGroupWrites, 1
 	// commits every write on its own.
 	MaxGroup int
+	// MaxReads bounds how many reads already in the input run at once
+	// (see reads.go): 0 is manifest.MaxReads, 1 runs every read on its
+	// own, in turn.
+	MaxReads int
 }
 
 // session is one serve session. Its loop runs in a goroutine of its own and
@@ -75,6 +79,7 @@ type session struct {
 	out        []byte // scratch for one response line
 	res        []byte // scratch for one encoded result
 	maxGroup   int    // writes in a group at most
+	maxReads   int    // reads in a run at most
 	names      interner
 	held       *heldLine
 }
@@ -97,9 +102,12 @@ func Serve(ctx context.Context, o Options) error {
 		sigs, unsubscribe = subscribe()
 		defer unsubscribe()
 	}
-	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup}
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads}
 	if s.maxGroup <= 0 {
 		s.maxGroup = maxGroupWrites
+	}
+	if s.maxReads <= 0 || s.maxReads > manifest.MaxReads {
+		s.maxReads = manifest.MaxReads
 	}
 	return s.serve(ctx, sigs)
 }

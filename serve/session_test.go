@@ -247,6 +247,7 @@ type sessionOpts struct {
 	ctx         context.Context // context.Background() when nil
 	interrupted bool            // a signal or ctx ends the session: Serve fails, the accounting holds
 	maxGroup    int             // Options.MaxGroup
+	maxReads    int             // Options.MaxReads
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -277,7 +278,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
-		MaxGroup: o.maxGroup,
+		MaxGroup: o.maxGroup, MaxReads: o.maxReads,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {

@@ -60,7 +60,7 @@ func (s *session) handleLine(ctx context.Context, line []byte) {
 	switch {
 	case c.write():
 		s.handleWrites(ctx, &c, len(line))
-	case c.read() && s.in.lineReady():
+	case c.read() && s.maxReads > 1 && s.in.lineReady():
 		s.handleReads(ctx, &c)
 	default:
 		s.handle(ctx, &c)
