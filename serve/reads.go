@@ -23,7 +23,8 @@ import (
 // refused before ops (bad_request, unknown_op) joins the run too: it reads
 // nothing and is refused in its turn.
 //
-// Each read of the run runs at once in a goroutine of its own, through
+// Each read of the run runs at once on a goroutine of its own (one of the
+// session's readers, at most manifest.MaxReads, kept for the session), through
 // ops up to its event (ops.Service.Read: its checks, its PDP decision, its
 // vault read); the session's goroutine then takes them in request order
 // and, for each, writes its event (ops.Read.Finish) and queues its answer.
@@ -44,6 +45,7 @@ func (c *checked) read() bool {
 // readItem is one line of a run of reads.
 type readItem struct {
 	c        checked
+	ctx      context.Context
 	id       []byte // the id, a copy: the line it came in is gone by its turn
 	r        *ops.Read
 	panicked bool
@@ -80,27 +82,52 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 	}
 }
 
-// startRead starts c's read in a goroutine of its own; a line refused
-// before ops has nothing to run.
+// startRead hands c's read to an idle reader, starting one when none is
+// idle; a line refused before ops has nothing to run.
 func (s *session) startRead(ctx context.Context, c *checked) *readItem {
-	it := &readItem{c: *c, id: bytes.Clone(c.req.ID), done: make(chan struct{})}
+	it := &readItem{c: *c, ctx: ctx, id: bytes.Clone(c.req.ID), done: make(chan struct{})}
 	it.c.req.ID = it.id
 	if c.problem != "" {
 		close(it.done)
 		return it
 	}
+	select {
+	case s.reads <- it:
+	default:
+		if s.readers < s.maxReads {
+			s.readers++
+			go s.reader()
+		}
+		s.reads <- it
+	}
+	return it
+}
+
+// reader runs the reads it is handed until the session ends. Readers
+// outlive the runs, so that a read does not pay for a goroutine of its
+// own (whose stack grows again, deep in the vault's client, every time).
+func (s *session) reader() {
+	for {
+		select {
+		case it := <-s.reads:
+			s.runRead(it)
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// runRead runs one read through ops up to its event.
+func (s *session) runRead(it *readItem) {
+	defer close(it.done)
+	defer func() {
+		if recover() != nil {
+			it.panicked = true // the value is never printed: it might hold anything
+		}
+	}()
 	req := it.c.req
 	req.ID = idOrNull(it.id)
-	go func() {
-		defer close(it.done)
-		defer func() {
-			if recover() != nil {
-				it.panicked = true // the value is never printed: it might hold anything
-			}
-		}()
-		it.r = s.svc.Read(ctx, it.c.spec, req)
-	}()
-	return it
+	it.r = s.svc.Read(it.ctx, it.c.spec, req)
 }
 
 // finishRead writes the event of one read of a run and queues its answer,

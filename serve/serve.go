@@ -76,10 +76,13 @@ type session struct {
 	ctxEnv     string
 	stop       bool
 	stopReason string
-	out        []byte // scratch for one response line
-	res        []byte // scratch for one encoded result
-	maxGroup   int    // writes in a group at most
-	maxReads   int    // reads in a run at most
+	out        []byte         // scratch for one response line
+	res        []byte         // scratch for one encoded result
+	maxGroup   int            // writes in a group at most
+	maxReads   int            // reads in a run at most
+	reads      chan *readItem // hands a read to an idle reader (reads.go)
+	readers    int            // readers started
+	quit       chan struct{}  // closed when the session has ended: the readers return
 	names      interner
 	held       *heldLine
 }
@@ -109,6 +112,8 @@ func Serve(ctx context.Context, o Options) error {
 	if s.maxReads <= 0 || s.maxReads > manifest.MaxReads {
 		s.maxReads = manifest.MaxReads
 	}
+	s.reads, s.quit = make(chan *readItem), make(chan struct{})
+	defer close(s.quit)
 	return s.serve(ctx, sigs)
 }
 
