@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -11,25 +12,30 @@ import (
 
 // Reads in flight together. A read (an op that neither writes nor is a
 // meta-op: see checked.read) starts a run when a whole line is already
-// buffered behind it, and the reads right behind it that are already in
-// the input join the run: only lines buffered whole, so a client that
-// sends one read and waits is answered at once. The run ends at the first
-// line that is not a read (a write, a meta-op; that line is then handled
-// as ever, after every read of the run is answered, so a write is never
-// overtaken by a read behind it and a read behind a write sees it
-// committed), at the end of what is buffered, at manifest.MaxReads lines
-// (fewer with Options.MaxReads), or when the audit wire fails or the
-// session is being stopped. A line
-// refused before ops (bad_request, unknown_op) joins the run too: it reads
-// nothing and is refused in its turn.
+// buffered behind it, and the reads behind it join the run as they are
+// found in the input, buffered whole: never by waiting for input, so a
+// client that sends one read and waits is answered at once. At most
+// manifest.MaxReads reads of a run (fewer with Options.MaxReads) are in
+// flight, begun and not yet answered; the next line buffered joins once
+// the oldest is answered. The run ends at the first line that is not a
+// read (a write, a meta-op; that line is then handled as ever, after every
+// read of the run is answered, so a write is never overtaken by a read
+// behind it and a read behind a write sees it committed), once what is
+// buffered is all answered, or when the audit wire fails or the session is
+// being stopped (the reads begun are answered, op_error once the audit wire
+// failed). A line refused before ops (bad_request, unknown_op) joins
+// the run too: it reads nothing and is refused in its turn.
 //
-// Each read of the run runs at once on a goroutine of its own (one of the
-// session's readers, at most manifest.MaxReads, kept for the session), through
-// ops up to its event (ops.Service.Read: its checks, its PDP decision, its
-// vault read); the session's goroutine then takes them in request order
-// and, for each, writes its event (ops.Read.Finish) and queues its answer.
-// So the audit chain and the answers come out exactly as if the reads ran
-// one by one; only their PDP decisions and vault reads overlap. A read
+// Each read of the run runs on a goroutine of its own (one of the
+// session's readers, at most manifest.MaxReads, kept for the session),
+// through ops up to its event (ops.Service.Read: its checks, its PDP
+// decision, its vault read); the session's goroutine takes them in request
+// order and, for each, writes its event (ops.Read.Finish) and queues its
+// answer. So the audit chain and the answers come out exactly as if the
+// reads ran one by one; only their PDP decisions and vault reads overlap.
+// The answers queued are flushed (events first, as ever) whenever the
+// session would wait for the next read to be done, so that a client
+// keeping reads in flight gets its answers while the run goes on. A read
 // that panics is answered op_error, audited in its turn, and the session
 // goes on. Once the session is being stopped (a signal, ctx), the read in
 // hand is answered and the reads behind it in the run get no reply and no
@@ -54,9 +60,37 @@ type readItem struct {
 
 // handleReads runs first and the reads behind it as one run.
 func (s *session) handleReads(ctx context.Context, first *checked) {
-	items := make([]*readItem, 0, 8)
+	items := make([]*readItem, 0, 8) // begun, not yet answered, in request order
 	items = append(items, s.startRead(ctx, first))
-	for len(items) < s.maxReads && !s.w.broken && ctx.Err() == nil && s.in.lineReady() {
+	for answered := 0; len(items) > 0; answered++ {
+		items = s.joinRun(ctx, items)
+		it := items[0]
+		select {
+		case <-it.done:
+		default:
+			// Answers queued go out while the read in hand is under way.
+			if !s.w.broken && s.outErr == nil && s.w.ready() {
+				if err := s.w.flush(); !errors.Is(err, errBroken) {
+					s.outErr = err // stdout failed: the loop reports it
+				}
+			}
+			<-it.done
+		}
+		items[0], items = nil, items[1:]
+		if answered > 0 && (ctx.Err() != nil || s.ended || s.outErr != nil) {
+			continue // the session is stopping: no reply, no event
+		}
+		// With the audit wire broken, a read begun is still answered: its
+		// event cannot be written, and the wire answers it op_error.
+		s.finishRead(it)
+	}
+}
+
+// joinRun begins the reads already buffered whole behind the run, while
+// fewer than s.maxReads are in flight; the first line that is not one is
+// held for the loop, and ends the run.
+func (s *session) joinRun(ctx context.Context, items []*readItem) []*readItem {
+	for len(items) < s.maxReads && s.held == nil && !s.w.broken && s.outErr == nil && ctx.Err() == nil && s.in.lineReady() {
 		line, err := s.in.next()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the run
@@ -73,13 +107,7 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 		}
 		items = append(items, s.startRead(ctx, &c))
 	}
-	for i, it := range items {
-		<-it.done
-		if i > 0 && (ctx.Err() != nil || s.ended || s.w.broken) {
-			continue // the session is stopping: no reply, no event
-		}
-		s.finishRead(it)
-	}
+	return items
 }
 
 // startRead hands c's read to an idle reader, starting one when none is
@@ -136,6 +164,11 @@ func (s *session) finishRead(it *readItem) {
 	req := &it.c.req
 	defer s.recoverPanic(it.id, req.Op, s.audit.Seq())
 	switch {
+	case s.w.broken:
+		// No event can be written: the read is answered as the wire
+		// answers every request whose event it could not confirm.
+		s.out = appendError(s.out[:0], it.id, string(manifest.OpError), wireFailed)
+		s.w.respond(it.id, s.out)
 	case it.c.problem != "":
 		s.refuse(req, it.c.refuse, it.c.code, it.c.problem)
 	case it.panicked:

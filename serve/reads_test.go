@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -274,4 +275,46 @@ func TestReadsPanicAlone(t *testing.T) {
 	if strings.Contains(string(tr.rawOut)+string(tr.rawErr), "PANIC-CANARY") {
 		t.Error("the panic's value reached the output")
 	}
+}
+
+// TestReadsAnsweredWhileTheRunGoesOn: an answer ready is flushed while
+// the reads behind it are still under way: the second get is held in the
+// vault until the first one's answer is on stdout.
+func TestReadsAnsweredWhileTheRunGoesOn(t *testing.T) {
+	f := newFixture(t)
+	first := &seenWriter{want: []byte(`{"id":0,"ok":true`), seen: make(chan struct{})}
+	guard, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f.spy.aroundGet = func(name string) func() {
+		if name == "app/r1" {
+			select {
+			case <-first.seen:
+			case <-guard.Done():
+				t.Error("the first get's answer was not flushed while the second was under way")
+			}
+		}
+		return func() {}
+	}
+	in := lines(append(putRecords(2), gets(0, 2, 2)...)...)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), stdout: first})
+	checkReplies(t, tr, []want{ok(`"p0"`), ok(`"p1"`), ok("0"), ok("1")})
+}
+
+// seenWriter closes seen once what it was written holds want.
+type seenWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	want []byte
+	seen chan struct{}
+}
+
+func (w *seenWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := bytes.Contains(w.buf, w.want)
+	w.buf = append(w.buf, p...)
+	if !had && bytes.Contains(w.buf, w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
 }

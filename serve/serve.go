@@ -83,6 +83,7 @@ type session struct {
 	reads      chan *readItem // hands a read to an idle reader (reads.go)
 	readers    int            // readers started
 	quit       chan struct{}  // closed when the session has ended: the readers return
+	outErr     error          // a flush in a run of reads failed (reads.go); the loop returns it
 	names      interner
 	held       *heldLine
 }
@@ -170,6 +171,9 @@ func (s *session) loop(ctx context.Context) error {
 			continue
 		default:
 			s.handleLine(rctx, line)
+		}
+		if s.outErr != nil {
+			return s.outErr
 		}
 		if s.w.broken {
 			s.w.flush()
