@@ -45,8 +45,8 @@ func handlers() map[string]handler {
 
 // Do runs op on req: the one entry point of every served op that is not a
 // meta-op, whichever door it came through. A read runs once begin has let
-// it through, as a Read finished at once; a write goes the way serve's
-// groups of writes go (Writes), as a group of one. op must be the op
+// it through (as a Read does, its event written as it comes); a write goes
+// the way serve's groups of writes go (Writes), as a group of one. op must be the op
 // table's own row (manifest.Op): a row that is not, or one with no
 // handler, is refused unknown_op, audited, so that no caller can make an
 // op skip the PDP or the checks of its fields by describing it otherwise.
@@ -60,7 +60,7 @@ func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Resu
 		ws.Commit(ctx)
 		return w.Result()
 	}
-	return s.Read(ctx, op, req).Finish()
+	return s.read(ctx, op, req, nil) // its event written as it comes
 }
 
 // Read is a read (a served op that neither writes nor is a meta-op) run in
@@ -86,6 +86,7 @@ func (s *Service) Read(ctx context.Context, op manifest.OpSpec, req Request) *Re
 	return r
 }
 
+// read runs a read; its event is held in held, or written when held is nil.
 func (s *Service) read(ctx context.Context, op manifest.OpSpec, req Request, held *heldEvent) (Result, error) {
 	h, err := s.handler(op, req, held)
 	if err != nil {
@@ -100,6 +101,25 @@ func (s *Service) read(ctx context.Context, op manifest.OpSpec, req Request, hel
 		return nil, err
 	}
 	return h.read(s, ctx, c, req)
+}
+
+// ReadsWait reports whether this service's reads wait on something outside
+// the process, so that running them beside one another pays: a PDP it
+// consults, or a vault it has open whose reads make round trips (one that
+// says so with a ReadsWait method: the shared vault). A file vault's read
+// waits on nothing: reads of it alone gain nothing by running at once.
+func (s *Service) ReadsWait() bool {
+	if s.decider != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stores {
+		if w, ok := st.(interface{ ReadsWait() bool }); ok && w.ReadsWait() {
+			return true
+		}
+	}
+	return false
 }
 
 // Finish writes the read's event and returns its result: a value only once

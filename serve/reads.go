@@ -12,7 +12,9 @@ import (
 
 // Reads in flight together. A read (an op that neither writes nor is a
 // meta-op: see checked.read) starts a run when a whole line is already
-// buffered behind it, and the reads behind it join the run as they are
+// buffered behind it and reads wait on something outside serve (a PDP, a
+// shared vault: ops.Service.ReadsWait; reads of a file vault alone would
+// gain nothing by running at once, and run in turn), and the reads behind it join the run as they are
 // found in the input, buffered whole: never by waiting for input, so a
 // client that sends one read and waits is answered at once. At most
 // manifest.MaxReads reads of a run (fewer with Options.MaxReads) are in

@@ -152,6 +152,39 @@ func TestReadsOneAtATime(t *testing.T) {
 	}
 }
 
+// TestReadsThatWaitOnNothingRunInTurn: with no PDP and a vault whose reads
+// wait on nothing (a file vault), reads already in the input run one at a
+// time: running them at once would gain nothing. With a PDP to wait on,
+// they run at once again.
+func TestReadsThatWaitOnNothingRunInTurn(t *testing.T) {
+	const records, n = 2, 6
+	for _, pdp := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pdp=%t", pdp), func(t *testing.T) {
+			f := newFixture(t)
+			if pdp {
+				f = scriptPDP(t, `cat >/dev/null; echo '{"allow":true}'`)
+			}
+			f.spy.readsAlone = true
+			hold := 0
+			if pdp {
+				hold = n
+			}
+			fl := newInFlight(t, hold)
+			f.spy.aroundGet = fl.around
+			in := lines(append(putRecords(records), gets(1, n, records)...)...)
+			tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+			ws := []want{ok(`"p0"`), ok(`"p1"`)}
+			for i := range n {
+				ws = append(ws, ok(fmt.Sprint(1+i)))
+			}
+			checkReplies(t, tr, ws)
+			if want := map[bool]int{false: 1, true: n}[pdp]; fl.max() != want {
+				t.Errorf("%d gets in the vault at once, want %d", fl.max(), want)
+			}
+		})
+	}
+}
+
 // TestReadsAroundAWrite: a write in the input ends the run of reads: the
 // reads before it answer what was there before it, its event comes after
 // theirs, and the reads behind it see it committed.

@@ -6,9 +6,9 @@
 // Limits (see package manifest): a request line is at most 4 MiB; a longer
 // one is answered bad_request (id null) and skipped without ever being held
 // whole. A request nests at most 32 levels deep. Every field has its own
-// cap, checked while decoding. The reads already in the input run at once,
-// at most manifest.MaxReads of them, audited and answered in request order
-// (see reads.go).
+// cap, checked while decoding. The reads already in the input run at once
+// when they wait on a PDP or a shared vault, at most manifest.MaxReads of
+// them, audited and answered in request order (see reads.go).
 //
 // Signals: while it runs, Serve takes over the signals that would end the
 // process at once or dump goroutines on stderr (see signal.go). Any of them

@@ -98,6 +98,10 @@ type spy struct {
 	// goroutine the get runs on; what it returns is called once the get
 	// is done.
 	aroundGet func(name string) (done func())
+	// readsAlone makes the spy's store say its reads wait on nothing (as
+	// a file vault's do); otherwise it says they wait, as a shared
+	// vault's do, so that reads in the input run at once.
+	readsAlone bool
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -162,6 +166,9 @@ func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {
 	}
 	return s.Store.Get(ctx, name)
 }
+
+// ReadsWait is what ops asks of a store (see ops.Service.ReadsWait).
+func (s *spyStore) ReadsWait() bool { return !s.spy.readsAlone }
 
 func (s *spyStore) List(ctx context.Context) ([]vault.Meta, error) {
 	s.spy.count("list")

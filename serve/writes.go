@@ -53,14 +53,14 @@ type heldLine struct {
 }
 
 // handleLine answers one request line, and the writes behind it when it
-// is a write, or the reads behind it when it is a read and more input is
-// buffered (see reads.go).
+// is a write, or the reads behind it when it is a read, more input is
+// buffered and reads wait on something outside serve (see reads.go).
 func (s *session) handleLine(ctx context.Context, line []byte) {
 	c := check(line, &s.names)
 	switch {
 	case c.write():
 		s.handleWrites(ctx, &c, len(line))
-	case c.read() && s.maxReads > 1 && s.in.lineReady():
+	case c.read() && s.maxReads > 1 && s.in.lineReady() && s.svc.ReadsWait():
 		s.handleReads(ctx, &c)
 	default:
 		s.handle(ctx, &c)

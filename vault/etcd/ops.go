@@ -98,6 +98,10 @@ func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 	return vault.Record{}, fmt.Errorf("%s: the header keeps changing; try again", e.where())
 }
 
+// ReadsWait reports that a read makes a round trip to the cluster: reads
+// of one handle are worth running at once (see ops.Service.ReadsWait).
+func (e *Vault) ReadsWait() bool { return true }
+
 // getRead is what a get takes of the header in use before its round trip.
 type getRead struct {
 	k              *seal.Keys
