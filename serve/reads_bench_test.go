@@ -37,14 +37,7 @@ const inFlightWindow = 64
 func BenchmarkEtcdGetsInFlight(b *testing.B) {
 	c := etcdtest.Start(b, 3)
 	const records = 64
-	f := newFixtureConfig(b, fmt.Sprintf(`default_env = "team"
-[envs.team]
-vault = "shared"
-[vaults.shared]
-kind = "etcd"
-endpoints = [%q, %q, %q]
-prefix = "/arca/bench-reads/"
-`, c.AllEndpoints()[0], c.AllEndpoints()[1], c.AllEndpoints()[2]))
+	f := etcdFixture(b, c.AllEndpoints(), "/arca/bench-reads/")
 	var puts strings.Builder
 	for i := range records {
 		fmt.Fprintf(&puts, `{"id":%d,"op":"put","ref":"arca://app/r%d","value":"s3cret-value-of-some-length-%010d"}`+"\n", i, i, i)
