@@ -37,7 +37,8 @@ import (
 // reads ran one by one; only their PDP decisions and vault reads overlap.
 // The answers queued are flushed (events first, as ever) whenever the
 // session would wait for the next read to be done, so that a client
-// keeping reads in flight gets its answers while the run goes on. A read
+// keeping reads in flight gets its answers while the run goes on, and
+// whenever flushAt of output is pending. A read
 // that panics is answered op_error, audited in its turn, and the session
 // goes on. Once the session is being stopped (a signal, ctx), the read in
 // hand is answered and the reads behind it in the run get no reply and no
@@ -71,11 +72,7 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 		case <-it.done:
 		default:
 			// Answers queued go out while the read in hand is under way.
-			if !s.w.broken && s.outErr == nil && s.w.ready() {
-				if err := s.w.flush(); !errors.Is(err, errBroken) {
-					s.outErr = err // stdout failed: the loop reports it
-				}
-			}
+			s.flushRun(s.w.ready())
 			<-it.done
 		}
 		items[0], items = nil, items[1:]
@@ -85,6 +82,19 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 		// With the audit wire broken, a read begun is still answered: its
 		// event cannot be written, and the wire answers it op_error.
 		s.finishRead(it)
+		s.flushRun(s.w.pending()) // a long run stays bounded in memory
+	}
+}
+
+// flushRun writes what is pending, when now, inside a run; a failed
+// stdout is kept for the loop to report, a failed stderr leaves the wire
+// broken (see wire.flush).
+func (s *session) flushRun(now bool) {
+	if !now || s.w.broken || s.outErr != nil {
+		return
+	}
+	if err := s.w.flush(); !errors.Is(err, errBroken) {
+		s.outErr = err
 	}
 }
 
