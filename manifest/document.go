@@ -60,6 +60,7 @@ func Limits() map[string]int {
 		"actor_bytes":       MaxActor,
 		"attestation_bytes": MaxAttestation,
 		"list_rows":         MaxListRows,
+		"reads_in_flight":   MaxReads,
 	}
 }
 

@@ -15,6 +15,7 @@
 //	MaxDepth        32       levels of arrays and objects open at once in a request, the request object included
 //	MaxLine         4 MiB    one serve request line, without its newline
 //	MaxListRows     10,000   records in one list result
+//	MaxReads        64       reads one serve session runs at once, of those already in its input
 //	MaxConfig       1 MiB    a configuration file
 package manifest
 
@@ -36,6 +37,7 @@ const (
 	MaxDepth       = 32
 	MaxLine        = 4 << 20
 	MaxListRows    = 10_000
+	MaxReads       = 64
 	MaxConfig      = 1 << 20
 )
 

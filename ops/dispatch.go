@@ -45,36 +45,102 @@ func handlers() map[string]handler {
 
 // Do runs op on req: the one entry point of every served op that is not a
 // meta-op, whichever door it came through. A read runs once begin has let
-// it through; a write goes the way serve's groups of writes go (Writes),
-// as a group of one. op must be the op table's own row (manifest.Op): a
-// row that is not, or one with no handler, is refused unknown_op, audited,
-// so that no caller can make an op skip the PDP or the checks of its
-// fields by describing it otherwise.
+// it through (as a Read does, its event written as it comes); a write goes
+// the way serve's groups of writes go (Writes), as a group of one. op must be the op
+// table's own row (manifest.Op): a row that is not, or one with no
+// handler, is refused unknown_op, audited, so that no caller can make an
+// op skip the PDP or the checks of its fields by describing it otherwise.
 func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Result, error) {
-	h, err := s.handler(op, req)
-	if err != nil {
-		return nil, err
-	}
 	if op.Writes {
+		if _, err := s.handler(op, req, nil); err != nil {
+			return nil, err
+		}
 		ws := s.Writes()
 		w := ws.Add(ctx, op, req)
 		ws.Commit(ctx)
 		return w.Result()
 	}
-	c, err := s.begin(ctx, op, req)
+	return s.read(ctx, op, req, nil) // its event written as it comes
+}
+
+// Read is a read (a served op that neither writes nor is a meta-op) run in
+// two steps, so that reads can run at once and still be audited in the
+// order they were asked: Service.Read does everything but write its event
+// (validation, resolution, guardrails, the PDP's decision, the vault's
+// read) and keeps it; Finish writes it and only then returns the result.
+// Reads may run concurrently with one another; their Finish calls are made
+// by one goroutine, in the order the events must have.
+type Read struct {
+	s    *Service
+	held heldEvent
+	res  Result
+	err  error
+}
+
+// Read runs op on req up to its event, which it holds for Finish. An op
+// that is not the op table's own read row is refused unknown_op (its event
+// held as any other).
+func (s *Service) Read(ctx context.Context, op manifest.OpSpec, req Request) *Read {
+	r := &Read{s: s}
+	r.res, r.err = s.read(ctx, op, req, &r.held)
+	return r
+}
+
+// read runs a read; its event is held in held, or written when held is nil.
+func (s *Service) read(ctx context.Context, op manifest.OpSpec, req Request, held *heldEvent) (Result, error) {
+	h, err := s.handler(op, req, held)
+	if err != nil {
+		return nil, err
+	}
+	if op.Writes {
+		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}, held: held}
+		return nil, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a read", op.Name))
+	}
+	c, err := s.begin(ctx, op, req, held)
 	if err != nil {
 		return nil, err
 	}
 	return h.read(s, ctx, c, req)
 }
 
+// ReadsWait reports whether this service's reads wait on something outside
+// the process, so that running them beside one another pays: a PDP it
+// consults, or a vault it has open whose reads make round trips (one that
+// says so with a ReadsWait method: the shared vault). A file vault's read
+// waits on nothing: reads of it alone gain nothing by running at once.
+func (s *Service) ReadsWait() bool {
+	if s.decider != nil {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.stores {
+		if w, ok := st.(interface{ ReadsWait() bool }); ok && w.ReadsWait() {
+			return true
+		}
+	}
+	return false
+}
+
+// Finish writes the read's event and returns its result: a value only once
+// its event is written. A read whose event cannot be written answers the
+// audit's failure (ErrAudit), never its result.
+func (r *Read) Finish() (Result, error) {
+	if r.held.set {
+		if err := r.s.write(r.held.ev); err != nil {
+			return nil, err
+		}
+	}
+	return r.res, r.err
+}
+
 // handler returns the handler of op, when op is the op table's row and ops
-// runs it; else it audits the refusal and returns it.
-func (s *Service) handler(op manifest.OpSpec, req Request) (handler, error) {
+// runs it; else it audits the refusal (into held, when set) and returns it.
+func (s *Service) handler(op manifest.OpSpec, req Request, held *heldEvent) (handler, error) {
 	if h, ok := s.handlerOf(op); ok {
 		return h, nil
 	}
-	c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
+	c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}, held: held}
 	return handler{}, s.fail(&c, Errorf(manifest.UnknownOp, "%q is not an op ops runs", op.Name))
 }
 

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/arca-secrets/arca/audit"
@@ -191,5 +192,54 @@ func TestAttestationSentEmptyIsHashed(t *testing.T) {
 	f.svc.Get(context.Background(), Request{Ref: "arca://app/none"})
 	if ev := f.lines(t); len(ev) != 1 || ev[0].AttestationSHA256 != "" {
 		t.Errorf("no attestation sent: events %+v, want no hash", ev)
+	}
+}
+
+// TestReadHoldsItsEventUntilFinish: a read run ahead (Service.Read) writes
+// no event, whatever its outcome; Finish writes its one event, so reads run
+// in one order are audited in the order they are finished, and a get's
+// value comes back only from Finish. A write handed to Read is refused
+// unknown_op, its event held as any other, and writes nothing.
+func TestReadHoldsItsEventUntilFinish(t *testing.T) {
+	f := newFixture(t, "")
+	ctx := context.Background()
+	if _, err := f.svc.Put(ctx, Request{Ref: "arca://app/db", Value: secret("v1")}); err != nil {
+		t.Fatal(err)
+	}
+	get, _ := manifest.Op("get")
+	list, _ := manifest.Op("list")
+	put, _ := manifest.Op("put")
+	f.events.Reset()
+	reads := []*Read{
+		f.svc.Read(ctx, get, Request{ID: []byte(`1`), Ref: "arca://app/db"}),
+		f.svc.Read(ctx, get, Request{ID: []byte(`2`), Ref: "arca://app/nope"}),
+		f.svc.Read(ctx, list, Request{ID: []byte(`3`)}),
+		f.svc.Read(ctx, get, Request{ID: []byte(`4`)}),
+		f.svc.Read(ctx, put, Request{ID: []byte(`5`), Ref: "arca://app/db", Value: secret("v2")}),
+	}
+	if f.events.Len() != 0 {
+		t.Fatalf("reads run ahead wrote events: %s", f.events)
+	}
+	wantCodes := []manifest.Code{"", manifest.NotFound, "", manifest.BadRequest, manifest.UnknownOp}
+	for i := len(reads) - 1; i >= 0; i-- { // finished in reverse: audited in reverse
+		res, err := reads[i].Finish()
+		if CodeOf(err) != wantCodes[i] && !(wantCodes[i] == "" && err == nil) {
+			t.Errorf("read %d: %v, want %q", i+1, err, wantCodes[i])
+		}
+		if g, ok := res.(GetResult); i == 0 && (!ok || string(g.Value.Reveal()) != "v1") {
+			t.Errorf("read 1: %#v, want the value", res)
+		}
+	}
+	ev := f.lines(t)
+	if len(ev) != len(reads) {
+		t.Fatalf("%d events, want %d", len(ev), len(reads))
+	}
+	for i, e := range ev {
+		if want := fmt.Sprint(len(reads) - i); string(e.ID) != want || e.Seq != ev[0].Seq+uint64(i) {
+			t.Errorf("event %d: id %s seq %d, want id %s seq %d", i, e.ID, e.Seq, want, ev[0].Seq+uint64(i))
+		}
+	}
+	if r, err := f.svc.Get(ctx, Request{Ref: "arca://app/db"}); err != nil || r.Version != 1 {
+		t.Errorf("after a put handed to Read: %+v %v, want version 1", r, err)
 	}
 }

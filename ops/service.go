@@ -94,13 +94,23 @@ type call struct {
 	env  string
 	ref  ref.Ref // zero for list and check
 	ev   audit.Event
+	// held, when set, keeps c's one event instead of writing it: a read
+	// run ahead of its turn (Read), whose event Finish writes.
+	held *heldEvent
+}
+
+// heldEvent is the one event of a read run ahead of its turn (see Read).
+type heldEvent struct {
+	ev  audit.Event
+	set bool
 }
 
 // begin validates req as op, resolves its ref and env, applies the
 // guardrails and consults the PDP. A request that fails here is audited and
 // never reaches a vault.
-func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request) (call, error) {
-	c, err := s.validated(op, req)
+// A held call keeps its event in held (see Read).
+func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request, held *heldEvent) (call, error) {
+	c, err := s.validated(op, req, held)
 	if err != nil {
 		return call{}, err
 	}
@@ -133,10 +143,10 @@ func (s *Service) route(c *call, req *Request) error {
 }
 
 // validated validates req as op and parses its ref, if it has one. A
-// request that fails here is audited.
-func (s *Service) validated(op manifest.OpSpec, req Request) (call, error) {
+// request that fails here is audited (into held, when set).
+func (s *Service) validated(op manifest.OpSpec, req Request, held *heldEvent) (call, error) {
 	req.Op = op.Name
-	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}}
+	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held}
 	if req.Sent()&manifest.FieldAttestation != 0 {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
@@ -159,10 +169,14 @@ func (s *Service) validated(op manifest.OpSpec, req Request) (call, error) {
 // decision is the verdict to return with c's result.
 func (c *call) decision() Decision { return Decision{Policy: c.ev.Policy} }
 
-// record writes c's success event.
+// record writes c's success event (or holds it: see call.held).
 func (s *Service) record(c *call, version uint64) error {
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Version = c.op, audit.OK, version
+	if c.held != nil {
+		c.held.ev, c.held.set = ev, true
+		return nil
+	}
 	return s.write(ev)
 }
 
@@ -177,7 +191,8 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 	return nil
 }
 
-// fail audits err as c's outcome and returns it, carrying c's verdict.
+// fail audits err as c's outcome (or holds its event: see call.held) and
+// returns it, carrying c's verdict.
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)
 	if c.ev.Policy != nil {
@@ -187,6 +202,10 @@ func (s *Service) fail(c *call, err error) error {
 	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()
 	if code == manifest.Denied {
 		ev.Event = "denied"
+	}
+	if c.held != nil {
+		c.held.ev, c.held.set = ev, true
+		return err
 	}
 	if werr := s.write(ev); werr != nil {
 		return werr

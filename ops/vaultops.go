@@ -135,7 +135,7 @@ func (s *Service) Meta(_ context.Context, op manifest.OpSpec, req Request) (stri
 		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
 		return "", s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a meta-op", op.Name))
 	}
-	c, err := s.validated(op, req)
+	c, err := s.validated(op, req, nil)
 	if err != nil {
 		return "", err
 	}

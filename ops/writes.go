@@ -60,7 +60,7 @@ func (s *Service) Writes() *Writes { return &Writes{s: s} }
 func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Written {
 	ws.added++
 	w := &Written{}
-	h, err := ws.s.handler(op, req)
+	h, err := ws.s.handler(op, req, nil)
 	if err == nil && !op.Writes {
 		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
 		err = ws.s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a write", op.Name))
@@ -69,7 +69,7 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 		return w.finish(err)
 	}
 	w.result = h.result
-	cv, err := ws.s.begin(ctx, op, req)
+	cv, err := ws.s.begin(ctx, op, req, nil)
 	if err != nil {
 		return w.finish(err)
 	}

@@ -26,7 +26,8 @@ import (
 //
 // Decisions may be asked concurrently: requests are written in the order
 // they take the write turn, and lines are matched to them in that order
-// (pipelined). serve asks one at a time, so it runs in lockstep.
+// (pipelined). serve asks the reads of a run at once (serve/reads.go), and
+// anything else one at a time.
 //
 // Bounds, per decision, as for a spawned PDP:
 //

@@ -6,7 +6,9 @@
 // Limits (see package manifest): a request line is at most 4 MiB; a longer
 // one is answered bad_request (id null) and skipped without ever being held
 // whole. A request nests at most 32 levels deep. Every field has its own
-// cap, checked while decoding.
+// cap, checked while decoding. The reads already in the input run at once
+// when they wait on a PDP or a shared vault, at most manifest.MaxReads of
+// them, audited and answered in request order (see reads.go).
 //
 // Signals: while it runs, Serve takes over the signals that would end the
 // process at once or dump goroutines on stderr (see signal.go). Any of them
@@ -52,6 +54,10 @@ type Options struct {
 	// are committed together (see writes.go): 0 is maxGroupWrites, 1
 	// commits every write on its own.
 	MaxGroup int
+	// MaxReads bounds how many reads already in the input run at once
+	// (see reads.go): 0 is manifest.MaxReads, 1 runs every read on its
+	// own, in turn.
+	MaxReads int
 
 	// groupClock is the clock a group's maxGroupTime is measured on (a
 	// test's own); time.Now when nil.
@@ -78,6 +84,11 @@ type session struct {
 	res        []byte           // scratch for one encoded result
 	maxGroup   int              // writes in a group at most
 	clock      func() time.Time // a group's clock
+	maxReads   int              // reads in a run at most
+	reads      chan *readItem   // hands a read to an idle reader (reads.go)
+	readers    int              // readers started
+	quit       chan struct{}    // closed when the session has ended: the readers return
+	outErr     error            // a flush in a run of reads failed (reads.go); the loop returns it
 	names      interner
 	held       *heldLine
 }
@@ -100,13 +111,18 @@ func Serve(ctx context.Context, o Options) error {
 		sigs, unsubscribe = subscribe()
 		defer unsubscribe()
 	}
-	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup}
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads}
 	if s.maxGroup <= 0 {
 		s.maxGroup = maxGroupWrites
 	}
 	if s.clock = o.groupClock; s.clock == nil {
 		s.clock = time.Now
 	}
+	if s.maxReads <= 0 || s.maxReads > manifest.MaxReads {
+		s.maxReads = manifest.MaxReads
+	}
+	s.reads, s.quit = make(chan *readItem), make(chan struct{})
+	defer close(s.quit)
 	return s.serve(ctx, sigs)
 }
 
@@ -165,6 +181,9 @@ func (s *session) loop(ctx context.Context) error {
 			if err := s.handleLine(rctx, line); err != nil {
 				return err // a group's answers could not be flushed
 			}
+		}
+		if s.outErr != nil {
+			return s.outErr
 		}
 		if s.w.broken {
 			s.w.flush()

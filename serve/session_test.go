@@ -101,6 +101,14 @@ type spy struct {
 	onGet     func()
 	onReserve func(names []string) error
 	reserved  [][]string
+	// aroundGet, when set, is called as a get reaches the vault, from the
+	// goroutine the get runs on; what it returns is called once the get
+	// is done.
+	aroundGet func(name string) (done func())
+	// readsAlone makes the spy's store say its reads wait on nothing (as
+	// a file vault's do); otherwise it says they wait, as a shared
+	// vault's do, so that reads in the input run at once.
+	readsAlone bool
 }
 
 func (s *spy) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
@@ -163,8 +171,14 @@ func (s *spyStore) Get(ctx context.Context, name string) (vault.Record, error) {
 	if s.spy.panicOnGet {
 		panic(spyPanic)
 	}
+	if s.spy.aroundGet != nil {
+		defer s.spy.aroundGet(name)()
+	}
 	return s.Store.Get(ctx, name)
 }
+
+// ReadsWait is what ops asks of a store (see ops.Service.ReadsWait).
+func (s *spyStore) ReadsWait() bool { return !s.spy.readsAlone }
 
 func (s *spyStore) List(ctx context.Context) ([]vault.Meta, error) {
 	s.spy.count("list")
@@ -267,6 +281,7 @@ type sessionOpts struct {
 	ctx         context.Context  // context.Background() when nil
 	interrupted bool             // a signal or ctx ends the session: Serve fails, the accounting holds
 	maxGroup    int              // Options.MaxGroup
+	maxReads    int              // Options.MaxReads
 	clock       func() time.Time // the groups' clock; time.Now when nil
 }
 
@@ -298,7 +313,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
-		MaxGroup: o.maxGroup, groupClock: o.clock,
+		MaxGroup: o.maxGroup, MaxReads: o.maxReads, groupClock: o.clock,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {

@@ -19,10 +19,15 @@ import (
 
 // hangingPDP is a PDP that never answers: it starts a grandchild, records
 // both pids in dir (pdp: the PDP child, which leads its process group;
-// grandchild), and waits.
+// grandchild), and waits. Each file is written whole and renamed into
+// place, so that of PDPs deciding at once (the reads of a run), a reader
+// sees one's pid, never a file one of them had only begun.
 func hangingPDP(dir string) string {
-	return "sleep 300 & echo $! > " + sq(filepath.Join(dir, "grandchild")) + "; " +
-		"echo $$ > " + sq(filepath.Join(dir, "pdp")) + "; wait"
+	put := func(pid, name string) string {
+		tmp := sq(filepath.Join(dir, name)+".") + "$$"
+		return "echo " + pid + " > " + tmp + " && mv " + tmp + " " + sq(filepath.Join(dir, name)) + "; "
+	}
+	return "sleep 300 & " + put("$!", "grandchild") + put("$$", "pdp") + "wait"
 }
 
 // hangingPDPConfig runs hangingPDP with a timeout far longer than a

@@ -55,6 +55,10 @@ func (w *wire) Flush() error {
 	return nil
 }
 
+// wireFailed is the answer of a request whose event could not be
+// confirmed on stderr.
+const wireFailed = "the audit wire (stderr) failed; serve stops"
+
 // span is where a response's id sits in out.
 type span struct{ start, end int }
 
@@ -66,6 +70,9 @@ func (w *wire) respond(id, line []byte) {
 	w.out = append(w.out, '\n')
 }
 
+// ready reports whether any output is pending.
+func (w *wire) ready() bool { return len(w.out) > 0 || len(w.ev) > 0 }
+
 // pending reports whether enough output is pending to flush now.
 func (w *wire) pending() bool { return len(w.out)+len(w.ev) >= flushAt }
 
@@ -76,7 +83,7 @@ func (w *wire) flush() error {
 	if err := w.Flush(); err != nil {
 		out := slices.Clone(w.out[:w.safe])
 		for _, sp := range w.unsafed {
-			out = append(appendError(out, w.out[sp.start:sp.end], "op_error", "the audit wire (stderr) failed; serve stops"), '\n')
+			out = append(appendError(out, w.out[sp.start:sp.end], "op_error", wireFailed), '\n')
 		}
 		w.out, w.unsafed = out, nil
 		if _, werr := w.stdout.Write(w.out); werr != nil {

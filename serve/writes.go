@@ -69,14 +69,20 @@ func (g gathered) Len() int                                 { return len(g) }
 func (g gathered) At(i int) (manifest.OpSpec, *ops.Request) { return g[i].spec, &g[i].req }
 
 // handleLine answers one request line, and the writes behind it when it
-// is a write. Its error is that of the flush after a group of writes.
+// is a write, or the reads behind it when it is a read, more input is
+// buffered and reads wait on something outside serve (see reads.go). Its
+// error is that of the flush after a group of writes.
 func (s *session) handleLine(ctx context.Context, line []byte) error {
 	c := check(line, &s.names)
-	if !c.write() {
+	switch {
+	case c.write():
+		return s.handleWrites(ctx, &c, len(line))
+	case c.read() && s.maxReads > 1 && s.in.lineReady() && s.svc.ReadsWait():
+		s.handleReads(ctx, &c)
+	default:
 		s.handle(ctx, &c)
-		return nil
 	}
-	return s.handleWrites(ctx, &c, len(line))
+	return nil
 }
 
 // groupRun is where the writes of handleWrites are, for recoverGroup: the

@@ -52,8 +52,10 @@ import (
 // revision: of it and a concurrent write to one of its records, the one
 // that commits second fails, changing nothing.
 //
-// A handle's methods hold its lock across their round trips: one handle
-// runs one op at a time.
+// A handle's methods hold its lock across their round trips, so one handle
+// runs one op at a time, but for Get: gets take what they need of the
+// header under the lock and make their round trips without it, so a
+// handle's gets run at once (beside one another and beside its other ops).
 type Vault struct {
 	reach   // the endpoints and TLS settings, to say why a member cannot be reached
 	cli     *clientv3.Client
@@ -79,6 +81,9 @@ type Vault struct {
 	// disarmed is told, under mu, each time an armed release is let go of
 	// (replaced, stopped, or run out and done): tests only; nil otherwise.
 	disarmed func()
+	// getSent is told, without mu, as each get's round trip is about to
+	// be made: tests only; nil otherwise. Set before the handle is used.
+	getSent func()
 }
 
 // Options say how to reach a shared vault.

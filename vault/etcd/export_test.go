@@ -34,3 +34,7 @@ func (e *Vault) PlantOrphan(ctx context.Context, ttl int64, name string) error {
 	e.orphans = append(e.orphans, lease.ID)
 	return nil
 }
+
+// OnGetSent has f told as each get's round trip is about to be made,
+// without the handle's lock held. Call it before the handle is used.
+func (e *Vault) OnGetSent(f func()) { e.getSent = f }

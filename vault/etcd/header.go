@@ -110,6 +110,17 @@ func (e *Vault) adoptHeader(kvs []*mvccpb.KeyValue) error {
 	return nil
 }
 
+// adoptNewer is adoptHeader for a header read without e.mu held (a get's):
+// one older than the header in use (another op adopted a later one
+// meanwhile) is left, not adopted, and the caller reads again with the
+// header in use. Callers hold e.mu.
+func (e *Vault) adoptNewer(kvs []*mvccpb.KeyValue) error {
+	if len(kvs) > 0 && e.k != nil && kvs[0].ModRevision <= e.hdrRev {
+		return nil
+	}
+	return e.adoptHeader(kvs)
+}
+
 // read runs ops (built from the header in use) in one transaction guarded
 // by the header's mod revision: when the header moved, the transaction
 // returns it instead, it is adopted, and ops run again. Callers hold e.mu.

@@ -19,14 +19,21 @@ import (
 )
 
 // open decrypts one stored record of slot; name, when not "", is the name
-// it must carry.
+// it must carry. Callers hold e.mu.
 func (e *Vault) open(slot, name string, kv *mvccpb.KeyValue) (vault.Record, error) {
+	return e.openWith(e.k, slot, name, kv)
+}
+
+// openWith is open with the keys k, which may no longer be the handle's
+// (a get that read before a rekey was adopted). Callers hold e.mu: the
+// keys' buffers are shared.
+func (e *Vault) openWith(k *seal.Keys, slot, name string, kv *mvccpb.KeyValue) (vault.Record, error) {
 	var err error
 	var r vault.Record
 	if len(kv.Value) > maxEtcdRecord {
 		err = fmt.Errorf("larger than %d bytes", maxEtcdRecord)
 	} else {
-		r, err = e.k.Open(slot, bytes.Clone(kv.Value))
+		r, err = k.Open(slot, bytes.Clone(kv.Value))
 	}
 	if err == nil && name != "" && r.Name != name {
 		err = seal.ErrAuth
@@ -37,28 +44,84 @@ func (e *Vault) open(slot, name string, kv *mvccpb.KeyValue) (vault.Record, erro
 	return r, nil
 }
 
-// Get implements vault.Store: one round trip.
+// Get implements vault.Store: one round trip, made without holding e.mu,
+// so that gets of one handle run at once (serve runs the reads in its
+// input together). What it needs of the header in use (the keys, the
+// header's mod revision, the record's key) is taken under e.mu; the read
+// is guarded by that revision as every read is (see read), and a header
+// that moved meanwhile is adopted under e.mu, unless the handle has
+// already moved past it, before the get tries again.
 func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	var slot string
-	resp, err := e.read(ctx, false, func() []clientv3.Op {
-		slot = e.k.Slot(name)
-		return []clientv3.Op{clientv3.OpGet(e.recordKey(slot))}
-	})
-	if errors.Is(err, errNoVault) {
-		return vault.Record{}, vault.ErrNotFound
+	for range 3 {
+		g, err := e.snapshot(ctx, name)
+		if errors.Is(err, errNoVault) {
+			return vault.Record{}, vault.ErrNotFound
+		}
+		if err != nil {
+			return vault.Record{}, err
+		}
+		if e.getSent != nil {
+			e.getSent()
+		}
+		var resp *clientv3.TxnResponse
+		err = e.do(ctx, func(ctx context.Context) error {
+			var err error
+			resp, err = e.cli.Txn(ctx).If(clientv3.Compare(clientv3.ModRevision(g.hdrKey), "=", g.rev)).
+				Then(clientv3.OpGet(g.recKey)).Else(clientv3.OpGet(g.hdrKey)).Commit()
+			return err
+		})
+		if err != nil {
+			return vault.Record{}, err
+		}
+		kvs := resp.Responses[0].GetResponseRange().Kvs
+		e.mu.Lock()
+		if resp.Succeeded {
+			var r vault.Record
+			err = vault.ErrNotFound
+			if len(kvs) > 0 {
+				r, err = e.openWith(g.k, g.slot, name, kvs[0])
+			}
+			e.mu.Unlock()
+			return r, err
+		}
+		err = e.adoptNewer(kvs)
+		e.mu.Unlock()
+		if errors.Is(err, errNoVault) {
+			return vault.Record{}, vault.ErrNotFound
+		}
+		if err != nil {
+			return vault.Record{}, err
+		}
 	}
-	if err != nil {
-		return vault.Record{}, err
+	return vault.Record{}, fmt.Errorf("%s: the header keeps changing; try again", e.where())
+}
+
+// ReadsWait reports that a read makes a round trip to the cluster: reads
+// of one handle are worth running at once (see ops.Service.ReadsWait).
+func (e *Vault) ReadsWait() bool { return true }
+
+// getRead is what a get takes of the header in use before its round trip.
+type getRead struct {
+	k              *seal.Keys
+	rev            int64
+	slot           string
+	hdrKey, recKey string
+}
+
+// snapshot takes, under e.mu, what a get of name needs of the header in
+// use, loading the header first when the handle has none.
+func (e *Vault) snapshot(ctx context.Context, name string) (getRead, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return getRead{}, err
+		}
 	}
-	kvs := resp.Responses[0].GetResponseRange().Kvs
-	if len(kvs) == 0 {
-		return vault.Record{}, vault.ErrNotFound
-	}
-	return e.open(slot, name, kvs[0])
+	slot := e.k.Slot(name)
+	return getRead{k: e.k, rev: e.hdrRev, slot: slot, hdrKey: e.headerKey(), recKey: e.recordKey(slot)}, nil
 }
 
 // List implements vault.Store: every record's metadata, read in pages at
