@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -18,17 +19,18 @@ const orphanRetry = 50 * time.Millisecond
 
 // waitTurn waits until this handle's keys are first in the queues of
 // slots (queued by the attempt at revision rev). It watches the lock keys
-// for deletions from just after rev, and looks at the queues again only
-// when one of theirs goes, so a writer that waits costs the cluster
-// nothing while it waits. A watch that breaks (a leader lost, history
-// compacted) is made again from where it looked last.
+// for deletions from just after rev, and looks at a queue again only when
+// the key just ahead of its own goes, so a release wakes one waiter, not
+// every one, and a writer that waits costs the cluster nothing while it
+// waits. A watch that breaks (a leader lost, history compacted) is made
+// again from where it looked last.
 func (e *Vault) waitTurn(ctx context.Context, slots []string, rev int64) error {
-	waiting := slices.Clone(slots)
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	var wch clientv3.WatchChan
 	from := rev + 1
-	for {
+	q, err := e.lookAgain(ctx, slots)
+	for err == nil && len(q.waiting) > 0 {
 		var retry <-chan time.Time
 		if len(e.orphans) > 0 {
 			e.revokeOrphans()
@@ -47,39 +49,56 @@ func (e *Vault) waitTurn(ctx context.Context, slots []string, rev int64) error {
 		case wr, ok := <-wch:
 			if !ok || wr.Err() != nil {
 				wch = nil // look, and watch again from there
-			} else if !e.concerns(wr.Events, waiting) {
+			} else if !q.wakes(e, wr.Events) {
 				continue
 			}
 		}
-		var err error
-		if waiting, from, err = e.lookAgain(ctx, waiting); ctx.Err() != nil {
-			return errWaitedPastDeadline
-		} else if err != nil || len(waiting) == 0 {
-			return err
-		}
-		from++
+		q, err = e.lookAgain(ctx, q.waiting)
+		from = q.rev + 1
 	}
+	if ctx.Err() != nil {
+		return errWaitedPastDeadline
+	}
+	return err
 }
 
-// concerns reports whether evs delete a key in the queue of one of slots.
-func (e *Vault) concerns(evs []*clientv3.Event, slots []string) bool {
+// maxQueueRead is how much of a record's lock queue a waiter reads to find
+// the key just ahead of its own. A queue longer than that (more writers
+// of one record at once) is watched whole.
+const maxQueueRead = 256
+
+// queues is what a waiter last read of the queues it waits in.
+type queues struct {
+	waiting []string        // the slots whose lock it still waits for
+	ahead   map[string]bool // the key just ahead of its own in each of them
+	whole   []string        // slots where that key is not known: any deletion wakes it
+	rev     int64           // the revision they were read at
+}
+
+// wakes reports whether evs delete a key a waiter waits behind.
+func (q queues) wakes(e *Vault, evs []*clientv3.Event) bool {
 	for _, ev := range evs {
-		rest := strings.TrimPrefix(string(ev.Kv.Key), e.locksPrefix())
-		if i := strings.IndexByte(rest, '/'); i > 0 && slices.Contains(slots, rest[:i]) {
+		key := string(ev.Kv.Key)
+		if q.ahead[key] {
+			return true
+		}
+		rest := strings.TrimPrefix(key, e.locksPrefix())
+		if i := strings.IndexByte(rest, '/'); i > 0 && slices.Contains(q.whole, rest[:i]) {
 			return true
 		}
 	}
 	return false
 }
 
-// lookAgain reads the head of each of slots' queues: those this handle's
-// key now heads are its own (taken out of the list); a queue this
-// handle's key is no longer in is errLockLost. It answers the slots still
-// waited for and the revision it read at.
-func (e *Vault) lookAgain(ctx context.Context, slots []string) ([]string, int64, error) {
+// lookAgain reads the queues of slots, in creation order: those this
+// handle's key now heads are its own (left out of the answer's waiting);
+// for the others it notes the key just ahead of its own. A queue this
+// handle's key is no longer in is errLockLost.
+func (e *Vault) lookAgain(ctx context.Context, slots []string) (queues, error) {
 	reads := make([]clientv3.Op, len(slots))
 	for i, s := range slots {
-		reads[i] = clientv3.OpGet(e.slotLocks(s), clientv3.WithFirstCreate()...)
+		reads[i] = clientv3.OpGet(e.slotLocks(s), clientv3.WithPrefix(), clientv3.WithKeysOnly(),
+			clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend), clientv3.WithLimit(maxQueueRead))
 	}
 	var resp *clientv3.TxnResponse
 	err := e.do(ctx, func(ctx context.Context) error {
@@ -88,21 +107,26 @@ func (e *Vault) lookAgain(ctx context.Context, slots []string) ([]string, int64,
 		return err
 	})
 	if err != nil {
-		return nil, 0, err
+		return queues{}, err
 	}
-	still := slots[:0]
+	q := queues{ahead: map[string]bool{}, rev: resp.Header.Revision}
 	for i, s := range slots {
-		q := first(resp.Responses[i].GetResponseRange().Kvs)
+		kvs, mine := resp.Responses[i].GetResponseRange().Kvs, e.lockKey(s)
+		at := slices.IndexFunc(kvs, func(kv *mvccpb.KeyValue) bool { return string(kv.Key) == mine })
 		switch {
-		case q == nil || q.CreateRevision > e.locks[s]:
-			return nil, 0, errLockLost // its key is no longer queued
-		case string(q.Key) == e.lockKey(s):
-			e.locks[s] = q.CreateRevision
+		case at == 0:
+			e.locks[s] = kvs[0].CreateRevision
+			continue
+		case at > 0:
+			q.ahead[string(kvs[at-1].Key)] = true
+		case len(kvs) < maxQueueRead:
+			return queues{}, errLockLost // its key is no longer queued
 		default:
-			still = append(still, s)
+			q.whole = append(q.whole, s)
 		}
+		q.waiting = append(q.waiting, s)
 	}
-	return still, resp.Header.Revision, nil
+	return q, nil
 }
 
 // commitLocked runs ops (commitTxn) if cmps hold, for the writes of the
