@@ -16,7 +16,14 @@
 //	MaxLine         4 MiB    one serve request line, without its newline
 //	MaxListRows     10,000   records in one list result
 //	MaxConfig       1 MiB    a configuration file
+//	MaxStream       128      a scrub stream's name
+//	MaxStreams      64       scrub streams a session holds open at once
+//
+// A scrub stream unused for StreamIdle (60 s) is dropped by the next scrub
+// request.
 package manifest
+
+import "time"
 
 // Version is the arca release this build is.
 const Version = "0.1.0"
@@ -37,7 +44,13 @@ const (
 	MaxLine        = 4 << 20
 	MaxListRows    = 10_000
 	MaxConfig      = 1 << 20
+	MaxStream      = 128
+	MaxStreams     = 64
 )
+
+// StreamIdle is how long a scrub stream may sit unused: a scrub request
+// that finds one idle that long drops it, with the bytes it held back.
+const StreamIdle = 60 * time.Second
 
 // Code is a wire error code. Clients branch on it, never on message text.
 type Code string

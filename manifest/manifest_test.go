@@ -60,7 +60,7 @@ func TestExitStatuses(t *testing.T) {
 var exportedLimits = map[string]int{
 	"MaxOp": MaxOp, "MaxRef": MaxRef, "MaxSegment": MaxSegment, "MaxValue": MaxValue,
 	"MaxActor": MaxActor, "MaxAttestation": MaxAttestation, "MaxID": MaxID, "MaxDepth": MaxDepth,
-	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig,
+	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig, "MaxStream": MaxStream, "MaxStreams": MaxStreams,
 }
 
 // TestLimitsDoc: the limits the package doc lists are exactly the Max
@@ -152,6 +152,7 @@ func TestLimitsPublished(t *testing.T) {
 		"line_bytes": MaxLine, "op_bytes": MaxOp, "id_bytes": MaxID, "depth_levels": MaxDepth, "ref_bytes": MaxRef,
 		"env_bytes": MaxSegment, "segment_chars": MaxSegment, "value_bytes": MaxValue,
 		"actor_bytes": MaxActor, "attestation_bytes": MaxAttestation, "list_rows": MaxListRows,
+		"stream_bytes": MaxStream,
 	}
 	got := Limits()
 	if !maps.Equal(got, want) {

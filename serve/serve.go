@@ -56,6 +56,9 @@ type Options struct {
 	// groupClock is the clock a group's maxGroupTime is measured on (a
 	// test's own); time.Now when nil.
 	groupClock func() time.Time
+	// scrubClock is the clock scrub streams idle on (a test's own);
+	// time.Now when nil.
+	scrubClock func() time.Time
 }
 
 // session is one serve session. Its loop runs in a goroutine of its own and
@@ -80,6 +83,7 @@ type session struct {
 	clock      func() time.Time // a group's clock
 	names      interner
 	held       *heldLine
+	scrubs     *scrubs // the values the session released, and its scrub streams
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -107,6 +111,11 @@ func Serve(ctx context.Context, o Options) error {
 	if s.clock = o.groupClock; s.clock == nil {
 		s.clock = time.Now
 	}
+	scrubClock := o.scrubClock
+	if scrubClock == nil {
+		scrubClock = time.Now
+	}
+	s.scrubs = newScrubs(scrubClock)
 	return s.serve(ctx, sigs)
 }
 

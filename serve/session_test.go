@@ -268,6 +268,7 @@ type sessionOpts struct {
 	interrupted bool             // a signal or ctx ends the session: Serve fails, the accounting holds
 	maxGroup    int              // Options.MaxGroup
 	clock       func() time.Time // the groups' clock; time.Now when nil
+	scrubClock  func() time.Time // the clock scrub streams idle on; time.Now when nil
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -298,7 +299,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
-		MaxGroup: o.maxGroup, groupClock: o.clock,
+		MaxGroup: o.maxGroup, groupClock: o.clock, scrubClock: o.scrubClock,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {
