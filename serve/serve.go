@@ -1,7 +1,8 @@
 // Package serve runs arca serve: newline-delimited JSON requests on stdin,
 // one response line per request on stdout, in request order, and the audit
 // wire on stderr. Every vault op goes through package ops, exactly as the
-// CLI's do.
+// CLI's do. The scrub op is the session's own: it redacts the values the
+// session released (see scrub.go).
 //
 // Limits (see package manifest): a request line is at most 4 MiB; a longer
 // one is answered bad_request (id null) and skipped without ever being held
