@@ -1,6 +1,10 @@
 package manifest
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/arca-secrets/arca/internal/scrub"
+)
 
 // Runtime is what the manifest says about this process's configuration.
 type Runtime struct {
@@ -42,7 +46,28 @@ func Capabilities() map[string]map[string]any {
 		// Every published schema stands alone, with an absolute $id, and
 		// each op's result is a schema of its own ("result.get", ...).
 		"standalone_schemas": {"id_prefix": SchemaPrefix},
+		// The scrub op: the forms of a value it matches, the shortest
+		// value it can register (shorter ones are unscrubbable), the
+		// shortest form matched whatever its neighbours, the shortest
+		// line of a multi-line value matched alone, and its streams.
+		"scrub": {
+			"forms":               ScrubForms(),
+			"min_bytes":           scrub.MinLen,
+			"anywhere_bytes":      scrub.Anywhere,
+			"min_line_bytes":      scrub.MinLineLen,
+			"streams":             MaxStreams,
+			"stream_idle_seconds": int(StreamIdle.Seconds()),
+			"placeholder":         "<redacted:ns/name>",
+		},
 	}
+}
+
+// ScrubForms names the forms of a value the scrub engine matches, as the
+// scrub capability lists them (a test holds each name to the engine: a
+// value written in that form is redacted).
+func ScrubForms() []string {
+	return []string{"raw", "lines", "json", "url_query", "url_path", "hex_lower", "hex_upper",
+		"base64_std", "base64_url", "shell_single_quote"}
 }
 
 // Limits returns every limit, in bytes (rows for list_rows, characters for
@@ -61,6 +86,7 @@ func Limits() map[string]int {
 		"attestation_bytes": MaxAttestation,
 		"list_rows":         MaxListRows,
 		"reads_in_flight":   MaxReads,
+		"stream_bytes":      MaxStream,
 	}
 }
 

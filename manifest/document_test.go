@@ -71,7 +71,8 @@ func TestDocumentBytes(t *testing.T) {
 		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
 		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
 		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
-		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true}]`
+		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
+		`{"name":"scrub","required":["op","text"],"optional":["id","env","actor","attestation","stream","final"],"consults_pdp":false,"meta":false}]`
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}

@@ -17,7 +17,8 @@ import (
 //	              events that are not ops)
 //	"properties"  on a request object: a property for each request field
 //	              the source does not write itself, a string of at most
-//	              Max characters (and at least Min); a property the
+//	              Max characters (and at least Min), or a boolean for a
+//	              Bool field; a property the
 //	              source writes (id, op) stays as written, and must be a
 //	              field of the table
 //	"allOf"       on a request object: one if/then rule for each set of
@@ -93,6 +94,10 @@ func fieldProperties(n map[string]any, fields []Field) error {
 		}
 		if f.Raw {
 			return fmt.Errorf("%s: raw field %q takes any JSON value: the source must say what of it", fromOps, f.Name)
+		}
+		if f.Bool {
+			props[f.Name] = map[string]any{"type": "boolean"}
+			continue
 		}
 		p := map[string]any{"type": "string", "maxLength": f.Max}
 		if f.Min > 0 {

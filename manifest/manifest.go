@@ -17,7 +17,14 @@
 //	MaxListRows     10,000   records in one list result
 //	MaxReads        64       reads one serve session runs at once, of those already in its input
 //	MaxConfig       1 MiB    a configuration file
+//	MaxStream       128      a scrub stream's name
+//	MaxStreams      64       scrub streams a session holds open at once
+//
+// A scrub stream unused for StreamIdle (60 s) is dropped by the next scrub
+// request.
 package manifest
+
+import "time"
 
 // Version is the arca release this build is.
 const Version = "0.1.0"
@@ -39,7 +46,13 @@ const (
 	MaxListRows    = 10_000
 	MaxReads       = 64
 	MaxConfig      = 1 << 20
+	MaxStream      = 128
+	MaxStreams     = 64
 )
+
+// StreamIdle is how long a scrub stream may sit unused: a scrub request
+// that finds one idle that long drops it, with the bytes it held back.
+const StreamIdle = 60 * time.Second
 
 // Code is a wire error code. Clients branch on it, never on message text.
 type Code string

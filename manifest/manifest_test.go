@@ -60,7 +60,7 @@ func TestExitStatuses(t *testing.T) {
 var exportedLimits = map[string]int{
 	"MaxOp": MaxOp, "MaxRef": MaxRef, "MaxSegment": MaxSegment, "MaxValue": MaxValue,
 	"MaxActor": MaxActor, "MaxAttestation": MaxAttestation, "MaxID": MaxID, "MaxDepth": MaxDepth,
-	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig, "MaxReads": MaxReads,
+	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig, "MaxReads": MaxReads, "MaxStream": MaxStream, "MaxStreams": MaxStreams,
 }
 
 // TestLimitsDoc: the limits the package doc lists are exactly the Max
@@ -153,6 +153,7 @@ func TestLimitsPublished(t *testing.T) {
 		"env_bytes": MaxSegment, "segment_chars": MaxSegment, "value_bytes": MaxValue,
 		"actor_bytes": MaxActor, "attestation_bytes": MaxAttestation, "list_rows": MaxListRows,
 		"reads_in_flight": MaxReads,
+		"stream_bytes":    MaxStream,
 	}
 	got := Limits()
 	if !maps.Equal(got, want) {

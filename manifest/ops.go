@@ -12,11 +12,15 @@ const (
 	FieldValue
 	FieldActor
 	FieldAttestation
+	FieldText
+	FieldStream
+	FieldFinal
 )
 
 // Field describes one request field: its name, its bit, its cap in bytes
 // (and its floor, when sent), and whether every op accepts it. Raw fields
-// take any JSON value, kept as sent (id); the others are strings. The
+// take any JSON value, kept as sent (id); Bool fields take true or false
+// (final); the others are strings. The
 // request schema's properties are written from this table (fromops.go),
 // and each client sends the fields it lists: a new field is a row here.
 type Field struct {
@@ -25,6 +29,7 @@ type Field struct {
 	Max    int
 	Min    int // the fewest bytes it has when sent: 1 for a value to store
 	Raw    bool
+	Bool   bool
 	Common bool // every op accepts it: it is neither required nor refused by any
 	Secret bool // a value or a credential: never kept past its request
 }
@@ -39,6 +44,11 @@ var requestFields = [...]Field{
 	{Name: "value", Bit: FieldValue, Max: MaxValue, Min: 1, Secret: true},
 	{Name: "actor", Bit: FieldActor, Max: MaxActor, Common: true},
 	{Name: "attestation", Bit: FieldAttestation, Max: MaxAttestation, Common: true, Secret: true},
+	// text is what scrub redacts: it may hold a value, so it is kept no
+	// longer than a value is. The line cap bounds it.
+	{Name: "text", Bit: FieldText, Max: MaxLine, Secret: true},
+	{Name: "stream", Bit: FieldStream, Max: MaxStream, Min: 1},
+	{Name: "final", Bit: FieldFinal, Bool: true},
 }
 
 // RequestFields returns the table of request fields, a fresh copy each call.
@@ -98,7 +108,15 @@ type OpSpec struct {
 	ConsultsPDP bool     // serve asks the PDP before running it
 	Meta        bool     // protocol meta-op: skips guardrails and the PDP, never opens a vault
 	Writes      bool     // changes one record: prepared, audited, then committed
+	// Session: answered from what the serve session itself holds (scrub:
+	// the values it released); skips guardrails and the PDP, never opens
+	// a vault, and is audited once it has run.
+	Session bool
 }
+
+// Governed reports whether o is an op guardrails and the PDP govern: one
+// that reaches a vault, neither a meta-op nor a session op.
+func (o OpSpec) Governed() bool { return !o.Meta && !o.Session }
 
 // opTable is the table of served ops, in the order the manifest lists them.
 // Nothing writes it; it is read through Ops and Op.
@@ -111,6 +129,7 @@ var opTable = [...]OpSpec{
 	{Name: "check", ConsultsPDP: true},
 	{Name: "manifest", Meta: true},
 	{Name: "shutdown", Meta: true},
+	{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
 }
 
 // Ops returns the table of served ops, a fresh copy each call.

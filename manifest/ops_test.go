@@ -31,8 +31,11 @@ func TestOpTable(t *testing.T) {
 		if o.Meta && (o.Needs != 0 || o.Accepts != 0 || o.ConsultsPDP || o.Writes) {
 			t.Errorf("meta-op %q takes a field of its own, consults the PDP or writes", o.Name)
 		}
-		if !o.Meta && !o.ConsultsPDP {
-			t.Errorf("vault op %q does not consult the PDP", o.Name)
+		if o.Governed() != o.ConsultsPDP {
+			t.Errorf("op %q: consults the PDP %v, but reaches a vault %v", o.Name, o.ConsultsPDP, o.Governed())
+		}
+		if o.Meta && o.Session || o.Session && o.Writes {
+			t.Errorf("op %q: a session op is neither a meta-op nor a write", o.Name)
 		}
 		if o.Takes()&FieldValue != 0 && o.Takes()&FieldRef == 0 {
 			t.Errorf("op %q takes a value but no ref", o.Name)
@@ -73,6 +76,7 @@ func TestOpTableSpec(t *testing.T) {
 		{Name: "check", ConsultsPDP: true},
 		{Name: "manifest", Meta: true},
 		{Name: "shutdown", Meta: true},
+		{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
 	}
 	if got := Ops(); !slices.Equal(got, want) {
 		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
@@ -104,8 +108,8 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("field %q: name is not lowercase letters", f.Name)
 		case f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || bits&f.Bit != 0:
 			t.Errorf("field %q: bit %b is not a bit of its own", f.Name, f.Bit)
-		case f.Max <= 0:
-			t.Errorf("field %q has no cap", f.Name)
+		case f.Max <= 0 && !f.Bool, f.Bool && (f.Max != 0 || f.Raw || f.Secret):
+			t.Errorf("field %q has no cap, or is a boolean with one", f.Name)
 		case f.Min < 0 || f.Min > f.Max || (f.Raw && f.Min != 0):
 			t.Errorf("field %q: floor %d is outside 0..%d, or on a raw field", f.Name, f.Min, f.Max)
 		}
@@ -114,7 +118,7 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("RequestField(%q) = %+v, %v; want the table's row", f.Name, got, ok)
 		}
 	}
-	if bits != FieldAttestation<<1-1 {
+	if bits != FieldFinal<<1-1 {
 		t.Errorf("the table's bits are %b: a Field constant has no row", bits)
 	}
 	for _, n := range []string{"", "REF", "Ref", "ref ", "nope"} {
@@ -128,13 +132,14 @@ func TestRequestFields(t *testing.T) {
 // are optional on every op, and an op's own fields are required or
 // optional as its row says.
 func TestOpFields(t *testing.T) {
-	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}}
+	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}, "scrub": {"text"}}
+	own := map[string][]string{"scrub": {"stream", "final"}}
 	for _, o := range Ops() {
 		if got := o.Required(); !slices.Equal(got, want[o.Name]) {
 			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want[o.Name])
 		}
 		opt := o.Optional()
-		if !slices.Equal(opt, []string{"id", "env", "actor", "attestation"}) {
+		if !slices.Equal(opt, append([]string{"id", "env", "actor", "attestation"}, own[o.Name]...)) {
 			t.Errorf("%s: Optional() = %q", o.Name, opt)
 		}
 		for _, f := range o.Required() {
@@ -166,6 +171,9 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 				}
 				if withValue {
 					req["value"] = "v"
+				}
+				if o.Needs&FieldText != 0 {
+					req["text"] = "t"
 				}
 				err := request.Validate(req)
 				want := withRef == (o.Needs&FieldRef != 0) && withValue == (o.Needs&FieldValue != 0)

@@ -20,9 +20,9 @@ func TestHandlersMatchTheOpTable(t *testing.T) {
 		rows[op.Name] = true
 		h, ok := hs[op.Name]
 		switch {
-		case op.Meta && ok:
-			t.Errorf("meta-op %q has an ops handler: serve answers it", op.Name)
-		case op.Meta:
+		case (op.Meta || op.Session) && ok:
+			t.Errorf("meta-op or session op %q has an ops handler: serve answers it", op.Name)
+		case op.Meta || op.Session:
 		case !ok:
 			t.Errorf("op %q has no handler", op.Name)
 		case op.Writes && (h.change == nil || h.result == nil || h.read != nil):
@@ -42,7 +42,7 @@ func TestHandlersMatchTheOpTable(t *testing.T) {
 // unknown_op, audited, and never reaches a vault.
 func TestDoRefusesWhatItCannotRun(t *testing.T) {
 	f := newFixture(t, "")
-	for _, name := range []string{"manifest", "nope"} {
+	for _, name := range []string{"manifest", "scrub", "nope"} {
 		op, ok := manifest.Op(name)
 		if !ok {
 			op = manifest.OpSpec{Name: name, ConsultsPDP: true}

@@ -25,6 +25,12 @@ type Request struct {
 	// It names a destination, never a value; other ops and failed gets
 	// ignore it.
 	Dest string
+	// Text, Stream and Final are scrub's: the text to redact (it may hold
+	// a value: never kept past its request), the stream it continues,
+	// and whether it ends that stream (Final is true unless sent false).
+	Text   string
+	Stream string
+	Final  bool
 
 	sent manifest.FieldSet // the fields Set was given
 }
@@ -46,8 +52,25 @@ func (r *Request) Set(f manifest.Field, s string) {
 		r.Actor = s
 	case manifest.FieldAttestation:
 		r.Attestation = s
+	case manifest.FieldText:
+		r.Text = s
+	case manifest.FieldStream:
+		r.Stream = s
 	}
 }
+
+// SetBool sets the boolean field f of r (final) to v and notes that it
+// was sent.
+func (r *Request) SetBool(f manifest.Field, v bool) {
+	r.sent |= f.Bit
+	if f.Bit == manifest.FieldFinal {
+		r.Final = v
+	}
+}
+
+// IsFinal reports whether r ends its scrub stream: unless final was sent
+// false.
+func (r *Request) IsFinal() bool { return r.sent&manifest.FieldFinal == 0 || r.Final }
 
 // SetValue sets r's value to v and notes that it was sent, empty or not:
 // what a door that reads a value (the CLI, from stdin) sets it with.
@@ -82,6 +105,9 @@ func (r *Request) filled() manifest.FieldSet {
 		{manifest.FieldValue, r.Value.Len() > 0},
 		{manifest.FieldActor, r.Actor != ""},
 		{manifest.FieldAttestation, r.Attestation != ""},
+		{manifest.FieldText, r.Text != ""},
+		{manifest.FieldStream, r.Stream != ""},
+		{manifest.FieldFinal, r.Final},
 	} {
 		if f.set {
 			s |= f.bit

@@ -43,6 +43,19 @@ type GetResult struct {
 	Decision
 }
 
+// Released is a result that hands its caller a value: get's, and any later
+// op's that does (rollback). serve registers the value with the session's
+// scrub as it answers, so that scrub redacts it from then on.
+type Released interface {
+	Result
+	// Released returns the ref (canonical, arca://ns/name) and the value
+	// handed out.
+	Released() (ref string, value vault.Secret)
+}
+
+// Released returns the ref and the value r hands out.
+func (r GetResult) Released() (string, vault.Secret) { return r.Ref, r.Value }
+
 // AppendJSON appends r as the result.get schema says. This is the one
 // place a value is encoded as JSON: for serve's wire, and for
 // `arca get --json`.

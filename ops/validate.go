@@ -41,7 +41,8 @@ func (r *Request) FieldsError(op manifest.OpSpec) error {
 	if refused := sent &^ op.Takes(); refused != 0 {
 		return Errorf(manifest.BadRequest, "%s takes no field %q", op.Name, firstField(refused))
 	}
-	if empty := op.Needs &^ filled; empty != 0 {
+	// scrub's text may be empty: the last chunk of a stream often is.
+	if empty := op.Needs &^ filled &^ manifest.FieldText; empty != 0 {
 		if empty&manifest.FieldValue != 0 {
 			return Errorf(manifest.BadRequest, emptyValue)
 		}

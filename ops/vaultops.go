@@ -123,6 +123,31 @@ func (s *Service) vaultErr(c *call, err error) error {
 	}
 }
 
+// Session validates a session op (scrub), runs it with run, which serve
+// gives it (the op works on what the session holds, not on a vault), and
+// audits what run says: its event, with run's message (counts, never
+// text), once run has returned; or run's error. It skips guardrails and
+// the PDP as a meta-op does, and records the env the same way.
+func (s *Service) Session(_ context.Context, op manifest.OpSpec, req Request, run func() (message string, err error)) error {
+	if row, ok := manifest.Op(op.Name); !ok || row != op || !op.Session {
+		c := call{op: op.Name, ev: audit.Event{Op: op.Name, ID: req.ID}}
+		return s.fail(&c, Errorf(manifest.UnknownOp, "%q is not a session op", op.Name))
+	}
+	c, err := s.validated(op, req, nil)
+	if err != nil {
+		return err
+	}
+	if env, err := s.cfg.ResolveEnv(c.ref.Env, req.Env, s.ctxEnv); err == nil {
+		c.env, c.ev.Env = env, env
+	}
+	msg, err := run()
+	if err != nil {
+		return s.fail(&c, err)
+	}
+	c.ev.Message = msg
+	return s.record(&c, 0)
+}
+
 // Meta validates and audits a protocol meta-op (manifest, shutdown): its
 // fields must be well-formed, its actor too. A meta-op reads no env and no
 // vault and skips guardrails, so it needs no env: the env it would resolve

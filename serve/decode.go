@@ -109,6 +109,22 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 		req.SetRaw(f, s.b[start:s.i:s.i])
 		return "", false
 	}
+	if f.Bool {
+		switch s.peek() {
+		case 't':
+			if s.literal("true") {
+				req.SetBool(f, true)
+			}
+		case 'f':
+			if s.literal("false") {
+				req.SetBool(f, false)
+			}
+		default:
+			s.skipValue(len(s.b))
+			return fmt.Sprintf("field %q must be true or false", key), false
+		}
+		return "", false
+	}
 	if s.peek() != '"' {
 		s.skipValue(len(s.b))
 		return fmt.Sprintf("field %q must be a string", key), false

@@ -60,15 +60,24 @@ func (s *session) handle(ctx context.Context, c *checked) {
 		s.meta(ctx, c.spec, id, *req)
 		return
 	}
+	if c.spec.Session {
+		s.scrub(ctx, c.spec, id, *req)
+		return
+	}
 	res, err := s.svc.Do(ctx, c.spec, *req)
 	s.answer(id, res, err)
 }
 
 // answer queues the response of an op that ops ran: its result, or its
-// error. ops wrote its events.
+// error. ops wrote its events. A result that hands out a value registers
+// it with the session's scrub here, as its answer is written, in request
+// order.
 func (s *session) answer(id []byte, res ops.Result, err error) {
 	var b []byte
 	if err == nil {
+		if r, ok := res.(ops.Released); ok {
+			s.scrubs.release(r.Released())
+		}
 		b, err = s.encode(res)
 	}
 	if err != nil {
@@ -107,6 +116,18 @@ func (s *session) meta(ctx context.Context, spec manifest.OpSpec, id []byte, req
 	}
 	s.out = appendOK(s.out[:0], id, result, nil)
 	s.w.respond(id, s.out)
+}
+
+// scrub answers the scrub op from the session's scrubs, audited by ops
+// with counts only.
+func (s *session) scrub(ctx context.Context, spec manifest.OpSpec, id []byte, req ops.Request) {
+	var res scrubResult
+	err := s.svc.Session(ctx, spec, req, func() (string, error) {
+		var err error
+		res, err = s.scrubs.scrub(&req)
+		return res.message(), err
+	})
+	s.answer(id, res, err)
 }
 
 func unknownOpMessage(op string) string {

@@ -46,9 +46,11 @@ import (
 // never leave.
 
 // read reports whether c is a line a run of reads takes: a read that
-// passed the checks before ops, or a line those checks refused.
+// passed the checks before ops (not a write, a meta-op, or a session op
+// such as scrub, which works on what the session's answers released and
+// so runs in its turn), or a line those checks refused.
 func (c *checked) read() bool {
-	return c.problem != "" || (!c.spec.Writes && !c.spec.Meta)
+	return c.problem != "" || (!c.spec.Writes && !c.spec.Meta && !c.spec.Session)
 }
 
 // readItem is one line of a run of reads.

@@ -1,7 +1,8 @@
 // Package serve runs arca serve: newline-delimited JSON requests on stdin,
 // one response line per request on stdout, in request order, and the audit
 // wire on stderr. Every vault op goes through package ops, exactly as the
-// CLI's do.
+// CLI's do. The scrub op is the session's own: it redacts the values the
+// session released (see scrub.go).
 //
 // Limits (see package manifest): a request line is at most 4 MiB; a longer
 // one is answered bad_request (id null) and skipped without ever being held
@@ -62,6 +63,9 @@ type Options struct {
 	// groupClock is the clock a group's maxGroupTime is measured on (a
 	// test's own); time.Now when nil.
 	groupClock func() time.Time
+	// scrubClock is the clock scrub streams idle on (a test's own);
+	// time.Now when nil.
+	scrubClock func() time.Time
 }
 
 // session is one serve session. Its loop runs in a goroutine of its own and
@@ -91,6 +95,7 @@ type session struct {
 	outErr     error            // a flush in a run of reads failed (reads.go); the loop returns it
 	names      interner
 	held       *heldLine
+	scrubs     *scrubs // the values the session released, and its scrub streams
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -123,6 +128,11 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	s.reads, s.quit = make(chan *readItem), make(chan struct{})
 	defer close(s.quit)
+	scrubClock := o.scrubClock
+	if scrubClock == nil {
+		scrubClock = time.Now
+	}
+	s.scrubs = newScrubs(scrubClock)
 	return s.serve(ctx, sigs)
 }
 

@@ -283,6 +283,7 @@ type sessionOpts struct {
 	maxGroup    int              // Options.MaxGroup
 	maxReads    int              // Options.MaxReads
 	clock       func() time.Time // the groups' clock; time.Now when nil
+	scrubClock  func() time.Time // the clock scrub streams idle on; time.Now when nil
 }
 
 // serve runs a session over stdin with the fixture's config and spy.
@@ -313,7 +314,7 @@ func (f *fixture) session(t testing.TB, o sessionOpts) transcript {
 	err := Serve(o.ctx, Options{
 		Stdin: o.stdin, Stdout: stdout, Stderr: stderr,
 		Config: f.cfg, Env: o.env, Now: fixedClock, Backends: f.spy, Environ: o.environ, Signals: o.signals,
-		MaxGroup: o.maxGroup, MaxReads: o.maxReads, groupClock: o.clock,
+		MaxGroup: o.maxGroup, MaxReads: o.maxReads, groupClock: o.clock, scrubClock: o.scrubClock,
 	})
 	tr := transcript{rawOut: out.Bytes(), err: err}
 	if o.stderr != nil {

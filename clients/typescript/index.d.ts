@@ -139,3 +139,14 @@ export declare class Client extends Ops {
   /** Close stdin, wait for serve to exit, kill it after closeTimeoutMs. */
   close(): Promise<ExitStatus>;
 }
+
+/**
+ * A Transform an agent host pipes a tool's output through: each chunk goes
+ * to serve as the next chunk of the scrub stream named stream, and the text
+ * comes out with every value the session released redacted. The end of the
+ * input ends the stream. redactions counts the placeholders, by ref.
+ */
+export declare function scrubStream(client: Client, stream: string, options?: { env?: string }): import('node:stream').Transform & {
+  redactions: Map<string, number>;
+  unscrubbable: string[];
+};

@@ -182,17 +182,17 @@ func etcdProblem(v vaultDoc) string {
 
 // IsVaultOp reports whether op is one of the ops a guardrail rule can name:
 // the ops guardrails and the PDP govern (the meta-ops manifest and shutdown
-// are not).
+// are not, nor scrub).
 func IsVaultOp(op string) bool {
 	o, ok := manifest.Op(op)
-	return ok && !o.Meta
+	return ok && o.Governed()
 }
 
 // vaultOps lists, for messages, the ops a guardrail rule can name.
 func vaultOps() string {
 	var names []string
 	for _, o := range manifest.Ops() {
-		if !o.Meta {
+		if o.Governed() {
 			names = append(names, o.Name)
 		}
 	}
@@ -213,7 +213,7 @@ func opsEntryProblem(op string) string {
 		return "invalid glob " + strconv.Quote(op) + ": " + p
 	}
 	for _, o := range manifest.Ops() {
-		if !o.Meta && glob.Match(op, o.Name) {
+		if o.Governed() && glob.Match(op, o.Name) {
 			return ""
 		}
 	}

@@ -80,3 +80,42 @@ func TestEmbedExample(t *testing.T) {
 
 // denyAll is a config whose PDP denies every request.
 const denyAll = "[serve.pdp]\nexec = \"echo '{\\\"allow\\\": false}'\"\n"
+
+// The scrub example (examples/scrub, shown in docs/embedding.md) runs a
+// tool with a secret in its environment; the tool prints it, raw and in
+// base64, on stdout and stderr, split across writes, and what reaches the
+// example's stdout holds the placeholder, never the value (of the base64,
+// the "g==" the value does not alone determine stays).
+func TestScrubExample(t *testing.T) {
+	o := home(t, "")
+	bin := filepath.Join(t.TempDir(), "scrub")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/scrub").CombinedOutput(); err != nil {
+		t.Fatalf("build the example: %v\n%s", err, out)
+	}
+	path := filepath.Dir(arcaBin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	env := []string{"HOME=" + o.Dir, "PATH=" + path}
+	if err := os.WriteFile(filepath.Join(o.Dir, ".config", "arca", "arca.toml"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const value = "tok-canary-5e6f7a8b"
+	put := exec.Command(arcaBin, "put", "arca://app/token")
+	put.Env, put.Stdin = env, strings.NewReader(value)
+	if out, err := put.CombinedOutput(); err != nil {
+		t.Fatalf("arca put: %v: %s", err, out)
+	}
+	tool := `printf 'connect token=%s' "$TOKEN"; printf ' ok\n'; printf 'auth %s\n' "$(printf %s "$TOKEN" | base64)" >&2; printf 'half %.6s' "$TOKEN"; printf '%s done\n' "${TOKEN#??????}"`
+	cmd := exec.Command(bin, "sh", "-c", tool)
+	cmd.Env = env
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the example: %v: %s", err, stderr.String())
+	}
+	want := "connect token=<redacted:app/token> ok\nauth <redacted:app/token>g==\nhalf <redacted:app/token> done\n"
+	if stdout.String() != want {
+		t.Errorf("the example wrote %q, want %q", stdout.String(), want)
+	}
+	if strings.Contains(stdout.String()+stderr.String(), value[4:]) {
+		t.Errorf("the example passed the value on")
+	}
+}

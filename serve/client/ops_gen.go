@@ -5,18 +5,22 @@ package client
 
 import (
 	"context"
+	"strconv"
 	"unicode/utf8"
 )
 
 // Request is what a call sends beside its op: all optional. A string left
-// empty is not sent; Value, a secret, is sent when it is not nil (an empty
-// one is serve's to refuse).
+// empty is not sent, but to an op that needs it; Value, a secret, is sent
+// when it is not nil (an empty one is serve's to refuse).
 type Request struct {
 	Ref         string // needed by get, put, rm and rotate
 	Env         string
 	Value       []byte // a secret; needed by put and rotate
 	Actor       string
 	Attestation string
+	Text        string // needed by scrub
+	Stream      string
+	Final       *bool // sent when not nil
 }
 
 // badUTF8 names the first field of r that is not valid UTF-8, "" when they
@@ -33,6 +37,10 @@ func badUTF8(r Request) string {
 		return "actor"
 	case !utf8.ValidString(r.Attestation):
 		return "attestation"
+	case !utf8.ValidString(r.Text):
+		return "text"
+	case !utf8.ValidString(r.Stream):
+		return "stream"
 	}
 	return ""
 }
@@ -42,7 +50,7 @@ func badUTF8(r Request) string {
 func appendRequest(b, id []byte, op string, r Request) []byte {
 	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
 	b = appendString(b, op)
-	if r.Ref != "" {
+	if r.Ref != "" || op == "get" || op == "put" || op == "rm" || op == "rotate" {
 		b = append(b, `,"ref":`...)
 		b = appendString(b, r.Ref)
 	}
@@ -61,6 +69,18 @@ func appendRequest(b, id []byte, op string, r Request) []byte {
 	if r.Attestation != "" {
 		b = append(b, `,"attestation":`...)
 		b = appendString(b, r.Attestation)
+	}
+	if r.Text != "" || op == "scrub" {
+		b = append(b, `,"text":`...)
+		b = appendString(b, r.Text)
+	}
+	if r.Stream != "" {
+		b = append(b, `,"stream":`...)
+		b = appendString(b, r.Stream)
+	}
+	if r.Final != nil {
+		b = append(b, `,"final":`...)
+		b = strconv.AppendBool(b, *r.Final)
 	}
 	return append(b, '}', '\n')
 }
@@ -118,6 +138,12 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return err
 }
 
+// Scrub sends scrub. It needs r.Text. It may have r.Env, r.Actor,
+// r.Attestation, r.Stream and r.Final.
+func (c *Client) Scrub(ctx context.Context, r Request) (ScrubResult, error) {
+	return Call[ScrubResult](ctx, c, "scrub", r)
+}
+
 // withPolicy puts the verdict of a success on its result: the result of
 // each op that consults the PDP has a Policy.
 func withPolicy[T any](r *T, p *Policy) {
@@ -135,4 +161,17 @@ func withPolicy[T any](r *T, p *Policy) {
 	case *Checked:
 		r.Policy = p
 	}
+}
+
+// ScrubRedaction is an entry of ScrubResult.Redactions.
+type ScrubRedaction struct {
+	Count int64  `json:"count"`
+	Ref   string `json:"ref"`
+}
+
+// ScrubResult is the result of scrub, as its schema says.
+type ScrubResult struct {
+	Redactions   []ScrubRedaction `json:"redactions"`
+	Text         string           `json:"text"`
+	Unscrubbable []string         `json:"unscrubbable"`
 }

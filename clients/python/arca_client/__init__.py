@@ -15,6 +15,7 @@ from ._wire import MAX_RESPONSE_LINE
 from .client import PROTOCOL, Client
 from .errors import ArcaError, ClientError, ClosedError, ProtocolError, StartError, StreamError
 from .events import MAX_EVENT_LINE, Event
+from .scrub import ScrubWriter
 from .results import (CheckResult, GetResult, ListRecord, ListResult, ManifestOp, ManifestResult, Policy, PutResult,
                       RmResult, RotateResult)
 
@@ -30,5 +31,5 @@ __all__ = [
     "ClientError", "ArcaError", "ClosedError", "StartError", "ProtocolError", "StreamError",
     "Event", "Policy", "Got", "Put", "Rotated", "Removed", "Listed", "Record", "Checked", "Manifest", "OpInfo",
     "GetResult", "PutResult", "RotateResult", "RmResult", "ListResult", "ListRecord", "CheckResult",
-    "ManifestResult", "ManifestOp",
+    "ManifestResult", "ManifestOp", "ScrubWriter",
 ]

@@ -125,12 +125,29 @@ class Ops(Calls):
         fields = _fields()
         return self._future('shutdown', fields, r.read_shutdown)
 
+    def scrub(
+            self, text: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, stream: Optional[str] = None, final: Optional[bool] = None,
+            timeout: Optional[float] = None
+    ) -> r.ScrubResult:
+        """Send scrub."""
+        fields = _fields(text=text, env=env, actor=actor, attestation=attestation, stream=stream, final=final)
+        return self._call('scrub', fields, r.read_scrub, timeout)
+
+    def submit_scrub(
+            self, text: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, stream: Optional[str] = None, final: Optional[bool] = None
+    ) -> Future[r.ScrubResult]:
+        fields = _fields(text=text, env=env, actor=actor, attestation=attestation, stream=stream, final=final)
+        return self._future('scrub', fields, r.read_scrub)
+
     def call(
             self, op: str, *, actor: Optional[str] = None, attestation: Optional[str] = None,
-            env: Optional[str] = None, ref: Optional[str] = None, value: Optional[Value] = None,
+            env: Optional[str] = None, final: Optional[bool] = None, ref: Optional[str] = None,
+            stream: Optional[str] = None, text: Optional[str] = None, value: Optional[Value] = None,
             timeout: Optional[float] = None
     ) -> Dict[str, Any]:
         """Any op by name, for one this client has no method for (a server
         may add ops): the result as a dict, a ``value`` in it a Secret."""
-        fields = _fields(actor=actor, attestation=attestation, env=env, ref=ref, value=value)
+        fields = _fields(actor=actor, attestation=attestation, env=env, final=final, ref=ref, stream=stream, text=text, value=value)
         return self._call(op, fields, _read.read_raw, timeout)

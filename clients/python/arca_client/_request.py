@@ -12,17 +12,21 @@ from typing import Optional, Sequence, Tuple, Union
 from ._secret import Secret, as_value
 
 Value = Union[str, Secret]
-Fields = Sequence[Tuple[str, Optional[str]]]
+Fields = Sequence[Tuple[str, Union[str, bool, None]]]
 
 
 def fields(
         *, actor: Optional[str] = None, attestation: Optional[str] = None, env: Optional[str] = None,
-        ref: Optional[str] = None, value: Optional[Value] = None
+        final: Optional[bool] = None, ref: Optional[str] = None, stream: Optional[str] = None,
+        text: Optional[str] = None, value: Optional[Value] = None
 ) -> Fields:
     return (
         ('actor', actor),
         ('attestation', attestation),
         ('env', env),
+        ('final', final),
         ('ref', ref),
+        ('stream', stream),
+        ('text', text),
         ('value', None if value is None else as_value(value)),
     )

@@ -100,7 +100,7 @@ class LineTooLong(ValueError):
     """A request line over serve's cap, found once its id is known."""
 
 
-def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
+def encode_body(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -> bytes:
     """A request line from its op on: ``,"op":…,…}\\n``; the id goes in
     front when the line takes its place. Built by hand with json's own
     string encoder: no dict, no general encoder on the hot path. A field
@@ -115,6 +115,9 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> bytes:
     parts = [',"op":', encode_basestring_ascii(op)]
     for name, v in fields:
         if v is None:
+            continue
+        if type(v) is bool:  # a boolean field (scrub's final)
+            parts += [',"', name, '":', "true" if v else "false"]
             continue
         if type(v) is not str or not v.isascii():  # ASCII, the common case, is a flag read
             _text(name, v)
@@ -140,7 +143,7 @@ def _text(name: str, v: object) -> None:
     raise ValueError(f"field {name!r} holds a surrogate code point: a str with no UTF-8 form is not sent")
 
 
-def too_long(op: str, fields: Sequence[Tuple[str, Optional[str]]]) -> str:
+def too_long(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -> str:
     """Why a request line is refused for its length: it names the longest
     field, never its length (the length of a value tells of the value)."""
     sizes = [(len(encode_basestring_ascii(v)), name) for name, v in fields if type(v) is str]

@@ -18,8 +18,8 @@ from ._secret import Secret
 
 __all__ = ["Policy", "Secret", "parse_time", "read_policy", "read_raw", "GetResult", "PutResult",
     "RmResult", "RotateResult", "ListRecord", "ListResult", "CheckResult", "ManifestOp",
-    "ManifestResult", "read_get", "read_put", "read_rm", "read_rotate", "read_list", "read_check",
-    "read_manifest"]
+    "ManifestResult", "ScrubRedaction", "ScrubResult", "read_get", "read_put", "read_rm",
+    "read_rotate", "read_list", "read_check", "read_manifest", "read_scrub"]
 
 
 
@@ -433,3 +433,52 @@ read_manifest = read_manifest_result
 def read_shutdown(d: Mapping[str, Any], policy: Optional[Policy]) -> None:
     """shutdown has no result."""
     return None
+
+
+@dataclass
+class ScrubRedaction:
+    """An entry of ScrubResult.redactions."""
+
+    ref: str
+    count: int
+
+
+def read_scrub_redaction(d: Mapping[str, Any]) -> ScrubRedaction:
+    v_ref = d.get('ref')
+    v_count = d.get('count')
+    if type(v_ref) is str and type(v_count) is int:
+        return ScrubRedaction(
+            v_ref,
+            v_count,
+        )
+    return ScrubRedaction(
+        _str(d, 'ref'),
+        _int(d, 'count'),
+    )
+
+
+@dataclass
+class ScrubResult:
+    """The result of scrub."""
+
+    text: str
+    redactions: Tuple[ScrubRedaction, ...]
+    unscrubbable: Tuple[str, ...]
+
+
+def read_scrub_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ScrubResult:
+    v_text = d.get('text')
+    if type(v_text) is str:
+        return ScrubResult(
+            v_text,
+            tuple(read_scrub_redaction(x) for x in _objs(d, 'redactions')),
+            _strs(d, 'unscrubbable'),
+        )
+    return ScrubResult(
+        _str(d, 'text'),
+        tuple(read_scrub_redaction(x) for x in _objs(d, 'redactions')),
+        _strs(d, 'unscrubbable'),
+    )
+
+
+read_scrub = read_scrub_result

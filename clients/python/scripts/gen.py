@@ -303,16 +303,27 @@ def request_fields(schemas: Mapping[str, Any]) -> List[str]:
     for name, node in props.items():
         if name in OWN:
             continue
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or node.get("type") != "string":
-            raise SystemExit(f"gen: request field {name!r} is not a string a parameter can carry")
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or node.get("type") not in ("string", "boolean"):
+            raise SystemExit(f"gen: request field {name!r} is not a string or a boolean a parameter can carry")
         out.append(name)
     return out
 
 
+def bool_fields(schemas: Mapping[str, Any]) -> List[str]:
+    """The request fields that are booleans (scrub's final)."""
+    props = schemas.get("request", {}).get("properties") or {}
+    return [n for n, node in props.items() if n not in OWN and node.get("type") == "boolean"]
+
+
+def param_type(name: str, bools: List[str]) -> str:
+    """The type a parameter of request field name has."""
+    return "Value" if name == SECRET else "bool" if name in bools else "str"
+
+
 def request(schemas: Mapping[str, Any]) -> str:
     """_request.py: fields(), every request field by keyword."""
-    names = request_fields(schemas)
-    params = ", ".join(f"{n}: Optional[{'Value' if n == SECRET else 'str'}] = None" for n in names)
+    names, bools = request_fields(schemas), bool_fields(schemas)
+    params = ", ".join(f"{n}: Optional[{param_type(n, bools)}] = None" for n in names)
     pairs = "".join(f"        ({n!r}, {f'None if {n} is None else as_value({n})' if n == SECRET else n}),\n"
                     for n in names)
     def_line = signature("fields", "*, " + params, "Fields").replace("    def", "def", 1)
@@ -329,7 +340,7 @@ from typing import Optional, Sequence, Tuple, Union
 from ._secret import Secret, as_value
 
 Value = Union[str, Secret]
-Fields = Sequence[Tuple[str, Optional[str]]]
+Fields = Sequence[Tuple[str, Union[str, bool, None]]]
 
 
 {def_line}
@@ -356,7 +367,8 @@ from ._request import Value, fields as _fields
 
 class Ops(Calls):
     """The op methods of Client."""''']
-    typed = lambda f: f"Optional[{'Value' if f == SECRET else 'str'}] = None"
+    bools = bool_fields(schemas)
+    typed = lambda f: f"Optional[{param_type(f, bools)}] = None"
     for op in manifest["ops"]:
         name = op["name"]
         empty = not schemas[f"result.{name}"].get("properties")
@@ -366,8 +378,8 @@ class Ops(Calls):
         for f in req + opt:
             if f not in names:
                 raise SystemExit(f"gen: op {name} takes {f}, which the request schema does not have")
-        pos = "".join(f", {f}: {'Value' if f == SECRET else 'str'}" for f in req)
-        kw = "".join(f", {f}: Optional[str] = None" for f in opt)
+        pos = "".join(f", {f}: {param_type(f, bools)}" for f in req)
+        kw = "".join(f", {f}: {typed(f)}" for f in opt)
         args = ", ".join(f"{f}={f}" for f in req + opt)
         doc = f"Send {name}"
         if op["meta"]:

@@ -10,7 +10,8 @@
 // An op's method takes the fields the op requires by position, then
 // CallOptions, which carry the fields an op may have; a meta-op's takes
 // CallOptions alone. Every request field is a string, but value, the secret
-// of a write, which may be a Secret (as a result's value is one). A field
+// of a write, which may be a Secret (as a result's value is one), and a
+// boolean field (scrub's final), sent as true or false when given. A field
 // some op requires is sent even when empty (serve says it is empty); one no
 // op requires is left out when empty, as absent. Its result is <Op>Result:
 // the wire's result.<op>, a string value as a Secret, and the PDP's verdict
@@ -64,10 +65,10 @@ export function requestFields(m) {
   for (const [name, schema] of Object.entries(props)) {
     if (OWN.has(name)) continue;
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`request field ${JSON.stringify(name)} is not a parameter name`);
-    if (schema.type !== 'string') throw new Error(`request field ${name} is not a string: no method knows how to send it`);
+    if (schema.type !== 'string' && schema.type !== 'boolean') throw new Error(`request field ${name} is neither a string nor a boolean: no method knows how to send it`);
     const required = m.ops.some((op) => !op.meta && op.required.includes(name));
     const option = m.ops.some((op) => (op.optional ?? []).includes(name));
-    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET });
+    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET, bool: schema.type === 'boolean' });
   }
   return fields;
 }
@@ -79,9 +80,9 @@ export function requestFields(m) {
 export function generate(m) {
   const fields = requestFields(m);
   const known = new Map(fields.map((f) => [f.name, f]));
-  const typeOf = (f) => (f.secret ? 'string | Secret' : 'string');
+  const typeOf = (f) => (f.secret ? 'string | Secret' : f.bool ? 'boolean' : 'string');
   let js = `${HEADER}
-import { field, line, secretField } from './wire.js';
+import { boolField, field, line, secretField } from './wire.js';
 
 /** The method by which each op's method sends a request. */
 export const SEND = Symbol('arca.send');
@@ -93,7 +94,7 @@ export const SEND = Symbol('arca.send');
  * op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([
-${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, secret: ${f.secret} }),`).join('\n')}
+${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, secret: ${f.secret}, bool: ${f.bool} }),`).join('\n')}
 ]);
 
 const NONE = Object.freeze({});
@@ -138,7 +139,7 @@ export declare class Ops {
     // The line: the fields the op requires, from its parameters, then those
     // it may have, from its options, each as wire.js writes it.
     const may = (op.optional ?? []).filter((f) => !OWN.has(f));
-    const put = (f, v) => `${known.get(f).secret ? 'secretField' : 'field'}('${known.get(f).key}', '${f}', ${v}, ${known.get(f).required})`;
+    const put = (f, v) => `${known.get(f).secret ? 'secretField' : known.get(f).bool ? 'boolField' : 'field'}('${known.get(f).key}', '${f}', ${v}, ${known.get(f).required})`;
     const parts = [`',"op":"${name}"'`, ...required.map((f) => put(f, f)), ...may.map((f) => put(f, `options.${f}`))];
     js += `\n  /** ${doc} */\n  ${name}(${required.map((f) => `${f}, `).join('')}options = NONE) {\n    return this[SEND](() => line('${name}', ${parts.join(' +\n      ')}), options);\n  }\n`;
   }

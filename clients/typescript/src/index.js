@@ -3,3 +3,4 @@ export { Client, PROTOCOL } from './client.js';
 export { Secret } from './secret.js';
 export { ArcaError, ClosedError } from './errors.js';
 export { EventStreamError } from './events.js';
+export { scrubStream } from './scrub.js';

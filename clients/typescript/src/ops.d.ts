@@ -9,7 +9,10 @@ export interface RequestFields {
   actor?: string;
   attestation?: string;
   env?: string;
+  final?: boolean;
   ref?: string;
+  stream?: string;
+  text?: string;
   value?: string | Secret;
 }
 
@@ -18,6 +21,8 @@ export interface FieldOptions {
   actor?: string;
   attestation?: string;
   env?: string;
+  final?: boolean;
+  stream?: string;
 }
 
 /** The result of get. */
@@ -44,6 +49,9 @@ export type ManifestResult = Wire.WireResultManifest;
 /** The result of shutdown. */
 export type ShutdownResult = Wire.WireResultShutdown;
 
+/** The result of scrub. */
+export type ScrubResult = Wire.WireResultScrub;
+
 /** Each op's method; Client extends it. */
 export declare class Ops {
   /** Send get. serve consults the PDP: its verdict is the result's policy. */
@@ -62,4 +70,6 @@ export declare class Ops {
   manifest(options?: CallOptions): Promise<ManifestResult>;
   /** Send shutdown, a meta-op: no request fields, and no PDP. */
   shutdown(options?: CallOptions): Promise<ShutdownResult>;
+  /** Send scrub. */
+  scrub(text: string, options?: CallOptions): Promise<ScrubResult>;
 }

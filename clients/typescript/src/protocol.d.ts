@@ -32,7 +32,7 @@ export type WireEvent = {
   attestation_sha256?: string;
   code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error";
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning";
   id?: unknown;
   message?: string;
   op?: string;
@@ -61,10 +61,13 @@ export type WireRequest = {
   actor?: string;
   attestation?: string;
   env?: string;
+  final?: boolean;
   /** any JSON value, echoed verbatim */
   id?: unknown;
-  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown";
+  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub";
   ref?: string;
+  stream?: string;
+  text?: string;
   value?: string;
 };
 
@@ -202,6 +205,19 @@ export type WireResultRotate = {
 };
 
 /**
+ * arca serve result of scrub
+ * From result.scrub.
+ */
+export type WireResultScrub = {
+  redactions: Array<{
+    count: number;
+    ref: WireRef;
+  }>;
+  text: string;
+  unscrubbable: WireRef[];
+};
+
+/**
  * arca serve result of shutdown
  * From result.shutdown.
  */
@@ -223,7 +239,7 @@ export type WirePolicy = {
 
 /**
  * From result#ref, result.get#ref, result.list#ref, result.put#ref,
- * result.rm#ref, result.rotate#ref.
+ * result.rm#ref, result.rotate#ref, result.scrub#ref.
  */
 export type WireRef = string;
 

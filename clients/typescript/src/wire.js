@@ -28,6 +28,13 @@ export function field(key, name, v, keepEmpty) {
   return key + text(name, v);
 }
 
+/** field for a boolean (scrub's final): sent when given, as true or false. */
+export function boolField(key, name, v) {
+  if (v === undefined) return '';
+  if (typeof v !== 'boolean') throw new TypeError(`${name} must be a boolean`);
+  return key + (v ? 'true' : 'false');
+}
+
 /** field for a secret, given as a string or a Secret; never quoted in an error. */
 export function secretField(key, name, v, keepEmpty) {
   return v === undefined ? '' : field(key, name, valueText(v), keepEmpty);
@@ -50,13 +57,13 @@ export function line(op, fields) {
  * The request line of call(): op, and each field of table (ops.js's
  * FIELDS) that fields has.
  * @param {string} op
- * @param {ReadonlyArray<{name: string, key: string, required: boolean, secret: boolean}>} table
+ * @param {ReadonlyArray<{name: string, key: string, required: boolean, secret: boolean, bool: boolean}>} table
  * @param {Record<string, unknown>} fields
  */
 export function encodeRest(op, table, fields) {
   let s = ',"op":' + text('op', op);
   for (const f of table) {
-    s += (f.secret ? secretField : field)(f.key, f.name, fields[f.name], f.required);
+    s += (f.secret ? secretField : f.bool ? boolField : field)(f.key, f.name, fields[f.name], f.required);
   }
   return line(op, s);
 }

@@ -103,7 +103,7 @@ test('an op added to the table gets a method and a result type', () => {
   const m = manifestOf(arcaBin());
   const out = generateOps(withJot(m));
   assert.ok(out.js.includes(`jot(memo, options = NONE) {\n    return this[SEND](() => line('jot', ',"op":"jot"' +\n      field(',"memo":', 'memo', memo, true) +`), out.js);
-  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false }`), out.js);
+  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false, bool: false }`), out.js);
   assert.ok(out.dts.includes('export type JotResult = Wire.WireResultJot;'), out.dts);
   assert.ok(out.dts.includes('jot(memo: string, options?: CallOptions): Promise<JotResult>;'), out.dts);
   assert.ok(/interface RequestFields \{[^}]*memo\?: string;/.test(out.dts), out.dts);
@@ -111,7 +111,7 @@ test('an op added to the table gets a method and a result type', () => {
   assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
   const raw = structuredClone(m.schemas.request);
   raw.properties.blob = {};
-  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string/);
+  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is neither a string nor a boolean/);
 });
 
 test('a field added to the table is sent: a client generated in a scratch copy sends it', async (t) => {

@@ -46,7 +46,7 @@ test('every op', async (t) => {
   assert.equal(k.kind, 'file');
   const m = await c.manifest();
   assert.equal(m.protocol, 'arca-serve/1');
-  assert.equal(m.ops.length, 8);
+  assert.equal(m.ops.length, 9);
   assert.equal(m.default_env, 'default');
   assert.deepEqual(m.error_codes, ['bad_request', 'unknown_op', 'denied', 'pdp_unreachable', 'not_found', 'op_error']);
   // capabilities is passed on as serve gives it; this build promises the chain.

@@ -65,13 +65,16 @@ func request(b *bytes.Buffer, t tables) error {
 			needs[f.Name] = append(needs[f.Name], o.Name)
 		}
 	}
-	b.WriteString(comment("Request is what a call sends beside its op: all optional. A string left empty is not sent; " +
+	b.WriteString(comment("Request is what a call sends beside its op: all optional. A string left empty is not sent, but to an op that needs it; " +
 		goName(secretField) + ", a secret, is sent when it is not nil (an empty one is serve's to refuse)."))
 	b.WriteString("type Request struct {\n")
 	for _, f := range send {
 		typ, note := "string", ""
-		if f.Name == secretField {
+		switch {
+		case f.Name == secretField:
 			typ, note = "[]byte", "a secret"
+		case f.Bool:
+			typ, note = "*bool", "sent when not nil"
 		}
 		if ops := needs[f.Name]; len(ops) > 0 {
 			note = strings.TrimPrefix(note+"; needed by "+join(ops), "; ")
@@ -85,6 +88,9 @@ func request(b *bytes.Buffer, t tables) error {
 	b.WriteString(comment("badUTF8 names the first field of r that is not valid UTF-8, \"\" when they all are."))
 	b.WriteString("func badUTF8(r Request) string {\n\tswitch {\n")
 	for _, f := range send {
+		if f.Bool {
+			continue
+		}
 		valid := "utf8.ValidString"
 		if f.Name == secretField {
 			valid = "utf8.Valid"
@@ -96,7 +102,14 @@ func request(b *bytes.Buffer, t tables) error {
 	b.WriteString("func appendRequest(b, id []byte, op string, r Request) []byte {\n")
 	b.WriteString("\tb = append(append(append(b, `{\"id\":`...), id...), `,\"op\":`...)\n\tb = appendString(b, op)\n")
 	for _, f := range send {
+		if f.Bool {
+			fmt.Fprintf(b, "\tif r.%s != nil {\n\t\tb = append(b, `,%q:`...)\n\t\tb = strconv.AppendBool(b, *r.%s)\n\t}\n", goName(f.Name), f.Name, goName(f.Name))
+			continue
+		}
 		set := fmt.Sprintf("r.%s != \"\"", goName(f.Name))
+		for _, op := range needs[f.Name] {
+			set += fmt.Sprintf(" || op == %q", op) // sent even when empty, so serve can say so
+		}
 		if f.Name == secretField {
 			set = fmt.Sprintf("r.%s != nil", goName(f.Name))
 		}
