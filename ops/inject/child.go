@@ -64,8 +64,8 @@ const maskWaitDelay = 5 * time.Second
 // it succeeded but its masked output could not be passed on.
 //
 // Unless NoMask, a value that cannot be scrubbed (maskSet) is told through
-// Warnf, once per variable, before anything else is done; the child still
-// runs.
+// Warnf, once per variable, once the signals are caught and before the
+// files are written; the child still runs.
 //
 // Where bytes go: a File secret's value goes into a file of its own, in a
 // fresh directory (writeFiles) made once the signals are caught and removed
@@ -75,6 +75,15 @@ const maskWaitDelay = 5 * time.Second
 // ch's through scrub streams, closed (what they held back passed on) once
 // the child exited.
 func Run(cmd *exec.Cmd, ch Child) (int, error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	// A write to a stdout or stderr that nobody reads any more (a masked
+	// copy, a warning) fails with EPIPE instead of killing arca before it
+	// removes the files; the signal itself goes nowhere.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	var set *scrub.Set
 	if !ch.NoMask {
 		var warnings []string
@@ -86,15 +95,6 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 			set = nil
 		}
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	// A write to a stdout or stderr that nobody reads any more (a masked
-	// copy, a warning) fails with EPIPE instead of killing arca before it
-	// removes the files; the signal itself goes nowhere.
-	pipe := make(chan os.Signal, 1)
-	signal.Notify(pipe, syscall.SIGPIPE)
-	defer signal.Stop(pipe)
 	files, warning, err := writeFiles(ch.Secrets, ch.getenv())
 	if err != nil {
 		return 0, err
