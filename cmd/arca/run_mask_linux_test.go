@@ -9,23 +9,26 @@ import (
 )
 
 // With --no-mask the child's stdout and stderr are arca's own descriptors
-// (a terminal's, when arca has one): no pipe is put between. Masked, they
-// are pipes to arca.
+// (a terminal's, when arca has one): no pipe is put between, and none when
+// there is no value to scrub (only one under 4 bytes). Masked, they are
+// pipes to arca.
 func TestRunNoMaskHandsOverStdio(t *testing.T) {
 	h := newArcaHome(t)
 	h.put(t, "arca://app/k", []byte("k-CANARY-value"))
+	h.put(t, "arca://app/short", []byte("Zq9"))
 	outPath := filepath.Join(h.dir, "out.txt")
 	for _, c := range []struct {
-		flag, want string
+		flag, ref, want string
 	}{
-		{"--no-mask", outPath + "\n" + outPath + "\n"},
-		{"--mask", "pipe:"},
+		{"--no-mask", "arca://app/k", outPath + "\n" + outPath + "\n"},
+		{"--mask", "arca://app/short", outPath + "\n" + outPath + "\n"},
+		{"--mask", "arca://app/k", "pipe:"},
 	} {
 		out, err := os.Create(outPath)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command("arca", "run", c.flag, "--secret", "K=arca://app/k", "--",
+		cmd := exec.Command("arca", "run", c.flag, "--secret", "K="+c.ref, "--",
 			"sh", "-c", `a=$(readlink /proc/$$/fd/1); b=$(readlink /proc/$$/fd/2); printf '%s\n%s\n' "$a" "$b" > where.txt`)
 		cmd.Env, cmd.Dir = h.env, h.dir
 		cmd.Stdout, cmd.Stderr = out, out
@@ -38,8 +41,8 @@ func TestRunNoMaskHandsOverStdio(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(where), c.want) || (c.flag == "--mask" && strings.Count(string(where), "pipe:") != 2) {
-			t.Errorf("%s: the child's stdout and stderr are %q, want %q", c.flag, where, c.want)
+		if !strings.HasPrefix(string(where), c.want) || (c.want == "pipe:" && strings.Count(string(where), "pipe:") != 2) {
+			t.Errorf("%s K=%s: the child's stdout and stderr are %q, want %q", c.flag, c.ref, where, c.want)
 		}
 	}
 }
