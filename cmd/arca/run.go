@@ -9,18 +9,19 @@ import (
 
 func runCommand() *command {
 	var in injectFlags
-	var mask *bool
+	var mask, noMask *bool
 	return &command{
 		name: "run", args: "[--] CMD [ARGS...]", summary: "run a command with the allowlisted environment and the secrets it asks for",
-		text:     "Run CMD with the allowlisted environment and the secrets it asks for: --secret NAME=REF as variables, --file NAME=REF as 0600 files, --env-file lines, NAME=arca://… of arca's environment resolved. --mask redacts values in its output. arca exits with CMD's status.",
-		examples: []string{"arca run --secret DB_PASSWORD=arca://app/db -- ./server", "arca run --env-file app.env --mask -- make deploy"},
+		text:     "Run CMD with the allowlisted environment and the secrets it asks for: --secret NAME=REF as variables, --file NAME=REF as 0600 files, --env-file lines, NAME=arca://… of arca's environment resolved. Its stdout and stderr pass through arca, every form of a value (raw, JSON, URL, hex, base64, …) replaced by <redacted:NAME>, unless --no-mask; a value under 4 bytes cannot be, and is warned about. arca exits with CMD's status.",
+		examples: []string{"arca run --secret DB_PASSWORD=arca://app/db -- ./server", "arca run --env-file app.env --no-mask -- make deploy"},
 		exits:    "CMD's status once it runs; before: 1 operation error (or CMD not found), 2 usage or bad request, 3 denied, 4 not found",
 		flags: func(fs *flag.FlagSet) {
 			in.register(fs, "give the command", true)
-			mask = fs.Bool("mask", false, "pass the command's stdout and stderr through arca, every secret value replaced by <redacted:NAME>")
+			mask = fs.Bool("mask", false, "pass the command's stdout and stderr through arca, every secret value replaced by <redacted:NAME> (the default)")
+			noMask = fs.Bool("no-mask", false, "hand the command arca's own stdout and stderr (its terminal), values and all")
 		},
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
-			return runRun(ctx, c, fs, args, &in, mask)
+			return runRun(ctx, c, fs, args, &in, mask, noMask)
 		},
 	}
 }
@@ -33,14 +34,19 @@ func runCommand() *command {
 // or a command that cannot be started, stops the run with a one-line
 // message.
 //
-// Where bytes go: without --mask the child has arca's stdin, stdout and
-// stderr themselves. With --mask its stdout and stderr are pipes that arca
-// copies to its own stdout and stderr through redactors. A --file value
-// goes to a file only the user can read, removed when the child exited.
-func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injectFlags, mask *bool) error {
+// Where bytes go: the child has arca's stdin. Its stdout and stderr are
+// pipes that arca copies to its own stdout and stderr through scrub
+// streams of the values injected, unless --no-mask (or no value to scrub):
+// then they are arca's own. A --file value goes to a file only the user
+// can read, removed when the child exited. --mask, the default, may be
+// given; with --no-mask it is a usage error.
+func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injectFlags, mask, noMask *bool) error {
 	argv, err := c.parseCommand(fs, args, in)
 	if err != nil {
 		return err
+	}
+	if *mask && *noMask {
+		return usagef("--mask and --no-mask contradict each other (%s)", fs.usage())
 	}
 	// The command is found before any secret is read: nothing is
 	// materialized for a run that cannot start.
@@ -57,7 +63,7 @@ func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injec
 		return err
 	}
 	st, err := inject.Run(cmd, inject.Child{
-		Environ: c.environ(), Secrets: vars, Mask: *mask,
+		Environ: c.environ(), Secrets: vars, NoMask: *noMask,
 		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
 		Getenv: c.getenv, Warnf: c.warnf,
 	})

@@ -145,6 +145,12 @@ func startArcaRun(t *testing.T, h *arcaHome, args ...string) (*exec.Cmd, *bufio.
 	return cmd, r
 }
 
+// readyPad is sh that prints a line of 1 KiB, for a masked child to write
+// after "ready": a scrub stream holds back the last bytes of what it was
+// given (up to its longest form less one) until more comes or the child
+// exits.
+const readyPad = `printf '%1024s\n' ''`
+
 // waitStatus waits for cmd at most 10 s and returns its exit status.
 func waitStatus(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
@@ -168,9 +174,11 @@ func waitStatus(t *testing.T, cmd *exec.Cmd) int {
 }
 
 // SIGINT, SIGTERM and SIGHUP sent to arca reach the child, whose handler
-// decides arca's exit status.
+// decides arca's exit status, whether the child has arca's stdout
+// (--no-mask) or a pipe through a scrub stream (a value injected).
 func TestRunForwardsSignals(t *testing.T) {
 	h := newArcaHome(t)
+	h.put(t, "arca://app/k", []byte("k-CANARY-signals"))
 	// The child traps each signal with its own status. sleep runs in the
 	// background so that the shell's wait is interrupted by the trap.
 	const child = `trap 'kill $! 2>/dev/null; exit 40' INT
@@ -178,12 +186,13 @@ trap 'kill $! 2>/dev/null; exit 41' TERM
 trap 'kill $! 2>/dev/null; exit 42' HUP
 sleep 30 >/dev/null 2>&1 &
 echo ready
+` + readyPad + `
 wait`
 	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 40, syscall.SIGTERM: 41, syscall.SIGHUP: 42} {
 		for _, mask := range []bool{false, true} {
-			args := []string{"--", "sh", "-c", child}
+			args := []string{"--no-mask", "--", "sh", "-c", child}
 			if mask {
-				args = append([]string{"--mask"}, args...)
+				args = []string{"--secret", "K=arca://app/k", "--", "sh", "-c", child}
 			}
 			cmd, _ := startArcaRun(t, h, args...)
 			if err := cmd.Process.Signal(sig); err != nil {
@@ -279,8 +288,8 @@ func TestEnvEvalHostileValues(t *testing.T) {
 	script := `eval "$(arca env --format sh "$@")" || exit 99` + "\n" + shPrintAll(names)
 	out := h.run(t, nil, "sh", append([]string{"-c", script, "sh"}, flags...)...)
 	h.checkAll(t, "eval", out)
-	// arca run: the child gets each value as is.
-	out = h.run(t, nil, "arca", append(append([]string{"run"}, flags...), "--", "sh", "-c", shPrintAll(names))...)
+	// arca run --no-mask: the child gets each value as is.
+	out = h.run(t, nil, "arca", append(append([]string{"run", "--no-mask"}, flags...), "--", "sh", "-c", shPrintAll(names))...)
 	h.checkAll(t, "run", out)
 
 	ents, err := os.ReadDir(h.dir)
@@ -345,7 +354,7 @@ func TestRunScrubsTheEnvironment(t *testing.T) {
 		"lc_lower=canary-case", "PATHX=canary-prefix",
 		"DB_PASSWORD=arca://app/db",
 	)
-	out := string(h.run(t, nil, "arca", "run", "--secret", "TOKEN=arca://app/db", "--", "env"))
+	out := string(h.run(t, nil, "arca", "run", "--no-mask", "--secret", "TOKEN=arca://app/db", "--", "env"))
 	if strings.Contains(out, "canary") {
 		t.Errorf("a parent variable reached the child:\n%s", out)
 	}
@@ -365,8 +374,9 @@ func TestRunScrubsTheEnvironment(t *testing.T) {
 	}
 }
 
-// With --mask, a value the child writes in pieces, however they fall, is
-// redacted on both streams; the child's exit status still passes through.
+// Masked (the default), a value the child writes in pieces, however they
+// fall, is redacted on both streams; the child's exit status still passes
+// through.
 func TestRunMaskRealChild(t *testing.T) {
 	h := newArcaHome(t)
 	const value = "s3cr3t-Value"
@@ -378,23 +388,24 @@ func TestRunMaskRealChild(t *testing.T) {
 		fmt.Fprintf(&script, "printf %%s '%c'; printf %%s '%c' >&2; sleep 0.01; ", value[i], value[i])
 	}
 	script.WriteString(`printf ' end\n'; printf '%s' "$K" >&2; exit 7`)
-	cmd := exec.Command("arca", "run", "--mask", "--secret", "K=arca://app/k", "--", "sh", "-c", script.String())
+	cmd := exec.Command("arca", "run", "--secret", "K=arca://app/k", "--", "sh", "-c", script.String())
 	cmd.Env, cmd.Dir = h.env, h.dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
-		t.Fatalf("arca run --mask: %v, want exit 7", err)
+		t.Fatalf("arca run: %v, want exit 7", err)
 	}
 	if got, want := out.String(), "out: <redacted:K> end\n"; got != want {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
-	if got, want := errb.String(), "<redacted:K><redacted:K>"; got != want {
+	// The value twice, touching: one placeholder.
+	if got, want := errb.String(), "<redacted:K>"; got != want {
 		t.Errorf("stderr %q, want %q", got, want)
 	}
 	// Large output passes whole, the value redacted wherever it falls.
-	cmd = exec.Command("arca", "run", "--mask", "--secret", "K=arca://app/k", "--", "sh", "-c",
+	cmd = exec.Command("arca", "run", "--secret", "K=arca://app/k", "--", "sh", "-c",
 		`i=0; while [ $i -lt 20000 ]; do printf 'line %d %s\n' $i "$K"; i=$((i+1)); done`)
 	cmd.Env, cmd.Dir = h.env, h.dir
 	big, err := cmd.Output()

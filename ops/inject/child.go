@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 )
@@ -19,9 +20,13 @@ type Child struct {
 	// Secrets are added to the child's environment: each as its value, a
 	// File one as the path of the file that holds its value.
 	Secrets []Materialized
-	// Mask passes the child's stdout and stderr through redactors of
-	// Secrets (NewRedactor) instead of handing it arca's own.
-	Mask   bool
+	// NoMask hands the child Stdout and Stderr themselves (arca run
+	// --no-mask: its terminal, when they are one). Without it, the
+	// child's stdout and stderr are pipes whose bytes reach Stdout and
+	// Stderr through scrub streams of Secrets' values (maskSet), unless
+	// no value is registered: there is nothing to scrub, and the child
+	// gets Stdout and Stderr themselves too.
+	NoMask bool
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
@@ -47,7 +52,8 @@ func Command(argv []string) (*exec.Cmd, error) {
 }
 
 // maskWaitDelay is how long arca keeps copying a masked child's output after
-// the child exited, for output still in flight.
+// the child exited, for output still in flight (a grandchild may hold the
+// pipes open): then they are closed, and the streams flushed.
 const maskWaitDelay = 5 * time.Second
 
 // Run runs cmd with the environment ChildEnv(ch.Environ, ch.Secrets) and
@@ -57,12 +63,17 @@ const maskWaitDelay = 5 * time.Second
 // op_error: the files could not be written, the child could not start, or
 // it succeeded but its masked output could not be passed on.
 //
+// Unless NoMask, a value that cannot be scrubbed (maskSet) is told through
+// Warnf, once per variable, once the signals are caught and before the
+// files are written; the child still runs.
+//
 // Where bytes go: a File secret's value goes into a file of its own, in a
 // fresh directory (writeFiles) made once the signals are caught and removed
 // when the child has exited, on every path out of Run; the child gets its
-// path. Without Mask the child has ch's streams themselves. With Mask its
-// stdout and stderr are pipes that arca copies to ch's through redactors,
-// flushed once the child exited.
+// path. With NoMask, or nothing to scrub, the child has ch's streams
+// themselves. Else its stdout and stderr are pipes that arca copies to
+// ch's through scrub streams, closed (what they held back passed on) once
+// the child exited.
 func Run(cmd *exec.Cmd, ch Child) (int, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -73,6 +84,17 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 	pipe := make(chan os.Signal, 1)
 	signal.Notify(pipe, syscall.SIGPIPE)
 	defer signal.Stop(pipe)
+	var set *scrub.Set
+	if !ch.NoMask {
+		var warnings []string
+		set, warnings = maskSet(ch.Secrets)
+		for _, w := range warnings {
+			ch.warnf("warning: %s", w)
+		}
+		if set.Forms() == 0 {
+			set = nil
+		}
+	}
 	files, warning, err := writeFiles(ch.Secrets, ch.getenv())
 	if err != nil {
 		return 0, err
@@ -86,29 +108,30 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 		ch.warnf("warning: %s", warning)
 	}
 	cmd.Env = ChildEnv(ch.Environ, files.env(ch.Secrets))
-	return run(cmd, ch, sigs)
+	return run(cmd, ch, set, sigs)
 }
 
-// run starts cmd with ch's streams, waits for it, forwarding sigs, and
-// returns its status (Run).
-func run(cmd *exec.Cmd, ch Child, sigs <-chan os.Signal) (int, error) {
+// run starts cmd with ch's streams, its stdout and stderr scrubbed of set's
+// values unless set is nil, waits for it, forwarding sigs, and returns its
+// status (Run).
+func run(cmd *exec.Cmd, ch Child, set *scrub.Set, sigs <-chan os.Signal) (int, error) {
 	name := cmd.Args[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = ch.Stdin, ch.Stdout, ch.Stderr
-	var redactors []io.Closer
-	if ch.Mask {
-		out, errw := NewRedactor(ch.Stdout, ch.Secrets), NewRedactor(ch.Stderr, ch.Secrets)
+	var streams []*scrub.Stream
+	if set != nil {
+		out, errw := set.NewStream(orDiscard(ch.Stdout)), set.NewStream(orDiscard(ch.Stderr))
 		cmd.Stdout, cmd.Stderr = out, errw
-		redactors = []io.Closer{out, errw}
+		streams = []*scrub.Stream{out, errw}
 	}
-	// With Mask, a grandchild that keeps the child's output open must not
+	// Masked, a grandchild that keeps the child's output open must not
 	// hold arca after the child exits: the pipes close after this delay.
 	cmd.WaitDelay = maskWaitDelay
 	if err := cmd.Start(); err != nil {
 		return 0, ops.Errorf(manifest.OpError, "cannot run %s: %v", name, startErr(err))
 	}
 	err := wait(cmd, sigs)
-	for _, r := range redactors {
-		if cerr := r.Close(); cerr != nil && err == nil {
+	for _, st := range streams {
+		if cerr := st.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
 	}
@@ -120,6 +143,15 @@ func run(cmd *exec.Cmd, ch Child, sigs <-chan os.Signal) (int, error) {
 		return st, nil
 	}
 	return 0, ops.Errorf(manifest.OpError, "%s: %v", name, err)
+}
+
+// orDiscard is w, or io.Discard for none (where os/exec would give the
+// child the null device).
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func (ch Child) getenv() func(string) string {

@@ -32,29 +32,29 @@ func TestCommandNotFound(t *testing.T) {
 	}
 }
 
-// The child has the allowlist and the secrets, and with Mask its output
-// comes back redacted on both streams.
+// The child has the allowlist and the secrets, and its output comes back
+// redacted on both streams unless NoMask.
 func TestRunEnvironmentAndMask(t *testing.T) {
 	vars := mats("K", canary)
 	environ := []string{"PATH=" + os.Getenv("PATH"), "AWS_SECRET_ACCESS_KEY=x", "K=parent"}
-	for _, mask := range []bool{false, true} {
+	for _, noMask := range []bool{true, false} {
 		cmd, err := Command([]string{"sh", "-c", `env; printf '%s' "$K" >&2`})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out, errb bytes.Buffer
-		st, err := Run(cmd, Child{Environ: environ, Secrets: vars, Mask: mask, Stdout: &out, Stderr: &errb})
+		st, err := Run(cmd, Child{Environ: environ, Secrets: vars, NoMask: noMask, Stdout: &out, Stderr: &errb})
 		if err != nil || st != 0 {
-			t.Fatalf("mask %v: %d, %v", mask, st, err)
+			t.Fatalf("no mask %v: %d, %v", noMask, st, err)
 		}
 		val := canary
-		if mask {
+		if !noMask {
 			val = "<redacted:K>"
 		}
 		env := "\n" + out.String()
 		if !strings.Contains(env, "\nPATH=") || !strings.Contains(env, "\nK="+val+"\n") ||
 			strings.Contains(env, "AWS_") || strings.Contains(env, "parent") || errb.String() != val {
-			t.Errorf("mask %v: stdout %q, stderr %q", mask, out.String(), errb.String())
+			t.Errorf("no mask %v: stdout %q, stderr %q", noMask, out.String(), errb.String())
 		}
 	}
 }

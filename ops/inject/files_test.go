@@ -115,6 +115,7 @@ func TestRunFileIsRemoved(t *testing.T) {
 		Environ: []string{"PATH=" + os.Getenv("PATH")},
 		Secrets: []Materialized{{Name: "KEY", Value: secret(hostileFile), File: true}},
 		Getenv:  func(k string) string { return map[string]string{"TMPDIR": tmp}[k] },
+		NoMask:  true, // the child prints the value, to be compared
 	}
 	for script, want := range map[string]int{`cat "$KEY"; printf '\n%s' "$KEY" >&2`: 0, `printf '\n%s' "$KEY" >&2; kill -s KILL $$`: 137} {
 		var out, errb bytes.Buffer
@@ -151,7 +152,7 @@ func TestRunFileIsRemoved(t *testing.T) {
 	}
 }
 
-// With Mask, a file's value is redacted in the child's output.
+// Masked (the default), a file's value is redacted in the child's output.
 func TestRunMaskCoversFiles(t *testing.T) {
 	cmd, err := Command([]string{"sh", "-c", `cat "$KEY"; echo " $PORT"`})
 	if err != nil {
@@ -161,7 +162,7 @@ func TestRunMaskCoversFiles(t *testing.T) {
 	st, err := Run(cmd, Child{
 		Environ: []string{"PATH=" + os.Getenv("PATH")},
 		Secrets: []Materialized{{Name: "KEY", Value: secret(canary), File: true}, {Name: "PORT", Value: secret("8443"), Literal: true}},
-		Mask:    true, Stdout: &out, Stderr: &out,
+		Stdout:  &out, Stderr: &out,
 		Getenv: func(k string) string { return map[string]string{"TMPDIR": t.TempDir()}[k] },
 	})
 	if err != nil || st != 0 || out.String() != "<redacted:KEY> 8443\n" {

@@ -1,15 +1,15 @@
 // Package inject hands secrets to a process, for arca run and arca env: the
 // merging of --secret and --file flags, env files (--env-file) and refs
 // found in the environment, their resolution through ops, the child's
-// environment and its files, the redactor of its output, the formats env
-// prints, and the running of the child, with its signals forwarded and its
-// exit mapped to arca's.
+// environment and its files, the masking of its output (internal/scrub),
+// the formats env prints, and the running of the child, with its signals
+// forwarded and its exit mapped to arca's.
 //
 // Where bytes go: a value leaves this package only into the child's
 // environment, into the files of --file (in a directory of the user's
 // alone, removed when the child exits) and into the assignments FormatEnv
-// writes; a redactor passes on everything but values. Messages name
-// variables, refs, files and lines, never values.
+// writes; a masked child's output passes on everything but values.
+// Messages name variables, refs, files and lines, never values.
 package inject
 
 import (
@@ -33,7 +33,7 @@ type Injection struct {
 	File bool
 	// Literal marks an env file's NAME=value whose value is not a ref:
 	// Value is handed over as written, nothing is read or audited, and
-	// --mask leaves it alone.
+	// masking leaves it alone.
 	Literal bool
 	Value   string
 	// Where says where the injection was asked for, for messages: "" for
@@ -49,7 +49,7 @@ type Materialized struct {
 	// path (Run writes it).
 	File bool
 	// Literal: the value is no secret (an env file's value as written):
-	// a redactor leaves it alone.
+	// masking leaves it alone.
 	Literal bool
 }
 

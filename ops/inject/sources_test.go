@@ -70,19 +70,6 @@ func TestMaterializeNamesTheEnvFileLine(t *testing.T) {
 	}
 }
 
-// --mask redacts a file's value as it does a variable's, and leaves a
-// literal alone.
-func TestRedactorFilesAndLiterals(t *testing.T) {
-	secrets := []Materialized{
-		{Name: "K", Value: secret("file-value"), File: true},
-		{Name: "PORT", Value: secret("8443"), Literal: true},
-	}
-	got := redactWrites(t, secrets, []byte("key file-value on 8443"))
-	if want := "key <redacted:K> on 8443"; got != want {
-		t.Fatalf("redacted %q, want %q", got, want)
-	}
-}
-
 // arca env prints literals with the secrets, and never a file.
 func TestFormatEnvLiteralsAndFiles(t *testing.T) {
 	var out strings.Builder
