@@ -488,3 +488,25 @@ func TestEtcdGroupLeaseGone(t *testing.T) {
 		t.Errorf("app/a after the refused commit: %v, want not found", err)
 	}
 }
+
+// A group whose handle's lease is gone takes no more writes, reserved
+// ones included: the write of a reserved record is not approved (audited)
+// when its lock went with the lease, since its commit cannot land.
+func TestEtcdReservedWriteAfterTheLeaseWent(t *testing.T) {
+	v := newFaultVault(t, "/arca/reservedleasegone/")
+	e1 := v.open(t)
+	ctx := context.Background()
+	g := reservedGroup(t, e1, "app/a", "app/b")
+	addAll(t, g, put("app/a", "a"))
+	if _, err := v.c.Client(t).Revoke(ctx, e1.sess.Lease()); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	<-e1.sess.Done()
+	approved := false
+	_, err := g.Add(ctx, put("app/b", "b"), func(vault.Meta) error { approved = true; return nil })
+	cerr := g.Commit(ctx)
+	if approved || !errors.Is(err, vault.ErrCommitFirst) {
+		t.Fatalf("a reserved write after the lease went: %v, approved %t (commit: %v); want ErrCommitFirst unapproved", err, approved, cerr)
+	}
+}
