@@ -105,8 +105,9 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 	var r recordRead
 	var err error
 	reserved, ok := g.reserved[e.k.Slot(w.Name)]
+	live := e.sessionLive()
 	switch {
-	case ok && e.hdrRev == g.hdrRev:
+	case ok && e.hdrRev == g.hdrRev && live:
 		r = reserved
 	case len(g.recs) == 0:
 		g.reserved = nil
@@ -115,7 +116,7 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 			r = recs[0]
 		}
 		g.hdrRev = e.hdrRev
-	case e.sess == nil || e.hdrRev != g.hdrRev:
+	case !live || e.hdrRev != g.hdrRev:
 		err = vault.ErrCommitFirst
 	default:
 		r, ok, err = e.tryLockNow(ctx, w.Name)

@@ -488,3 +488,60 @@ func TestEtcdGroupLeaseGone(t *testing.T) {
 		t.Errorf("app/a after the refused commit: %v, want not found", err)
 	}
 }
+
+// A group whose handle's lease is gone takes no more writes, reserved
+// ones included: the write of a reserved record is not approved (audited)
+// when its lock went with the lease, since its commit cannot land.
+func TestEtcdReservedWriteAfterTheLeaseWent(t *testing.T) {
+	v := newFaultVault(t, "/arca/reservedleasegone/")
+	e1 := v.open(t)
+	ctx := context.Background()
+	g := reservedGroup(t, e1, "app/a", "app/b")
+	addAll(t, g, put("app/a", "a"))
+	if _, err := v.c.Client(t).Revoke(ctx, e1.sess.Lease()); err != nil {
+		g.Abort()
+		t.Fatal(err)
+	}
+	<-e1.sess.Done()
+	approved := false
+	_, err := g.Add(ctx, put("app/b", "b"), func(vault.Meta) error { approved = true; return nil })
+	cerr := g.Commit(ctx)
+	if approved || !errors.Is(err, vault.ErrCommitFirst) {
+		t.Fatalf("a reserved write after the lease went: %v, approved %t (commit: %v); want ErrCommitFirst unapproved", err, approved, cerr)
+	}
+}
+
+// A group at the bound commits within etcd's default of 128 operations a
+// transaction however many locks its handle held before: 40 records
+// written, 40 queues counted and 40 locks left from an earlier group let
+// go of in the one commit; and when more were left, they go first, apart.
+func TestEtcdGroupAtTheBoundWithLocksLeftOver(t *testing.T) {
+	v := newFaultVault(t, "/arca/groupbound/")
+	e := v.open(t)
+	e.holdFor = time.Hour
+	ctx := context.Background()
+	names := func(p string) []string {
+		ns := make([]string, maxGroupWrites)
+		for i := range ns {
+			ns[i] = fmt.Sprintf("app/%s%02d", p, i)
+		}
+		return ns
+	}
+	for _, sets := range [][]string{{"a"}, {"b"}, {"c", "d"}} {
+		reserve := names(sets[0])
+		writes := names(sets[len(sets)-1])
+		g := reservedGroup(t, e, reserve...)
+		for _, n := range writes {
+			addAll(t, g, put(n, "v"))
+		}
+		if err := g.Commit(ctx); err != nil {
+			t.Fatalf("a full group (reserved %s, wrote %s) with %d locks held: %v", sets[0], sets[len(sets)-1], len(e.locks), err)
+		}
+	}
+	if ms, err := v.open(t).List(ctx); err != nil || len(ms) != 3*maxGroupWrites {
+		t.Fatalf("after three full groups: %d records, %v", len(ms), err)
+	}
+	if n := lockKeys(t, v); n != maxGroupWrites {
+		t.Errorf("lock keys after the last group: %d, want its %d", n, maxGroupWrites)
+	}
+}

@@ -44,6 +44,21 @@ func (e *Vault) ensureSession(ctx context.Context) error {
 	return nil
 }
 
+// sessionLive reports whether this handle has a session whose lease has
+// not been seen to lapse: the locks it holds are still its own, as far as
+// it can tell without a round trip.
+func (e *Vault) sessionLive() bool {
+	if e.sess == nil {
+		return false
+	}
+	select {
+	case <-e.sess.Done():
+		return false
+	default:
+		return true
+	}
+}
+
 // endSession stops the keep-alives and revokes the lease, briefly. A
 // lease the cluster did not confirm revoked is kept, to be revoked before
 // the next session starts: etcd restarts a lease's countdown when it elects
