@@ -94,8 +94,8 @@ func TestRunFileRemovedWhenTheChildExits(t *testing.T) {
 }
 
 // SIGINT, SIGTERM and SIGHUP sent to arca reach the child; once it exited
-// of them (or of its own accord) the file is gone. (--no-mask: "ready"
-// reaches the test at once; TestRunForwardsSignals signals a masked run.)
+// of them (or of its own accord) the file is gone. The run masks (the
+// file's value is registered), and "ready" reaches the test at once.
 func TestRunFileRemovedAfterASignalToArca(t *testing.T) {
 	h := newArcaHome(t)
 	h.put(t, "arca://app/k", []byte("k-CANARY"))
@@ -104,7 +104,7 @@ func TestRunFileRemovedAfterASignalToArca(t *testing.T) {
 			"echo ready; exec sleep 30",
 			"trap 'kill $! 2>/dev/null; exit 40' INT TERM HUP; sleep 30 >/dev/null 2>&1 & echo ready; wait",
 		} {
-			cmd, _ := startArcaRun(t, h, "--no-mask", "--file", "K=arca://app/k", "--", "sh", "-c", fileChild+child)
+			cmd, _ := startArcaRun(t, h, "--file", "K=arca://app/k", "--", "sh", "-c", fileChild+child)
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func TestRunFileRemovedAfterASignalToArca(t *testing.T) {
 func TestRunFileLeftWhenArcaIsKilled(t *testing.T) {
 	h := newArcaHome(t)
 	h.put(t, "arca://app/k", []byte("k-CANARY"))
-	cmd, _ := startArcaRun(t, h, "--no-mask", "--file", "K=arca://app/k", "--", "sh", "-c", fileChild+"echo $$ > pid.txt; echo ready; exec sleep 30")
+	cmd, _ := startArcaRun(t, h, "--file", "K=arca://app/k", "--", "sh", "-c", fileChild+"echo $$ > pid.txt; echo ready; exec sleep 30")
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

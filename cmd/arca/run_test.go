@@ -145,12 +145,6 @@ func startArcaRun(t *testing.T, h *arcaHome, args ...string) (*exec.Cmd, *bufio.
 	return cmd, r
 }
 
-// readyPad is sh that prints a line of 1 KiB, for a masked child to write
-// after "ready": a scrub stream holds back the last bytes of what it was
-// given (up to its longest form less one) until more comes or the child
-// exits.
-const readyPad = `printf '%1024s\n' ''`
-
 // waitStatus waits for cmd at most 10 s and returns its exit status.
 func waitStatus(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
@@ -186,7 +180,6 @@ trap 'kill $! 2>/dev/null; exit 41' TERM
 trap 'kill $! 2>/dev/null; exit 42' HUP
 sleep 30 >/dev/null 2>&1 &
 echo ready
-` + readyPad + `
 wait`
 	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 40, syscall.SIGTERM: 41, syscall.SIGHUP: 42} {
 		for _, mask := range []bool{false, true} {

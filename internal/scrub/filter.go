@@ -22,10 +22,20 @@ import (
 // gram is its own bit), which almost every read position fails; one that
 // passes is looked up in a table of those grams, each naming its form and
 // offset, and the form is compared there.
+//
+// Two more bitsets tell a Stream which bytes at the end of a text could
+// begin an occurrence that only more text can decide (see hold): one bit
+// for each form's first 8 bytes, and one for each of its first 1 to 7
+// bytes, hashed with their length.
 type matcher struct {
 	forms []form
 	look  int // bytes an occurrence needs in view to be decided
 	tiers []tier
+
+	first8   []uint64 // the forms' first 8 bytes (forms of 8 bytes or more)
+	first8sh uint
+	firstK   []uint64 // the forms' first k bytes, k = 1 to 7 (and under its length)
+	firstKsh uint
 }
 
 // form is one form of one value.
@@ -91,7 +101,96 @@ func newMatcher(forms []form) *matcher {
 		}
 		m.tiers = append(m.tiers, newTier(forms, short, q))
 	}
+	m.first8, m.first8sh = newBitset(len(forms))
+	m.firstK, m.firstKsh = newBitset(len(forms) * 7)
+	for _, f := range forms {
+		if len(f.b) >= 8 {
+			setBit(m.first8, m.first8sh, binary.LittleEndian.Uint64(f.b))
+		}
+		for k := 1; k < 8 && k <= len(f.b); k++ {
+			setBit(m.firstK, m.firstKsh, prefixKey(f.b[:k]))
+		}
+	}
 	return m
+}
+
+// newBitset returns a bitset of about 16 bits for each of n keys, at
+// least 4,096, and the shift that takes a hash to a bit.
+func newBitset(n int) ([]uint64, uint) {
+	lg := max(bits.Len(uint(n))+4, 12)
+	return make([]uint64, 1<<(lg-6)), uint(64 - lg)
+}
+
+func setBit(set []uint64, sh uint, key uint64) {
+	h := mix(key) >> sh
+	set[h>>6] |= 1 << (h & 63)
+}
+
+func hasBit(set []uint64, sh uint, key uint64) bool {
+	h := mix(key) >> sh
+	return set[h>>6]&(1<<(h&63)) != 0
+}
+
+// mix is splitmix64's finalizer: every bit of k moves the top bits.
+func mix(k uint64) uint64 {
+	k = (k ^ k>>30) * 0xbf58476d1ce4e5b9
+	k = (k ^ k>>27) * 0x94d049bb133111eb
+	return k ^ k>>31
+}
+
+// prefixKey is the key of b, 1 to 7 bytes, in firstK: its bytes, little
+// endian, and its length.
+func prefixKey(b []byte) uint64 {
+	var g uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		g = g<<8 | uint64(b[i])
+	}
+	return g ^ uint64(len(b))<<56
+}
+
+// hold returns where the bytes of text start that more text could make
+// part of an occurrence not yet decided: the first position p where
+// text[p:] is a proper prefix of a form, or is a form under Anywhere
+// bytes (whose right neighbour is still to come); len(text) if there is
+// none. It may answer earlier than that (a hash collision says "maybe"),
+// never later. An occurrence that starts before len(text)-look+1 fits in
+// text, so only the positions from there are looked at.
+func (m *matcher) hold(text []byte) int {
+	n := len(text)
+	if len(m.forms) == 0 {
+		return n
+	}
+	p := max(n-m.look+1, 0)
+	for ; p+8 <= n; p++ {
+		if hasBit(m.first8, m.first8sh, binary.LittleEndian.Uint64(text[p:])) && m.begins(text[p:]) {
+			return p
+		}
+	}
+	for ; p < n; p++ { // under 8 bytes: the bit is the answer
+		if hasBit(m.firstK, m.firstKsh, prefixKey(text[p:])) {
+			return p
+		}
+	}
+	return n
+}
+
+// begins reports whether t, 8 bytes or more, is a proper prefix of a
+// form: the forms whose first gram in their tier is t's are compared.
+func (m *matcher) begins(t []byte) bool {
+	for i := range m.tiers {
+		tr := &m.tiers[i]
+		g := tr.gram(t, 0)
+		b := g * hashMul >> tr.bucksh
+		for _, e := range tr.entries[tr.heads[b]:tr.heads[b+1]] {
+			if e.off != 0 || e.gram != g {
+				continue
+			}
+			if f := m.forms[e.form].b; len(f) > len(t) && bytes.Equal(f[:len(t)], t) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // newTier builds the tables of forms[in], read q bytes at a time. The
@@ -156,7 +255,8 @@ func (t *tier) gram(b []byte, off int) uint64 {
 // limit) and ends in text, in no particular order. before is the byte
 // that precedes text, or -1 where text starts the stream; a form that
 // ends text is taken to end the stream too (find is called so that it
-// does, or so that no form can).
+// does, or so that no form under Anywhere bytes that ends text starts
+// before limit: see hold).
 func (m *matcher) find(dst []match, text []byte, from, limit, before int) []match {
 	for i := range m.tiers {
 		dst = m.findIn(&m.tiers[i], dst, text, from, limit, before)

@@ -40,8 +40,9 @@
 // nothing of it prints them: Set and Stream format as their type's name.
 //
 // Bounds: at most MaxValues values, each at most MaxValueLen bytes, and
-// at most MaxFormBytes bytes of forms in all; a Stream holds back at most
-// the longest form less one byte (see Stream).
+// at most MaxFormBytes bytes of forms in all; a Stream holds back only
+// the bytes at the end of what it was given that could still begin an
+// occurrence, at most the longest form less one byte (see Stream).
 package scrub
 
 import (

@@ -2,6 +2,7 @@ package scrub
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -133,29 +134,42 @@ func TestPEMKeyLineByLine(t *testing.T) {
 	}
 }
 
-// TestHoldBack: a Stream passes on all but the longest form less one byte
-// (a 32-byte value's hex, 64 bytes: 63 held back); of a union still open,
-// nothing; Close passes on the rest.
+// TestHoldBack: a Stream passes on at once the bytes no form could
+// start in; it holds back at most the longest form less one byte (a
+// 32-byte value's hex, 64 bytes: 63 of it held back), which the next
+// write releases when it does not complete the form; of a union still
+// open, nothing; Close passes on the rest.
 func TestHoldBack(t *testing.T) {
 	v := strings.Repeat("0123456789abcdef", 2)
+	h := hex.EncodeToString([]byte(v))
 	s := mustSet(t, "K", v)
 	var out bytes.Buffer
 	st := s.NewStream(&out)
 	text := strings.Repeat("text ", 200)
 	_, _ = st.Write([]byte(text))
-	if out.Len() != len(text)-63 {
-		t.Errorf("passed on %d of %d bytes, want all but 63", out.Len(), len(text))
+	if out.String() != text {
+		t.Errorf("passed on %d of %d bytes, want all", out.Len(), len(text))
 	}
-	_, _ = st.Write([]byte(v + strings.Repeat(".", 63)))
-	if out.Len() != len(text) {
-		t.Errorf("with a union open, passed on %d bytes, want %d", out.Len(), len(text))
+	_, _ = st.Write([]byte(h[:63]))
+	if out.String() != text {
+		t.Errorf("of the hex but its last byte, passed on %q", out.String()[len(text):])
+	}
+	_, _ = st.Write([]byte("x "))
+	if want := text + h[:63] + "x "; out.String() != want {
+		t.Errorf("after the hex was not completed: %q", out.String()[len(text):])
+	}
+	text += h[:63] + "x "
+	_, _ = st.Write([]byte(v))
+	if out.String() != text {
+		t.Errorf("with a union open, passed on %q", out.String()[len(text)-5:])
 	}
 	_, _ = st.Write([]byte("!"))
-	if want := text + "<redacted:K>."; out.String() != want { // one byte more is decided
+	if want := text + "<redacted:K>!"; out.String() != want {
 		t.Errorf("after the union: %q", out.String()[len(text)-5:])
 	}
+	_, _ = st.Write([]byte("012345678"))
 	_ = st.Close()
-	if want := text + "<redacted:K>" + strings.Repeat(".", 63) + "!"; out.String() != want {
+	if want := text + "<redacted:K>!012345678"; out.String() != want {
 		t.Errorf("after Close: %q", out.String()[len(text)-5:])
 	}
 }
@@ -165,17 +179,18 @@ func TestHoldBack(t *testing.T) {
 // one byte.
 func TestHoldBackOfTheLongestForm(t *testing.T) {
 	v := "\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f"
+	form := `\u0001\u0002\u0003\u0004\u0005\u0006\u0007\u0008\u000e\u000f`
 	s := mustSet(t, "K", v)
 	var out bytes.Buffer
 	st := s.NewStream(&out)
-	text := strings.Repeat("text ", 20)
-	_, _ = st.Write([]byte(text))
-	if want := len(text) - (6*len(v) - 1); out.Len() != want {
-		t.Errorf("passed on %d bytes, want %d", out.Len(), want)
+	text := strings.Repeat("text ", 20) + `{"k":"`
+	_, _ = st.Write([]byte(text + form[:len(form)-1]))
+	if out.String() != text {
+		t.Errorf("passed on %q, want %q", out.String(), text)
 	}
-	_, _ = st.Write([]byte(`{"k":"\u0001\u0002\u0003\u0004\u0005\u0006\u0007\b\u000e\u000f"}`))
+	_, _ = st.Write([]byte(form[len(form)-1:] + `"}`))
 	_ = st.Close()
-	if want := text + `{"k":"<redacted:K>"}`; out.String() != want {
+	if want := text + `<redacted:K>"}`; out.String() != want {
 		t.Errorf("%q, want %q", out.String(), want)
 	}
 }

@@ -12,16 +12,22 @@ import (
 // split of a text into writes gives the same output as the whole text in
 // one write.
 //
-// Hold-back: after a Write, the bytes not yet passed on are at most the
-// Set's longest form less one byte: an occurrence starting earlier than
-// that has been seen whole. (A form under Anywhere bytes needs one byte
-// more, its right neighbour, but a value's hex is longer than that.) The
-// Set's values can be 64 KiB and a form six times that (every byte a
-// control character, escaped \u00XX): at most 384 KiB. Of a union of
-// occurrences still growing (the last one could yet overlap or touch one
-// that starts in the bytes held back) only the labels are kept, at most
-// one per label: its bytes are dropped, and its placeholder is written
-// when it ends or at Close. Close passes on what was held back.
+// Hold-back: after a Write, the bytes not yet passed on are those from the
+// first place where more text could still make an occurrence: where what
+// follows is a proper prefix of a form, or is a form under Anywhere bytes
+// whose right neighbour is still to come. Every byte before it is passed
+// on at once, so a prompt or a "ready" line that no form could start in is
+// not kept waiting. (The test is a filter on the forms' first bytes that
+// may say "maybe" and hold back a little more, never less.) An occurrence
+// that starts a longest form or more before the end is seen whole, so at
+// most the Set's longest form less one byte is held back. The Set's
+// values can be 64 KiB and a form six times that (every byte a control
+// character, escaped \u00XX): at most 384 KiB. Of a union of occurrences
+// that could still grow (the last one ends where the held-back bytes
+// start, or among them, so an occurrence that starts there would overlap
+// or touch it) only the labels are kept, at most one per label: its bytes
+// are dropped, and its placeholder is written when it ends or at Close.
+// Close passes on what was held back.
 //
 // A Stream is not safe for concurrent use.
 type Stream struct {
@@ -108,10 +114,11 @@ func (st *Stream) scrub(p []byte, final bool) error {
 	if len(m.forms) == 0 && !st.open {
 		return st.pass(text, len(text)) // nothing to find: nothing held back
 	}
-	// Occurrences that start before limit fit in text, or final ends it.
+	// Occurrences that start before limit are decided by text, or final
+	// ends it.
 	limit := len(text)
 	if !final {
-		limit = max(len(text)-m.look+1, 0)
+		limit = m.hold(text)
 	}
 	st.matches = m.find(st.matches[:0], text, 0, limit, st.before)
 	if len(st.matches) == 0 && !st.open {

@@ -3,7 +3,9 @@ package scrub
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -164,5 +166,90 @@ func TestWriteAfterClose(t *testing.T) {
 	}
 	if _, err := st.Write([]byte("x")); err == nil || st.Close() != nil {
 		t.Errorf("write after close: %v", err)
+	}
+}
+
+// writes writes each of chunks to st and returns what w holds after each.
+func writes(t *testing.T, st *Stream, w *bytes.Buffer, chunks ...string) []string {
+	t.Helper()
+	var got []string
+	for _, c := range chunks {
+		if _, err := st.Write([]byte(c)); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, w.String())
+	}
+	return got
+}
+
+// TestHoldsBackOnlyWhatCouldStartAForm: a Stream passes on at once every
+// byte that no form could start in, and holds back the rest until the
+// next write (or Close) decides it.
+func TestHoldsBackOnlyWhatCouldStartAForm(t *testing.T) {
+	const v = "k-CANARY-value"
+	cases := []struct {
+		name   string
+		values []string
+		chunks []string
+		want   []string // what the writer holds after each write
+	}{
+		{"a line no form starts in", []string{"K", v},
+			[]string{"ready\n"},
+			[]string{"ready\n"}},
+		{"a prefix of the value is held, then redacted",
+			[]string{"K", v},
+			[]string{"token: k-CAN", "ARY-value done\n"},
+			[]string{"token: ", "token: <redacted:K> done\n"}},
+		{"a prefix that is not the value is released by the next write",
+			[]string{"K", v},
+			[]string{"token: k-CAN", "DID\n"},
+			[]string{"token: ", "token: k-CANDID\n"}},
+		{"a short value at the end waits for its neighbour",
+			[]string{"S", "k9!z"},
+			[]string{"pin k9!z", "\n"},
+			[]string{"pin ", "pin <redacted:S>\n"}},
+		{"a short value followed by a letter is text",
+			[]string{"S", "k9!z"},
+			[]string{"pin k9!z", "q\n"},
+			[]string{"pin ", "pin k9!zq\n"}},
+		{"a line after a whole value is released at once",
+			[]string{"K", v},
+			[]string{"got " + v + "\nready\n"},
+			[]string{"got <redacted:K>\nready\n"}},
+		{"a whole value at the end waits: one touching it joins its placeholder",
+			[]string{"K", v, "L", "second-value"},
+			[]string{"got " + v, "second-value\n"},
+			[]string{"got ", "got <redacted:K+L>\n"}},
+	}
+	for _, tc := range cases {
+		s := mustSet(t, tc.values...)
+		var out bytes.Buffer
+		st := s.NewStream(&out)
+		got := writes(t, st, &out, tc.chunks...)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: the writer held %q, want %q", tc.name, got, tc.want)
+		}
+		_ = st.Close()
+		if whole, _ := s.Scrub([]byte(strings.Join(tc.chunks, ""))); out.String() != string(whole) {
+			t.Errorf("%s: closed %q, whole %q", tc.name, out.String(), whole)
+		}
+	}
+}
+
+// TestWriteAllocatesNothing: once its buffers have grown, a Stream's
+// Write allocates nothing, whether it holds bytes back or not.
+func TestWriteAllocatesNothing(t *testing.T) {
+	const v = "k-CANARY-value"
+	s := mustSet(t, "K", v)
+	st := s.NewStream(io.Discard)
+	chunks := [][]byte{[]byte("a line of text, then " + v + "\n"), []byte("a prefix: k-CAN"), []byte("ARY-value!\n")}
+	write := func() {
+		for _, c := range chunks {
+			_, _ = st.Write(c)
+		}
+	}
+	write()
+	if n := testing.AllocsPerRun(100, write); n != 0 {
+		t.Errorf("%v allocations a round of writes", n)
 	}
 }
