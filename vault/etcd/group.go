@@ -138,8 +138,11 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 
 // Reserve implements vault.Reserver: the locks of the records names are
 // written to, the first maxGroupWrites of them, taken in one round trip
-// and the records read with them. A vault that is not there yet has no
-// record to lock: the group's first write creates it, as ever.
+// and the records read with them (reserveRecords). It waits only for the
+// first name's record, held elsewhere; the others another writer holds
+// are left to their writes, which take them without waiting as they come.
+// A vault that is not there yet has no record to lock: the group's first
+// write creates it, as ever.
 func (g *group) Reserve(ctx context.Context, names []string) error {
 	if g.ended || len(g.recs) > 0 || g.reserved != nil {
 		return errors.New("a group's records are reserved once, before its first write")
@@ -158,7 +161,7 @@ func (g *group) Reserve(ctx context.Context, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
-	recs, err := e.lockRecords(ctx, names)
+	recs, err := e.reserveRecords(ctx, names)
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,11 @@ func TestEtcdGroupIsOneCommit(t *testing.T) {
 	v := newFaultVault(t, "/arca/group/")
 	e := v.open(t)
 	e.holdFor = time.Hour
-	if _, err := putValue(v.open(t), "app/k0", "old", nil); err != nil {
+	first := v.open(t)
+	if _, err := putValue(first, "app/k0", "old", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Close(); err != nil { // and its lock with it
 		t.Fatal(err)
 	}
 	kv := &countingKV{KV: e.cli.KV}

@@ -18,17 +18,21 @@ import (
 const orphanRetry = 50 * time.Millisecond
 
 // waitTurn waits until this handle's keys are first in the queues of
-// slots (queued by the attempt at revision rev). It watches the lock keys
-// for deletions from just after rev, and looks at a queue again only when
-// the key just ahead of its own goes, so a release wakes one waiter, not
-// every one, and a writer that waits costs the cluster nothing while it
-// waits. A watch that breaks (a leader lost, history compacted) is made
-// again from where it looked last.
+// slots (queued by the attempt at revision rev). It watches for deletions
+// from just after rev, in the queue it waits in (in every queue when it
+// waits in several), and looks at a queue again only when the key just
+// ahead of its own goes: a release wakes one waiter, not every one, and a
+// writer reads nothing while it waits. A watch that breaks (a leader lost,
+// history compacted) is made again from where it looked last.
 func (e *Vault) waitTurn(ctx context.Context, slots []string, rev int64) error {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	var wch clientv3.WatchChan
 	from := rev + 1
+	watched := e.locksPrefix() // every queue, or the one it waits in
+	if len(slots) == 1 {
+		watched = e.slotLocks(slots[0])
+	}
 	q, err := e.lookAgain(ctx, slots)
 	for err == nil && len(q.waiting) > 0 {
 		var retry <-chan time.Time
@@ -37,7 +41,7 @@ func (e *Vault) waitTurn(ctx context.Context, slots []string, rev int64) error {
 			retry = time.After(orphanRetry)
 		}
 		if wch == nil {
-			wch = e.cli.Watch(wctx, e.locksPrefix(), clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
+			wch = e.cli.Watch(wctx, watched, clientv3.WithPrefix(), clientv3.WithRev(from), clientv3.WithFilterPut())
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package etcd_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -11,25 +12,37 @@ import (
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
 )
 
-// writeGroup writes a put of names, one group of e with its records
-// reserved.
+// writeGroup writes a put of names in groups of e with their records
+// reserved, as ops.Writes does: a write that answers ErrCommitFirst goes
+// in the next group.
 func writeGroup(e *etcd.Vault, value string, names ...string) error {
 	ctx := context.Background()
-	g, err := e.Group(ctx)
-	if err != nil {
-		return err
-	}
-	if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
-		g.Abort()
-		return err
-	}
-	for _, n := range names {
-		if _, err := g.Add(ctx, vault.Write{Kind: vault.Put, Name: n, Value: vault.NewSecret([]byte(value))}, func(vault.Meta) error { return nil }); err != nil {
-			g.Abort()
-			return fmt.Errorf("add %s: %w", n, err)
+	for len(names) > 0 {
+		g, err := e.Group(ctx)
+		if err != nil {
+			return err
 		}
+		if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
+			g.Abort()
+			return err
+		}
+		n := 0
+		for ; n < len(names); n++ {
+			_, err := g.Add(ctx, vault.Write{Kind: vault.Put, Name: names[n], Value: vault.NewSecret([]byte(value))}, func(vault.Meta) error { return nil })
+			if n > 0 && errors.Is(err, vault.ErrCommitFirst) {
+				break
+			}
+			if err != nil {
+				g.Abort()
+				return fmt.Errorf("add %s: %w", names[n], err)
+			}
+		}
+		if err := g.Commit(ctx); err != nil {
+			return err
+		}
+		names = names[n:]
 	}
-	return g.Commit(ctx)
+	return nil
 }
 
 // Many writers on a 3-member cluster, some sharing a record, carry on
@@ -51,9 +64,16 @@ func manyWritersThroughAKill(t *testing.T, killLeader bool) {
 	for i := range writers {
 		e := v.open(t)
 		go func() {
+			told := false
+			defer func() {
+				if !told { // a writer that failed early still lets the kill go ahead
+					halfway <- struct{}{}
+				}
+			}()
 			for r := range rounds {
 				if r == rounds/2 {
 					halfway <- struct{}{}
+					told = true
 					<-killed
 				}
 				if err := writeGroup(e, "v", fmt.Sprintf("own%d/r%d", i, r), "shared/n"); err != nil {

@@ -12,27 +12,39 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// writeGroup writes names as one reserved group of e: each a put of
-// value. It answers the versions the group's writes left, in order.
+// writeGroup writes names as reserved groups of e, each a put of value,
+// as ops.Writes does: a write that answers ErrCommitFirst (its record held
+// elsewhere, with writes in hand) goes in the next group, which reserves
+// the rest. It answers the versions the writes left, in order.
 func writeGroup(ctx context.Context, e *Vault, value string, names ...string) ([]uint64, error) {
-	g, err := e.Group(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
-		g.Abort()
-		return nil, err
-	}
 	var vs []uint64
-	for _, n := range names {
-		m, err := g.Add(ctx, put(n, value), allow)
+	for len(names) > 0 {
+		g, err := e.Group(ctx)
 		if err != nil {
-			g.Abort()
-			return nil, fmt.Errorf("add %s: %w", n, err)
+			return vs, err
 		}
-		vs = append(vs, m.Version)
+		if err := g.(vault.Reserver).Reserve(ctx, names); err != nil {
+			g.Abort()
+			return vs, err
+		}
+		n := 0
+		for ; n < len(names); n++ {
+			m, err := g.Add(ctx, put(names[n], value), allow)
+			if n > 0 && errors.Is(err, vault.ErrCommitFirst) {
+				break
+			}
+			if err != nil {
+				g.Abort()
+				return vs, fmt.Errorf("add %s: %w", names[n], err)
+			}
+			vs = append(vs, m.Version)
+		}
+		if err := g.Commit(ctx); err != nil {
+			return vs, err
+		}
+		names = names[n:]
 	}
-	return vs, g.Commit(ctx)
+	return vs, nil
 }
 
 // Writers of different records never wait for each other: sixteen
@@ -248,4 +260,42 @@ func TestEtcdCommitAfterALostReleaseFails(t *testing.T) {
 	if _, err := v.open(t).Get(context.Background(), "b/0"); !errors.Is(err, vault.ErrNotFound) {
 		t.Errorf("b/0 after the failed commit: %v, want not found", err)
 	}
+}
+
+// A reservation waits only for its first record: a later one another
+// writer holds is left to its write, which then answers ErrCommitFirst
+// (the group commits and the write starts the next), so the first write
+// is not held up by a record it does not write.
+func TestEtcdReserveDoesNotWaitForALaterRecord(t *testing.T) {
+	v := newFaultVault(t, "/arca/reservehol/")
+	e1, e2 := v.open(t), v.open(t)
+	e1.holdFor = time.Hour
+	g1 := newGroup(t, e1)
+	addAll(t, g1, put("app/b", "by e1"))
+	e2.timeout = 2 * time.Second
+	ctx := context.Background()
+	g2 := reservedGroup(t, e2, "app/a", "app/b")
+	if _, err := g2.Add(ctx, put("app/a", "by e2"), allow); err != nil {
+		g2.Abort()
+		g1.Abort()
+		t.Fatalf("the reserved write of a free record: %v", err)
+	}
+	approved := false
+	if _, err := g2.Add(ctx, put("app/b", "by e2"), func(vault.Meta) error { approved = true; return nil }); !errors.Is(err, vault.ErrCommitFirst) || approved {
+		g2.Abort()
+		g1.Abort()
+		t.Fatalf("a write of the record another writer holds: %v, approved %t; want ErrCommitFirst unapproved", err, approved)
+	}
+	if err := g2.Commit(ctx); err != nil {
+		g1.Abort()
+		t.Fatal(err)
+	}
+	if n := lockKeys(t, v); n != 2 {
+		t.Errorf("lock keys after the reservation: %d, want e1's and e2's app/a", n)
+	}
+	if err := g1.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantRecord(t, e1, "app/a", "by e2", 1)
+	wantRecord(t, e1, "app/b", "by e1", 1)
 }
