@@ -28,7 +28,7 @@ import (
 // Nothing is committed before its event is written, and no write's result
 // is final before Commit: a caller answers the writes after it. A Writes
 // is used by one goroutine and ended with Commit (or Abort) promptly,
-// since it may hold its vault's writer lock.
+// since it may hold its vault's locks.
 type Writes struct {
 	s       *Service
 	st      vault.Store // the vault of g

@@ -71,7 +71,7 @@ type Vault struct {
 	hdr     header
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
 	k       *seal.Keys
-	sess    *concurrency.Session // the lease the writer lock hangs on; nil until a write
+	sess    *concurrency.Session // the lease the record locks hang on; nil until a write
 	orphans []clientv3.LeaseID   // leases of ended sessions not yet confirmed revoked
 	// locks are this handle's keys in record lock queues: slot -> the
 	// key's create revision. Outside lockRecords, each is a lock it holds.
