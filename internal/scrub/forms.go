@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"strings"
 )
 
 // formsOf returns the forms of v, each once, v itself first: the texts a
@@ -16,7 +17,8 @@ func formsOf(v []byte) [][]byte {
 	fs := [][]byte{v}
 	fs = appendLines(fs, v)
 	fs = appendJSON(fs, v)
-	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(url.PathEscape(string(v))))
+	path := url.PathEscape(string(v))
+	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(path), []byte(strings.ReplaceAll(path, "%2F", "/")))
 	h := hex.EncodeToString(v)
 	fs = append(fs, []byte(h), bytes.ToUpper([]byte(h)))
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
@@ -24,7 +26,7 @@ func formsOf(v []byte) [][]byte {
 			fs = append(fs, base64Fragment(enc, v, k))
 		}
 	}
-	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)))
+	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)), bytes.ReplaceAll(v, []byte("'"), []byte(`'"'"'`)))
 	return dedupe(fs)
 }
 

@@ -71,9 +71,11 @@ func TestEveryFormIsCaught(t *testing.T) {
 		"json \\/":     `{"pass":"` + strings.ReplaceAll(strings.TrimSpace(plain.String()[1:len(plain.String())-2]), `/`, `\/`) + `"}`,
 		"query":        "https://h/?pass=" + url.QueryEscape(v) + "&x=1",
 		"path":         "https://h/" + url.PathEscape(v) + "/x",
+		"path with /":  "https://h/" + strings.ReplaceAll(url.PathEscape(v), "%2F", "/") + "/x",
 		"hex":          "0x" + hex.EncodeToString([]byte(v)) + ".",
 		"HEX":          "0x" + strings.ToUpper(hex.EncodeToString([]byte(v))) + ".",
 		"shell":        "export PASS='" + strings.ReplaceAll(v, "'", `'\''`) + "'",
+		"shlex.quote":  "export PASS='" + strings.ReplaceAll(v, "'", `'"'"'`) + "'",
 		"basic auth":   "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+v)),
 	} {
 		got, rs := s.Scrub([]byte(text))
