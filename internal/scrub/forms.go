@@ -18,7 +18,9 @@ func formsOf(v []byte) [][]byte {
 	fs = appendLines(fs, v)
 	fs = appendJSON(fs, v)
 	path := url.PathEscape(string(v))
-	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(path), []byte(strings.ReplaceAll(path, "%2F", "/")))
+	strict := percentEscape(v)
+	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(path), []byte(strings.ReplaceAll(path, "%2F", "/")),
+		strict, bytes.ReplaceAll(strict, []byte("%2F"), []byte("/")))
 	h := hex.EncodeToString(v)
 	fs = append(fs, []byte(h), bytes.ToUpper([]byte(h)))
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
@@ -28,6 +30,22 @@ func formsOf(v []byte) [][]byte {
 	}
 	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)), bytes.ReplaceAll(v, []byte("'"), []byte(`'"'"'`)))
 	return dedupe(fs)
+}
+
+// percentEscape is v with every byte but A-Z a-z 0-9 - . _ ~ written %XX
+// (RFC 3986's unreserved set; a space is %20): Python's urllib.parse.quote
+// with safe="" (and with its default safe="/", once "%2F" is put back).
+func percentEscape(v []byte) []byte {
+	const upper = "0123456789ABCDEF"
+	out := make([]byte, 0, 3*len(v))
+	for _, c := range v {
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, '%', upper[c>>4], upper[c&15])
+	}
+	return out
 }
 
 // appendLines appends each line of a multi-line v of MinLineLen bytes or

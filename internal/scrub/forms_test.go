@@ -72,6 +72,8 @@ func TestEveryFormIsCaught(t *testing.T) {
 		"query":        "https://h/?pass=" + url.QueryEscape(v) + "&x=1",
 		"path":         "https://h/" + url.PathEscape(v) + "/x",
 		"path with /":  "https://h/" + strings.ReplaceAll(url.PathEscape(v), "%2F", "/") + "/x",
+		"quote":        "https://h/" + strings.ReplaceAll(strings.ReplaceAll(url.QueryEscape(v), "+", "%20"), "%2F", "/") + "/x",
+		"quote all":    "https://h/?p=" + strings.ReplaceAll(url.QueryEscape(v), "+", "%20") + "&x=1",
 		"hex":          "0x" + hex.EncodeToString([]byte(v)) + ".",
 		"HEX":          "0x" + strings.ToUpper(hex.EncodeToString([]byte(v))) + ".",
 		"shell":        "export PASS='" + strings.ReplaceAll(v, "'", `'\''`) + "'",

@@ -13,7 +13,8 @@
 // JSON string as encoding/json writes it (with and without its HTML
 // escapes \u003c \u003e \u0026), with every control character as \u00XX,
 // and with / as \/; url.QueryEscape and url.PathEscape, also with / left as it is (a
-// path of segments); hex, lower and
+// path of segments); every byte but RFC 3986's unreserved ones as %XX
+// (Python's urllib.parse.quote), with / escaped or left; hex, lower and
 // upper case; base64, standard and URL alphabets, at each of the three
 // alignments the value can have inside a longer encoded text, only the
 // characters the value alone determines (so padded or not alike); and
