@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // formsOf returns the forms of v, each once, v itself first: the texts a
@@ -69,7 +71,8 @@ func appendLines(fs [][]byte, v []byte) [][]byte {
 // \u0026 for HTML), encoding/json without the HTML escapes (and most other
 // encoders: JavaScript's, Python's with ensure_ascii off), every control
 // character as \u00XX (\n, \r, \t and the rest; some encoders do not use
-// the short escapes), and / as \/ (PHP's json_encode).
+// the short escapes), / as \/ (PHP's json_encode), and every character
+// past ASCII as \uXXXX (Python's json.dumps; PHP's), with / as it is or \/.
 func appendJSON(fs [][]byte, v []byte) [][]byte {
 	def, _ := json.Marshal(string(v)) // a string always marshals
 	fs = append(fs, def[1:len(def)-1])
@@ -79,8 +82,36 @@ func appendJSON(fs [][]byte, v []byte) [][]byte {
 	_ = enc.Encode(string(v))
 	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	plain = plain[1 : len(plain)-1]
-	fs = append(fs, plain, bytes.ReplaceAll(plain, []byte("/"), []byte(`\/`)))
+	ascii := jsonASCII(plain)
+	fs = append(fs, plain, bytes.ReplaceAll(plain, []byte("/"), []byte(`\/`)),
+		ascii, bytes.ReplaceAll(ascii, []byte("/"), []byte(`\/`)))
 	return append(fs, jsonControls(v))
+}
+
+// jsonASCII is the inside of a JSON string with every character past
+// ASCII written \uXXXX, lower case, one past U+FFFF as its surrogate pair:
+// Python's json.dumps by default (ensure_ascii) and PHP's json_encode.
+func jsonASCII(s []byte) []byte {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(s))
+	u := func(r rune) {
+		b = append(b, '\\', 'u', digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15])
+	}
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		switch {
+		case r < utf8.RuneSelf:
+			b = append(b, s[0])
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			u(r1)
+			u(r2)
+		default:
+			u(r)
+		}
+		s = s[n:]
+	}
+	return b
 }
 
 // jsonControls is v inside a JSON string with " and \ escaped and every

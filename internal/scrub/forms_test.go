@@ -87,6 +87,24 @@ func TestEveryFormIsCaught(t *testing.T) {
 	}
 }
 
+// TestJSONPastASCII: a value past ASCII, written as Python's json.dumps
+// writes it by default (every such character \uXXXX, a surrogate pair
+// past U+FFFF) or as PHP's json_encode does (and / as \/), is caught.
+func TestJSONPastASCII(t *testing.T) {
+	s := NewSet()
+	if err := s.Add("K", []byte("pässwörd/€-😀-x1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		`{"p": "p\u00e4ssw\u00f6rd/\u20ac-\ud83d\ude00-x1"}`,
+		`{"p":"p\u00e4ssw\u00f6rd\/\u20ac-\ud83d\ude00-x1"}`,
+	} {
+		if got, rs := s.Scrub([]byte(text)); bytes.Contains(got, []byte("ssw")) || len(rs) != 1 || rs[0].Count != 1 {
+			t.Errorf("%s gave %q %v", text, got, rs)
+		}
+	}
+}
+
 // TestFormsOf: each form once, the value first; a value that no
 // escaping changes has its bytes, hex in both cases and base64 at three
 // alignments (both alphabets alike here).
