@@ -6,6 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/url"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // formsOf returns the forms of v, each once, v itself first: the texts a
@@ -16,7 +19,10 @@ func formsOf(v []byte) [][]byte {
 	fs := [][]byte{v}
 	fs = appendLines(fs, v)
 	fs = appendJSON(fs, v)
-	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(url.PathEscape(string(v))))
+	path := url.PathEscape(string(v))
+	strict := percentEscape(v)
+	fs = append(fs, []byte(url.QueryEscape(string(v))), []byte(path), []byte(strings.ReplaceAll(path, "%2F", "/")),
+		strict, bytes.ReplaceAll(strict, []byte("%2F"), []byte("/")))
 	h := hex.EncodeToString(v)
 	fs = append(fs, []byte(h), bytes.ToUpper([]byte(h)))
 	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
@@ -24,8 +30,24 @@ func formsOf(v []byte) [][]byte {
 			fs = append(fs, base64Fragment(enc, v, k))
 		}
 	}
-	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)))
+	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)), bytes.ReplaceAll(v, []byte("'"), []byte(`'"'"'`)))
 	return dedupe(fs)
+}
+
+// percentEscape is v with every byte but A-Z a-z 0-9 - . _ ~ written %XX
+// (RFC 3986's unreserved set; a space is %20): Python's urllib.parse.quote
+// with safe="" (and with its default safe="/", once "%2F" is put back).
+func percentEscape(v []byte) []byte {
+	const upper = "0123456789ABCDEF"
+	out := make([]byte, 0, 3*len(v))
+	for _, c := range v {
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			out = append(out, c)
+			continue
+		}
+		out = append(out, '%', upper[c>>4], upper[c&15])
+	}
+	return out
 }
 
 // appendLines appends each line of a multi-line v of MinLineLen bytes or
@@ -49,7 +71,8 @@ func appendLines(fs [][]byte, v []byte) [][]byte {
 // \u0026 for HTML), encoding/json without the HTML escapes (and most other
 // encoders: JavaScript's, Python's with ensure_ascii off), every control
 // character as \u00XX (\n, \r, \t and the rest; some encoders do not use
-// the short escapes), and / as \/ (PHP's json_encode).
+// the short escapes), / as \/ (PHP's json_encode), and every character
+// past ASCII as \uXXXX (Python's json.dumps; PHP's), with / as it is or \/.
 func appendJSON(fs [][]byte, v []byte) [][]byte {
 	def, _ := json.Marshal(string(v)) // a string always marshals
 	fs = append(fs, def[1:len(def)-1])
@@ -59,8 +82,36 @@ func appendJSON(fs [][]byte, v []byte) [][]byte {
 	_ = enc.Encode(string(v))
 	plain := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 	plain = plain[1 : len(plain)-1]
-	fs = append(fs, plain, bytes.ReplaceAll(plain, []byte("/"), []byte(`\/`)))
+	ascii := jsonASCII(plain)
+	fs = append(fs, plain, bytes.ReplaceAll(plain, []byte("/"), []byte(`\/`)),
+		ascii, bytes.ReplaceAll(ascii, []byte("/"), []byte(`\/`)))
 	return append(fs, jsonControls(v))
+}
+
+// jsonASCII is the inside of a JSON string with every character past
+// ASCII written \uXXXX, lower case, one past U+FFFF as its surrogate pair:
+// Python's json.dumps by default (ensure_ascii) and PHP's json_encode.
+func jsonASCII(s []byte) []byte {
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 2*len(s))
+	u := func(r rune) {
+		b = append(b, '\\', 'u', digits[r>>12&15], digits[r>>8&15], digits[r>>4&15], digits[r&15])
+	}
+	for len(s) > 0 {
+		r, n := utf8.DecodeRune(s)
+		switch {
+		case r < utf8.RuneSelf:
+			b = append(b, s[0])
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			u(r1)
+			u(r2)
+		default:
+			u(r)
+		}
+		s = s[n:]
+	}
+	return b
 }
 
 // jsonControls is v inside a JSON string with " and \ escaped and every

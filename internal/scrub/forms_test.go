@@ -71,14 +71,36 @@ func TestEveryFormIsCaught(t *testing.T) {
 		"json \\/":     `{"pass":"` + strings.ReplaceAll(strings.TrimSpace(plain.String()[1:len(plain.String())-2]), `/`, `\/`) + `"}`,
 		"query":        "https://h/?pass=" + url.QueryEscape(v) + "&x=1",
 		"path":         "https://h/" + url.PathEscape(v) + "/x",
+		"path with /":  "https://h/" + strings.ReplaceAll(url.PathEscape(v), "%2F", "/") + "/x",
+		"quote":        "https://h/" + strings.ReplaceAll(strings.ReplaceAll(url.QueryEscape(v), "+", "%20"), "%2F", "/") + "/x",
+		"quote all":    "https://h/?p=" + strings.ReplaceAll(url.QueryEscape(v), "+", "%20") + "&x=1",
 		"hex":          "0x" + hex.EncodeToString([]byte(v)) + ".",
 		"HEX":          "0x" + strings.ToUpper(hex.EncodeToString([]byte(v))) + ".",
 		"shell":        "export PASS='" + strings.ReplaceAll(v, "'", `'\''`) + "'",
+		"shlex.quote":  "export PASS='" + strings.ReplaceAll(v, "'", `'"'"'`) + "'",
 		"basic auth":   "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+v)),
 	} {
 		got, rs := s.Scrub([]byte(text))
 		if bytes.Contains(got, []byte("ss/w")) || bytes.Count(got, []byte("<redacted:db/pass>")) != 1 || len(rs) != 1 || rs[0].Count != 1 {
 			t.Errorf("%s: %q gave %q %v", name, text, got, rs)
+		}
+	}
+}
+
+// TestJSONPastASCII: a value past ASCII, written as Python's json.dumps
+// writes it by default (every such character \uXXXX, a surrogate pair
+// past U+FFFF) or as PHP's json_encode does (and / as \/), is caught.
+func TestJSONPastASCII(t *testing.T) {
+	s := NewSet()
+	if err := s.Add("K", []byte("pässwörd/€-😀-x1")); err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{
+		`{"p": "p\u00e4ssw\u00f6rd/\u20ac-\ud83d\ude00-x1"}`,
+		`{"p":"p\u00e4ssw\u00f6rd\/\u20ac-\ud83d\ude00-x1"}`,
+	} {
+		if got, rs := s.Scrub([]byte(text)); bytes.Contains(got, []byte("ssw")) || len(rs) != 1 || rs[0].Count != 1 {
+			t.Errorf("%s gave %q %v", text, got, rs)
 		}
 	}
 }

@@ -12,12 +12,15 @@
 // MinLineLen bytes or more, without its "\n" or "\r\n"; the inside of a
 // JSON string as encoding/json writes it (with and without its HTML
 // escapes \u003c \u003e \u0026), with every control character as \u00XX,
-// and with / as \/; url.QueryEscape and url.PathEscape; hex, lower and
+// and with / as \/; url.QueryEscape and url.PathEscape, also with / left as it is (a
+// path of segments); every byte but RFC 3986's unreserved ones as %XX
+// (Python's urllib.parse.quote), with / escaped or left; hex, lower and
 // upper case; base64, standard and URL alphabets, at each of the three
 // alignments the value can have inside a longer encoded text, only the
 // characters the value alone determines (so padded or not alike); and
 // shell single-quote escaping (each ' written as the four bytes quote,
-// backslash, quote, quote). Forms equal to one another are kept once, of
+// backslash, quote, quote, or as the five quote, double quote, quote,
+// double quote, quote that Python's shlex.quote writes). Forms equal to one another are kept once, of
 // the value registered first.
 //
 // A value under MinLen bytes is not registered (Add returns ErrTooShort
