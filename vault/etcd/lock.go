@@ -76,6 +76,31 @@ func (e *Vault) owns(slot string) clientv3.Cmp {
 // for other writers until ctx's deadline, and then gives up its place.
 // Callers hold e.mu and a loaded header.
 func (e *Vault) lockRecords(ctx context.Context, names []string) ([]recordRead, error) {
+	return e.withLocks(ctx, names, func(slots []string) ([]recordRead, error) {
+		if len(slots) > maxLockSlots {
+			return nil, fmt.Errorf("%s: %d records to lock at once, more than %d", e.where(), len(slots), maxLockSlots)
+		}
+		t, err := e.tryLocks(ctx, slots)
+		if err != nil || len(t.blocked) == 0 {
+			return t.recs, err
+		}
+		if len(e.locks) > len(t.fresh) {
+			// It holds locks from before this attempt: let go of them all
+			// and queue again, so that it waits with keys of one revision.
+			return nil, errLockLost
+		}
+		if err := e.waitTurn(ctx, t.blocked, t.rev); err != nil {
+			return nil, err
+		}
+		return e.readLocked(ctx, slots)
+	})
+}
+
+// withLocks runs attempt on the slots of names, in a session, until it
+// answers anything but errLockLost (a lock that went, or a header that
+// moved: the slots are worked out again). Whatever stops it but success
+// lets go of every lock; a wait past the deadline says who held it.
+func (e *Vault) withLocks(ctx context.Context, names []string, attempt func(slots []string) ([]recordRead, error)) ([]recordRead, error) {
 	for {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%s: the record locks kept going before the deadline (%v)", e.where(), e.timeout)
@@ -83,25 +108,10 @@ func (e *Vault) lockRecords(ctx context.Context, names []string) ([]recordRead, 
 		if err := e.ensureSession(ctx); err != nil {
 			return nil, err
 		}
-		slots := e.slotsOf(names)
-		if len(slots) > maxLockSlots {
-			return nil, fmt.Errorf("%s: %d records to lock at once, more than %d", e.where(), len(slots), maxLockSlots)
-		}
-		t, err := e.tryLocks(ctx, slots)
-		if err == nil && len(t.blocked) > 0 && len(e.locks) > len(t.fresh) {
-			// It holds locks from before this attempt: let go of them all
-			// and queue again, so that it waits with keys of one revision.
-			err = errLockLost
-		}
-		if err == nil && len(t.blocked) > 0 {
-			err = e.waitTurn(ctx, t.blocked, t.rev)
-			if err == nil {
-				t.recs, err = e.readLocked(ctx, slots)
-			}
-		}
+		recs, err := attempt(e.slotsOf(names))
 		switch {
 		case err == nil:
-			return t.recs, nil
+			return recs, nil
 		case errors.Is(err, errLockLost):
 			e.releaseLocks() // what is left of them: start afresh
 		case errors.Is(err, errWaitedPastDeadline):

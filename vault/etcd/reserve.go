@@ -2,8 +2,6 @@ package etcd
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 )
 
@@ -16,32 +14,13 @@ import (
 // for a record a later write of it needs. It answers the records whose
 // locks it holds. Callers hold e.mu and a loaded header.
 func (e *Vault) reserveRecords(ctx context.Context, names []string) ([]recordRead, error) {
-	for {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%s: the record locks kept going before the deadline (%v)", e.where(), e.timeout)
-		}
-		if err := e.ensureSession(ctx); err != nil {
-			return nil, err
-		}
-		slots := e.slotsOf(names)
+	return e.withLocks(ctx, names, func(slots []string) ([]recordRead, error) {
 		t, err := e.tryLocks(ctx, slots)
-		if err == nil {
-			var recs []recordRead
-			if recs, err = e.settleReserve(ctx, slots, t); err == nil {
-				return recs, nil
-			}
-		}
-		switch {
-		case errors.Is(err, errLockLost):
-			e.releaseLocks() // what is left of them: start afresh
-		case errors.Is(err, errWaitedPastDeadline):
-			e.releaseLocks()
-			return nil, e.heldPastDeadline()
-		default:
-			e.releaseLocks()
+		if err != nil {
 			return nil, err
 		}
-	}
+		return e.settleReserve(ctx, slots, t)
+	})
 }
 
 // settleReserve makes what the attempt t found of slots a reservation:
