@@ -129,12 +129,18 @@ def raw(home: Home, n: int) -> float:
     took = time.perf_counter() - began
     serve_cpu.stop()
     writer.join()
+    stop(p, drain)
+    return n / took
+
+
+def stop(p: "subprocess.Popen[bytes]", drain: threading.Thread) -> None:
+    """Ends a raw turn's serve: its input closed, its exit and its stderr's drain waited for."""
+    assert p.stdin and p.stdout and p.stderr
     p.stdin.close()
     p.wait()
     drain.join()
     p.stdout.close()
     p.stderr.close()
-    return n / took
 
 
 def window(home: Home, n: int) -> float:
@@ -167,11 +173,7 @@ def window(home: Home, n: int) -> float:
             sent += k
     took = time.perf_counter() - began
     serve_cpu.stop()
-    p.stdin.close()
-    p.wait()
-    drain.join()
-    p.stdout.close()
-    p.stderr.close()
+    stop(p, drain)
     return n / took
 
 
