@@ -32,6 +32,8 @@ type Config struct {
 	Audit      AuditConfig            `toml:"audit"`
 	Serve      ServeConfig            `toml:"serve"`
 	Deploy     []Deploy               `toml:"deploy"` // [[deploy]] targets (deploy.go)
+	Services   map[string]Service     `toml:"-"`      // [services.NAME] (use.go)
+	Actions    map[string]Action      `toml:"-"`      // [actions.NAME] (use.go)
 
 	Path   string `toml:"-"` // file it came from, "" when none
 	Origin Origin `toml:"-"` // how it was found
