@@ -63,11 +63,33 @@ type Event struct {
 	Code              string          `json:"code,omitempty"`
 	Message           string          `json:"message,omitempty"`
 	Policy            *Policy         `json:"policy,omitempty"`
-	Source            string          `json:"source"`
+	// Use is what the event of a use (http, exec, a request through the
+	// proxy) adds; nil for every other event.
+	*Use
+	Source string `json:"source"`
 	// Prev links the event to the one before it in its stream: the hex
 	// SHA-256 of that event's line (see Link). The first event of a
 	// stream has none.
 	Prev string `json:"prev,omitempty"`
+}
+
+// Use is what an event of a use records: where it went (the service or
+// action, the method and the path, never the query) and how it ended
+// (status or exit code, or the cause of an upstream_failed), in counts
+// only. It never holds a header value, a query, a body or an output.
+type Use struct {
+	Service    string `json:"service,omitempty"`
+	Action     string `json:"action,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Path       string `json:"path,omitempty"`
+	Via        string `json:"via,omitempty"` // "op" or "proxy"
+	Status     int    `json:"status,omitempty"`
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	Cause      string `json:"cause,omitempty"`
+	BytesIn    int64  `json:"bytes_in"`
+	BytesOut   int64  `json:"bytes_out"`
+	ElapsedMS  int64  `json:"elapsed_ms"`
+	Redactions int    `json:"redactions"`
 }
 
 // HashAttestation returns the hex SHA-256 recorded in place of an attestation.

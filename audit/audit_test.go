@@ -22,6 +22,11 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 		{V: 1, Event: "denied", Op: "put", Outcome: Denied, Code: "denied", Message: "denied by policy: <no> & \u2028 \x01 é \xff",
 			Policy: &Policy{Allow: false, Reason: "r\n", Obligations: []string{"a", "b\t"}, Degraded: true}, Source: SourceServe},
 		{V: 1, Event: "error", Policy: &Policy{Allow: true}, ID: json.RawMessage(`null`)},
+		{V: 1, Event: "http", Op: "http", Outcome: OK, Ref: "ci/token", Version: 2, Source: SourceServe,
+			Use: &Use{Service: "github", Method: "GET", Path: "/repos/\"x\"", Via: "op", Status: 200, BytesIn: 3, BytesOut: 1024, ElapsedMS: 12, Redactions: 1}},
+		{V: 1, Event: "exec", Op: "exec", Outcome: OK, Source: SourceServe, Use: &Use{Action: "migrate", ExitCode: new(int), Via: "op"}},
+		{V: 1, Event: "error", Op: "http", Outcome: Error, Code: "upstream_failed", Message: "m", Source: SourceServe,
+			Use: &Use{Service: "s", Method: "POST", Path: "/", Via: "proxy", Cause: "blocked_address"}},
 	}
 	for i, e := range events {
 		got := appendEvent(nil, &e, nil, time.Time{}, nil)

@@ -44,6 +44,9 @@ func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) 
 		b = append(b, `,"policy":`...)
 		b = AppendPolicy(b, e.Policy)
 	}
+	if e.Use != nil {
+		b = appendUse(b, e.Use)
+	}
 	b = appendField(b, "source", e.Source, true)
 	if prev != nil {
 		b = append(append(append(b, `,"prev":"`...), prev...), '"')
@@ -82,4 +85,25 @@ func appendField(b []byte, name, v string, always bool) []byte {
 	b = append(b, name...)
 	b = append(b, '"', ':')
 	return jsonstr.Append(b, v)
+}
+
+// appendUse appends the fields of a use's event, as encoding/json would
+// write the embedded Use.
+func appendUse(b []byte, u *Use) []byte {
+	b = appendField(b, "service", u.Service, false)
+	b = appendField(b, "action", u.Action, false)
+	b = appendField(b, "method", u.Method, false)
+	b = appendField(b, "path", u.Path, false)
+	b = appendField(b, "via", u.Via, false)
+	if u.Status != 0 {
+		b = strconv.AppendInt(append(b, `,"status":`...), int64(u.Status), 10)
+	}
+	if u.ExitCode != nil {
+		b = strconv.AppendInt(append(b, `,"exit_code":`...), int64(*u.ExitCode), 10)
+	}
+	b = appendField(b, "cause", u.Cause, false)
+	b = strconv.AppendInt(append(b, `,"bytes_in":`...), u.BytesIn, 10)
+	b = strconv.AppendInt(append(b, `,"bytes_out":`...), u.BytesOut, 10)
+	b = strconv.AppendInt(append(b, `,"elapsed_ms":`...), u.ElapsedMS, 10)
+	return strconv.AppendInt(append(b, `,"redactions":`...), int64(u.Redactions), 10)
 }

@@ -11,6 +11,32 @@ type Runtime struct {
 	Envs          []string
 	DefaultEnv    string
 	PDPConfigured bool
+	// Services and Actions are the configured uses, as the use
+	// capability lists them: what a caller may ask for, never a
+	// credential, a host or a command.
+	Services []ServiceDoc
+	Actions  []ActionDoc
+}
+
+// ServiceDoc is a configured service as the manifest shows it.
+type ServiceDoc struct {
+	Name    string   `json:"name"`
+	Methods []string `json:"methods"`
+	Paths   []string `json:"paths"`
+}
+
+// ActionDoc is a configured action as the manifest shows it: the pattern
+// each extra argument must match ("" when none is allowed) and how many.
+type ActionDoc struct {
+	Name    string `json:"name"`
+	Args    string `json:"args"`
+	MaxArgs int    `json:"max_args"`
+}
+
+// UpstreamCauses lists what details.cause of an upstream_failed error
+// names: the step of a use that failed.
+func UpstreamCauses() []string {
+	return []string{"dns", "connect", "tls", "timeout", "blocked_address", "redirect", "read", "start"}
 }
 
 type opDoc struct {
@@ -39,8 +65,17 @@ type document struct {
 // release promised, each with its parameters. A client reads a capability
 // that is absent as "this server predates it", never as "false"; adding
 // one is not a protocol change.
-func Capabilities() map[string]map[string]any {
+func Capabilities(rt Runtime) map[string]map[string]any {
 	return map[string]map[string]any{
+		// The uses (http, exec, proxy): what this config lets a caller
+		// ask for, how many run at once, and the causes of
+		// upstream_failed.
+		"use": {
+			"services":       orEmpty(rt.Services),
+			"actions":        orEmpty(rt.Actions),
+			"uses_in_flight": MaxUses,
+			"causes":         UpstreamCauses(),
+		},
 		// Every event carries prev, the hex SHA-256 of the previous line.
 		"audit_chain": {"field": "prev", "hash": "sha256"},
 		// Every published schema stands alone, with an absolute $id, and
@@ -70,6 +105,14 @@ func ScrubForms() []string {
 		"base64_std", "base64_url", "shell_single_quote"}
 }
 
+// orEmpty is s, or an empty list for none: a list in JSON either way.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // Limits returns every limit, in bytes (rows for list_rows, characters for
 // segment_chars, levels for depth_levels).
 func Limits() map[string]int {
@@ -87,6 +130,15 @@ func Limits() map[string]int {
 		"list_rows":         MaxListRows,
 		"reads_in_flight":   MaxReads,
 		"stream_bytes":      MaxStream,
+		"name_bytes":        MaxName,
+		"method_bytes":      MaxMethod,
+		"path_bytes":        MaxPath,
+		"query_bytes":       MaxQuery,
+		"headers_bytes":     MaxHeaders,
+		"body_bytes":        MaxBody,
+		"args_bytes":        MaxArgs,
+		"services_bytes":    MaxServices,
+		"uses_in_flight":    MaxUses,
 	}
 }
 
@@ -99,7 +151,7 @@ func Document(rt Runtime) ([]byte, error) {
 	}
 	d := document{
 		Protocol: Protocol, Version: Version, ErrorCodes: Codes(), Limits: Limits(), CLIOnly: CLIOnly(),
-		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Capabilities: Capabilities(), Schemas: schemas,
+		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Capabilities: Capabilities(rt), Schemas: schemas,
 	}
 	for _, op := range Ops() {
 		d.Ops = append(d.Ops, opDoc{Name: op.Name, Required: append([]string{"op"}, op.Required()...),

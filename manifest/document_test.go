@@ -72,7 +72,10 @@ func TestDocumentBytes(t *testing.T) {
 		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
 		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
 		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
-		`{"name":"scrub","required":["op","text"],"optional":["id","env","actor","attestation","stream","final"],"consults_pdp":false,"meta":false}]`
+		`{"name":"scrub","required":["op","text"],"optional":["id","env","actor","attestation","stream","final"],"consults_pdp":false,"meta":false},` +
+		`{"name":"http","required":["op","service","method","path"],"optional":["id","env","actor","attestation","query","headers","body","body_b64"],"consults_pdp":true,"meta":false},` +
+		`{"name":"exec","required":["op","action"],"optional":["id","env","actor","attestation","args"],"consults_pdp":true,"meta":false},` +
+		`{"name":"proxy","required":["op"],"optional":["id","env","actor","attestation","services","stop"],"consults_pdp":false,"meta":false}]`
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}

@@ -19,6 +19,15 @@
 //	MaxConfig       1 MiB    a configuration file
 //	MaxStream       128      a scrub stream's name
 //	MaxStreams      64       scrub streams a session holds open at once
+//	MaxName         128      a service's or an action's name
+//	MaxMethod       16       an http method
+//	MaxPath         8 KiB    an http path
+//	MaxQuery        16 KiB   an http query, serialized
+//	MaxHeaders      16 KiB   an http request's headers, serialized
+//	MaxBody         2 MiB    an http request body (body_b64: its base64, 4/3 of it)
+//	MaxArgs         64 KiB   an action's extra arguments, serialized
+//	MaxServices     4 KiB    the services a proxy serves, serialized
+//	MaxUses         8        uses (http, exec) one serve session runs at once
 //
 // A scrub stream unused for StreamIdle (60 s) is dropped by the next scrub
 // request.
@@ -48,7 +57,19 @@ const (
 	MaxConfig      = 1 << 20
 	MaxStream      = 128
 	MaxStreams     = 64
+	MaxName        = 128
+	MaxMethod      = 16
+	MaxPath        = 8 << 10
+	MaxQuery       = 16 << 10
+	MaxHeaders     = 16 << 10
+	MaxBody        = 2 << 20
+	MaxArgs        = 64 << 10
+	MaxServices    = 4 << 10
+	MaxUses        = 8
 )
+
+// maxBodyB64 is the cap of body_b64: MaxBody bytes in base64.
+const maxBodyB64 = (MaxBody + 2) / 3 * 4
 
 // StreamIdle is how long a scrub stream may sit unused: a scrub request
 // that finds one idle that long drops it, with the bytes it held back.
@@ -65,11 +86,14 @@ const (
 	PDPUnreachable Code = "pdp_unreachable"
 	NotFound       Code = "not_found"
 	OpError        Code = "op_error"
+	// UpstreamFailed: a use could not reach its service or run its
+	// action to the end; details.cause says which step failed.
+	UpstreamFailed Code = "upstream_failed"
 )
 
 // Codes lists every error code.
 func Codes() []Code {
-	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError}
+	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError, UpstreamFailed}
 }
 
 // CLI exit statuses.

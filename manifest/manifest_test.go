@@ -23,6 +23,7 @@ func TestExitStatuses(t *testing.T) {
 		PDPUnreachable: 1,
 		NotFound:       4,
 		OpError:        1,
+		UpstreamFailed: 1,
 	}
 	codes := Codes()
 	if got := slices.Sorted(slices.Values(codes)); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
@@ -61,6 +62,8 @@ var exportedLimits = map[string]int{
 	"MaxOp": MaxOp, "MaxRef": MaxRef, "MaxSegment": MaxSegment, "MaxValue": MaxValue,
 	"MaxActor": MaxActor, "MaxAttestation": MaxAttestation, "MaxID": MaxID, "MaxDepth": MaxDepth,
 	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig, "MaxReads": MaxReads, "MaxStream": MaxStream, "MaxStreams": MaxStreams,
+	"MaxName": MaxName, "MaxMethod": MaxMethod, "MaxPath": MaxPath, "MaxQuery": MaxQuery, "MaxHeaders": MaxHeaders,
+	"MaxBody": MaxBody, "MaxArgs": MaxArgs, "MaxServices": MaxServices, "MaxUses": MaxUses,
 }
 
 // TestLimitsDoc: the limits the package doc lists are exactly the Max
@@ -154,6 +157,9 @@ func TestLimitsPublished(t *testing.T) {
 		"actor_bytes": MaxActor, "attestation_bytes": MaxAttestation, "list_rows": MaxListRows,
 		"reads_in_flight": MaxReads,
 		"stream_bytes":    MaxStream,
+		"name_bytes":      MaxName, "method_bytes": MaxMethod, "path_bytes": MaxPath, "query_bytes": MaxQuery,
+		"headers_bytes": MaxHeaders, "body_bytes": MaxBody, "args_bytes": MaxArgs, "services_bytes": MaxServices,
+		"uses_in_flight": MaxUses,
 	}
 	got := Limits()
 	if !maps.Equal(got, want) {

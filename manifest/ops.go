@@ -15,6 +15,17 @@ const (
 	FieldText
 	FieldStream
 	FieldFinal
+	FieldService
+	FieldAction
+	FieldMethod
+	FieldPath
+	FieldQuery
+	FieldHeaders
+	FieldBody
+	FieldBodyB64
+	FieldArgs
+	FieldServices
+	FieldStop
 )
 
 // Field describes one request field: its name, its bit, its cap in bytes
@@ -49,6 +60,21 @@ var requestFields = [...]Field{
 	{Name: "text", Bit: FieldText, Max: MaxLine, Secret: true},
 	{Name: "stream", Bit: FieldStream, Max: MaxStream, Min: 1},
 	{Name: "final", Bit: FieldFinal, Bool: true},
+	// The fields of a use (http, exec, proxy: SPEC §13). They name what
+	// to do, never where: the destination, the command and the
+	// credential come from the config. A body is the caller's data,
+	// kept no longer than its request.
+	{Name: "service", Bit: FieldService, Max: MaxName, Min: 1},
+	{Name: "action", Bit: FieldAction, Max: MaxName, Min: 1},
+	{Name: "method", Bit: FieldMethod, Max: MaxMethod, Min: 1},
+	{Name: "path", Bit: FieldPath, Max: MaxPath, Min: 1},
+	{Name: "query", Bit: FieldQuery, Max: MaxQuery, Raw: true},
+	{Name: "headers", Bit: FieldHeaders, Max: MaxHeaders, Raw: true},
+	{Name: "body", Bit: FieldBody, Max: MaxBody, Secret: true},
+	{Name: "body_b64", Bit: FieldBodyB64, Max: maxBodyB64, Secret: true},
+	{Name: "args", Bit: FieldArgs, Max: MaxArgs, Raw: true},
+	{Name: "services", Bit: FieldServices, Max: MaxServices, Raw: true},
+	{Name: "stop", Bit: FieldStop, Bool: true},
 }
 
 // RequestFields returns the table of request fields, a fresh copy each call.
@@ -109,9 +135,13 @@ type OpSpec struct {
 	Meta        bool     // protocol meta-op: skips guardrails and the PDP, never opens a vault
 	Writes      bool     // changes one record: prepared, audited, then committed
 	// Session: answered from what the serve session itself holds (scrub:
-	// the values it released); skips guardrails and the PDP, never opens
-	// a vault, and is audited once it has run.
+	// the values it released; proxy: its listener); skips guardrails and
+	// the PDP, never opens a vault, and is audited once it has run.
 	Session bool
+	// Use: uses a credential on the caller's behalf (http, exec) and
+	// answers only the outcome, scrubbed. It runs beside the requests
+	// around it, at most MaxUses in flight in a session.
+	Use bool
 }
 
 // Governed reports whether o is an op guardrails and the PDP govern: one
@@ -130,6 +160,9 @@ var opTable = [...]OpSpec{
 	{Name: "manifest", Meta: true},
 	{Name: "shutdown", Meta: true},
 	{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
+	{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64, ConsultsPDP: true, Use: true},
+	{Name: "exec", Needs: FieldAction, Accepts: FieldArgs, ConsultsPDP: true, Use: true},
+	{Name: "proxy", Accepts: FieldServices | FieldStop, Session: true},
 }
 
 // Ops returns the table of served ops, a fresh copy each call.

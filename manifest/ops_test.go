@@ -77,6 +77,9 @@ func TestOpTableSpec(t *testing.T) {
 		{Name: "manifest", Meta: true},
 		{Name: "shutdown", Meta: true},
 		{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
+		{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64, ConsultsPDP: true, Use: true},
+		{Name: "exec", Needs: FieldAction, Accepts: FieldArgs, ConsultsPDP: true, Use: true},
+		{Name: "proxy", Accepts: FieldServices | FieldStop, Session: true},
 	}
 	if got := Ops(); !slices.Equal(got, want) {
 		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
@@ -100,12 +103,12 @@ func TestOpsIsACopy(t *testing.T) {
 // under it, and RequestField
 // finds every row and nothing else.
 func TestRequestFields(t *testing.T) {
-	name := regexp.MustCompile(`^[a-z_]+$`)
+	name := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	var bits FieldSet
 	for _, f := range RequestFields() {
 		switch {
 		case !name.MatchString(f.Name):
-			t.Errorf("field %q: name is not lowercase letters", f.Name)
+			t.Errorf("field %q: name is not lowercase letters and underscores", f.Name)
 		case f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || bits&f.Bit != 0:
 			t.Errorf("field %q: bit %b is not a bit of its own", f.Name, f.Bit)
 		case f.Max <= 0 && !f.Bool, f.Bool && (f.Max != 0 || f.Raw || f.Secret):
@@ -118,7 +121,7 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("RequestField(%q) = %+v, %v; want the table's row", f.Name, got, ok)
 		}
 	}
-	if bits != FieldFinal<<1-1 {
+	if bits != FieldStop<<1-1 {
 		t.Errorf("the table's bits are %b: a Field constant has no row", bits)
 	}
 	for _, n := range []string{"", "REF", "Ref", "ref ", "nope"} {
@@ -132,8 +135,10 @@ func TestRequestFields(t *testing.T) {
 // are optional on every op, and an op's own fields are required or
 // optional as its row says.
 func TestOpFields(t *testing.T) {
-	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}, "scrub": {"text"}}
-	own := map[string][]string{"scrub": {"stream", "final"}}
+	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}, "scrub": {"text"},
+		"http": {"service", "method", "path"}, "exec": {"action"}}
+	own := map[string][]string{"scrub": {"stream", "final"}, "http": {"query", "headers", "body", "body_b64"}, "exec": {"args"},
+		"proxy": {"services", "stop"}}
 	for _, o := range Ops() {
 		if got := o.Required(); !slices.Equal(got, want[o.Name]) {
 			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want[o.Name])
@@ -172,8 +177,10 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 				if withValue {
 					req["value"] = "v"
 				}
-				if o.Needs&FieldText != 0 {
-					req["text"] = "t"
+				for _, f := range RequestFields() {
+					if o.Needs&f.Bit != 0 && f.Bit&(FieldRef|FieldValue) == 0 {
+						req[f.Name] = "t"
+					}
 				}
 				err := request.Validate(req)
 				want := withRef == (o.Needs&FieldRef != 0) && withValue == (o.Needs&FieldValue != 0)

@@ -22,7 +22,9 @@ func TestHandlersMatchTheOpTable(t *testing.T) {
 		switch {
 		case (op.Meta || op.Session) && ok:
 			t.Errorf("meta-op or session op %q has an ops handler: serve answers it", op.Name)
-		case op.Meta || op.Session:
+		case op.Use && ok:
+			t.Errorf("use %q has a handler: a use is run by use.go", op.Name)
+		case op.Meta || op.Session || op.Use:
 		case !ok:
 			t.Errorf("op %q has no handler", op.Name)
 		case op.Writes && (h.change == nil || h.result == nil || h.read != nil):

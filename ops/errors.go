@@ -16,6 +16,9 @@ type Error struct {
 	Err  error // the cause, when callers may need to branch on it
 	// Policy is the PDP's verdict when one was consulted for the request.
 	Policy *audit.Policy
+	// Cause names the step of a use that failed, for upstream_failed
+	// (one of manifest.UpstreamCauses); "" otherwise.
+	Cause string
 }
 
 func (e *Error) Error() string { return e.Msg }
@@ -49,4 +52,13 @@ func CodeOf(err error) manifest.Code {
 		return e.Code
 	}
 	return manifest.OpError
+}
+
+// CauseOf returns the cause an upstream_failed error carries, "" when none.
+func CauseOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Cause
+	}
+	return ""
 }

@@ -35,11 +35,17 @@ func PolicyOf(err error) *audit.Policy {
 // unreachable even with allow_on_error: the PDP did not fail, it was not
 // let finish, and a stopping serve must not run an op nobody allowed.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
+	return s.consultAs(ctx, c, req, c.env, c.ev.Ref, nil)
+}
+
+// consultAs is consult asking about env and ref (a use's credential,
+// which may not be c's), with the use object when c is a use.
+func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use) error {
 	if s.decider == nil || !c.spec.ConsultsPDP {
 		return nil
 	}
 	p := s.cfg.Serve.PDP
-	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: c.env, Ref: c.ev.Ref})
+	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use})
 	var u *pdp.Unreachable
 	switch {
 	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -31,6 +32,14 @@ type Request struct {
 	Text   string
 	Stream string
 	Final  bool
+	// The fields of a use (http, exec, proxy): what to do, never where.
+	// Query, Headers, Args and Services are JSON as sent, checked by the
+	// use that takes them; Body is the caller's data, never kept past
+	// its request.
+	Service, Action, Method, Path string
+	Query, Headers, Args, Services []byte
+	Body, BodyB64                  string
+	Stop                           bool
 
 	sent manifest.FieldSet // the fields Set was given
 }
@@ -56,6 +65,18 @@ func (r *Request) Set(f manifest.Field, s string) {
 		r.Text = s
 	case manifest.FieldStream:
 		r.Stream = s
+	case manifest.FieldService:
+		r.Service = s
+	case manifest.FieldAction:
+		r.Action = s
+	case manifest.FieldMethod:
+		r.Method = s
+	case manifest.FieldPath:
+		r.Path = s
+	case manifest.FieldBody:
+		r.Body = s
+	case manifest.FieldBodyB64:
+		r.BodyB64 = s
 	}
 }
 
@@ -63,8 +84,11 @@ func (r *Request) Set(f manifest.Field, s string) {
 // was sent.
 func (r *Request) SetBool(f manifest.Field, v bool) {
 	r.sent |= f.Bit
-	if f.Bit == manifest.FieldFinal {
+	switch f.Bit {
+	case manifest.FieldFinal:
 		r.Final = v
+	case manifest.FieldStop:
+		r.Stop = v
 	}
 }
 
@@ -79,11 +103,22 @@ func (r *Request) SetValue(v vault.Secret) {
 	r.Value = v
 }
 
-// SetRaw sets the raw field f of r (id) to the JSON value b, as sent.
+// SetRaw sets the raw field f of r to the JSON value b, as sent: id as
+// b itself, the others (query, headers, args, services) as a copy, since
+// a use outlives the line it came in.
 func (r *Request) SetRaw(f manifest.Field, b []byte) {
 	r.sent |= f.Bit
-	if f.Bit == manifest.FieldID {
+	switch f.Bit {
+	case manifest.FieldID:
 		r.ID = b
+	case manifest.FieldQuery:
+		r.Query = bytes.Clone(b)
+	case manifest.FieldHeaders:
+		r.Headers = bytes.Clone(b)
+	case manifest.FieldArgs:
+		r.Args = bytes.Clone(b)
+	case manifest.FieldServices:
+		r.Services = bytes.Clone(b)
 	}
 }
 
@@ -108,6 +143,17 @@ func (r *Request) filled() manifest.FieldSet {
 		{manifest.FieldText, r.Text != ""},
 		{manifest.FieldStream, r.Stream != ""},
 		{manifest.FieldFinal, r.Final},
+		{manifest.FieldService, r.Service != ""},
+		{manifest.FieldAction, r.Action != ""},
+		{manifest.FieldMethod, r.Method != ""},
+		{manifest.FieldPath, r.Path != ""},
+		{manifest.FieldQuery, r.Query != nil},
+		{manifest.FieldHeaders, r.Headers != nil},
+		{manifest.FieldBody, r.Body != ""},
+		{manifest.FieldBodyB64, r.BodyB64 != ""},
+		{manifest.FieldArgs, r.Args != nil},
+		{manifest.FieldServices, r.Services != nil},
+		{manifest.FieldStop, r.Stop},
 	} {
 		if f.set {
 			s |= f.bit

@@ -196,7 +196,7 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)
 	if c.ev.Policy != nil {
-		err = &Error{Code: code, Msg: err.Error(), Err: err, Policy: c.ev.Policy}
+		err = &Error{Code: code, Msg: err.Error(), Err: err, Policy: c.ev.Policy, Cause: CauseOf(err)}
 	}
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()

@@ -12,6 +12,10 @@ import (
 //	 "action":   {"name":<op>},
 //	 "resource": {"type":"secret","id":<ns/name>,"properties":{"env":<env>}}}
 //
+// A use (http, exec) adds the use object to the action's properties:
+// "use_kind" (service or action), "use_name", "via", and for a service
+// "method" and "path".
+//
 // subject.id is "" when the request claims no actor, and properties is
 // left out without an attestation. list and check name no secret: their
 // resource is {"type":"env","id":<env>,"properties":{"env":<env>}}. The
@@ -40,7 +44,8 @@ type azEntity struct {
 }
 
 type azAction struct {
-	Name string `json:"name"`
+	Name       string            `json:"name"`
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 type azRequest struct {
@@ -60,6 +65,12 @@ func encodeAuthZEN(req Request) ([]byte, error) {
 	}
 	if req.Ref == "" {
 		r.Resource.Type, r.Resource.ID = "env", req.Env
+	}
+	if u := req.Use; u != nil {
+		r.Action.Properties = map[string]string{"use_kind": u.Kind, "use_name": u.Name, "via": u.Via}
+		if u.Method != "" {
+			r.Action.Properties["method"], r.Action.Properties["path"] = u.Method, u.Path
+		}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

@@ -129,6 +129,20 @@ type Request struct {
 	Op          string `json:"op"`
 	Env         string `json:"env"`
 	Ref         string `json:"ref,omitempty"`
+	// Use says what a use (http, exec, a request through the proxy)
+	// would do with the credential named by Ref; nil for every other op.
+	Use *Use `json:"use,omitempty"`
+}
+
+// Use is the use object of a PDP request (SPEC §13): a service's or an
+// action's name, and for a service the method and path asked for, never
+// its query, headers or body.
+type Use struct {
+	Kind   string `json:"kind"` // "service" or "action"
+	Name   string `json:"name"`
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Via    string `json:"via"` // "op" or "proxy"
 }
 
 // Verdict is the PDP's answer. Unknown fields in the child's JSON are

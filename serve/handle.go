@@ -154,7 +154,7 @@ func (s *session) answerError(id []byte, err error) {
 	if errors.Is(err, ops.ErrAudit) {
 		s.w.broken = true
 	}
-	s.out = appendErrorPolicy(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), ops.PolicyOf(err))
+	s.out = appendErrorDetails(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), ops.CauseOf(err), ops.PolicyOf(err))
 	s.w.respond(id, s.out)
 }
 

@@ -24,12 +24,23 @@ func appendError(b, id []byte, code, msg string) []byte {
 // appendErrorPolicy appends an error response with the verdict, if any, of
 // the policy decision point consulted for it.
 func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
+	return appendErrorDetails(b, id, code, msg, "", p)
+}
+
+// appendErrorDetails appends an error response with its details (the
+// cause of an upstream_failed; none when cause is "") and the verdict,
+// if any.
+func appendErrorDetails(b, id []byte, code, msg, cause string, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":false,"error":{"code":`...)
 	b = jsonstr.Append(b, code)
 	b = append(b, `,"message":`...)
 	b = jsonstr.Append(b, msg)
+	if cause != "" {
+		b = append(b, `,"details":{"cause":`...)
+		b = append(jsonstr.Append(b, cause), '}')
+	}
 	b = append(b, '}')
 	return append(appendPolicy(b, p), '}')
 }
