@@ -204,7 +204,7 @@ func hostProblem(u *url.URL) string {
 	if host == "" {
 		return "must name a host"
 	}
-	if p := u.Port(); p != "" {
+	if p := u.Port(); p != "" || strings.HasSuffix(u.Host, ":") {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
 			return "has a port outside 1..65535"
 		}

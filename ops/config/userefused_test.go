@@ -34,6 +34,7 @@ func TestUseRefused(t *testing.T) {
 		{name: "base_url empty query", service: kv{"base_url": `"https://api.example.com?"`}, want: svc + "base_url must have no query or fragment"},
 		{name: "base_url fragment", service: kv{"base_url": `"https://api.example.com/#x"`}, want: svc + "base_url must have no query or fragment"},
 		{name: "base_url port", service: kv{"base_url": `"https://api.example.com:0"`}, want: svc + "base_url has a port outside 1..65535"},
+		{name: "base_url empty port", service: kv{"base_url": `"https://api.example.com:/"`}, want: svc + "base_url has a port outside 1..65535"},
 		{name: "base_url no host", service: kv{"base_url": `"https://:443/"`}, want: svc + "base_url must name a host"},
 		{name: "base_url dotdot", service: kv{"base_url": `"https://api.example.com/a/../b"`}, want: svc + "base_url path must be a clean prefix"},
 		{name: "base_url double slash", service: kv{"base_url": `"https://api.example.com//a"`}, want: svc + "base_url path must be a clean prefix"},
