@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -159,5 +160,47 @@ func useDoc(service, action map[string]string) string {
 func TestUseDocLoads(t *testing.T) {
 	if _, err := Parse([]byte(useDoc(nil, nil)), "arca.toml", envOf(nil)); err != nil {
 		t.Fatalf("the base of TestUseRefused does not load: %v", err)
+	}
+}
+
+// TestUseKeysDocumented: every key a service or action table takes has
+// its row in docs/config.md, under its table's heading, and no row names a
+// key the table does not take.
+func TestUseKeysDocumented(t *testing.T) {
+	b, err := os.ReadFile("../../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, tc := range []struct {
+		heading string
+		t       reflect.Type
+	}{
+		{"### `[services.NAME]`", reflect.TypeFor[serviceDoc]()},
+		{"### `[actions.NAME]`", reflect.TypeFor[actionDoc]()},
+	} {
+		_, section, ok := strings.Cut(doc, "\n"+tc.heading+"\n")
+		if !ok {
+			t.Fatalf("config.md has no heading %s", tc.heading)
+		}
+		section, _, _ = strings.Cut(section, "\n#")
+		var rows []string
+		for _, line := range strings.Split(section, "\n") {
+			if k, ok := strings.CutPrefix(line, "| `"); ok {
+				k, _, _ = strings.Cut(k, "`")
+				rows = append(rows, k)
+			}
+		}
+		var keys []string
+		for _, f := range reflect.VisibleFields(tc.t) {
+			if _, ok := field(tc.t, f.Tag.Get("toml")); ok && f.Tag.Get("toml") != "" {
+				keys = append(keys, f.Tag.Get("toml"))
+			}
+		}
+		slices.Sort(rows)
+		slices.Sort(keys)
+		if len(keys) == 0 || !slices.Equal(rows, keys) {
+			t.Errorf("%s documents %v; the table takes %v", tc.heading, rows, keys)
+		}
 	}
 }
