@@ -3,8 +3,10 @@
 // errors name the file, line and key (decode.go) after a scan that bounds
 // its cost (scan.go), the checks decoding cannot make (validate.go) with the
 // one rule every timeout_ms follows (timeout.go) and the glob language of
-// guardrails (glob.go), and the path defaults: XDG base directories, ~/, and
-// paths relative to the config file (paths.go).
+// guardrails (glob.go), the path defaults: XDG base directories, ~/, and
+// paths relative to the config file (paths.go), and the services and
+// actions of SPEC §13: their shape (use.go), how they are read
+// (useload.go) and checked (usecheck.go, actioncheck.go).
 //
 // Which env a request runs in and which vault serves it are decided by the
 // ops layer, which owns the wire error codes. Errors here are plain; ops

@@ -64,11 +64,11 @@ func loadFile(p string, origin Origin, from string, getenv func(string) string) 
 	case err != nil:
 		return nil, fmt.Errorf("config %s: %w", p, unwrapPath(err))
 	}
-	c, err := Parse(data, p, getenv)
+	c, err := parse(data, p, p, getenv)
 	if err != nil {
 		return nil, err
 	}
-	c.Path, c.Origin = p, origin
+	c.Origin = origin
 	return c, nil
 }
 
@@ -82,7 +82,8 @@ func unwrapPath(err error) error {
 }
 
 // document is the config as decoded. Its tables tell an omitted timeout_ms
-// (nil) from an explicit one, which the timeout rule needs.
+// (nil) from an explicit one, which the timeout rule needs; so do those of
+// services and actions for their other bounds.
 type document struct {
 	DefaultEnv string               `toml:"default_env"`
 	Envs       map[string]EnvConfig `toml:"envs"`
@@ -92,7 +93,9 @@ type document struct {
 	Serve      struct {
 		PDP *pdpDoc `toml:"pdp"`
 	} `toml:"serve"`
-	Deploy []Deploy `toml:"deploy"`
+	Deploy   []Deploy              `toml:"deploy"`
+	Services map[string]serviceDoc `toml:"services"` // useload.go
+	Actions  map[string]actionDoc  `toml:"actions"`
 }
 
 // vaultDoc is a [vaults.NAME] table as decoded.
@@ -110,6 +113,12 @@ type pdpDoc struct {
 // Parse parses and validates data; name (the file) prefixes messages.
 // getenv stands in for os.Getenv; nil means os.Getenv.
 func Parse(data []byte, name string, getenv func(string) string) (*Config, error) {
+	return parse(data, name, "", getenv)
+}
+
+// parse is Parse of the config file at path ("" when none), against whose
+// directory its relative paths are resolved.
+func parse(data []byte, name, path string, getenv func(string) string) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -118,6 +127,7 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 		return nil, err
 	}
 	c := newConfig(getenv)
+	c.Path = path
 	c.DefaultEnv, c.Envs = doc.DefaultEnv, doc.Envs
 	c.Guardrails, c.Audit, c.Deploy = doc.Guardrails, doc.Audit, doc.Deploy
 	if doc.Vaults != nil {
@@ -133,6 +143,9 @@ func Parse(data []byte, name string, getenv func(string) string) (*Config, error
 		c.Serve.PDP = &pdp
 	}
 	if err := c.validate(name, doc); err != nil {
+		return nil, err
+	}
+	if err := c.resolveUse(name, doc); err != nil {
 		return nil, err
 	}
 	c.finish()

@@ -31,7 +31,7 @@ type Service struct {
 type Action struct {
 	Argv    []string          `toml:"argv"` // the command and its fixed arguments
 	Args    string            `toml:"args"` // a regexp each extra argument must match whole
-	MaxArgs int               `toml:"-"`    // extra arguments at most: DefaultMaxArgs when omitted
+	MaxArgs int               `toml:"-"`    // extra arguments at most: DefaultMaxArgs when omitted, 0 without Args
 	Env     map[string]string `toml:"env"`  // variable name → arca:// ref
 	// TimeoutMS bounds a run: DefaultActionTimeoutMS when omitted, at most
 	// MaxActionTimeoutMS.

@@ -41,6 +41,16 @@ func (c *Config) validate(name string, doc *document) error {
 	if msg := c.deployProblem(); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
+	for _, sn := range sortedKeys(doc.Services) {
+		if msg := serviceProblem(sn, doc.Services[sn]); msg != "" {
+			return fmt.Errorf("%s: %s", name, msg)
+		}
+	}
+	for _, an := range sortedKeys(doc.Actions) {
+		if msg := actionProblem(an, doc.Actions[an]); msg != "" {
+			return fmt.Errorf("%s: %s", name, msg)
+		}
+	}
 	return nil
 }
 

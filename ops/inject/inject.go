@@ -17,6 +17,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/startvars"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/vault"
@@ -183,7 +184,7 @@ func where(w string) string {
 // ValidVarName reports whether name can be injected: a POSIX environment
 // variable name, [A-Za-z_][A-Za-z0-9_]*, not one of arca's own ARCA_*, and
 // not one that the loader, the C library, a shell or a runtime reads when a
-// program starts (startupReader).
+// program starts (startvars.Reader).
 func ValidVarName(name string) bool { return validateVarName(name) == nil }
 
 func validateVarName(name string) error {
@@ -200,7 +201,7 @@ func validateVarName(name string) error {
 	if strings.HasPrefix(name, reservedPrefix) {
 		return ops.Errorf(manifest.BadRequest, "secret name %s: ARCA_* names are arca's own settings and are never injected", name)
 	}
-	if who := startupReader(name); who != "" {
+	if who := startvars.Reader(name); who != "" {
 		return ops.Errorf(manifest.BadRequest, "secret name %s: %s reads it when a program starts, so no secret is injected as it (use another name)", name, who)
 	}
 	return nil

@@ -1,30 +1,34 @@
-package inject
+// Package startvars is the list of environment variables that something
+// reads when a program starts, before the program's own code runs: the
+// names no secret is ever injected as (arca run, arca env) nor set by an
+// action's env (SPEC §13).
+package startvars
 
 import "strings"
 
-// startupReader says what reads the variable name when a program starts,
+// Reader says what reads the variable name when a program starts,
 // before the program's own code runs, or returns "". No secret is ever
 // injected as such a variable: its reader would take the value as code to
 // load or run, a place to load code or data from, or options, and print
 // it when it is wrong. `LD_PRELOAD=arca://app/db` in arca's environment
 // would otherwise have every program the command starts try to preload
 // the value, and the loader print it on stderr.
-func startupReader(name string) string {
-	for _, r := range startupReaders() {
-		for _, p := range r.names {
-			if matchStartupName(p, name) {
-				return r.reader
+func Reader(name string) string {
+	for _, r := range Readers() {
+		for _, p := range r.Names {
+			if matchName(p, name) {
+				return r.Reader
 			}
 		}
 	}
 	return ""
 }
 
-// matchStartupName reports whether name is the pattern p: a name, or a
+// matchName reports whether name is the pattern p: a name, or a
 // prefix written as the docs write it, "LD_*" (LD_ and every name that
 // starts with it) or "PYTHON…" (every longer name that starts with
 // PYTHON, but not PYTHON).
-func matchStartupName(p, name string) bool {
+func matchName(p, name string) bool {
 	if prefix, ok := strings.CutSuffix(p, "*"); ok {
 		return strings.HasPrefix(name, prefix)
 	}
@@ -34,14 +38,14 @@ func matchStartupName(p, name string) bool {
 	return name == p
 }
 
-// A startupRow is what reads some variables at start, and their names
-// (matchStartupName).
-type startupRow struct {
-	reader string
-	names  []string
+// A Row is what reads some variables at start, and their names: each a
+// name, or a prefix written as the docs write it (matchName).
+type Row struct {
+	Reader string
+	Names  []string
 }
 
-// startupReaders is the list of names that are never injected, by what
+// Readers is the list of names that are never injected, by what
 // reads them; docs/cli.md#names-that-are-never-injected shows the same
 // table, and a test holds the two together.
 //
@@ -62,8 +66,8 @@ type startupRow struct {
 //     LUA_INIT (and LUA_INIT_5_4, which Lua 5.4 reads first), Erlang's
 //     ERL_FLAGS, .NET's DOTNET_STARTUP_HOOKS and CORECLR_PROFILER_PATH
 //     (and its _64, _ARM64, … forms), PHP's PHPRC, ….
-func startupReaders() []startupRow {
-	return []startupRow{
+func Readers() []Row {
+	return []Row{
 		{"the dynamic loader", []string{"LD_*", "DYLD_*"}},
 		{"the C library", []string{
 			"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN", "LOCPATH", "MALLOC_*",

@@ -1,4 +1,4 @@
-package inject
+package startvars
 
 import (
 	"os"
@@ -32,19 +32,19 @@ func TestStartupNamesMatchTheDocs(t *testing.T) {
 			rows[reader] = append(rows[reader], m[1])
 		}
 	}
-	readers := startupReaders()
+	readers := Readers()
 	if len(rows) != len(readers) {
 		t.Errorf("cli.md's table has %d readers, the code %d", len(rows), len(readers))
 	}
 	for _, r := range readers {
-		shown, ok := rows[r.reader]
+		shown, ok := rows[r.Reader]
 		if !ok {
-			t.Errorf("cli.md's table has no row for %q", r.reader)
+			t.Errorf("cli.md's table has no row for %q", r.Reader)
 			continue
 		}
-		for _, p := range r.names {
+		for _, p := range r.Names {
 			if !slices.Contains(shown, p) {
-				t.Errorf("cli.md's row %q does not name %s", r.reader, p)
+				t.Errorf("cli.md's row %q does not name %s", r.Reader, p)
 			}
 		}
 		for _, name := range shown {
@@ -53,8 +53,8 @@ func TestStartupNamesMatchTheDocs(t *testing.T) {
 			if strings.HasSuffix(name, "*") || strings.HasSuffix(name, "…") {
 				name = example
 			}
-			if got := startupReader(name); got != r.reader {
-				t.Errorf("cli.md's row %q names %s, but startupReader says %q", r.reader, name, got)
+			if got := Reader(name); got != r.Reader {
+				t.Errorf("cli.md's row %q names %s, but Reader says %q", r.Reader, name, got)
 			}
 		}
 	}
