@@ -18,7 +18,7 @@ import (
 // it started are killed; the result says so.
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	cfg := shAction(`sleep 1000 & echo $!; wait`)
-	cfg.TimeoutMS = 500
+	cfg.TimeoutMS = 1000 // long enough for the child to print its pid first
 	res := run(t, cfg, nil, baseEnv())
 	if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != -1 {
 		t.Fatalf("timed out %v, signal %q, exit %d; want true, SIGKILL, -1", res.TimedOut, res.Signal, res.ExitCode)
