@@ -30,11 +30,14 @@ const drainGrace = time.Second
 // is killed (SIGKILL) when cfg.TimeoutMS or ctx's deadline passes
 // (Result.TimedOut) and once the child has exited, so that nothing it
 // started outlives it. Each of stdout and stderr is kept up to
-// cfg.MaxOutputBytes; the rest is read, counted and discarded.
+// cfg.MaxOutputBytes; the rest is read, counted and discarded. A process
+// that left the group and still holds the output open delays Run by
+// drainGrace at most; then Run closes its ends of the pipes.
 //
 // A child that cannot start is a *StartError; a refused argument a
-// *Refusal. When ctx is cancelled before the child exits, Run kills the
-// group and returns ctx's error.
+// *Refusal. When ctx has ended before the start nothing runs, and when it
+// is cancelled before the child exits Run kills the group: either way Run
+// returns ctx's error.
 func Run(ctx context.Context, cfg config.Action, args []string, env []string) (*Result, error) {
 	if err := CheckArgs(cfg, args); err != nil {
 		return nil, err
