@@ -83,6 +83,31 @@ func (st *Stream) Close() error {
 	return err
 }
 
+// Cut ends a text that was cut short (a body past its cap) rather than
+// one that ended: the bytes held back, which the text cut off could have
+// made part of an occurrence, are dropped, not passed on, and the
+// placeholder of an occurrence still open is written. So a cut through a
+// value never lets its first bytes out.
+func (st *Stream) Cut() error {
+	if st.err != nil {
+		if st.err == errClosed {
+			return nil
+		}
+		return st.err
+	}
+	st.buf = st.buf[:0]
+	st.err = errClosed
+	if !st.open {
+		return nil
+	}
+	st.out = st.placeholder(st.out[:0])
+	if _, err := st.w.Write(st.out); err != nil {
+		st.err = err
+		return err
+	}
+	return nil
+}
+
 // Redaction counts the placeholders that name a label.
 type Redaction struct {
 	Label string
@@ -216,10 +241,20 @@ func (st *Stream) keep(text []byte, limit int, out []byte) error {
 // Scrub returns text with every occurrence of a form replaced, and the
 // redactions made: the output of a Stream written text whole and closed.
 func (s *Set) Scrub(text []byte) ([]byte, []Redaction) {
+	return s.scrubWhole(text, (*Stream).Close)
+}
+
+// ScrubCut is Scrub for a text cut short (see Stream.Cut): what could be
+// the start of an occurrence at its end is dropped.
+func (s *Set) ScrubCut(text []byte) ([]byte, []Redaction) {
+	return s.scrubWhole(text, (*Stream).Cut)
+}
+
+func (s *Set) scrubWhole(text []byte, end func(*Stream) error) ([]byte, []Redaction) {
 	var b bytes.Buffer
 	b.Grow(len(text))
 	st := s.NewStream(&b)
 	_, _ = st.Write(text) // a bytes.Buffer does not fail
-	_ = st.Close()
+	_ = end(st)
 	return b.Bytes(), st.Redactions()
 }

@@ -253,3 +253,30 @@ func TestWriteAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations a round of writes", n)
 	}
 }
+
+// TestCutDropsAPartialValue: a text cut through a value lets none of the
+// value's first bytes out, where Close (the text ended) passes them on as
+// text; a value whole before the cut is redacted either way.
+func TestCutDropsAPartialValue(t *testing.T) {
+	set := NewSet()
+	const v = "s3cr3t-canary-value-0123456789"
+	if err := set.Add("ci/token", []byte(v)); err != nil {
+		t.Fatal(err)
+	}
+	text := []byte("head " + v + " mid " + v[:12])
+	closed, _ := set.Scrub(text)
+	if !bytes.HasSuffix(closed, []byte(v[:12])) {
+		t.Fatalf("control: Close passed on %q, want the partial value at its end", closed)
+	}
+	cut, rs := set.ScrubCut(text)
+	if want := "head <redacted:ci/token> mid "; string(cut) != want {
+		t.Errorf("ScrubCut = %q, want %q", cut, want)
+	}
+	if len(rs) != 1 || rs[0].Count != 1 {
+		t.Errorf("redactions %v, want one of ci/token", rs)
+	}
+	open, _ := set.ScrubCut([]byte("x " + v))
+	if string(open) != "x <redacted:ci/token>" {
+		t.Errorf("a value whole at the cut: %q", open)
+	}
+}
