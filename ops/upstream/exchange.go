@@ -61,8 +61,9 @@ func (s *Service) Open(ctx context.Context, c Call, cred Credential) (*http.Resp
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
+		err = s.failure(ctx, err, "awaiting the response")
 		cancel()
-		return nil, s.failure(ctx, err, "awaiting the response")
+		return nil, err
 	}
 	resp.Header = s.SafeHeader(resp.Header)
 	resp.Body = s.newBody(ctx, cancel, resp)

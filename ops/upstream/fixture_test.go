@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +63,7 @@ func newUpstream(t *testing.T, handle http.HandlerFunc) *upstreamServer {
 		_ = json.NewEncoder(w).Encode(e)
 	}))
 	u.EnableHTTP2 = true
+	u.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes tests fail on purpose
 	u.StartTLS()
 	t.Cleanup(u.Close)
 	u.caFile = filepath.Join(t.TempDir(), "ca.pem")
