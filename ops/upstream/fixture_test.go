@@ -47,7 +47,7 @@ type upstreamServer struct {
 // newUpstream starts an HTTPS server (HTTP/2 on) whose certificate is
 // written, PEM, to a file for tls_ca. handle may be nil: the request is
 // echoed as JSON.
-func newUpstream(t *testing.T, handle http.HandlerFunc) *upstreamServer {
+func newUpstream(t testing.TB, handle http.HandlerFunc) *upstreamServer {
 	t.Helper()
 	u := &upstreamServer{}
 	u.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +101,7 @@ func (u *upstreamServer) cfg() config.Service {
 }
 
 // newService builds the service of cfg, closed at the end of the test.
-func newService(t *testing.T, cfg config.Service) *Service {
+func newService(t testing.TB, cfg config.Service) *Service {
 	t.Helper()
 	s, err := New("svc", cfg)
 	if err != nil {
