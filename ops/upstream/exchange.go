@@ -48,6 +48,8 @@ func (s *Service) Do(ctx context.Context, c Call, cred Credential) (*Response, e
 // more was there, and its reads fail with a *Failure ("timeout" past the
 // deadline, else "read"). The whole exchange, the reading of the body
 // included, is bounded by timeout_ms. The caller must Close the body.
+// ContentLength and the Content-Length header are the upstream's: a
+// caller that passes on fewer bytes (capped, or scrubbed) drops them.
 func (s *Service) Open(ctx context.Context, c Call, cred Credential) (*http.Response, error) {
 	clean, err := s.Check(c)
 	if err != nil {

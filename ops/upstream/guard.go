@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"strings"
 )
 
 // resolver looks a host name up; *net.Resolver is one, and a test gives
@@ -23,7 +24,7 @@ type resolver interface {
 // a dial apart from the request's context, so the dial is bounded by the
 // service's timeout on its own.
 func (s *Service) dial(ctx context.Context, _, addr string) (net.Conn, error) {
-	if addr != s.addr {
+	if !strings.EqualFold(addr, s.addr) {
 		return nil, &Failure{Cause: CauseRedirect, Msg: fmt.Sprintf("%s: a connection to another origin was asked for and refused", s.addr)}
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)

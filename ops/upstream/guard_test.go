@@ -7,8 +7,13 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/arca-secrets/arca/ops/config"
 )
 
 // TestBlockedAddress: a name that resolves to a guarded address is
@@ -38,22 +43,71 @@ func TestBlockedAddress(t *testing.T) {
 	}
 }
 
-// TestDialsTheAddressChecked: a name is resolved once, by the service's
-// resolver, and the address it gave is dialled, with the configured host
-// as the TLS server name (the test certificate's example.com).
+// TestDialsTheAddressChecked: a name is resolved by the service's
+// resolver alone, once a connection, and the address it gave is dialled,
+// with the configured host as the TLS server name (the test certificate's
+// example.com); the connection is kept alive for the calls after.
 func TestDialsTheAddressChecked(t *testing.T) {
 	up := newUpstream(t, nil)
 	_, port, _ := net.SplitHostPort(up.Listener.Addr().String())
 	cfg := up.cfg()
-	cfg.BaseURL = "https://example.com:" + port
+	cfg.BaseURL = "https://EXAMPLE.com:" + port
 	s := newService(t, cfg)
-	s.lookup = mapResolver{"example.com": {"127.0.0.1"}}
-	r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
-	if err != nil {
+	lookups := &countingResolver{r: mapResolver{"EXAMPLE.com": {"127.0.0.1"}}}
+	s.lookup = lookups
+	for range 3 {
+		r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := decode(t, r); !strings.EqualFold(e.Host, "example.com:"+port) {
+			t.Errorf("upstream saw host %q", e.Host)
+		}
+	}
+	if lookups.n.Load() != 1 {
+		t.Errorf("%d lookups for 3 calls, want 1: the connection is not kept alive", lookups.n.Load())
+	}
+}
+
+// countingResolver counts the lookups it passes on to r.
+type countingResolver struct {
+	r resolver
+	n atomic.Int32
+}
+
+func (c *countingResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	c.n.Add(1)
+	return c.r.LookupNetIP(ctx, network, host)
+}
+
+// TestNew: a base URL, an auth kind or a tls_ca that cannot be used is an
+// error of New, naming the service.
+func TestNew(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if e := decode(t, r); e.Host != "example.com:"+port {
-		t.Errorf("upstream saw host %q", e.Host)
+	for name, cfg := range map[string]config.Service{
+		"http to a public host": {BaseURL: "http://api.example.com", Auth: "bearer"},
+		"ftp":                   {BaseURL: "ftp://api.example.com", Auth: "bearer"},
+		"no host":               {BaseURL: "https:///x", Auth: "bearer"},
+		"user in the URL":       {BaseURL: "https://u:p@api.example.com", Auth: "bearer"},
+		"query in the URL":      {BaseURL: "https://api.example.com/?a=1", Auth: "bearer"},
+		"non-ASCII host":        {BaseURL: "https://bücher.example", Auth: "bearer"},
+		"unknown auth":          {BaseURL: "https://api.example.com", Auth: "digest"},
+		"header without name":   {BaseURL: "https://api.example.com", Auth: "header"},
+		"query without param":   {BaseURL: "https://api.example.com", Auth: "query"},
+		"missing tls_ca":        {BaseURL: "https://api.example.com", Auth: "bearer", TLSCA: notPEM + ".none"},
+		"tls_ca not PEM":        {BaseURL: "https://api.example.com", Auth: "bearer", TLSCA: notPEM},
+	} {
+		if s, err := New("gh", cfg); err == nil || !strings.HasPrefix(err.Error(), "service gh: ") {
+			t.Errorf("%s: %v, %v; want an error naming the service", name, s, err)
+		}
+	}
+	for _, base := range []string{"http://127.0.0.1:8080", "http://localhost", "http://[::1]:9", "https://api.example.com/v3"} {
+		if _, err := New("gh", config.Service{BaseURL: base, Auth: "bearer"}); err != nil {
+			t.Errorf("%s: %v", base, err)
+		}
 	}
 }
 

@@ -26,8 +26,9 @@
 //     maxRedirects times when they stay on the origin and pass the path
 //     rules ("same-origin"); any other is a Failure of cause "redirect",
 //     and the other origin sees nothing.
-//   - Upstream is asked for the identity encoding, so the bytes returned
-//     are the bytes sent and can be scrubbed; a body is read up to
+//   - Upstream is asked for the identity encoding (a caller's
+//     Accept-Encoding is replaced), so the bytes returned are the bytes
+//     sent and can be scrubbed; a body is read up to
 //     max_response_bytes and never buffered past it; the whole exchange
 //     is bounded by timeout_ms.
 //   - Errors never carry a header value, a query, a body or the
@@ -46,6 +47,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/ops/config"
 	"github.com/arca-secrets/arca/vault/secret"
@@ -173,6 +175,8 @@ func parseBase(raw string) (*url.URL, error) {
 		return nil, errors.New("base_url must be an https URL with a host")
 	case u.User != nil, u.RawQuery != "", u.ForceQuery, u.Fragment != "":
 		return nil, errors.New("base_url must not carry a user, a query or a fragment")
+	case strings.ContainsFunc(u.Host, func(r rune) bool { return r >= utf8.RuneSelf }):
+		return nil, errors.New("base_url's host must be written in ASCII (its punycode form)")
 	case u.Scheme == "http" && !loopbackName(u.Hostname()):
 		return nil, errors.New("base_url may be http only to a loopback host")
 	}
