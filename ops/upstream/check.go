@@ -29,6 +29,7 @@ type Refusal struct {
 	Msg  string
 }
 
+// Error returns Msg.
 func (r *Refusal) Error() string { return r.Msg }
 
 func refuse(kind Kind, format string, args ...any) *Refusal {

@@ -28,6 +28,7 @@ type Failure struct {
 	Msg   string
 }
 
+// Error returns Msg.
 func (f *Failure) Error() string { return f.Msg }
 
 // timedOut is the Failure of an exchange past its deadline, while doing
