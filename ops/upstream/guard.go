@@ -142,35 +142,13 @@ func blockedKind(a netip.Addr) string {
 	case a.Is4():
 		return blocked4(a.As4())
 	}
-	b := a.As16()
-	switch {
-	case b[0] == 0xfe && b[1]&0xc0 == 0xc0:
-		return "site-local"
-	case [12]byte(b[:12]) == [12]byte{}:
-		return "IPv4-compatible"
-	case [12]byte(b[:12]) == [12]byte{0, 0x64, 0xff, 0x9b}:
-		return blocked4([4]byte(b[12:]))
-	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1:
-		return "local NAT64"
-	case b[0] == 0x20 && b[1] == 0x02:
-		return blocked4([4]byte(b[2:6]))
-	}
-	return ""
+	return blocked6(a.As16())
 }
 
-// blocked4 names the kind of an IPv4 address no service reaches without
-// allow_private, or returns "".
+// blocked4 names the kind of an IPv4 address blockedKind's own tests
+// leave, or returns "".
 func blocked4(b [4]byte) string {
-	a := netip.AddrFrom4(b)
 	switch {
-	case a.IsLoopback():
-		return "loopback"
-	case a.IsPrivate():
-		return "private"
-	case a.IsLinkLocalUnicast():
-		return "link-local"
-	case a.IsMulticast():
-		return "multicast"
 	case b[0] == 0:
 		return "this-network"
 	case b[0] == 100 && b[1]&0xc0 == 64:
@@ -181,6 +159,25 @@ func blocked4(b [4]byte) string {
 		return "benchmarking"
 	case b[0] >= 240:
 		return "reserved"
+	}
+	return ""
+}
+
+// blocked6 names the kind of an IPv6 address blockedKind's own tests
+// leave, or returns "": site-local, and those that embed an IPv4 address,
+// judged by it.
+func blocked6(b [16]byte) string {
+	switch {
+	case b[0] == 0xfe && b[1]&0xc0 == 0xc0:
+		return "site-local"
+	case [12]byte(b[:12]) == [12]byte{}:
+		return "IPv4-compatible"
+	case [12]byte(b[:12]) == [12]byte{0, 0x64, 0xff, 0x9b}:
+		return blockedKind(netip.AddrFrom4([4]byte(b[12:])))
+	case b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b && b[4] == 0 && b[5] == 1:
+		return "local NAT64"
+	case b[0] == 0x20 && b[1] == 0x02:
+		return blockedKind(netip.AddrFrom4([4]byte(b[2:6])))
 	}
 	return ""
 }
