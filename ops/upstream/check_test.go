@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 
@@ -135,4 +136,32 @@ func kindOf(err error) Kind {
 		return r.Kind
 	}
 	return "other"
+}
+
+// FuzzCheckPath: whatever path Check allows is absolute, decodes once to
+// the clean path it returns, holds no "..", "//", "\" or control
+// character, and is what path.Clean makes of it.
+func FuzzCheckPath(f *testing.F) {
+	for _, p := range []string{"/repos/x", "/repos/../admin", "//evil.example/x", "/%2e%2e/", "/repos/%2F..",
+		"/repos/.%2e/x", "/./admin", "/repos/x/", "/repos/%252e", "/repos/a%20b", "/"} {
+		f.Add(p)
+	}
+	s, err := New("svc", config.Service{BaseURL: "https://api.example.com", Auth: "bearer", Paths: []string{"*"}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		clean, err := s.Check(Call{Method: "GET", Path: raw})
+		if err != nil {
+			if kindOf(err) == "other" {
+				t.Fatalf("%q: %v, not a Refusal", raw, err)
+			}
+			return
+		}
+		dec, derr := url.PathUnescape(raw)
+		if derr != nil || dec != clean || !strings.HasPrefix(clean, "/") || path.Clean(clean) != clean ||
+			strings.Contains(clean, "..") || strings.Contains(clean, "//") || strings.ContainsAny(clean, "\\\x00\r\n") {
+			t.Fatalf("%q allowed as %q", raw, clean)
+		}
+	})
 }

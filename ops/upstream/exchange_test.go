@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -207,4 +208,30 @@ func first(vs []string) string {
 		return ""
 	}
 	return vs[0]
+}
+
+// TestConcurrentCalls: one Service serves calls in flight together, each
+// with its own answer.
+func TestConcurrentCalls(t *testing.T) {
+	up := newUpstream(t, nil)
+	s := newService(t, up.cfg())
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo/" + strconv.Itoa(i)}, cred())
+			var e echoed
+			if err == nil {
+				err = json.Unmarshal(r.Body, &e)
+			}
+			if err == nil && e.Path != "/echo/"+strconv.Itoa(i) {
+				err = errors.New("another call's answer")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
 }
