@@ -26,7 +26,7 @@ func BenchmarkDo(b *testing.B) {
 	for b.Loop() {
 		r, err := s.Do(context.Background(), c, cred())
 		if err != nil || len(r.Body) != len(kib) {
-			b.Fatalf("%v, %d bytes", err, len(r.Body))
+			b.Fatalf("%s, %d bytes", masked(err), len(r.Body))
 		}
 	}
 }

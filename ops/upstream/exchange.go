@@ -133,7 +133,8 @@ func (s *Service) inject(h http.Header, q url.Values, cred Credential) error {
 // followed, at most maxRedirects times, when its scheme, host and port are
 // the base URL's, it carries no user, its path is under the base URL's
 // path and passes Check's path rules, and its method is allowed; the
-// credential goes with it (an auth query parameter set again). Any other
+// credential goes with it (an auth query parameter set again), and no
+// Referer the caller did not set. Any other
 // redirect is a Failure of cause "redirect", and is not sent.
 func (s *Service) checkRedirect(req *http.Request, via []*http.Request) error {
 	if s.cfg.FollowRedirects != "same-origin" {
@@ -158,6 +159,9 @@ func (s *Service) checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	if !slices.Contains(s.cfg.Methods, req.Method) {
 		return refused("to a method the service does not allow")
+	}
+	if via[0].Header.Get("Referer") == "" {
+		req.Header.Del("Referer") // net/http's, the URL before: with auth query, the credential
 	}
 	if s.cfg.Auth == "query" {
 		q := u.Query()

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -39,16 +40,16 @@ func TestAuthKinds(t *testing.T) {
 			Header: http.Header{"X-Trace": {"t1"}, "Accept-Encoding": {"gzip"}}, Body: []byte("hello"),
 		}, cred())
 		if err != nil {
-			t.Fatalf("%s: %v", tc.auth, err)
+			t.Fatalf("%s: %s", tc.auth, masked(err))
 		}
 		e := decode(t, r)
 		if got := tc.got(e); got != tc.want {
-			t.Errorf("%s: credential arrived as %q", tc.auth, got)
+			t.Errorf("%s: credential arrived as %s", tc.auth, masked(got))
 		}
 		if r.Status != 200 || e.Method != "POST" || e.RawPath != "/base/echo/a%20b" || e.Body != "hello" ||
 			strings.Join(e.Query["q"], ",") != "1,2" || first(e.Header["X-Trace"]) != "t1" ||
 			strings.Join(e.Header["Accept-Encoding"], ",") != "identity" || e.Proto != "HTTP/2.0" {
-			t.Errorf("%s: upstream saw %+v", tc.auth, e)
+			t.Errorf("%s: upstream saw %s", tc.auth, masked(e))
 		}
 		if r.BytesIn != 5 || r.BytesOut != int64(len(r.Body)) || r.Truncated {
 			t.Errorf("%s: bytes in %d, out %d of %d, truncated %v", tc.auth, r.BytesIn, r.BytesOut, len(r.Body), r.Truncated)
@@ -72,7 +73,7 @@ func TestRefusedNeverLeaves(t *testing.T) {
 		}
 	}
 	if seen := up.requests(); len(seen) != 0 {
-		t.Errorf("upstream saw %d requests: %+v", len(seen), seen)
+		t.Errorf("upstream saw %d requests: %s", len(seen), masked(seen))
 	}
 }
 
@@ -94,7 +95,7 @@ func TestResponseHeaders(t *testing.T) {
 	s.tls.NextProtos = []string{"http/1.1"} // Connection is HTTP/1's
 	r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal(masked(err))
 	}
 	if r.Status != http.StatusTeapot || r.Header.Get("X-Kept") != "v" {
 		t.Errorf("status %d, headers %v", r.Status, r.Header)
@@ -133,7 +134,7 @@ func TestSizeCap(t *testing.T) {
 	}{{"/echo/big", "", true}, {"/echo/big", "1", true}, {"/echo/exact", "", false}, {"/echo/exact", "1", false}} {
 		r, err := s.Do(context.Background(), Call{Method: "GET", Path: tc.path, Query: url.Values{"chunked": {tc.chunked}}}, cred())
 		if err != nil {
-			t.Fatalf("%s chunked %q: %v", tc.path, tc.chunked, err)
+			t.Fatalf("%s chunked %q: %v", tc.path, tc.chunked, masked(err))
 		}
 		if len(r.Body) != capBytes || r.BytesOut != capBytes || r.Truncated != tc.truncated {
 			t.Errorf("%s chunked %q: %d bytes (out %d), truncated %v", tc.path, tc.chunked, len(r.Body), r.BytesOut, r.Truncated)
@@ -153,7 +154,7 @@ func TestOpen(t *testing.T) {
 	s := newService(t, cfg)
 	resp, err := s.Open(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatal(masked(err))
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -186,7 +187,7 @@ func TestTimeout(t *testing.T) {
 	for _, p := range []string{"/echo/head", "/echo/mid"} {
 		_, err := s.Do(context.Background(), Call{Method: "GET", Path: p}, cred())
 		if causeOf(err) != CauseTimeout || !strings.Contains(err.Error(), s.addr) {
-			t.Errorf("%s: %v; want a timeout naming %s", p, err, s.addr)
+			t.Errorf("%s: %s; want a timeout naming %s", p, masked(err), s.addr)
 		}
 	}
 }
@@ -234,4 +235,13 @@ func TestConcurrentCalls(t *testing.T) {
 			t.Error(err)
 		}
 	}
+}
+
+// masked prints v, %+v, with the canary masked: a failing test prints
+// no credential either.
+func masked(v any) string {
+	if r, ok := v.(*Response); ok && r != nil {
+		v = fmt.Sprintf("status %d, headers %v, body %q", r.Status, r.Header, r.Body)
+	}
+	return strings.ReplaceAll(fmt.Sprintf("%+v", v), canary, "<canary>")
 }

@@ -29,14 +29,14 @@ func TestBlockedAddress(t *testing.T) {
 		s.lookup = mapResolver{"evil.test": {addr}}
 		_, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
 		if causeOf(err) != CauseBlocked || !strings.Contains(err.Error(), "evil.test:"+port) {
-			t.Errorf("evil.test → %s: %v; want blocked_address naming the host and port", addr, err)
+			t.Errorf("evil.test → %s: %s; want blocked_address naming the host and port", addr, masked(err))
 		}
 	}
 	cfg := up.cfg()
 	cfg.AllowPrivate = false
 	s := newService(t, cfg)
 	if _, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred()); causeOf(err) != CauseBlocked {
-		t.Errorf("base URL %s without allow_private: %v; want blocked_address", cfg.BaseURL, err)
+		t.Errorf("base URL %s without allow_private: %s; want blocked_address", cfg.BaseURL, masked(err))
 	}
 	if seen := up.requests(); len(seen) != 0 {
 		t.Errorf("upstream saw %d requests", len(seen))
@@ -58,7 +58,7 @@ func TestDialsTheAddressChecked(t *testing.T) {
 	for range 3 {
 		r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
 		if err != nil {
-			t.Fatal(err)
+			t.Fatal(masked(err))
 		}
 		if e := decode(t, r); !strings.EqualFold(e.Host, "example.com:"+port) {
 			t.Errorf("upstream saw host %q", e.Host)
@@ -160,7 +160,7 @@ func TestNetworkFailures(t *testing.T) {
 		_, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
 		u, _ := url.Parse(tc.base)
 		if causeOf(err) != tc.want || !strings.Contains(err.Error(), u.Hostname()) {
-			t.Errorf("%s: %v; want %s naming %s", tc.name, err, tc.want, u.Hostname())
+			t.Errorf("%s: %s; want %s naming %s", tc.name, masked(err), tc.want, u.Hostname())
 		}
 	}
 }
@@ -200,20 +200,20 @@ func TestRedirects(t *testing.T) {
 		case "/echo/loop":
 			http.Redirect(w, r, "/echo/loop", http.StatusFound)
 		default:
-			_, _ = w.Write([]byte(first(r.Header["Authorization"]) + "|" + r.URL.RawQuery))
+			_, _ = w.Write([]byte(first(r.Header["Authorization"]) + "|" + r.URL.RawQuery + first(r.Header["Referer"])))
 		}
 	})
 	cfg := up.cfg()
 	none := newService(t, cfg)
 	r, err := none.Do(context.Background(), Call{Method: "GET", Path: "/echo/away"}, cred())
 	if err != nil || r.Status != http.StatusFound || r.Header.Get("Location") != other.URL+"/echo" {
-		t.Errorf("none: %v, %+v", err, r)
+		t.Errorf("none: %s, %s", masked(err), masked(r))
 	}
 	cfg.FollowRedirects = "same-origin"
 	same := newService(t, cfg)
 	for _, p := range []string{"/echo/away", "/echo/admin", "/echo/loop"} {
 		if _, err := same.Do(context.Background(), Call{Method: "GET", Path: p}, cred()); causeOf(err) != CauseRedirect {
-			t.Errorf("same-origin %s: %v; want redirect", p, err)
+			t.Errorf("same-origin %s: %s; want redirect", p, masked(err))
 		}
 	}
 	if seen := other.requests(); len(seen) != 0 {
@@ -221,12 +221,12 @@ func TestRedirects(t *testing.T) {
 	}
 	r, err = same.Do(context.Background(), Call{Method: "GET", Path: "/echo/here"}, cred())
 	if err != nil || r.Status != 200 || string(r.Body) != "Bearer "+canary+"|x=1" {
-		t.Errorf("same-origin within the paths: %v, %+v", err, r)
+		t.Errorf("same-origin within the paths: %s, %s", masked(err), masked(r))
 	}
 	cfg.Auth, cfg.QueryParam = "query", "key"
 	q := newService(t, cfg)
 	r, err = q.Do(context.Background(), Call{Method: "GET", Path: "/echo/here"}, cred())
 	if err != nil || string(r.Body) != "|key="+canary+"&x=1" {
-		t.Errorf("auth query, same-origin: %v, %+v", err, r)
+		t.Errorf("auth query, same-origin: %s, %s", masked(err), masked(r))
 	}
 }
