@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -51,6 +52,9 @@ func handlers() map[string]handler {
 // handler, is refused unknown_op, audited, so that no caller can make an
 // op skip the PDP or the checks of its fields by describing it otherwise.
 func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Result, error) {
+	if op.Use {
+		return s.Read(ctx, op, req).Finish() // its outcome scrubbed, then its event written
+	}
 	if op.Writes {
 		if _, err := s.handler(op, req, nil); err != nil {
 			return nil, err
@@ -71,23 +75,27 @@ func (s *Service) Do(ctx context.Context, op manifest.OpSpec, req Request) (Resu
 // Reads may run concurrently with one another; their Finish calls are made
 // by one goroutine, in the order the events must have.
 type Read struct {
-	s    *Service
-	held heldEvent
-	res  Result
-	err  error
+	s     *Service
+	held  heldEvent
+	res   Result
+	err   error
+	scrub *scrub.Set // a use's: the values its outcome is scrubbed against
 }
 
 // Read runs op on req up to its event, which it holds for Finish. An op
 // that is not the op table's own read row is refused unknown_op (its event
 // held as any other).
 func (s *Service) Read(ctx context.Context, op manifest.OpSpec, req Request) *Read {
-	r := &Read{s: s}
+	r := &Read{s: s, scrub: req.Scrub}
 	r.res, r.err = s.read(ctx, op, req, &r.held)
 	return r
 }
 
 // read runs a read; its event is held in held, or written when held is nil.
 func (s *Service) read(ctx context.Context, op manifest.OpSpec, req Request, held *heldEvent) (Result, error) {
+	if op.Use {
+		return s.use(ctx, op, req, held)
+	}
 	h, err := s.handler(op, req, held)
 	if err != nil {
 		return nil, err
@@ -126,6 +134,9 @@ func (s *Service) ReadsWait() bool {
 // its event is written. A read whose event cannot be written answers the
 // audit's failure (ErrAudit), never its result.
 func (r *Read) Finish() (Result, error) {
+	if o, ok := r.res.(outcome); ok && r.err == nil {
+		o.scrub(r.scrub) // its redactions go into the held event
+	}
 	if r.held.set {
 		if err := r.s.write(r.held.ev); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -36,10 +37,15 @@ type Request struct {
 	// Query, Headers, Args and Services are JSON as sent, checked by the
 	// use that takes them; Body is the caller's data, never kept past
 	// its request.
-	Service, Action, Method, Path string
+	Service, Action, Method, Path  string
 	Query, Headers, Args, Services []byte
 	Body, BodyB64                  string
 	Stop                           bool
+
+	// Scrub holds the values the session released (serve's): a use's
+	// outcome is scrubbed against them and its credentials. Nil: against
+	// its credentials alone.
+	Scrub *scrub.Set
 
 	sent manifest.FieldSet // the fields Set was given
 }

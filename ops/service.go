@@ -16,6 +16,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
+	"github.com/arca-secrets/arca/ops/upstream"
 	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -45,10 +46,12 @@ type Service struct {
 	backends Backends
 	decider  pdp.Decider // [serve.pdp] when ConsultPDP; nil: no PDP is consulted
 	handlers map[string]handler
+	environ  []string // an action's child's environment starts from its allowlist
 
 	mu     sync.Mutex
-	stores map[string]vault.Store // by vault name
-	byEnv  map[string]vault.Store // the same stores, by env
+	stores map[string]vault.Store       // by vault name
+	byEnv  map[string]vault.Store       // the same stores, by env
+	ups    map[string]*upstream.Service // the clients of the services used, by name
 }
 
 // New returns a Service.
@@ -59,7 +62,7 @@ func New(o Options) *Service {
 	if o.Backends == nil {
 		o.Backends = noBackends{}
 	}
-	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
 		p := o.Config.Serve.PDP
 		s.decider = pdp.New(pdp.Config{Exec: p.Exec, Mode: p.Mode, URL: p.URL, HTTPPath: p.HTTPPath, API: p.API,
@@ -82,6 +85,10 @@ func (s *Service) Close() error {
 		delete(s.stores, name)
 	}
 	clear(s.byEnv)
+	for name, up := range s.ups {
+		up.Close()
+		delete(s.ups, name)
+	}
 	return errors.Join(errs...)
 }
 
