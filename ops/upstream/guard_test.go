@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -40,6 +41,15 @@ func TestBlockedAddress(t *testing.T) {
 	}
 	if seen := up.requests(); len(seen) != 0 {
 		t.Errorf("upstream saw %d requests", len(seen))
+	}
+	// A name with guarded and public addresses: only the public ones are
+	// dialled (resolve alone, so that no public address is dialled here).
+	cfg.BaseURL = "https://mixed.test"
+	s = newService(t, cfg)
+	s.lookup = mapResolver{"mixed.test": {"127.0.0.1", "::ffff:169.254.169.254", "93.184.216.34", "2606:2800::1"}}
+	ips, err := s.resolve(context.Background())
+	if fmt.Sprint(ips) != "[93.184.216.34 2606:2800::1]" || err != nil {
+		t.Errorf("mixed.test: dials %v, %v", ips, err)
 	}
 }
 
