@@ -104,6 +104,9 @@ type call struct {
 	// held, when set, keeps c's one event instead of writing it: a read
 	// run ahead of its turn (Read), whose event Finish writes.
 	held *heldEvent
+	// flush writes c's event through to the sink at once: a request
+	// through the proxy, which no response line of serve's carries out.
+	flush bool
 }
 
 // heldEvent is the one event of a read run ahead of its turn (see Read).
@@ -214,10 +217,21 @@ func (s *Service) fail(c *call, err error) error {
 		c.held.ev, c.held.set = ev, true
 		return err
 	}
-	if werr := s.write(ev); werr != nil {
+	if werr := s.writeFor(c, ev); werr != nil {
 		return werr
 	}
 	return err
+}
+
+// writeFor writes c's event, flushed when c says so.
+func (s *Service) writeFor(c *call, ev audit.Event) error {
+	if !c.flush {
+		return s.write(ev)
+	}
+	if err := s.audit.WriteFlush(ev); err != nil {
+		return auditError(err)
+	}
+	return nil
 }
 
 func (s *Service) write(ev audit.Event) error {

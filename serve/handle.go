@@ -152,7 +152,7 @@ func truncate(s string, n int) string {
 // event. A failed audit write means the wire is broken: serve stops.
 func (s *session) answerError(id []byte, err error) {
 	if errors.Is(err, ops.ErrAudit) {
-		s.w.broken = true
+		s.w.setBroken()
 	}
 	s.out = appendErrorDetails(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), ops.CauseOf(err), ops.PolicyOf(err))
 	s.w.respond(id, s.out)

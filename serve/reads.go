@@ -92,7 +92,7 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 // stdout is kept for the loop to report, a failed stderr leaves the wire
 // broken (see wire.flush).
 func (s *session) flushRun(now bool) {
-	if !now || s.w.broken || s.outErr != nil {
+	if !now || s.w.isBroken() || s.outErr != nil {
 		return
 	}
 	if err := s.w.flush(); !errors.Is(err, errBroken) {
@@ -104,7 +104,7 @@ func (s *session) flushRun(now bool) {
 // fewer than s.maxReads are in flight; the first line that is not one is
 // held for the loop, and ends the run.
 func (s *session) joinRun(ctx context.Context, items []*readItem) []*readItem {
-	for len(items) < s.maxReads && s.held == nil && !s.w.broken && s.outErr == nil && ctx.Err() == nil && s.in.lineReady() {
+	for len(items) < s.maxReads && s.held == nil && !s.w.isBroken() && s.outErr == nil && ctx.Err() == nil && s.in.lineReady() {
 		line, err := s.in.next()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the run
@@ -178,7 +178,7 @@ func (s *session) finishRead(it *readItem) {
 	req := &it.c.req
 	defer s.recoverPanic(it.id, req.Op, s.audit.Seq())
 	switch {
-	case s.w.broken:
+	case s.w.isBroken():
 		// No event can be written: the read is answered as the wire
 		// answers every request whose event it could not confirm.
 		s.out = appendError(s.out[:0], it.id, string(manifest.OpError), wireFailed)

@@ -195,7 +195,7 @@ func (s *session) loop(ctx context.Context) error {
 		if s.outErr != nil {
 			return s.outErr
 		}
-		if s.w.broken {
+		if s.w.isBroken() {
 			s.w.flush()
 			return errBroken
 		}

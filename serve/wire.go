@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync"
 )
 
 // flushAt is how much pending output forces a flush even while input is
@@ -16,7 +17,12 @@ const flushAt = 256 << 10
 //
 // Where every byte goes: stdout gets one response line per request line;
 // stderr gets audit event lines and nothing else.
+//
+// A wire is safe for concurrent use: the session writes through it, and
+// so does its proxy, whose events are written and flushed from the
+// proxy's own goroutines (mu).
 type wire struct {
+	mu             sync.Mutex
 	stdout, stderr io.Writer
 
 	ev  []byte // pending event lines
@@ -31,6 +37,8 @@ type wire struct {
 
 // Write buffers an audit event line (wire is the audit.Writer's sink).
 func (w *wire) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.broken {
 		return 0, errBroken
 	}
@@ -41,6 +49,13 @@ func (w *wire) Write(p []byte) (int, error) {
 // Flush pushes pending events to stderr (audit.Flusher): the changes and
 // responses they describe may then go ahead.
 func (w *wire) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushEvents()
+}
+
+// flushEvents is Flush with mu held.
+func (w *wire) flushEvents() error {
 	if w.broken {
 		return errBroken
 	}
@@ -64,6 +79,8 @@ type span struct{ start, end int }
 
 // respond queues one response line, which starts `{"id":<id>`.
 func (w *wire) respond(id, line []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	at := len(w.out) + len(`{"id":`)
 	w.unsafed = append(w.unsafed, span{at, at + len(idOrNull(id))})
 	w.out = append(w.out, line...)
@@ -71,16 +88,26 @@ func (w *wire) respond(id, line []byte) {
 }
 
 // ready reports whether any output is pending.
-func (w *wire) ready() bool { return len(w.out) > 0 || len(w.ev) > 0 }
+func (w *wire) ready() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.out) > 0 || len(w.ev) > 0
+}
 
 // pending reports whether enough output is pending to flush now.
-func (w *wire) pending() bool { return len(w.out)+len(w.ev) >= flushAt }
+func (w *wire) pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.out)+len(w.ev) >= flushAt
+}
 
 // flush writes pending events, then pending responses. If stderr fails, the
 // responses whose events may not have landed are replaced by op_error and
 // errBroken is returned: serve stops rather than run unaudited.
 func (w *wire) flush() error {
-	if err := w.Flush(); err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.flushEvents(); err != nil {
 		out := slices.Clone(w.out[:w.safe])
 		for _, sp := range w.unsafed {
 			out = append(appendError(out, w.out[sp.start:sp.end], "op_error", wireFailed), '\n')
@@ -101,4 +128,18 @@ func (w *wire) flush() error {
 		w.out = nil // let a burst of huge responses go
 	}
 	return nil
+}
+
+// isBroken reports whether stderr failed: serve must stop.
+func (w *wire) isBroken() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
+}
+
+// setBroken marks the wire broken: an event could not be written.
+func (w *wire) setBroken() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.broken = true
 }

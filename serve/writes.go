@@ -109,7 +109,7 @@ func (s *session) handleWrites(ctx context.Context, first *checked, size int) er
 		if err := s.w.flush(); err != nil {
 			return err
 		}
-		if len(run.lines) == 0 || s.w.broken || ctx.Err() != nil {
+		if len(run.lines) == 0 || s.w.isBroken() || ctx.Err() != nil {
 			return nil // lines left by a stopping session get no reply
 		}
 	}
@@ -156,7 +156,7 @@ func (s *session) runGroup(ctx context.Context, ws *ops.Writes, run *groupRun) {
 	started := false
 	for len(run.lines) > 0 {
 		over := started && s.clock().Sub(start) >= maxGroupTime
-		if len(run.items) > 0 && (over || s.w.broken || ctx.Err() != nil) {
+		if len(run.items) > 0 && (over || s.w.isBroken() || ctx.Err() != nil) {
 			break
 		}
 		c := &run.lines[0]
@@ -185,7 +185,7 @@ func (s *session) addWrite(ctx context.Context, ws *ops.Writes, items *[]groupIt
 	it.w = ws.Add(ctx, c.spec, req)
 	if it.w.Final() {
 		if _, err := it.w.Result(); errors.Is(err, ops.ErrAudit) {
-			s.w.broken = true // the group ends here; serve stops after it
+			s.w.setBroken() // the group ends here; serve stops after it
 		}
 	}
 }
