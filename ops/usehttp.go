@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -24,7 +25,7 @@ func (s *Service) httpUse(ctx context.Context, op manifest.OpSpec, req Request, 
 	var up *upstream.Service
 	var uc upstream.Call
 	target := func(c *call, req *Request) ([]useCred, *pdp.Use, error) {
-		c.ev.Use.Service, c.ev.Use.Method = req.Service, req.Method
+		c.ev.Use.Service, c.ev.Use.Method, c.ev.Use.Path = req.Service, req.Method, auditPath(req.Path)
 		var err error
 		up, uc, err = s.httpCall(req)
 		if err != nil {
@@ -216,4 +217,16 @@ func truncName(s string) string {
 		return fmt.Sprintf("%.64s…", s)
 	}
 	return s
+}
+
+// auditPath is the path a refused use asked for, as its event records it:
+// without any query, cut to 1 KiB.
+func auditPath(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
+	if len(p) > 1<<10 {
+		p = p[:1<<10]
+	}
+	return p
 }

@@ -50,7 +50,7 @@ func (s *Service) BeginProxied(ctx context.Context, p ProxyRequest) (*Proxied, e
 	px := &Proxied{s: s, uc: upstream.Call{Method: p.Method, Path: p.Path, Query: p.Query, Header: p.Header, Body: p.Body}}
 	target := func(c *call, req *Request) ([]useCred, *pdp.Use, error) {
 		c.flush = true
-		c.ev.Use.Service, c.ev.Use.Method, c.ev.Use.BytesIn = req.Service, req.Method, int64(len(p.Body))
+		c.ev.Use.Service, c.ev.Use.Method, c.ev.Use.Path, c.ev.Use.BytesIn = req.Service, req.Method, auditPath(req.Path), int64(len(p.Body))
 		if _, ok := s.cfg.Services[req.Service]; !ok {
 			return nil, nil, Errorf(manifest.BadRequest, "unknown service %q", req.Service)
 		}

@@ -98,6 +98,9 @@ func (r *HTTPResult) scrub(set *scrub.Set) {
 	var rs redactions
 	r.Header = http.Header{}
 	for k, vs := range r.raw.Header {
+		if k == "Content-Length" {
+			continue // the upstream's: the body answered is scrubbed, and maybe cut
+		}
 		for _, v := range vs {
 			out, red := set.Scrub([]byte(v))
 			rs.add(red)

@@ -64,6 +64,7 @@ func (s *session) handle(ctx context.Context, c *checked) {
 		s.scrub(ctx, c.spec, id, *req)
 		return
 	}
+	req.Scrub = s.scrubs.set // a use's outcome is scrubbed against the values released
 	res, err := s.svc.Do(ctx, c.spec, *req)
 	s.answer(id, res, err)
 }

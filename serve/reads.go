@@ -61,6 +61,8 @@ type readItem struct {
 	r        *ops.Read
 	panicked bool
 	done     chan struct{} // closed once r (or panicked) is set
+	use      bool          // an http or exec: at most manifest.MaxUses in flight
+	started  bool          // handed to a reader (a use may wait for room)
 }
 
 // handleReads runs first and the reads behind it as one run.
@@ -75,9 +77,13 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 		default:
 			// Answers queued go out while the read in hand is under way.
 			s.flushRun(s.w.ready())
-			<-it.done
+			if !s.await(ctx, it, items) {
+				answered-- // a line came first: the run takes it, then waits again
+				continue
+			}
 		}
 		items[0], items = nil, items[1:]
+		s.startWaiting(items)
 		if answered > 0 && (ctx.Err() != nil || s.ended || s.outErr != nil) {
 			continue // the session is stopping: no reply, no event
 		}
@@ -104,8 +110,8 @@ func (s *session) flushRun(now bool) {
 // fewer than s.maxReads are in flight; the first line that is not one is
 // held for the loop, and ends the run.
 func (s *session) joinRun(ctx context.Context, items []*readItem) []*readItem {
-	for len(items) < s.maxReads && s.held == nil && !s.w.isBroken() && s.outErr == nil && ctx.Err() == nil && s.in.lineReady() {
-		line, err := s.in.next()
+	for len(items) < s.maxReads && !waiting(items) && s.held == nil && !s.w.isBroken() && s.outErr == nil && ctx.Err() == nil && s.lineReady() {
+		line, err := s.nextLine()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the run
 		}
@@ -119,19 +125,84 @@ func (s *session) joinRun(ctx context.Context, items []*readItem) []*readItem {
 			s.held = &heldLine{line, err}
 			break
 		}
+		if c.problem == "" && c.spec.Use && usesInFlight(items) >= manifest.MaxUses {
+			// It waits for a use ahead of it to be answered (startWaiting),
+			// and the run takes no line behind it meanwhile.
+			items = append(items, s.newItem(ctx, &c))
+			break
+		}
 		items = append(items, s.startRead(ctx, &c))
 	}
 	return items
 }
 
+// usesInFlight counts the uses of a run begun and not yet answered.
+func usesInFlight(items []*readItem) int {
+	n := 0
+	for _, it := range items {
+		if it.use && it.started {
+			n++
+		}
+	}
+	return n
+}
+
+// waiting reports whether the last item of a run is a use not yet begun.
+func waiting(items []*readItem) bool {
+	return len(items) > 0 && !items[len(items)-1].started
+}
+
+// startWaiting begins the use waiting at the end of the run once fewer
+// than manifest.MaxUses are in flight.
+func (s *session) startWaiting(items []*readItem) {
+	if waiting(items) && usesInFlight(items) < manifest.MaxUses {
+		s.begin(items[len(items)-1])
+	}
+}
+
+// await waits for it, the oldest read of the run. While a use is in
+// flight and room is left in the run, the next line is read meanwhile
+// (ahead.go), and the run takes it as soon as it comes. It reports whether it is done; false: a line came first.
+func (s *session) await(ctx context.Context, it *readItem, items []*readItem) bool {
+	if usesInFlight(items) == 0 || waiting(items) || len(items) >= s.maxReads || s.held != nil ||
+		s.ahead != nil || s.w.isBroken() || s.outErr != nil || ctx.Err() != nil {
+		<-it.done
+		return true
+	}
+	s.readAhead()
+	select {
+	case <-it.done:
+		return true
+	case a := <-s.fetch:
+		s.fetch, s.ahead = nil, &a
+		return false // joinRun takes it, or holds it for the loop
+	}
+}
+
 // startRead hands c's read to an idle reader, starting one when none is
 // idle; a line refused before ops has nothing to run.
 func (s *session) startRead(ctx context.Context, c *checked) *readItem {
-	it := &readItem{c: *c, ctx: ctx, id: bytes.Clone(c.req.ID), done: make(chan struct{})}
+	it := s.newItem(ctx, c)
+	s.begin(it)
+	return it
+}
+
+// newItem makes c's item of a run, not yet begun. A use's outcome is
+// scrubbed against the values the session released.
+func (s *session) newItem(ctx context.Context, c *checked) *readItem {
+	it := &readItem{c: *c, ctx: ctx, id: bytes.Clone(c.req.ID), done: make(chan struct{}), use: c.problem == "" && c.spec.Use}
 	it.c.req.ID = it.id
-	if c.problem != "" {
+	it.c.req.Scrub = s.scrubs.set
+	return it
+}
+
+// begin begins it: hands its read to an idle reader, starting one when
+// none is idle; a line refused before ops has nothing to run.
+func (s *session) begin(it *readItem) {
+	it.started = true
+	if it.c.problem != "" {
 		close(it.done)
-		return it
+		return
 	}
 	select {
 	case s.reads <- it:
@@ -142,7 +213,6 @@ func (s *session) startRead(ctx context.Context, c *checked) *readItem {
 		}
 		s.reads <- it
 	}
-	return it
 }
 
 // reader runs the reads it is handed until the session ends. Readers

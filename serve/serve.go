@@ -94,6 +94,8 @@ type session struct {
 	quit       chan struct{}    // closed when the session has ended: the readers return
 	outErr     error            // a flush in a run of reads failed (reads.go); the loop returns it
 	names      interner
+	fetch      chan aheadLine // the line being read ahead, when one is (ahead.go)
+	ahead      *aheadLine     // a line read ahead, not yet taken
 	held       *heldLine
 	scrubs     *scrubs // the values the session released, and its scrub streams
 }
@@ -157,7 +159,7 @@ func (s *session) loop(ctx context.Context) error {
 	s.stopReason = "eof"
 	rctx, epoch := ctx, uint64(0) // ctx with the current read epoch
 	for !s.stop {
-		ready := s.held != nil || s.in.lineReady()
+		ready := s.held != nil || s.lineReady()
 		if !ready {
 			if err := s.w.flush(); err != nil {
 				return err

@@ -89,7 +89,10 @@ func (s *session) next(ready bool) ([]byte, error) {
 		return h.line, h.err
 	}
 	if ready {
-		return s.in.next()
+		return s.nextLine()
+	}
+	if s.fetch != nil {
+		return s.waitAhead()
 	}
 	s.mu.Unlock()
 	defer s.mu.Lock()

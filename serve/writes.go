@@ -77,7 +77,7 @@ func (s *session) handleLine(ctx context.Context, line []byte) error {
 	switch {
 	case c.write():
 		return s.handleWrites(ctx, &c, len(line))
-	case c.read() && s.maxReads > 1 && s.in.lineReady() && s.svc.ReadsWait():
+	case c.read() && s.maxReads > 1 && (c.spec.Use || s.lineReady() && s.svc.ReadsWait()):
 		s.handleReads(ctx, &c)
 	default:
 		s.handle(ctx, &c)
@@ -121,8 +121,8 @@ func (s *session) handleWrites(ctx context.Context, first *checked, size int) er
 func (s *session) gather(ctx context.Context, first *checked, size int) gathered {
 	first.req.ID = bytes.Clone(first.req.ID)
 	lines := gathered{*first}
-	for len(lines) < s.maxGroup && size < maxGroupBytes && ctx.Err() == nil && s.in.lineReady() {
-		line, err := s.in.next()
+	for len(lines) < s.maxGroup && size < maxGroupBytes && ctx.Err() == nil && s.lineReady() {
+		line, err := s.nextLine()
 		if err == nil && blank(line) {
 			continue // a keep-alive: no reply, and no reason to end the group
 		}
