@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -189,4 +190,26 @@ func parseCredRef(kind, name, s string) (ref.Ref, error) {
 // or run its action to the end, with its cause.
 func upstreamFailed(cause, format string, args ...any) *Error {
 	return &Error{Code: manifest.UpstreamFailed, Msg: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// ServiceDocs lists the configured services as the manifest's use
+// capability shows them, by name: never a credential or a host.
+func (c *Config) ServiceDocs() []manifest.ServiceDoc {
+	var out []manifest.ServiceDoc
+	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
+		sc := c.Services[name]
+		out = append(out, manifest.ServiceDoc{Name: name, Methods: slices.Clone(sc.Methods), Paths: slices.Clone(sc.Paths)})
+	}
+	return out
+}
+
+// ActionDocs lists the configured actions as the manifest's use
+// capability shows them, by name: never the command or its env.
+func (c *Config) ActionDocs() []manifest.ActionDoc {
+	var out []manifest.ActionDoc
+	for _, name := range slices.Sorted(maps.Keys(c.Actions)) {
+		ac := c.Actions[name]
+		out = append(out, manifest.ActionDoc{Name: name, Args: ac.Args, MaxArgs: ac.MaxArgs})
+	}
+	return out
 }

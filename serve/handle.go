@@ -198,5 +198,6 @@ func (s *session) manifest() ([]byte, error) {
 	if err != nil {
 		def = "" // no default env: every request must name one
 	}
-	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil})
+	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil,
+		Services: s.cfg.ServiceDocs(), Actions: s.cfg.ActionDocs()})
 }
