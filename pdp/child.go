@@ -3,6 +3,7 @@ package pdp
 import (
 	"context"
 	"fmt"
+	"github.com/arca-secrets/arca/internal/waitexit"
 	"io"
 	"os"
 	"os/exec"
@@ -28,7 +29,7 @@ type child struct {
 
 	out     []byte // at most MaxVerdict+1 bytes of stdout; more means too much
 	readErr error
-	reaped  bool // awaitExit reaped the child (not on Linux, which waits without)
+	reaped  bool // waitexit.Await reaped the child (not on Linux, which waits without)
 }
 
 // start spawns `shell -c script` (see spawn) and offers body on its stdin.
@@ -103,7 +104,7 @@ func (c *child) readVerdict() {
 
 func (c *child) watchExit() {
 	defer close(c.exited)
-	c.reaped = awaitExit(c.cmd)
+	c.reaped = waitexit.Await(c.cmd)
 }
 
 // await waits until stdout has ended and the child has exited, and reports
@@ -139,7 +140,7 @@ func (c *child) readProblem() string {
 // stop ends the decision: SIGKILL to the whole group (and to the child by
 // pid, in case it left the group), close arca's pipe ends, wait for the three
 // goroutines, and only then reap the child, so that its pid — the group id —
-// stayed reserved while the group was killed (on Linux; see awaitExit for
+// stayed reserved while the group was killed (on Linux; see waitexit.Await for
 // other systems). It reports a problem with the child's exit, or "".
 func (c *child) stop() string {
 	syscall.Kill(-c.pgid, syscall.SIGKILL)

@@ -3,6 +3,7 @@ package pdp
 import (
 	"context"
 	"errors"
+	"github.com/arca-secrets/arca/internal/waitexit"
 	"os"
 	"os/exec"
 	"strconv"
@@ -109,7 +110,7 @@ func (d *persistent) ended(p *proc) {
 // exit status.
 func (d *persistent) watch(p *proc) {
 	defer close(p.done)
-	reaped := awaitExit(p.cmd)
+	reaped := waitexit.Await(p.cmd)
 	close(p.exited)
 	t := time.NewTimer(exitGrace)
 	select {
