@@ -4,7 +4,8 @@
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
 # loopback ports, with etcd-client and openssl for the team setup teams.md
 # shows; Debian's chromium, the browser arca ui's page is tested in; Node.js
-# for the TypeScript client and Python 3 for the Python client (all
+# for the TypeScript client and Python 3 for the Python client; git and
+# curl, which the session proxy's tests drive through it (all
 # installed with apt-get when missing; needs root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +39,13 @@ fi
 # jq: the docs' examples and their shell PDP read JSON with it.
 if ! command -v jq >/dev/null; then
   apt_install jq
+fi
+# git and curl: the session proxy is tested with a real git clone and curl.
+if ! command -v git >/dev/null; then
+  apt_install git
+fi
+if ! command -v curl >/dev/null; then
+  apt_install curl
 fi
 if ! command -v chromium >/dev/null && [ -z "${ARCA_CHROMIUM:-}" ]; then
   apt_install chromium
