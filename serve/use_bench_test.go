@@ -69,19 +69,27 @@ allow_private = true
 const httpUseLine = `{"id":%d,"op":"http","service":"up","method":"GET","path":"/kib"}` + "\n"
 
 // BenchmarkHTTPUseVsClient measures a GET of a 1 KiB body from a local
-// TLS upstream two ways in one run, each one request at a time:
+// TLS upstream, one request at a time, in phases that take turns in one
+// run so that they share whatever else the machine is doing:
 //   - serve: through one session (in this process, over real pipes), a
 //     request line written and its answer read before the next;
+//   - serve-one: the same through a session with Options.MaxReads 1, which
+//     runs the use on its own goroutine, with no reader and no line read
+//     ahead;
+//   - get: a get of the credential through the first session, the same
+//     round trip with no upstream (pipes, decoding, the vault's read, the
+//     audit event): the floor serve adds to any request;
 //   - client: an http.Client over a kept-alive connection, HTTP/2 as the
 //     service's client speaks it.
 //
-// Reported: each one's time per GET and serve/client, the target being at
-// most 1.5.
+// Reported: each one's time and this process's CPU (user+system, the
+// upstream's included, as it is in every phase) per request, and
+// serve/client, the target being at most 1.5.
 func BenchmarkHTTPUseVsClient(b *testing.B) {
 	kib := strings.Repeat("k", 1024)
 	srv, caFile := tlsUpstream(b, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, kib) })
 	f := useFixture(b, srv, caFile)
-	p := startPiped(b, f, 0)
+	many, one := startPiped(b, f, 0), startPiped(b, f, 1)
 	client := directClient(b, caFile)
 	direct := func(n int) {
 		for range n {
@@ -96,29 +104,39 @@ func BenchmarkHTTPUseVsClient(b *testing.B) {
 			}
 		}
 	}
+	phases := []struct {
+		name string
+		run  func(n int)
+	}{
+		{"serve", func(n int) { many.lockstep(b, n) }},
+		{"serve-one", func(n int) { one.lockstep(b, n) }},
+		{"get", func(n int) { many.getLockstep(b, n) }},
+		{"client", direct},
+	}
 	// Each is warmed first, untimed: the connections made, the session's
 	// readers started.
-	p.lockstep(b, 50)
-	direct(50)
-
-	var serveT, directT time.Duration
+	for _, p := range phases {
+		p.run(50)
+	}
+	wall, cpu := make([]time.Duration, len(phases)), make([]time.Duration, len(phases))
 	n := 0
 	for b.Loop() {
-		// A few hundred GETs per phase and iteration, in turns, so that
-		// the phases share whatever else the machine is doing.
 		const per = 200
-		t0 := time.Now()
-		p.lockstep(b, per)
-		t1 := time.Now()
-		direct(per)
-		t2 := time.Now()
-		serveT, directT = serveT+t1.Sub(t0), directT+t2.Sub(t1)
+		for i, p := range phases {
+			t0, c0 := time.Now(), cpuTime(b)
+			p.run(per)
+			wall[i], cpu[i] = wall[i]+time.Since(t0), cpu[i]+cpuTime(b)-c0
+		}
 		n += per
 	}
 	fn := float64(n)
-	b.ReportMetric(float64(serveT.Nanoseconds())/fn, "serve-ns/get")
-	b.ReportMetric(float64(directT.Nanoseconds())/fn, "client-ns/get")
-	b.ReportMetric(float64(serveT)/float64(directT), "serve/client")
+	for i, p := range phases {
+		b.ReportMetric(float64(wall[i].Nanoseconds())/fn, p.name+"-ns/op")
+		b.ReportMetric(float64(cpu[i].Nanoseconds())/fn, p.name+"-cpu-ns/op")
+	}
+	b.ReportMetric(float64(wall[0])/float64(wall[3]), "serve/client")
+	b.ReportMetric(float64(wall[1])/float64(wall[3]), "serve-one/client")
+	b.ReportMetric(float64(cpu[0])/float64(cpu[3]), "serve-cpu/client-cpu")
 }
 
 // directClient is an http.Client trusting caFile's certificate, HTTP/2
@@ -178,6 +196,19 @@ func (p *pipedSession) lockstep(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 		p.answer(b, i, n)
+	}
+}
+
+// getLockstep gets the credential n times, each once the answer before
+// it is read.
+func (p *pipedSession) getLockstep(b *testing.B, n int) {
+	for i := range n {
+		if _, err := fmt.Fprintf(p.in, `{"id":%d,"op":"get","ref":"arca://app/token"}`+"\n", i); err != nil {
+			b.Fatal(err)
+		}
+		if !p.out.Scan() || !bytes.Contains(p.out.Bytes(), []byte(`"ok":true`)) {
+			b.Fatalf("get %d of %d: %v", i+1, n, p.out.Err())
+		}
 	}
 }
 
