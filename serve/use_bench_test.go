@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,74 +70,90 @@ allow_private = true
 const httpUseLine = `{"id":%d,"op":"http","service":"up","method":"GET","path":"/kib"}` + "\n"
 
 // BenchmarkHTTPUseVsClient measures a GET of a 1 KiB body from a local
-// TLS upstream, one request at a time, in phases that take turns in one
-// run so that they share whatever else the machine is doing:
+// TLS upstream, one request at a time, four ways that take turns in one
+// run, a few requests each, so that they share whatever else the machine
+// is doing:
 //   - serve: through one session (in this process, over real pipes), a
 //     request line written and its answer read before the next;
-//   - serve-one: the same through a session with Options.MaxReads 1, which
-//     runs the use on its own goroutine, with no reader and no line read
-//     ahead;
+//   - serve-one: the same through a session with Options.MaxReads 1, whose
+//     loop makes the use itself: no reader goroutine, no line read ahead;
 //   - get: a get of the credential through the first session, the same
 //     round trip with no upstream (pipes, decoding, the vault's read, the
-//     audit event): the floor serve adds to any request;
+//     audit event): what serve adds to any request;
 //   - client: an http.Client over a kept-alive connection, HTTP/2 as the
 //     service's client speaks it.
 //
-// Reported: each one's time and this process's CPU (user+system, the
-// upstream's included, as it is in every phase) per request, and
-// serve/client, the target being at most 1.5.
+// Reported for each: the mean and the median time of a request, and this
+// process's CPU (user+system, the upstream's included, as it is in every
+// way) per request; and serve/client of each, the target being at most
+// 1.5. The median is the steadier on a busy machine.
 func BenchmarkHTTPUseVsClient(b *testing.B) {
 	kib := strings.Repeat("k", 1024)
 	srv, caFile := tlsUpstream(b, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, kib) })
 	f := useFixture(b, srv, caFile)
 	many, one := startPiped(b, f, 0), startPiped(b, f, 1)
 	client := directClient(b, caFile)
-	direct := func(n int) {
-		for range n {
-			resp, err := client.Get(srv.URL + "/kib")
-			if err != nil {
-				b.Fatal(err)
-			}
-			body, err := io.ReadAll(resp.Body)
-			_ = resp.Body.Close()
-			if err != nil || len(body) != len(kib) || resp.ProtoMajor != 2 {
-				b.Fatalf("%v, %d bytes, %s", err, len(body), resp.Proto)
-			}
-		}
-	}
-	phases := []struct {
+	ways := []struct {
 		name string
 		run  func(n int)
 	}{
 		{"serve", func(n int) { many.lockstep(b, n) }},
 		{"serve-one", func(n int) { one.lockstep(b, n) }},
 		{"get", func(n int) { many.getLockstep(b, n) }},
-		{"client", direct},
+		{"client", func(n int) { clientGets(b, client, srv.URL+"/kib", len(kib), n) }},
 	}
 	// Each is warmed first, untimed: the connections made, the session's
 	// readers started.
-	for _, p := range phases {
-		p.run(50)
+	for _, w := range ways {
+		w.run(50)
 	}
-	wall, cpu := make([]time.Duration, len(phases)), make([]time.Duration, len(phases))
-	n := 0
+	const turn = 20 // requests of one way before the next way's turn
+	took := make([][]time.Duration, len(ways))
+	cpu := make([]time.Duration, len(ways))
 	for b.Loop() {
-		const per = 200
-		for i, p := range phases {
-			t0, c0 := time.Now(), cpuTime(b)
-			p.run(per)
-			wall[i], cpu[i] = wall[i]+time.Since(t0), cpu[i]+cpuTime(b)-c0
+		for range 10 {
+			for i, w := range ways {
+				c0 := cpuTime(b)
+				for range turn {
+					t0 := time.Now()
+					w.run(1)
+					took[i] = append(took[i], time.Since(t0))
+				}
+				cpu[i] += cpuTime(b) - c0
+			}
 		}
-		n += per
 	}
-	fn := float64(n)
-	for i, p := range phases {
-		b.ReportMetric(float64(wall[i].Nanoseconds())/fn, p.name+"-ns/op")
-		b.ReportMetric(float64(cpu[i].Nanoseconds())/fn, p.name+"-cpu-ns/op")
+	mean, median := make([]float64, len(ways)), make([]float64, len(ways))
+	for i, w := range ways {
+		n := float64(len(took[i]))
+		var sum time.Duration
+		for _, d := range took[i] {
+			sum += d
+		}
+		slices.Sort(took[i])
+		mean[i], median[i] = float64(sum)/n, float64(took[i][len(took[i])/2])
+		b.ReportMetric(mean[i], w.name+"-ns/op")
+		b.ReportMetric(median[i], w.name+"-p50-ns/op")
+		b.ReportMetric(float64(cpu[i])/n, w.name+"-cpu-ns/op")
 	}
-	b.ReportMetric(float64(wall[0])/float64(wall[3]), "serve/client")
-	b.ReportMetric(float64(wall[1])/float64(wall[3]), "serve-one/client")
-	b.ReportMetric(float64(cpu[0])/float64(cpu[3]), "serve-cpu/client-cpu")
+	b.ReportMetric(mean[0]/mean[3], "serve/client")
+	b.ReportMetric(median[0]/median[3], "serve/client-p50")
+	b.ReportMetric(float64(cpu[0])/float64(cpu[3]), "serve/client-cpu")
+}
+
+// clientGets makes n GETs of url with client, each body of size bytes.
+func clientGets(b *testing.B, client *http.Client, url string, size, n int) {
+	for range n {
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || len(body) != size || resp.ProtoMajor != 2 {
+			b.Fatalf("%v, %d bytes, %s", err, len(body), resp.Proto)
+		}
+	}
 }
 
 // directClient is an http.Client trusting caFile's certificate, HTTP/2
