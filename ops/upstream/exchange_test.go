@@ -142,6 +142,24 @@ func TestSizeCap(t *testing.T) {
 	}
 }
 
+// TestBodyOneBuffer: a body whose length the upstream gave is read into
+// one buffer of that length and a byte, never grown to twice its size.
+func TestBodyOneBuffer(t *testing.T) {
+	const n = 100_000
+	up := newUpstream(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		_, _ = io.WriteString(w, strings.Repeat("b", n))
+	})
+	s := newService(t, up.cfg())
+	r, err := s.Do(context.Background(), Call{Method: "GET", Path: "/echo"}, cred())
+	if err != nil {
+		t.Fatal(masked(err))
+	}
+	if len(r.Body) != n || cap(r.Body) > n+1 {
+		t.Errorf("%d bytes in a buffer of %d", len(r.Body), cap(r.Body))
+	}
+}
+
 // TestOpen: Open hands back the body unread, capped, with the safe
 // headers only and no request (which holds the credential).
 func TestOpen(t *testing.T) {
