@@ -26,12 +26,21 @@ export type Policy = Wire.WirePolicy;
 /** The error codes of arca-serve/1; a newer serve may add one. */
 export type ErrorCode = Wire.WireError['error']['code'];
 
+/** What an error says beside its code: upstream_failed's cause. */
+export type ErrorDetails = NonNullable<Wire.WireError['error']['details']>;
+
 /** A request serve refused or failed. Branch on code, never on message. */
 export declare class ArcaError extends Error {
   readonly name: 'ArcaError';
   readonly code: ErrorCode | (string & {});
   /** The PDP's verdict, when serve consulted it and it gave one. */
   readonly policy?: Policy;
+  /**
+   * What serve said beside the code, when it said something: on
+   * upstream_failed, details.cause names the step of the use that failed
+   * (the manifest's use capability lists them).
+   */
+  readonly details?: ErrorDetails;
   /** From resolve: the variable whose get failed, and its ref (the message names both). */
   readonly variable?: string;
   readonly ref?: string;

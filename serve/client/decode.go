@@ -10,14 +10,33 @@ import (
 )
 
 // Error is a request serve refused or failed: the wire's code and
-// message, and the policy verdict when the PDP gave one.
+// message, the cause its details name (upstream_failed: the step of a use
+// that failed, one of the manifest's use capability's causes; "" when it
+// names none), and the policy verdict when the PDP gave one.
 type Error struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
+	Cause   string  `json:"-"`
 	Policy  *Policy `json:"-"`
 }
 
 func (e *Error) Error() string { return "arca serve: " + e.Code + ": " + e.Message }
+
+// UnmarshalJSON reads an error object, the cause from its details.
+func (e *Error) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Details struct {
+			Cause string `json:"cause"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	e.Code, e.Message, e.Cause = w.Code, w.Message, w.Details.Cause
+	return nil
+}
 
 // Policy is a PDP verdict.
 type Policy = audit.Policy

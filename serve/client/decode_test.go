@@ -57,6 +57,7 @@ func differAll(line, want []byte) (diff string, handled []string) {
 	for name, f := range map[string]func(line, want []byte) (string, bool){
 		"Got": differ[Got], "Put": differ[Put], "Rotated": differ[Rotated], "Removed": differ[Removed],
 		"Listed": differ[Listed], "Checked": differ[Checked], "Manifest": differ[Manifest], "none": differ[struct{}],
+		"ScrubResult": differ[ScrubResult], "HTTPResult": differ[HTTPResult], "ExecResult": differ[ExecResult], "ProxyResult": differ[ProxyResult],
 	} {
 		d, h := f(line, want)
 		if d != "" {
@@ -287,6 +288,16 @@ var edgeLines = []string{
 	`{"id":7,"ok":true,"x":{"a" 1}}`, `{"id":7,"ok":true,"x":{1:2}}`, `{'id':7}`, `{"id":7,"ok":true,"x":"unterminated}`,
 	`{"id":7,"ok":true,"x":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
 	`{"id":7,"ok":true,"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+	// Errors with details, and the results of the uses.
+	`{"id":7,"ok":false,"error":{"code":"upstream_failed","message":"m","details":{"cause":"dns"}}}`,
+	`{"id":7,"ok":false,"error":{"code":"upstream_failed","details":{"extra":[1],"cause":"tls"},"message":"m"},"policy":{"allow":true}}`,
+	`{"id":7,"ok":false,"error":{"code":"upstream_failed","message":"m","Details":{"CAUSE":"read"}}}`,
+	`{"id":7,"ok":false,"error":{"code":"c","message":"m","details":null}}`, `{"id":7,"ok":false,"error":{"code":"c","details":{"cause":1}}}`,
+	`{"id":7,"ok":false,"error":{"code":"c","details":"x"}}`, `{"id":7,"ok":false,"error":{"code":"c","details":{}}}`,
+	`{"id":7,"ok":true,"result":{"service":"echo","status":404,"headers":{"Content-Type":["text/plain"]},"body":"<redacted:app/token>","truncated":false,"redactions":[{"ref":"arca://app/token","count":1}],"elapsed_ms":3}}`,
+	`{"id":7,"ok":true,"result":{"action":"hello","exit_code":1,"signal":"","stdout":"a","stderr":"b","truncated":{"stdout":true,"stderr":false},"redactions":[],"elapsed_ms":4}}`,
+	`{"id":7,"ok":true,"result":{"base_urls":{"echo":"http://127.0.0.1:4000/echo"},"token":"t","expires_at":"2026-11-30T08:14:14.381353202Z"}}`,
+	`{"id":7,"ok":true,"result":{"stopped":true}}`,
 }
 
 func TestDecodeEdgeCases(t *testing.T) {

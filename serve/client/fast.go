@@ -301,9 +301,11 @@ func daysIn(month, year int) int {
 	return 31
 }
 
-func errorNames() []string { return []string{"code", "message"} }
+// errorNames are the keys of an error fast knows. details is among them
+// to be turned down: an error with details is slow's to read.
+func errorNames() []string { return []string{"code", "message", "details"} }
 
-// errorObject reads the error of a response.
+// errorObject reads the error of a response, one without details.
 func (d *dec) errorObject() *Error {
 	if d.peek() != '{' {
 		d.fail()

@@ -6,6 +6,7 @@ package client
 import (
 	"context"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -20,7 +21,18 @@ type Request struct {
 	Attestation string
 	Text        string // needed by scrub
 	Stream      string
-	Final       *bool // sent when not nil
+	Final       *bool               // sent when not nil
+	Service     string              // needed by http
+	Action      string              // needed by exec
+	Method      string              // needed by http
+	Path        string              // needed by http
+	Query       map[string][]string // sent when not nil
+	Headers     map[string]string   // sent when not nil
+	Body        string
+	BodyB64     string
+	Args        []string // sent when not nil
+	Services    []string // sent when not nil
+	Stop        *bool    // sent when not nil
 }
 
 // badUTF8 names the first field of r that is not valid UTF-8, "" when they
@@ -41,6 +53,26 @@ func badUTF8(r Request) string {
 		return "text"
 	case !utf8.ValidString(r.Stream):
 		return "stream"
+	case !utf8.ValidString(r.Service):
+		return "service"
+	case !utf8.ValidString(r.Action):
+		return "action"
+	case !utf8.ValidString(r.Method):
+		return "method"
+	case !utf8.ValidString(r.Path):
+		return "path"
+	case !validStringsMap(r.Query):
+		return "query"
+	case !validStringMap(r.Headers):
+		return "headers"
+	case !utf8.ValidString(r.Body):
+		return "body"
+	case !utf8.ValidString(r.BodyB64):
+		return "body_b64"
+	case !validStrings(r.Args):
+		return "args"
+	case !validStrings(r.Services):
+		return "services"
 	}
 	return ""
 }
@@ -58,7 +90,7 @@ func appendRequest(b, id []byte, op string, r Request) []byte {
 		b = append(b, `,"env":`...)
 		b = appendString(b, r.Env)
 	}
-	if r.Value != nil {
+	if r.Value != nil || op == "put" || op == "rotate" {
 		b = append(b, `,"value":`...)
 		b = appendString(b, r.Value)
 	}
@@ -81,6 +113,50 @@ func appendRequest(b, id []byte, op string, r Request) []byte {
 	if r.Final != nil {
 		b = append(b, `,"final":`...)
 		b = strconv.AppendBool(b, *r.Final)
+	}
+	if r.Service != "" || op == "http" {
+		b = append(b, `,"service":`...)
+		b = appendString(b, r.Service)
+	}
+	if r.Action != "" || op == "exec" {
+		b = append(b, `,"action":`...)
+		b = appendString(b, r.Action)
+	}
+	if r.Method != "" || op == "http" {
+		b = append(b, `,"method":`...)
+		b = appendString(b, r.Method)
+	}
+	if r.Path != "" || op == "http" {
+		b = append(b, `,"path":`...)
+		b = appendString(b, r.Path)
+	}
+	if r.Query != nil {
+		b = append(b, `,"query":`...)
+		b = appendStringsMap(b, r.Query)
+	}
+	if r.Headers != nil {
+		b = append(b, `,"headers":`...)
+		b = appendStringMap(b, r.Headers)
+	}
+	if r.Body != "" {
+		b = append(b, `,"body":`...)
+		b = appendString(b, r.Body)
+	}
+	if r.BodyB64 != "" {
+		b = append(b, `,"body_b64":`...)
+		b = appendString(b, r.BodyB64)
+	}
+	if r.Args != nil {
+		b = append(b, `,"args":`...)
+		b = appendStrings(b, r.Args)
+	}
+	if r.Services != nil {
+		b = append(b, `,"services":`...)
+		b = appendStrings(b, r.Services)
+	}
+	if r.Stop != nil {
+		b = append(b, `,"stop":`...)
+		b = strconv.AppendBool(b, *r.Stop)
 	}
 	return append(b, '}', '\n')
 }
@@ -144,6 +220,26 @@ func (c *Client) Scrub(ctx context.Context, r Request) (ScrubResult, error) {
 	return Call[ScrubResult](ctx, c, "scrub", r)
 }
 
+// HTTP sends http. It needs r.Service, r.Method and r.Path. It may have
+// r.Env, r.Actor, r.Attestation, r.Query, r.Headers, r.Body and r.BodyB64.
+// serve consults the PDP for it: the verdict is on the result's Policy.
+func (c *Client) HTTP(ctx context.Context, r Request) (HTTPResult, error) {
+	return Call[HTTPResult](ctx, c, "http", r)
+}
+
+// Exec sends exec. It needs r.Action. It may have r.Env, r.Actor,
+// r.Attestation and r.Args. serve consults the PDP for it: the verdict is
+// on the result's Policy.
+func (c *Client) Exec(ctx context.Context, r Request) (ExecResult, error) {
+	return Call[ExecResult](ctx, c, "exec", r)
+}
+
+// Proxy sends proxy. It may have r.Env, r.Actor, r.Attestation, r.Services
+// and r.Stop.
+func (c *Client) Proxy(ctx context.Context, r Request) (ProxyResult, error) {
+	return Call[ProxyResult](ctx, c, "proxy", r)
+}
+
 // withPolicy puts the verdict of a success on its result: the result of
 // each op that consults the PDP has a Policy.
 func withPolicy[T any](r *T, p *Policy) {
@@ -160,6 +256,10 @@ func withPolicy[T any](r *T, p *Policy) {
 		r.Policy = p
 	case *Checked:
 		r.Policy = p
+	case *HTTPResult:
+		r.Policy = p
+	case *ExecResult:
+		r.Policy = p
 	}
 }
 
@@ -174,4 +274,56 @@ type ScrubResult struct {
 	Redactions   []ScrubRedaction `json:"redactions"`
 	Text         string           `json:"text"`
 	Unscrubbable []string         `json:"unscrubbable"`
+}
+
+// HTTPRedaction is an entry of HTTPResult.Redactions.
+type HTTPRedaction struct {
+	Count int64  `json:"count"`
+	Ref   string `json:"ref"`
+}
+
+// HTTPResult is the result of http, as its schema says.
+type HTTPResult struct {
+	Body       string              `json:"body"`
+	BodyB64    string              `json:"body_b64"`
+	ElapsedMs  int64               `json:"elapsed_ms"`
+	Headers    map[string][]string `json:"headers"`
+	Redactions []HTTPRedaction     `json:"redactions"`
+	Service    string              `json:"service"`
+	Status     int64               `json:"status"`
+	Truncated  bool                `json:"truncated"`
+	Policy     *Policy             `json:"-"`
+}
+
+// ExecRedaction is an entry of ExecResult.Redactions.
+type ExecRedaction struct {
+	Count int64  `json:"count"`
+	Ref   string `json:"ref"`
+}
+
+// ExecTruncated is ExecResult.Truncated.
+type ExecTruncated struct {
+	Stderr bool `json:"stderr"`
+	Stdout bool `json:"stdout"`
+}
+
+// ExecResult is the result of exec, as its schema says.
+type ExecResult struct {
+	Action     string          `json:"action"`
+	ElapsedMs  int64           `json:"elapsed_ms"`
+	ExitCode   int64           `json:"exit_code"`
+	Redactions []ExecRedaction `json:"redactions"`
+	Signal     string          `json:"signal"`
+	Stderr     string          `json:"stderr"`
+	Stdout     string          `json:"stdout"`
+	Truncated  ExecTruncated   `json:"truncated"`
+	Policy     *Policy         `json:"-"`
+}
+
+// ProxyResult is the result of proxy, as its schema says.
+type ProxyResult struct {
+	BaseURLs  map[string]string `json:"base_urls"`
+	ExpiresAt time.Time         `json:"expires_at"`
+	Stopped   bool              `json:"stopped"`
+	Token     string            `json:"token"`
 }

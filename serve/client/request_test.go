@@ -24,6 +24,10 @@ func TestNotUTF8Refused(t *testing.T) {
 		"env":         {Ref: "arca://app/db", Env: bad, Value: []byte("v")},
 		"actor":       {Ref: "arca://app/db", Actor: bad, Value: []byte("v")},
 		"attestation": {Ref: "arca://app/db", Attestation: bad, Value: []byte("v")},
+		"query":       {Ref: "arca://app/db", Value: []byte("v"), Query: map[string][]string{"q": {"ok", bad}}},
+		"headers":     {Ref: "arca://app/db", Value: []byte("v"), Headers: map[string]string{bad: "v"}},
+		"args":        {Ref: "arca://app/db", Value: []byte("v"), Args: []string{"ok", bad}},
+		"services":    {Ref: "arca://app/db", Value: []byte("v"), Services: []string{bad}},
 	} {
 		for range 5 { // more than the window: a refused call must give its place back
 			_, err := c.Put(ctx, r)

@@ -16,8 +16,9 @@ from .client import PROTOCOL, Client
 from .errors import ArcaError, ClientError, ClosedError, ProtocolError, StartError, StreamError
 from .events import MAX_EVENT_LINE, Event
 from .scrub import ScrubWriter
-from .results import (CheckResult, GetResult, ListRecord, ListResult, ManifestOp, ManifestResult, Policy, PutResult,
-                      RmResult, RotateResult)
+from .results import (CheckResult, ExecRedaction, ExecResult, ExecTruncated, GetResult, HttpRedaction, HttpResult,
+                      ListRecord, ListResult, ManifestOp, ManifestResult, Policy, ProxyResult, PutResult, RmResult,
+                      RotateResult)
 
 # The names the results had before they were generated from the schemas.
 Got, Put, Rotated, Removed = GetResult, PutResult, RotateResult, RmResult
@@ -32,4 +33,5 @@ __all__ = [
     "Event", "Policy", "Got", "Put", "Rotated", "Removed", "Listed", "Record", "Checked", "Manifest", "OpInfo",
     "GetResult", "PutResult", "RotateResult", "RmResult", "ListResult", "ListRecord", "CheckResult",
     "ManifestResult", "ManifestOp", "ScrubWriter",
+    "HttpResult", "HttpRedaction", "ExecResult", "ExecRedaction", "ExecTruncated", "ProxyResult",
 ]

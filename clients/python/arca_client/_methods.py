@@ -7,7 +7,7 @@ over what _ops.Calls does for every op; and call, any op by name."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import _read, results as r
 from ._ops import Calls
@@ -141,13 +141,72 @@ class Ops(Calls):
         fields = _fields(text=text, env=env, actor=actor, attestation=attestation, stream=stream, final=final)
         return self._future('scrub', fields, r.read_scrub)
 
-    def call(
-            self, op: str, *, actor: Optional[str] = None, attestation: Optional[str] = None,
-            env: Optional[str] = None, final: Optional[bool] = None, ref: Optional[str] = None,
-            stream: Optional[str] = None, text: Optional[str] = None, value: Optional[Value] = None,
+    def http(
+            self, service: str, method: str, path: str, *, env: Optional[str] = None,
+            actor: Optional[str] = None, attestation: Optional[str] = None,
+            query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
+            headers: Optional[Mapping[str, str]] = None, body: Optional[str] = None,
+            body_b64: Optional[str] = None, timeout: Optional[float] = None
+    ) -> r.HttpResult:
+        """Send http. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64)
+        return self._call('http', fields, r.read_http, timeout)
+
+    def submit_http(
+            self, service: str, method: str, path: str, *, env: Optional[str] = None,
+            actor: Optional[str] = None, attestation: Optional[str] = None,
+            query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
+            headers: Optional[Mapping[str, str]] = None, body: Optional[str] = None,
+            body_b64: Optional[str] = None
+    ) -> Future[r.HttpResult]:
+        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64)
+        return self._future('http', fields, r.read_http)
+
+    def exec(
+            self, action: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, args: Optional[Sequence[str]] = None,
             timeout: Optional[float] = None
+    ) -> r.ExecResult:
+        """Send exec. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args)
+        return self._call('exec', fields, r.read_exec, timeout)
+
+    def submit_exec(
+            self, action: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, args: Optional[Sequence[str]] = None
+    ) -> Future[r.ExecResult]:
+        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args)
+        return self._future('exec', fields, r.read_exec)
+
+    def proxy(
+            self, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, services: Optional[Sequence[str]] = None,
+            stop: Optional[bool] = None, timeout: Optional[float] = None
+    ) -> r.ProxyResult:
+        """Send proxy."""
+        fields = _fields(env=env, actor=actor, attestation=attestation, services=services, stop=stop)
+        return self._call('proxy', fields, r.read_proxy, timeout)
+
+    def submit_proxy(
+            self, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, services: Optional[Sequence[str]] = None,
+            stop: Optional[bool] = None
+    ) -> Future[r.ProxyResult]:
+        fields = _fields(env=env, actor=actor, attestation=attestation, services=services, stop=stop)
+        return self._future('proxy', fields, r.read_proxy)
+
+    def call(
+            self, op: str, *, action: Optional[str] = None, actor: Optional[str] = None,
+            args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
+            body: Optional[str] = None, body_b64: Optional[str] = None, env: Optional[str] = None,
+            final: Optional[bool] = None, headers: Optional[Mapping[str, str]] = None,
+            method: Optional[str] = None, path: Optional[str] = None,
+            query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+            service: Optional[str] = None, services: Optional[Sequence[str]] = None,
+            stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
+            value: Optional[Value] = None, timeout: Optional[float] = None
     ) -> Dict[str, Any]:
         """Any op by name, for one this client has no method for (a server
         may add ops): the result as a dict, a ``value`` in it a Secret."""
-        fields = _fields(actor=actor, attestation=attestation, env=env, final=final, ref=ref, stream=stream, text=text, value=value)
+        fields = _fields(action=action, actor=actor, args=args, attestation=attestation, body=body, body_b64=body_b64, env=env, final=final, headers=headers, method=method, path=path, query=query, ref=ref, service=service, services=services, stop=stop, stream=stream, text=text, value=value)
         return self._call(op, fields, _read.read_raw, timeout)

@@ -26,7 +26,7 @@ from .errors import ArcaError, ClosedError
 def _for_variable(name: str, ref: str, e: BaseException) -> BaseException:
     """The error e of the get of name's ref, naming both."""
     if isinstance(e, ArcaError):
-        return ArcaError(e.code, e.message, e.policy, variable=name, ref=ref)
+        return ArcaError(e.code, e.message, e.policy, variable=name, ref=ref, cause=e.cause)
     if isinstance(e, ClosedError):
         return ClosedError(e.reason, variable=name, ref=ref)
     return TimeoutError(f"{name} ({ref}): {e}")

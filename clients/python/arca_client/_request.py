@@ -3,29 +3,48 @@
 
 """The request fields a call sends beside op and id: fields() pairs each
 with what was given for it (None: not sent), for _wire.encode_body. A
-value is a str or a Secret."""
+value is a str or a Secret; a field that is not a str or a bool is made
+a tuple or a dict by _shapes, which checks it."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from ._secret import Secret, as_value
+from ._shapes import Field, string_map, strings, strings_map
 
 Value = Union[str, Secret]
-Fields = Sequence[Tuple[str, Union[str, bool, None]]]
+Fields = Sequence[Tuple[str, Field]]
 
 
 def fields(
-        *, actor: Optional[str] = None, attestation: Optional[str] = None, env: Optional[str] = None,
-        final: Optional[bool] = None, ref: Optional[str] = None, stream: Optional[str] = None,
-        text: Optional[str] = None, value: Optional[Value] = None
+        *, action: Optional[str] = None, actor: Optional[str] = None,
+        args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
+        body: Optional[str] = None, body_b64: Optional[str] = None, env: Optional[str] = None,
+        final: Optional[bool] = None, headers: Optional[Mapping[str, str]] = None,
+        method: Optional[str] = None, path: Optional[str] = None,
+        query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+        service: Optional[str] = None, services: Optional[Sequence[str]] = None,
+        stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
+        value: Optional[Value] = None
 ) -> Fields:
     return (
+        ('action', action),
         ('actor', actor),
+        ('args', None if args is None else strings('args', args)),
         ('attestation', attestation),
+        ('body', body),
+        ('body_b64', body_b64),
         ('env', env),
         ('final', final),
+        ('headers', None if headers is None else string_map('headers', headers)),
+        ('method', method),
+        ('path', path),
+        ('query', None if query is None else strings_map('query', query)),
         ('ref', ref),
+        ('service', service),
+        ('services', None if services is None else strings('services', services)),
+        ('stop', stop),
         ('stream', stream),
         ('text', text),
         ('value', None if value is None else as_value(value)),

@@ -28,6 +28,7 @@ from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, 
 from .errors import ArcaError, ClosedError, ProtocolError
 from ._fast import get_line
 from ._read import Policy, read_policy
+from ._shapes import Field
 from .results import read_get
 
 # MAX_REQUEST_LINE is serve's cap on a request line, its newline not
@@ -100,11 +101,12 @@ class LineTooLong(ValueError):
     """A request line over serve's cap, found once its id is known."""
 
 
-def encode_body(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -> bytes:
+def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     """A request line from its op on: ``,"op":…,…}\\n``; the id goes in
     front when the line takes its place. Built by hand with json's own
     string encoder: no dict, no general encoder on the hot path. A field
-    whose value is None is left out.
+    whose value is None is left out; a tuple is an array of strings, a
+    dict an object of strings or tuples of strings (_shapes made them).
 
     A line serve cannot read (a str with no UTF-8 form, a line over the
     cap) is refused here, before anything is sent: serve would answer it
@@ -119,6 +121,9 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -
         if type(v) is bool:  # a boolean field (scrub's final)
             parts += [',"', name, '":', "true" if v else "false"]
             continue
+        if type(v) is tuple or type(v) is dict:  # args, services; headers, query
+            parts += [',"', name, '":', _json(name, v)]
+            continue
         if type(v) is not str or not v.isascii():  # ASCII, the common case, is a flag read
             _text(name, v)
         parts += [',"', name, '":', encode_basestring_ascii(v)]
@@ -127,6 +132,22 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -
     if len(body) + _FRAME + 1 > MAX_REQUEST_LINE:  # with the shortest id, 1 digit
         raise ValueError(too_long(op, fields))
     return body
+
+
+def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, Tuple[str, ...]]]]) -> str:
+    """A tuple of strings as a JSON array, a dict of strings or tuples of
+    strings as an object, each string checked as a field's is."""
+    if type(v) is tuple:
+        for s in v:
+            _text(name, s)
+        return "[" + ",".join(encode_basestring_ascii(s) for s in v) + "]"
+    parts = []
+    for k, x in v.items():
+        _text(name, k)
+        parts.append(encode_basestring_ascii(k) + ":" + (encode_basestring_ascii(x) if type(x) is str else _json(name, x)))
+        if type(x) is str:
+            _text(name, x)
+    return "{" + ",".join(parts) + "}"
 
 
 def _text(name: str, v: object) -> None:
@@ -143,7 +164,7 @@ def _text(name: str, v: object) -> None:
     raise ValueError(f"field {name!r} holds a surrogate code point: a str with no UTF-8 form is not sent")
 
 
-def too_long(op: str, fields: Sequence[Tuple[str, Union[str, bool, None]]]) -> str:
+def too_long(op: str, fields: Sequence[Tuple[str, Field]]) -> str:
     """Why a request line is refused for its length: it names the longest
     field, never its length (the length of a value tells of the value)."""
     sizes = [(len(encode_basestring_ascii(v)), name) for name, v in fields if type(v) is str]
@@ -344,7 +365,9 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
             e = d.get("error")
             if not isinstance(e, dict) or type(e.get("code")) is not str or type(e.get("message")) is not str:
                 raise ProtocolError("a failed response without an error code and message")
-            err = ArcaError(e["code"], e["message"], policy)
+            details = e.get("details")
+            cause = details.get("cause") if isinstance(details, dict) else None
+            err = ArcaError(e["code"], e["message"], policy, cause=cause if type(cause) is str else None)
         else:
             raise ProtocolError("a response whose ok is not a boolean")
     except ProtocolError as pe:

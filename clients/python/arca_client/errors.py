@@ -19,20 +19,25 @@ class ArcaError(ClientError):
     """A request serve refused or failed.
 
     ``code`` is the wire's error code (``bad_request``, ``unknown_op``,
-    ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``, or one a
-    later server adds): branch on it, never on ``message``. ``policy`` is
-    the PDP's verdict when serve consulted one, else None. From
+    ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``,
+    ``upstream_failed``, or one a later server adds): branch on it, never
+    on ``message``. ``policy`` is the PDP's verdict when serve consulted
+    one, else None. ``cause`` is the ``details.cause`` of the error when
+    it has one (``upstream_failed``: the step of the use that failed,
+    ``dns``, ``connect``, ``tls``, ``timeout``, ``blocked_address``,
+    ``redirect``, ``read`` or ``start``), else None. From
     ``resolve``, ``variable`` and ``ref`` are the name and ref whose get
     failed, and the text names them first, as the Go client's does
     (``B (arca://app/missing): arca serve: not_found: ...``); else None.
     """
 
     def __init__(self, code: str, message: str, policy: Optional[Policy] = None, *,
-                 variable: Optional[str] = None, ref: Optional[str] = None) -> None:
+                 variable: Optional[str] = None, ref: Optional[str] = None, cause: Optional[str] = None) -> None:
         super().__init__(code, message)
         self.code = code
         self.message = message
         self.policy = policy
+        self.cause = cause
         self.variable = variable
         self.ref = ref
 
@@ -42,7 +47,8 @@ class ArcaError(ClientError):
 
     def __repr__(self) -> str:
         named = "" if self.variable is None else f", variable={self.variable!r}, ref={self.ref!r}"
-        return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r}{named})"
+        cause = "" if self.cause is None else f", cause={self.cause!r}"
+        return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r}{cause}{named})"
 
 
 class ClosedError(ClientError):

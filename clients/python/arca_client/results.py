@@ -12,14 +12,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Optional, Tuple
 
-from ._read import (Policy, _bool, _int, _map, _objs, _opt_map, _opt_time, _secret, _str, _strs, _time,
-                    parse_time, read_policy, read_raw)
+from ._read import (Policy, _bool, _int, _map, _objs, _opt_bool, _opt_map, _opt_str, _opt_time, _secret, _str,
+                    _strs, _time, parse_time, read_policy, read_raw)
 from ._secret import Secret
 
 __all__ = ["Policy", "Secret", "parse_time", "read_policy", "read_raw", "GetResult", "PutResult",
     "RmResult", "RotateResult", "ListRecord", "ListResult", "CheckResult", "ManifestOp",
-    "ManifestResult", "ScrubRedaction", "ScrubResult", "read_get", "read_put", "read_rm",
-    "read_rotate", "read_list", "read_check", "read_manifest", "read_scrub"]
+    "ManifestResult", "ScrubRedaction", "ScrubResult", "HttpRedaction", "HttpResult",
+    "ExecTruncated", "ExecRedaction", "ExecResult", "ProxyResult", "read_get", "read_put",
+    "read_rm", "read_rotate", "read_list", "read_check", "read_manifest", "read_scrub", "read_http",
+    "read_exec", "read_proxy"]
 
 
 
@@ -482,3 +484,220 @@ def read_scrub_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ScrubRe
 
 
 read_scrub = read_scrub_result
+
+
+@dataclass
+class HttpRedaction:
+    """An entry of HttpResult.redactions."""
+
+    ref: str
+    count: int
+
+
+def read_http_redaction(d: Mapping[str, Any]) -> HttpRedaction:
+    v_ref = d.get('ref')
+    v_count = d.get('count')
+    if type(v_ref) is str and type(v_count) is int:
+        return HttpRedaction(
+            v_ref,
+            v_count,
+        )
+    return HttpRedaction(
+        _str(d, 'ref'),
+        _int(d, 'count'),
+    )
+
+
+@dataclass
+class HttpResult:
+    """The result of http. It carries the PDP's verdict, when serve consulted one."""
+
+    service: str
+    status: int
+    headers: Mapping[str, Any]
+    truncated: bool
+    redactions: Tuple[HttpRedaction, ...]
+    elapsed_ms: int
+    body: Optional[str] = None
+    body_b64: Optional[str] = None
+    policy: Optional[Policy] = None
+
+    def header(self, name: str) -> Any:
+        """The entry of headers named name, or None when there is none
+        (unknown: the server may predate it)."""
+        return None if self.headers is None else self.headers.get(name)
+
+
+def read_http_result(d: Mapping[str, Any], policy: Optional[Policy]) -> HttpResult:
+    v_service = d.get('service')
+    v_status = d.get('status')
+    v_truncated = d.get('truncated')
+    v_elapsed_ms = d.get('elapsed_ms')
+    v_body = d.get('body')
+    v_body_b64 = d.get('body_b64')
+    if (
+        type(v_service) is str and type(v_status) is int and type(v_truncated) is bool and type(v_elapsed_ms)
+        is int and (v_body is None or type(v_body) is str) and (v_body_b64 is None or type(v_body_b64) is str)
+    ):
+        return HttpResult(
+            v_service,
+            v_status,
+            _map(d, 'headers'),
+            v_truncated,
+            tuple(read_http_redaction(x) for x in _objs(d, 'redactions')),
+            v_elapsed_ms,
+            None if v_body is None else v_body,
+            None if v_body_b64 is None else v_body_b64,
+            policy,
+        )
+    return HttpResult(
+        _str(d, 'service'),
+        _int(d, 'status'),
+        _map(d, 'headers'),
+        _bool(d, 'truncated'),
+        tuple(read_http_redaction(x) for x in _objs(d, 'redactions')),
+        _int(d, 'elapsed_ms'),
+        _opt_str(d, 'body'),
+        _opt_str(d, 'body_b64'),
+        policy,
+    )
+
+
+read_http = read_http_result
+
+
+@dataclass
+class ExecTruncated:
+    """ExecResult.truncated."""
+
+    stdout: bool
+    stderr: bool
+
+
+def read_exec_truncated(d: Mapping[str, Any]) -> ExecTruncated:
+    v_stdout = d.get('stdout')
+    v_stderr = d.get('stderr')
+    if type(v_stdout) is bool and type(v_stderr) is bool:
+        return ExecTruncated(
+            v_stdout,
+            v_stderr,
+        )
+    return ExecTruncated(
+        _bool(d, 'stdout'),
+        _bool(d, 'stderr'),
+    )
+
+
+@dataclass
+class ExecRedaction:
+    """An entry of ExecResult.redactions."""
+
+    ref: str
+    count: int
+
+
+def read_exec_redaction(d: Mapping[str, Any]) -> ExecRedaction:
+    v_ref = d.get('ref')
+    v_count = d.get('count')
+    if type(v_ref) is str and type(v_count) is int:
+        return ExecRedaction(
+            v_ref,
+            v_count,
+        )
+    return ExecRedaction(
+        _str(d, 'ref'),
+        _int(d, 'count'),
+    )
+
+
+@dataclass
+class ExecResult:
+    """The result of exec. It carries the PDP's verdict, when serve consulted one."""
+
+    action: str
+    exit_code: int
+    signal: str
+    stdout: str
+    stderr: str
+    truncated: ExecTruncated
+    redactions: Tuple[ExecRedaction, ...]
+    elapsed_ms: int
+    policy: Optional[Policy] = None
+
+
+def read_exec_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ExecResult:
+    v_action = d.get('action')
+    v_exit_code = d.get('exit_code')
+    v_signal = d.get('signal')
+    v_stdout = d.get('stdout')
+    v_stderr = d.get('stderr')
+    v_elapsed_ms = d.get('elapsed_ms')
+    if (
+        type(v_action) is str and type(v_exit_code) is int and type(v_signal) is str and type(v_stdout) is str
+        and type(v_stderr) is str and type(v_elapsed_ms) is int
+    ):
+        return ExecResult(
+            v_action,
+            v_exit_code,
+            v_signal,
+            v_stdout,
+            v_stderr,
+            read_exec_truncated(_map(d, 'truncated')),
+            tuple(read_exec_redaction(x) for x in _objs(d, 'redactions')),
+            v_elapsed_ms,
+            policy,
+        )
+    return ExecResult(
+        _str(d, 'action'),
+        _int(d, 'exit_code'),
+        _str(d, 'signal'),
+        _str(d, 'stdout'),
+        _str(d, 'stderr'),
+        read_exec_truncated(_map(d, 'truncated')),
+        tuple(read_exec_redaction(x) for x in _objs(d, 'redactions')),
+        _int(d, 'elapsed_ms'),
+        policy,
+    )
+
+
+read_exec = read_exec_result
+
+
+@dataclass
+class ProxyResult:
+    """The result of proxy."""
+
+    base_urls: Optional[Mapping[str, Any]] = None
+    expires_at: Optional[datetime] = None
+    stopped: Optional[bool] = None
+    token: Optional[str] = None
+
+    def base_url(self, name: str) -> Any:
+        """The entry of base_urls named name, or None when there is none
+        (unknown: the server may predate it)."""
+        return None if self.base_urls is None else self.base_urls.get(name)
+
+
+def read_proxy_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ProxyResult:
+    v_expires_at = d.get('expires_at')
+    v_stopped = d.get('stopped')
+    v_token = d.get('token')
+    if (
+        (v_expires_at is None or type(v_expires_at) is str) and (v_stopped is None or type(v_stopped) is bool)
+        and (v_token is None or type(v_token) is str)
+    ):
+        return ProxyResult(
+            _opt_map(d, 'base_urls'),
+            None if v_expires_at is None else parse_time(v_expires_at),
+            None if v_stopped is None else v_stopped,
+            None if v_token is None else v_token,
+        )
+    return ProxyResult(
+        _opt_map(d, 'base_urls'),
+        _opt_time(d, 'expires_at'),
+        _opt_bool(d, 'stopped'),
+        _opt_str(d, 'token'),
+    )
+
+
+read_proxy = read_proxy_result

@@ -28,9 +28,14 @@ The mapping, and what it refuses rather than guess:
 - an op whose result has no properties returns None;
 - a meta-op's method takes no request fields; another's takes what the op
   requires by position and what it may have by keyword;
+- an object with properties is a class of its own, ``<Op><Name>``
+  (exec's ``truncated`` is ``ExecTruncated``);
 - a request field is a str, but ``value``, the secret of a write, which may
-  be a Secret (as a result's value is one); a field that is not a string
-  is refused.
+  be a Secret (as a result's value is one), a boolean (scrub's ``final``),
+  and one the request schema says is an array of strings (a sequence of
+  str), an object of strings (a mapping of str to str) or an object of
+  strings or arrays of strings (a mapping of str to either), which
+  _shapes checks and makes a tuple or a dict; any other is refused.
 """
 
 from __future__ import annotations
@@ -147,6 +152,10 @@ class Gen:
             raise SystemExit(f"gen: {owner}.{name}: an array of {items} is not supported")
         if typ == "object" and not node.get("properties"):
             return "Mapping[str, Any]", "_map", "None"
+        if typ == "object":
+            cls = owner.removesuffix("Result") + pascal(name)
+            self.object(cls, doc, node, f"{owner}.{name}.", policy=False, top=False)
+            return cls, f"one:{cls}", "None"
         raise SystemExit(f"gen: {owner}.{name}: {sorted(kinds)} is not supported")
 
     def object(self, cls: str, doc: Mapping[str, Any], node: Mapping[str, Any], text: str, policy: bool,
@@ -179,6 +188,10 @@ class Gen:
                 fast.append(("", "", ""))
             if read.startswith("read:"):
                 reads.append(f"tuple(read_{snake(read[5:])}(x) for x in _objs(d, {p!r}))")
+            elif read.startswith("one:") and p in required:
+                reads.append(f"read_{snake(read[4:])}(_map(d, {p!r}))")
+            elif read.startswith("one:"):
+                reads.append(f"None if d.get({p!r}) is None else read_{snake(read[4:])}(_map(d, {p!r}))")
             elif p in required or read in ("_strs",):
                 reads.append(f"{read}(d, {p!r})")
             else:
@@ -293,54 +306,95 @@ def reader_names(body: str) -> List[str]:
     return re.findall(r"^(read_\w+)", body, re.M)
 
 
-def request_fields(schemas: Mapping[str, Any]) -> List[str]:
+def kind_of(node: Any) -> Optional[str]:
+    """What a request field's schema node holds: "str", "bool", "strings"
+    (an array of strings), "map" (an object of strings), "multimap" (an
+    object of strings or arrays of strings); None for anything else."""
+    is_str = lambda n: isinstance(n, dict) and n.get("type") == "string"
+    is_strs = lambda n: isinstance(n, dict) and n.get("type") == "array" and is_str(n.get("items"))
+    if not isinstance(node, dict):
+        return None
+    if is_str(node):
+        return "str"
+    if node.get("type") == "boolean":
+        return "bool"
+    if is_strs(node):
+        return "strings"
+    extra = node.get("additionalProperties") if node.get("type") == "object" else None
+    if is_str(extra):
+        return "map"
+    either = extra.get("anyOf", []) if isinstance(extra, dict) else []
+    if is_strs(extra) or (len(either) == 2 and any(map(is_str, either)) and any(map(is_strs, either))):
+        return "multimap"
+    return None
+
+
+def request_fields(schemas: Mapping[str, Any]) -> Dict[str, str]:
     """The request fields a call sends beside op and id, in the request
-    schema's order; one that is not a string is refused."""
+    schema's order, each with its kind; one kind_of does not know is
+    refused."""
     props = schemas.get("request", {}).get("properties")
     if not props:
         raise SystemExit("gen: the request schema has no properties")
-    out = []
+    out: Dict[str, str] = {}
     for name, node in props.items():
         if name in OWN:
             continue
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or node.get("type") not in ("string", "boolean"):
-            raise SystemExit(f"gen: request field {name!r} is not a string or a boolean a parameter can carry")
-        out.append(name)
+        kind = kind_of(node)
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or kind is None:
+            raise SystemExit(f"gen: request field {name!r} is not a string, a boolean, or an array or object of "
+                             "strings a parameter can carry")
+        out[name] = kind
     return out
 
 
-def bool_fields(schemas: Mapping[str, Any]) -> List[str]:
-    """The request fields that are booleans (scrub's final)."""
-    props = schemas.get("request", {}).get("properties") or {}
-    return [n for n, node in props.items() if n not in OWN and node.get("type") == "boolean"]
+# Each kind of request field: its parameter's type, and what _request.fields
+# makes of a value given for it (None: it is sent as given).
+KINDS = {
+    "str": ("str", None),
+    "bool": ("bool", None),
+    "strings": ("Sequence[str]", "strings"),
+    "map": ("Mapping[str, str]", "string_map"),
+    "multimap": ("Mapping[str, Union[str, Sequence[str]]]", "strings_map"),
+}
 
 
-def param_type(name: str, bools: List[str]) -> str:
+def param_type(name: str, kinds: Mapping[str, str]) -> str:
     """The type a parameter of request field name has."""
-    return "Value" if name == SECRET else "bool" if name in bools else "str"
+    return "Value" if name == SECRET else KINDS[kinds[name]][0]
 
 
 def request(schemas: Mapping[str, Any]) -> str:
     """_request.py: fields(), every request field by keyword."""
-    names, bools = request_fields(schemas), bool_fields(schemas)
-    params = ", ".join(f"{n}: Optional[{param_type(n, bools)}] = None" for n in names)
-    pairs = "".join(f"        ({n!r}, {f'None if {n} is None else as_value({n})' if n == SECRET else n}),\n"
-                    for n in names)
+    kinds = request_fields(schemas)
+    names = list(kinds)
+    params = ", ".join(f"{n}: Optional[{param_type(n, kinds)}] = None" for n in names)
+
+    def made(n: str) -> str:
+        make = "as_value" if n == SECRET else KINDS[kinds[n]][1]
+        if make is None:
+            return n
+        return f"None if {n} is None else {make}({n})" if n == SECRET else f"None if {n} is None else {make}({n!r}, {n})"
+    pairs = "".join(f"        ({n!r}, {made(n)}),\n" for n in names)
+    shapes = sorted({KINDS[k][1] for k in kinds.values() if KINDS[k][1] is not None})
+    shaped = f"from ._shapes import Field, {', '.join(shapes)}" if shapes else "from ._shapes import Field"
     def_line = signature("fields", "*, " + params, "Fields").replace("    def", "def", 1)
     def_line = "\n".join(line[4:] if i > 0 else line for i, line in enumerate(def_line.split("\n")))
     return HEADER.format(src="the request schema") + f'''
 """The request fields a call sends beside op and id: fields() pairs each
 with what was given for it (None: not sent), for _wire.encode_body. A
-{SECRET} is a str or a Secret."""
+{SECRET} is a str or a Secret; a field that is not a str or a bool is made
+a tuple or a dict by _shapes, which checks it."""
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple, Union
+from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from ._secret import Secret, as_value
+{shaped}
 
 Value = Union[str, Secret]
-Fields = Sequence[Tuple[str, Union[str, bool, None]]]
+Fields = Sequence[Tuple[str, Field]]
 
 
 {def_line}
@@ -350,7 +404,8 @@ Fields = Sequence[Tuple[str, Union[str, bool, None]]]
 
 
 def methods(manifest: Mapping[str, Any], schemas: Mapping[str, Any]) -> str:
-    names = request_fields(schemas)
+    kinds = request_fields(schemas)
+    names = list(kinds)
     out = [HEADER.format(src="the manifest's op list") + '''
 """Each op's method: a blocking one and a non-blocking ``submit_`` twin,
 over what _ops.Calls does for every op; and call, any op by name."""
@@ -358,7 +413,7 @@ over what _ops.Calls does for every op; and call, any op by name."""
 from __future__ import annotations
 
 from concurrent.futures import Future
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 from . import _read, results as r
 from ._ops import Calls
@@ -367,8 +422,7 @@ from ._request import Value, fields as _fields
 
 class Ops(Calls):
     """The op methods of Client."""''']
-    bools = bool_fields(schemas)
-    typed = lambda f: f"Optional[{param_type(f, bools)}] = None"
+    typed = lambda f: f"Optional[{param_type(f, kinds)}] = None"
     for op in manifest["ops"]:
         name = op["name"]
         empty = not schemas[f"result.{name}"].get("properties")
@@ -378,7 +432,7 @@ class Ops(Calls):
         for f in req + opt:
             if f not in names:
                 raise SystemExit(f"gen: op {name} takes {f}, which the request schema does not have")
-        pos = "".join(f", {f}: {param_type(f, bools)}" for f in req)
+        pos = "".join(f", {f}: {param_type(f, kinds)}" for f in req)
         kw = "".join(f", {f}: {typed(f)}" for f in opt)
         args = ", ".join(f"{f}={f}" for f in req + opt)
         doc = f"Send {name}"
@@ -412,13 +466,24 @@ OWN = ("id", "op")
 SECRET = "value"
 
 
+def top_level(params: str) -> List[str]:
+    """params split at each ", " outside brackets."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(params):
+        depth += (c == "[") - (c == "]")
+        if depth == 0 and params.startswith(", ", i):
+            out.append(params[start:i])
+            start = i + 2
+    return out + [params[start:]]
+
+
 def signature(name: str, params: str, returns: str) -> str:
     """A method's def line, its parameters wrapped under it when it is long."""
     line = f"    def {name}({params}) -> {returns}:"
     if len(line) <= 110:
         return line
     lines = [" " * 11]
-    for p in params.split(", "):
+    for p in top_level(params):
         if len(lines[-1]) + 1 + len(p) + 1 > 110:
             lines.append(" " * 11)
         lines[-1] += " " + p + ","

@@ -28,6 +28,9 @@ manifest as arca-serve/1 would; then, for the requests after it:
     silent         nothing at all (no start event), then sleeps
     no-start       exits at once
     junk           a line that is not an event instead of the start event
+    uses           each request line is appended to the file $FAKE_LOG; http,
+                   exec and proxy get a result of their shape, and a service
+                   or action named "down" upstream_failed with cause connect
 
 $FAKE_PIDFILE, when set, receives the process id. $FAKE_VALUE is the value
 a get returns (a canary, in the tests).
@@ -110,6 +113,27 @@ def get(rid, ref):
         respond({"id": rid, "ok": True, "result": result})
 
 
+USES = {
+    "http": {"service": "echo", "status": 503, "headers": {"Content-Type": ["text/plain"]}, "body": "down",
+             "truncated": False, "redactions": [{"ref": "arca://app/token", "count": 1}], "elapsed_ms": 7},
+    "exec": {"action": "hello", "exit_code": 0, "signal": "", "stdout": "hi", "stderr": "",
+             "truncated": {"stdout": False, "stderr": True}, "redactions": [], "elapsed_ms": 2},
+    "proxy": {"base_urls": {"echo": "http://127.0.0.1:4000/echo"}, "token": "t0k", "expires_at": T},
+}
+
+
+def use(rid, req, raw):
+    with open(os.environ["FAKE_LOG"], "ab") as f:
+        f.write(raw)
+    if "down" in (req.get("service"), req.get("action")):
+        respond({"id": rid, "ok": False, "error": {"code": "upstream_failed", "message": "connect: refused",
+                                                   "details": {"cause": "connect"}}})
+    elif req.get("op") == "proxy" and req.get("stop"):
+        respond({"id": rid, "ok": True, "result": {"stopped": True}})
+    else:
+        respond({"id": rid, "ok": True, "result": USES[req["op"]], "policy": {"allow": True}})
+
+
 def main():
     if os.environ.get("FAKE_PIDFILE"):
         with open(os.environ["FAKE_PIDFILE"], "w") as f:
@@ -142,6 +166,8 @@ def main():
             emit({"event": op, "op": op, "outcome": "ok", "id": rid, **extra})
         if op == "manifest":
             manifest(rid)
+        elif MODE == "uses":
+            use(rid, req, raw)
         elif MODE == "long-response":
             sys.stdout.buffer.write(b'{"id":%d,"ok":true,"result":{"pad":"' % rid + b"x" * (9 << 20) + b'"}}\n')
             sys.stdout.buffer.flush()

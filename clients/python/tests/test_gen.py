@@ -77,6 +77,35 @@ class GeneratedTest(unittest.TestCase):
         with self.assertRaises(SystemExit):
             gen.request({"request": raw})
 
+    def test_fields_that_are_not_strings(self) -> None:
+        """A request field is typed as its schema says, or refused; a
+        result's object with properties is a class of its own."""
+        gen = load_gen()
+        s, strs = {"type": "string"}, {"type": "array", "items": {"type": "string"}}
+        for node, want in [
+            (strs, "strings"),
+            ({"type": "object", "additionalProperties": s}, "map"),
+            ({"type": "object", "additionalProperties": strs}, "multimap"),
+            ({"type": "object", "additionalProperties": {"anyOf": [strs, s]}}, "multimap"),
+            ({"type": "object", "additionalProperties": {"anyOf": [s, {"type": "integer"}]}}, None),
+            ({"type": "array", "items": {"type": "integer"}}, None),
+            ({"type": "object"}, None),
+            ({}, None),
+        ]:
+            with self.subTest(node=node):
+                self.assertEqual(gen.kind_of(node), want)
+        request = gen.request(gen.schemas_of(arca_bin()))
+        self.assertIn("('query', None if query is None else strings_map('query', query)),", request)
+        self.assertIn("args: Optional[Sequence[str]] = None", request)
+        doc = {"type": "object", "required": ["cut"], "properties": {
+            "cut": {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}}}
+        out = gen.results({"result.peek": doc}, {"ops": [{"name": "peek", "consults_pdp": False}]})
+        ns: dict = {}
+        exec(compile(out.replace("from ._read", "from arca_client._read").replace(
+            "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
+        got = ns["read_peek"]({"cut": {"a": True}}, None)
+        self.assertEqual(got.cut, ns["PeekCut"](True))
+
     def test_an_added_field_is_sent(self) -> None:
         """A request field added to the table, with an op that needs it, is
         all the client needs: regenerated in a scratch copy of the package,

@@ -10,8 +10,11 @@
 // An op's method takes the fields the op requires by position, then
 // CallOptions, which carry the fields an op may have; a meta-op's takes
 // CallOptions alone. Every request field is a string, but value, the secret
-// of a write, which may be a Secret (as a result's value is one), and a
-// boolean field (scrub's final), sent as true or false when given. A field
+// of a write, which may be a Secret (as a result's value is one), a
+// boolean field (scrub's final), sent as true or false when given, and the
+// fields whose schema is an array of strings (exec's args, proxy's
+// services), an object of strings (http's headers) or an object of strings
+// or arrays of strings (http's query), each sent as JSON when given. A field
 // some op requires is sent even when empty (serve says it is empty); one no
 // op requires is left out when empty, as absent. Its result is <Op>Result:
 // the wire's result.<op>, a string value as a Secret, and the PDP's verdict
@@ -53,10 +56,39 @@ export function manifestOf(binary) {
   }
 }
 
+const isString = (n) => n?.type === 'string';
+const isStrings = (n) => n?.type === 'array' && isString(n.items);
+
 /**
- * The request fields a call may send, from manifest m: each string property
- * of the request schema but id and op, in the schema's order, with whether
- * some op requires it and whether some op may have it.
+ * What a request field holds, from its schema: 'string', 'boolean',
+ * 'strings' (an array of strings), 'map' (an object of strings) or
+ * 'multimap' (an object of strings or arrays of strings); undefined for
+ * anything else, which no method knows how to send.
+ */
+export function kindOf(schema) {
+  if (isString(schema)) return 'string';
+  if (schema?.type === 'boolean') return 'boolean';
+  if (isStrings(schema)) return 'strings';
+  const extra = schema?.type === 'object' ? schema.additionalProperties : undefined;
+  if (isString(extra)) return 'map';
+  const either = extra?.anyOf ?? [];
+  if (isStrings(extra) || (either.length === 2 && either.some(isString) && either.some(isStrings))) return 'multimap';
+  return undefined;
+}
+
+/** The TypeScript type of a field of kind k (its options' and call()'s). */
+const TYPES = {
+  string: 'string',
+  boolean: 'boolean',
+  strings: 'readonly string[]',
+  map: 'Readonly<Record<string, string>>',
+  multimap: 'Readonly<Record<string, string | readonly string[]>>',
+};
+
+/**
+ * The request fields a call may send, from manifest m: each property of
+ * the request schema but id and op that kindOf knows, in the schema's
+ * order, with whether some op requires it and whether some op may have it.
  */
 export function requestFields(m) {
   const props = m.schemas.request?.properties;
@@ -65,10 +97,12 @@ export function requestFields(m) {
   for (const [name, schema] of Object.entries(props)) {
     if (OWN.has(name)) continue;
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`request field ${JSON.stringify(name)} is not a parameter name`);
-    if (schema.type !== 'string' && schema.type !== 'boolean') throw new Error(`request field ${name} is neither a string nor a boolean: no method knows how to send it`);
+    const kind = kindOf(schema);
+    if (kind === undefined) throw new Error(`request field ${name} is not a string, a boolean, an array of strings or an object of them: no method knows how to send it`);
     const required = m.ops.some((op) => !op.meta && op.required.includes(name));
     const option = m.ops.some((op) => (op.optional ?? []).includes(name));
-    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET, bool: schema.type === 'boolean' });
+    const raw = kind === 'string' || kind === 'boolean' ? null : kind;
+    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET, bool: kind === 'boolean', raw, kind });
   }
   return fields;
 }
@@ -80,9 +114,9 @@ export function requestFields(m) {
 export function generate(m) {
   const fields = requestFields(m);
   const known = new Map(fields.map((f) => [f.name, f]));
-  const typeOf = (f) => (f.secret ? 'string | Secret' : f.bool ? 'boolean' : 'string');
+  const typeOf = (f) => (f.secret ? 'string | Secret' : TYPES[f.kind]);
   let js = `${HEADER}
-import { boolField, field, line, secretField } from './wire.js';
+import { boolField, field, line, rawField, secretField } from './wire.js';
 
 /** The method by which each op's method sends a request. */
 export const SEND = Symbol('arca.send');
@@ -90,11 +124,12 @@ export const SEND = Symbol('arca.send');
 /**
  * The request fields a call may send beside op and id, for call(): key is
  * its start on the line; required, some op requires it (sent even when
- * empty, so serve can say so); secret, it may be given as a Secret. Each
- * op's method writes its own line, below.
+ * empty, so serve can say so); secret, it may be given as a Secret; raw,
+ * the shape of one sent as JSON ('strings', 'map' or 'multimap'), else
+ * null. Each op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([
-${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, secret: ${f.secret}, bool: ${f.bool} }),`).join('\n')}
+${fields.map((f) => `  Object.freeze({ name: '${f.name}', key: ',"${f.name}":', required: ${f.required}, secret: ${f.secret}, bool: ${f.bool}, raw: ${f.raw === null ? 'null' : `'${f.raw}'`} }),`).join('\n')}
 ]);
 
 const NONE = Object.freeze({});
@@ -139,7 +174,11 @@ export declare class Ops {
     // The line: the fields the op requires, from its parameters, then those
     // it may have, from its options, each as wire.js writes it.
     const may = (op.optional ?? []).filter((f) => !OWN.has(f));
-    const put = (f, v) => `${known.get(f).secret ? 'secretField' : known.get(f).bool ? 'boolField' : 'field'}('${known.get(f).key}', '${f}', ${v}, ${known.get(f).required})`;
+    const put = (f, v) => {
+      const k = known.get(f);
+      if (k.raw !== null) return `rawField('${k.key}', '${f}', ${v}, '${k.raw}')`;
+      return `${k.secret ? 'secretField' : k.bool ? 'boolField' : 'field'}('${k.key}', '${f}', ${v}, ${k.required})`;
+    };
     const parts = [`',"op":"${name}"'`, ...required.map((f) => put(f, f)), ...may.map((f) => put(f, `options.${f}`))];
     js += `\n  /** ${doc} */\n  ${name}(${required.map((f) => `${f}, `).join('')}options = NONE) {\n    return this[SEND](() => line('${name}', ${parts.join(' +\n      ')}), options);\n  }\n`;
   }

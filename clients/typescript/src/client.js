@@ -341,7 +341,7 @@ export class Client extends Ops {
     }
     const e = resp.error;
     if (resp.ok === false && e !== null && typeof e === 'object' && typeof e.code === 'string') {
-      return this.#settle(slot, new ArcaError(e.code, String(e.message ?? ''), resp.policy));
+      return this.#settle(slot, new ArcaError(e.code, String(e.message ?? ''), resp.policy, e.details));
     }
     this.#settle(slot, new Error('a response that is neither a success nor an error'));
   }

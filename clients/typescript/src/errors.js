@@ -2,18 +2,24 @@
 // limits, never a value: serve's own messages never hold one, and the
 // client's never quote a line it read (a response line may hold a value).
 
-/** A request serve refused or failed: the wire's code and message. */
+/**
+ * A request serve refused or failed: the wire's code and message, and its
+ * details when it gave some (upstream_failed: details.cause, the step of
+ * the use that failed). Not cause: that is the standard error's chain.
+ */
 export class ArcaError extends Error {
   /**
    * @param {string} code the wire's error.code: branch on it, never on message
    * @param {string} message serve's error.message
    * @param {object | undefined} policy the PDP's verdict, when it gave one
+   * @param {object | undefined} details the wire's error.details, when an object
    */
-  constructor(code, message, policy) {
+  constructor(code, message, policy, details) {
     super(message);
     this.name = 'ArcaError';
     this.code = code;
     if (policy !== undefined) this.policy = policy;
+    if (details !== null && typeof details === 'object' && !Array.isArray(details)) this.details = details;
   }
 }
 
@@ -44,7 +50,7 @@ export function timeoutError(ms) {
 export function forVariable(variable, ref, err) {
   const prefix = `${variable} (${typeof ref === 'string' ? ref : typeof ref}): `;
   let out;
-  if (err instanceof ArcaError) out = new ArcaError(err.code, prefix + err.message, err.policy);
+  if (err instanceof ArcaError) out = new ArcaError(err.code, prefix + err.message, err.policy, err.details);
   else if (err instanceof ClosedError) out = new ClosedError(prefix + err.message);
   else if (err instanceof TypeError) out = new TypeError(prefix + err.message);
   else if (err instanceof RangeError) out = new RangeError(prefix + err.message);

@@ -6,11 +6,22 @@ import type { CallOptions, Secret, WithPolicy } from '../index.js';
 
 /** The request fields of call(): each a request may carry beside op and id. */
 export interface RequestFields {
+  action?: string;
   actor?: string;
+  args?: readonly string[];
   attestation?: string;
+  body?: string;
+  body_b64?: string;
   env?: string;
   final?: boolean;
+  headers?: Readonly<Record<string, string>>;
+  method?: string;
+  path?: string;
+  query?: Readonly<Record<string, string | readonly string[]>>;
   ref?: string;
+  service?: string;
+  services?: readonly string[];
+  stop?: boolean;
   stream?: string;
   text?: string;
   value?: string | Secret;
@@ -19,9 +30,16 @@ export interface RequestFields {
 /** The request fields an op's method takes in its options: each an op may have. */
 export interface FieldOptions {
   actor?: string;
+  args?: readonly string[];
   attestation?: string;
+  body?: string;
+  body_b64?: string;
   env?: string;
   final?: boolean;
+  headers?: Readonly<Record<string, string>>;
+  query?: Readonly<Record<string, string | readonly string[]>>;
+  services?: readonly string[];
+  stop?: boolean;
   stream?: string;
 }
 
@@ -52,6 +70,15 @@ export type ShutdownResult = Wire.WireResultShutdown;
 /** The result of scrub. */
 export type ScrubResult = Wire.WireResultScrub;
 
+/** The result of http. */
+export type HttpResult = WithPolicy<Wire.WireResultHttp>;
+
+/** The result of exec. */
+export type ExecResult = WithPolicy<Wire.WireResultExec>;
+
+/** The result of proxy. */
+export type ProxyResult = Wire.WireResultProxy;
+
 /** Each op's method; Client extends it. */
 export declare class Ops {
   /** Send get. serve consults the PDP: its verdict is the result's policy. */
@@ -72,4 +99,10 @@ export declare class Ops {
   shutdown(options?: CallOptions): Promise<ShutdownResult>;
   /** Send scrub. */
   scrub(text: string, options?: CallOptions): Promise<ScrubResult>;
+  /** Send http. serve consults the PDP: its verdict is the result's policy. */
+  http(service: string, method: string, path: string, options?: CallOptions): Promise<HttpResult>;
+  /** Send exec. serve consults the PDP: its verdict is the result's policy. */
+  exec(action: string, options?: CallOptions): Promise<ExecResult>;
+  /** Send proxy. */
+  proxy(options?: CallOptions): Promise<ProxyResult>;
 }

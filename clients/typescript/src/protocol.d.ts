@@ -6,7 +6,8 @@
 // anyOf (unions), additionalProperties (a schema gives an index signature),
 // true and {} (unknown).
 // Ignored, so a type is looser than its schema there: pattern, minLength,
-// maxLength, minimum, maximum, maxItems, if/then/else, allOf, not.
+// maxLength, minimum, maximum, maxItems, if/then/else, allOf, not,
+// contentEncoding (a base64 string is a string).
 
 /**
  * arca serve error response
@@ -14,7 +15,11 @@
  */
 export type WireError = {
   error: {
-    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error";
+    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
+    /** upstream_failed: cause names the step of the use that failed */
+    details?: {
+      cause: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
+    };
     message: string;
   };
   id: unknown;
@@ -28,27 +33,43 @@ export type WireError = {
  * From event.
  */
 export type WireEvent = {
+  /** a use of an action (exec): its name */
+  action?: string;
   actor?: string;
   attestation_sha256?: string;
-  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error";
+  bytes_in?: number;
+  bytes_out?: number;
+  cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
+  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
+  elapsed_ms?: number;
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning";
+  exit_code?: number;
   id?: unknown;
   message?: string;
+  method?: string;
   op?: string;
   outcome?: "ok" | "denied" | "not_found" | "error" | "bad_request";
+  /** the path asked for, never its query */
+  path?: string;
   policy?: WirePolicy;
   /**
    * The hex SHA-256 of the previous event's line in its stream (its exact
    * bytes, without the newline); absent on a stream's first event.
    */
   prev?: string;
+  redactions?: number;
   ref?: string;
   seq: number;
+  /** a use of a service (http, a proxied request): its name */
+  service?: string;
   source: "serve" | "cli";
+  status?: number;
   ts: string;
   v: 1;
   version?: number;
+  /** how a use came: the http op, or a request through the session's proxy */
+  via?: string;
 };
 
 /**
@@ -58,14 +79,35 @@ export type WireEvent = {
  * From request.
  */
 export type WireRequest = {
+  action?: string;
   actor?: string;
+  /** exec: the extra arguments, each matching the action's pattern */
+  args?: string[];
   attestation?: string;
+  body?: string;
+  body_b64?: string;
   env?: string;
   final?: boolean;
+  /**
+   * http: request headers, each a string; a header that carries credentials or
+   * routing is refused
+   */
+  headers?: Record<string, string>;
   /** any JSON value, echoed verbatim */
   id?: unknown;
-  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub";
+  method?: string;
+  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy";
+  path?: string;
+  /**
+   * http: query parameters, each a string or an array of strings; the
+   * service's credential parameter is refused
+   */
+  query?: Record<string, string | string[]>;
   ref?: string;
+  service?: string;
+  /** proxy: the names of the services to serve */
+  services?: string[];
+  stop?: boolean;
   stream?: string;
   text?: string;
   value?: string;
@@ -107,6 +149,27 @@ export type WireResultCheck = {
 };
 
 /**
+ * arca serve result of exec
+ * From result.exec.
+ */
+export type WireResultExec = {
+  action: string;
+  elapsed_ms: number;
+  exit_code: number;
+  redactions: Array<{
+    count: number;
+    ref: WireRef;
+  }>;
+  signal: string;
+  stderr: string;
+  stdout: string;
+  truncated: {
+    stderr: boolean;
+    stdout: boolean;
+  };
+};
+
+/**
  * arca serve result of get
  * From result.get.
  */
@@ -119,6 +182,24 @@ export type WireResultGet = {
   value: string;
   version: WireVersion;
 };
+
+/**
+ * arca serve result of http
+ * From result.http.
+ */
+export type WireResultHttp = ({
+  body?: string;
+  body_b64?: string;
+  elapsed_ms: number;
+  headers: Record<string, string[]>;
+  redactions: Array<{
+    count: number;
+    ref: WireRef;
+  }>;
+  service: string;
+  status: number;
+  truncated: boolean;
+}) & (unknown | unknown);
 
 /**
  * arca serve result of list
@@ -166,6 +247,17 @@ export type WireResultManifest = {
   schemas: Record<string, unknown>;
   version: string;
 };
+
+/**
+ * arca serve result of proxy
+ * From result.proxy.
+ */
+export type WireResultProxy = ({
+  base_urls?: Record<string, string>;
+  expires_at?: WireTime;
+  stopped?: true;
+  token?: string;
+}) & (unknown | unknown);
 
 /**
  * arca serve result of put
@@ -238,14 +330,15 @@ export type WirePolicy = {
 };
 
 /**
- * From result#ref, result.get#ref, result.list#ref, result.put#ref,
- * result.rm#ref, result.rotate#ref, result.scrub#ref.
+ * From result#ref, result.exec#ref, result.get#ref, result.http#ref,
+ * result.list#ref, result.put#ref, result.rm#ref, result.rotate#ref,
+ * result.scrub#ref.
  */
 export type WireRef = string;
 
 /**
- * From result#time, result.get#time, result.list#time, result.put#time,
- * result.rotate#time.
+ * From result#time, result.get#time, result.list#time, result.proxy#time,
+ * result.put#time, result.rotate#time.
  */
 export type WireTime = string;
 

@@ -35,6 +35,30 @@ export function boolField(key, name, v) {
   return key + (v ? 'true' : 'false');
 }
 
+const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string');
+
+/**
+ * field for one sent as JSON, of shape raw: 'strings', an array of strings
+ * (exec's args, proxy's services); 'map', an object of strings (http's
+ * headers); 'multimap', an object of strings or arrays of strings (http's
+ * query). Sent when given, as given; an error names the field, never an
+ * entry of it.
+ */
+export function rawField(key, name, v, raw) {
+  if (v === undefined) return '';
+  if (raw === 'strings') {
+    if (!isStrings(v)) throw new TypeError(`${name} must be an array of strings`);
+    return key + JSON.stringify(v);
+  }
+  const each = raw === 'map' ? 'a string' : 'a string or an array of strings';
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object of which each entry is ${each}`);
+  const entries = Object.entries(v);
+  for (const [, x] of entries) {
+    if (typeof x !== 'string' && (raw === 'map' || !isStrings(x))) throw new TypeError(`each entry of ${name} must be ${each}`);
+  }
+  return key + JSON.stringify(Object.fromEntries(entries));
+}
+
 /** field for a secret, given as a string or a Secret; never quoted in an error. */
 export function secretField(key, name, v, keepEmpty) {
   return v === undefined ? '' : field(key, name, valueText(v), keepEmpty);
@@ -57,12 +81,16 @@ export function line(op, fields) {
  * The request line of call(): op, and each field of table (ops.js's
  * FIELDS) that fields has.
  * @param {string} op
- * @param {ReadonlyArray<{name: string, key: string, required: boolean, secret: boolean, bool: boolean}>} table
+ * @param {ReadonlyArray<{name: string, key: string, required: boolean, secret: boolean, bool: boolean, raw: string | null}>} table
  * @param {Record<string, unknown>} fields
  */
 export function encodeRest(op, table, fields) {
   let s = ',"op":' + text('op', op);
   for (const f of table) {
+    if (f.raw !== null) {
+      s += rawField(f.key, f.name, fields[f.name], f.raw);
+      continue;
+    }
     s += (f.secret ? secretField : f.bool ? boolField : field)(f.key, f.name, fields[f.name], f.required);
   }
   return line(op, s);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { generate, schemasOf, target } from '../scripts/gen-types.mjs';
 import { arcaBin } from '../scripts/arca-bin.mjs';
-import { generate as generateOps, manifestOf, targets as opsTargets } from '../scripts/gen-ops.mjs';
+import { generate as generateOps, kindOf, manifestOf, targets as opsTargets } from '../scripts/gen-ops.mjs';
 
 test('src/protocol.d.ts is what arca schema generates (else: npm run gen)', () => {
   assert.equal(readFileSync(target, 'utf8'), generate(schemasOf(arcaBin())));
@@ -103,7 +103,7 @@ test('an op added to the table gets a method and a result type', () => {
   const m = manifestOf(arcaBin());
   const out = generateOps(withJot(m));
   assert.ok(out.js.includes(`jot(memo, options = NONE) {\n    return this[SEND](() => line('jot', ',"op":"jot"' +\n      field(',"memo":', 'memo', memo, true) +`), out.js);
-  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false, bool: false }`), out.js);
+  assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false, bool: false, raw: null }`), out.js);
   assert.ok(out.dts.includes('export type JotResult = Wire.WireResultJot;'), out.dts);
   assert.ok(out.dts.includes('jot(memo: string, options?: CallOptions): Promise<JotResult>;'), out.dts);
   assert.ok(/interface RequestFields \{[^}]*memo\?: string;/.test(out.dts), out.dts);
@@ -111,7 +111,28 @@ test('an op added to the table gets a method and a result type', () => {
   assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
   const raw = structuredClone(m.schemas.request);
   raw.properties.blob = {};
-  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is neither a string nor a boolean/);
+  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string, a boolean, an array of strings or an object of them/);
+});
+
+test('a field that is not a string is typed and sent as its schema says, or refused', () => {
+  const str = { type: 'string' };
+  const strs = { type: 'array', items: str };
+  for (const [schema, want] of [
+    [strs, 'strings'],
+    [{ type: 'object', additionalProperties: str }, 'map'],
+    [{ type: 'object', additionalProperties: strs }, 'multimap'],
+    [{ type: 'object', additionalProperties: { anyOf: [str, strs] } }, 'multimap'],
+    [{ type: 'object', additionalProperties: { anyOf: [str, { type: 'integer' }] } }, undefined],
+    [{ type: 'array', items: { type: 'integer' } }, undefined],
+    [{ type: 'object' }, undefined],
+    [{}, undefined],
+  ]) {
+    assert.equal(kindOf(schema), want, JSON.stringify(schema));
+  }
+  const out = generateOps(manifestOf(arcaBin()));
+  assert.ok(out.js.includes(`rawField(',"query":', 'query', options.query, 'multimap')`), out.js);
+  assert.ok(out.js.includes(`rawField(',"args":', 'args', options.args, 'strings')`), out.js);
+  assert.ok(out.dts.includes('headers?: Readonly<Record<string, string>>;'), out.dts);
 });
 
 test('a field added to the table is sent: a client generated in a scratch copy sends it', async (t) => {

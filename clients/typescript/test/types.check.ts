@@ -23,8 +23,25 @@ export async function typed(c: Client): Promise<string> {
   } catch (e) {
     if (e instanceof ArcaError && e.code === 'denied') return e.policy?.reason ?? '';
   }
+  const h = await c.http('echo', 'GET', '/user', { query: { q: ['1', '2'], r: 'x' }, headers: { 'X-Test': 'y' } });
+  const status: number = h.status;
+  const ct: string[] | undefined = h.headers['Content-Type'];
+  // @ts-expect-error headers are strings
+  await c.http('echo', 'GET', '/', { headers: { 'X-N': 1 } });
+  const x = await c.exec('migrate', { args: ['--dry-run'] });
+  const out: string = x.stdout;
+  const cut: boolean = x.truncated.stderr;
+  // @ts-expect-error args are an array
+  await c.exec('migrate', { args: '--dry-run' });
+  const px = await c.proxy({ services: ['echo'] });
+  const base: string | undefined = px.base_urls?.echo;
+  try {
+    await c.http('echo', 'GET', '/');
+  } catch (e) {
+    if (e instanceof ArcaError && e.code === 'upstream_failed') return e.details?.cause ?? '';
+  }
   const exit = await c.close();
-  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code].join();
+  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code, status, ct, out, cut, base].join();
 }
 
 export function onEvent(e: Event | null): string | undefined {

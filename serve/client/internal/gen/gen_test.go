@@ -89,6 +89,18 @@ func appendString[S ~string | ~[]byte](b []byte, s S) []byte {
 	q, _ := json.Marshal(string(s))
 	return append(b, q...)
 }
+
+func appendJSON(b []byte, v any) []byte {
+	q, _ := json.Marshal(v)
+	return append(b, q...)
+}
+
+func appendStrings(b []byte, v []string) []byte              { return appendJSON(b, v) }
+func appendStringMap(b []byte, v map[string]string) []byte    { return appendJSON(b, v) }
+func appendStringsMap(b []byte, v map[string][]string) []byte { return appendJSON(b, v) }
+func validStrings([]string) bool                              { return true }
+func validStringMap(map[string]string) bool                   { return true }
+func validStringsMap(map[string][]string) bool                { return true }
 `
 
 // inModule writes files into a module of their own in a fresh directory
@@ -126,7 +138,7 @@ func TestWrittenTypesCompile(t *testing.T) {
 // by running what was generated).
 func TestAddedField(t *testing.T) {
 	tb := manifestTables()
-	memo := manifest.Field{Name: "memo", Bit: 1 << 20, Max: 300}
+	memo := manifest.Field{Name: "memo", Bit: freeBit(tb), Max: 300}
 	tb.fields = append(tb.fields, memo)
 	tb.ops = append(tb.ops, manifest.OpSpec{Name: "jot", Needs: memo.Bit})
 	tb.result = func(op string) (map[string]any, error) {
@@ -164,8 +176,58 @@ func TestNote(t *testing.T) {
 `
 	inModule(t, map[string]string{"stub.go": stub, target: string(out), "note_test.go": check}, "test", ".")
 
-	tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: 1 << 21, Max: 10, Raw: true})
+	tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: freeBit(tb), Max: 10, Raw: true})
 	if _, err := generate(t.TempDir(), tb); err == nil || !strings.Contains(err.Error(), `"blob"`) {
-		t.Errorf("a raw field beside id: %v, want it refused", err)
+		t.Errorf("a raw field the request schema does not describe: %v, want it refused", err)
+	}
+}
+
+// freeBit is a field bit no field of tb's table has.
+func freeBit(tb tables) manifest.FieldSet {
+	var all manifest.FieldSet
+	for _, f := range tb.fields {
+		all |= f.Bit
+	}
+	bit := manifest.FieldSet(1)
+	for all&bit != 0 {
+		bit <<= 1
+	}
+	return bit
+}
+
+// TestRawFields: a raw field takes the Go type of what the request schema
+// says it holds, and one the client cannot carry is refused, naming it.
+func TestRawFields(t *testing.T) {
+	str := map[string]any{"type": "string"}
+	strs := map[string]any{"type": "array", "items": str}
+	for _, c := range []struct {
+		schema map[string]any
+		want   string // the Go type; "" when refused
+	}{
+		{strs, "[]string"},
+		{map[string]any{"type": "object", "additionalProperties": str}, "map[string]string"},
+		{map[string]any{"type": "object", "additionalProperties": strs}, "map[string][]string"},
+		{map[string]any{"type": "object", "additionalProperties": map[string]any{"anyOf": []any{strs, str}}}, "map[string][]string"},
+		{map[string]any{"type": "object", "additionalProperties": map[string]any{"anyOf": []any{str, map[string]any{"type": "integer"}}}}, ""},
+		{map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, ""},
+		{map[string]any{"type": "object"}, ""},
+		{map[string]any{"type": "integer"}, ""},
+	} {
+		tb := manifestTables()
+		tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: freeBit(tb), Max: 10, Raw: true})
+		tb.request = func() (map[string]any, error) {
+			s, err := requestSchema()
+			s["properties"].(map[string]any)["blob"] = c.schema
+			return s, err
+		}
+		out, err := generate(t.TempDir(), tb)
+		switch flat := strings.Join(strings.Fields(string(out)), " "); {
+		case c.want == "" && (err == nil || !strings.Contains(err.Error(), `"blob"`)):
+			t.Errorf("%v: %v, want it refused naming blob", c.schema, err)
+		case c.want != "" && err != nil:
+			t.Errorf("%v: %v", c.schema, err)
+		case c.want != "" && !strings.Contains(flat, "Blob "+c.want+" // sent when not nil"):
+			t.Errorf("%v: no Blob %s in\n%s", c.schema, c.want, out)
+		}
 	}
 }

@@ -6,10 +6,13 @@
 // Request has a field for each request field but id and op (which the
 // client sets itself), named as goName names it: a string, or []byte for
 // value, the secret of a write (as a result's value is a Secret).
-// appendRequest writes them onto the line in the table's order, a string
-// when it is not empty and value when it is not nil; badUTF8 names the
-// first that is not UTF-8. A raw field other than id is refused: the
-// client has no way to send it.
+// A raw field other than id takes the Go type of what the request schema
+// says it holds: an array of strings is a []string, an object of strings
+// a map[string]string, an object of strings or arrays of strings a
+// map[string][]string; any other is refused, the client having no way to
+// send it. appendRequest writes them onto the line in the table's order, a
+// string when it is not empty, value and a raw field when not nil;
+// badUTF8 names the first that is not UTF-8.
 //
 // Each op gets a method named after it. A meta-op's takes no request
 // fields; another's takes a Request, whose fields carry what the op takes
@@ -36,16 +39,18 @@ import (
 const target = "ops_gen.go"
 
 // tables is what the client is generated from: the manifest's op and
-// request field tables, and each op's result schema.
+// request field tables, each op's result schema, and the request schema
+// (which says what a raw field takes).
 type tables struct {
-	ops    []manifest.OpSpec
-	fields []manifest.Field
-	result func(op string) (map[string]any, error)
+	ops     []manifest.OpSpec
+	fields  []manifest.Field
+	result  func(op string) (map[string]any, error)
+	request func() (map[string]any, error)
 }
 
 // manifestTables is this build's manifest.
 func manifestTables() tables {
-	return tables{ops: manifest.Ops(), fields: manifest.RequestFields(), result: resultSchema}
+	return tables{ops: manifest.Ops(), fields: manifest.RequestFields(), result: resultSchema, request: requestSchema}
 }
 
 // secretField is the request field that carries a secret, held in bytes.

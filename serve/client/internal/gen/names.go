@@ -3,13 +3,15 @@ package main
 import "strings"
 
 // goName is a JSON name as a Go field name: "created_at" is CreatedAt,
-// "pdp_configured" PDPConfigured.
+// "pdp_configured" PDPConfigured, "base_urls" BaseURLs.
 func goName(s string) string {
 	var out string
 	for _, w := range strings.Split(s, "_") {
 		switch w {
-		case "id", "pdp", "cli", "url", "ttl":
+		case "id", "pdp", "cli", "url", "ttl", "http":
 			out += strings.ToUpper(w)
+		case "urls":
+			out += "URLs"
 		case "":
 		default:
 			out += strings.ToUpper(w[:1]) + w[1:]
@@ -33,7 +35,5 @@ func comment(text string) string {
 	return out + " " + line + "\n"
 }
 
-// exported is op's method name: "get" is Get.
-func exported(op string) string {
-	return strings.ToUpper(op[:1]) + op[1:]
-}
+// exported is op's method name: "get" is Get, "http" HTTP.
+func exported(op string) string { return goName(op) }

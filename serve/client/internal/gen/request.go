@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/arca-secrets/arca/manifest"
@@ -53,9 +54,19 @@ func request(b *bytes.Buffer, t tables) error {
 		all |= f.Bit
 	}
 	send := sendable(t.fields, all)
+	schema, err := t.request()
+	if err != nil {
+		return err
+	}
+	props, _ := schema["properties"].(map[string]any)
+	raws := map[string]rawKind{}
 	for _, f := range send {
 		if f.Raw {
-			return fmt.Errorf("request field %q takes any JSON value: Request has no way to carry one", f.Name)
+			k, err := rawKindOf(props[f.Name])
+			if err != nil {
+				return fmt.Errorf("request field %q takes any JSON value: %w", f.Name, err)
+			}
+			raws[f.Name] = k
 		}
 	}
 	// Which ops need and may have each field, for its comment.
@@ -75,6 +86,8 @@ func request(b *bytes.Buffer, t tables) error {
 			typ, note = "[]byte", "a secret"
 		case f.Bool:
 			typ, note = "*bool", "sent when not nil"
+		case f.Raw:
+			typ, note = raws[f.Name].typ, "sent when not nil"
 		}
 		if ops := needs[f.Name]; len(ops) > 0 {
 			note = strings.TrimPrefix(note+"; needed by "+join(ops), "; ")
@@ -92,8 +105,11 @@ func request(b *bytes.Buffer, t tables) error {
 			continue
 		}
 		valid := "utf8.ValidString"
-		if f.Name == secretField {
+		switch {
+		case f.Name == secretField:
 			valid = "utf8.Valid"
+		case f.Raw:
+			valid = "valid" + raws[f.Name].helper
 		}
 		fmt.Fprintf(b, "\tcase !%s(r.%s):\n\t\treturn %q\n", valid, goName(f.Name), f.Name)
 	}
@@ -106,14 +122,17 @@ func request(b *bytes.Buffer, t tables) error {
 			fmt.Fprintf(b, "\tif r.%s != nil {\n\t\tb = append(b, `,%q:`...)\n\t\tb = strconv.AppendBool(b, *r.%s)\n\t}\n", goName(f.Name), f.Name, goName(f.Name))
 			continue
 		}
-		set := fmt.Sprintf("r.%s != \"\"", goName(f.Name))
+		set, appendFn := fmt.Sprintf("r.%s != \"\"", goName(f.Name)), "appendString"
+		if f.Name == secretField || f.Raw {
+			set = fmt.Sprintf("r.%s != nil", goName(f.Name))
+		}
+		if f.Raw {
+			appendFn = "append" + raws[f.Name].helper
+		}
 		for _, op := range needs[f.Name] {
 			set += fmt.Sprintf(" || op == %q", op) // sent even when empty, so serve can say so
 		}
-		if f.Name == secretField {
-			set = fmt.Sprintf("r.%s != nil", goName(f.Name))
-		}
-		fmt.Fprintf(b, "\tif %s {\n\t\tb = append(b, `,%q:`...)\n\t\tb = appendString(b, r.%s)\n\t}\n", set, f.Name, goName(f.Name))
+		fmt.Fprintf(b, "\tif %s {\n\t\tb = append(b, `,%q:`...)\n\t\tb = %s(b, r.%s)\n\t}\n", set, f.Name, appendFn, goName(f.Name))
 	}
 	b.WriteString("\treturn append(b, '}', '\\n')\n}\n")
 	return nil
@@ -125,4 +144,50 @@ func join(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// rawKind is how Request carries a raw request field: its Go type, and the
+// name the client's helpers for it end with (appendStrings, validStrings).
+type rawKind struct{ typ, helper string }
+
+// rawKindOf is the rawKind of a raw field whose request schema is node: an
+// array of strings, an object of strings, or an object of strings or
+// arrays of strings (sent as arrays, which the schema takes for either).
+// Any other value is refused: Request has no way to carry it.
+func rawKindOf(node any) (rawKind, error) {
+	n, _ := node.(map[string]any)
+	switch {
+	case n == nil:
+		return rawKind{}, fmt.Errorf("the request schema does not say what of it")
+	case isStrings(n):
+		return rawKind{"[]string", "Strings"}, nil
+	case n["type"] != "object":
+		return rawKind{}, fmt.Errorf("Request has no way to carry a %v", n["type"])
+	}
+	extra, _ := n["additionalProperties"].(map[string]any)
+	switch {
+	case extra == nil:
+	case isString(extra):
+		return rawKind{"map[string]string", "StringMap"}, nil
+	case isStrings(extra):
+		return rawKind{"map[string][]string", "StringsMap"}, nil
+	default:
+		either, _ := extra["anyOf"].([]any)
+		if len(either) == 2 && slices.ContainsFunc(either, isString) && slices.ContainsFunc(either, isStrings) {
+			return rawKind{"map[string][]string", "StringsMap"}, nil
+		}
+	}
+	return rawKind{}, fmt.Errorf("Request has no way to carry an object of anything but strings or arrays of strings")
+}
+
+// isString says whether schema node n is a string.
+func isString(n any) bool {
+	m, _ := n.(map[string]any)
+	return m != nil && m["type"] == "string"
+}
+
+// isStrings says whether schema node n is an array of strings.
+func isStrings(n any) bool {
+	m, _ := n.(map[string]any)
+	return m != nil && m["type"] == "array" && isString(m["items"])
 }

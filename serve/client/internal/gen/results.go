@@ -76,8 +76,14 @@ func resultTypes(dir string) (map[string]resultType, error) {
 }
 
 // resultSchema is op's published result schema, decoded.
-func resultSchema(op string) (map[string]any, error) {
-	b, err := manifest.Schema("result." + op)
+func resultSchema(op string) (map[string]any, error) { return schema("result." + op) }
+
+// requestSchema is the published request schema, decoded.
+func requestSchema() (map[string]any, error) { return schema("request") }
+
+// schema is the published schema called name, decoded.
+func schema(name string) (map[string]any, error) {
+	b, err := manifest.Schema(name)
 	if err != nil {
 		return nil, err
 	}
@@ -163,8 +169,12 @@ func (g *structs) typeOf(owner, prop string, root map[string]any, v any, top boo
 		t, err := g.typeOf(owner, prop, root, node["items"], false)
 		return "[]" + t, err
 	case "object":
-		if node["properties"] != nil && len(node["properties"].(map[string]any)) > 0 {
-			return "", fmt.Errorf("a nested object is not supported")
+		if props, _ := node["properties"].(map[string]any); len(props) > 0 {
+			sub := strings.TrimSuffix(owner, "Result") + goName(prop)
+			if err := g.object(sub, fmt.Sprintf("%s is %s.%s.", sub, owner, goName(prop)), root, node, false, false); err != nil {
+				return "", err
+			}
+			return sub, nil
 		}
 		if extra, ok := node["additionalProperties"].(map[string]any); ok {
 			t, err := g.typeOf(owner, prop, root, extra, false)

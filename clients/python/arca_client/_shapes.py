@@ -1,0 +1,49 @@
+"""The request fields that are not strings, made into the shapes the
+request schema gives them before a line is written: an array of strings
+(exec's ``args``, proxy's ``services``), an object of strings (http's
+``headers``) and an object of strings or arrays of strings (http's
+``query``). _request.fields calls these; _wire.encode_body writes what
+they return (a tuple, a dict). The errors name the field, never an entry
+of it."""
+
+from __future__ import annotations
+
+from typing import Dict, Mapping, Sequence, Tuple, Union
+
+Strings = Tuple[str, ...]
+Field = Union[None, str, bool, Strings, Dict[str, Union[str, Strings]]]
+
+
+def strings(name: str, v: Sequence[str]) -> Strings:
+    """v, a list or tuple of str, as a tuple."""
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"field {name!r} must be a list or tuple of str, not {type(v).__name__}")
+    out = tuple(v)
+    for s in out:
+        if type(s) is not str:
+            raise TypeError(f"field {name!r} must hold str only, not {type(s).__name__}")
+    return out
+
+
+def string_map(name: str, v: Mapping[str, str]) -> Dict[str, str]:
+    """v, a mapping of str to str, as a dict."""
+    if not isinstance(v, Mapping):
+        raise TypeError(f"field {name!r} must be a mapping of str to str, not {type(v).__name__}")
+    out: Dict[str, str] = {}
+    for k, x in v.items():
+        if type(k) is not str or type(x) is not str:
+            raise TypeError(f"field {name!r} must map str to str")
+        out[k] = x
+    return out
+
+
+def strings_map(name: str, v: Mapping[str, Union[str, Sequence[str]]]) -> Dict[str, Union[str, Strings]]:
+    """v, a mapping of str to a str or a list or tuple of str, as a dict."""
+    if not isinstance(v, Mapping):
+        raise TypeError(f"field {name!r} must be a mapping of str to str or lists of str, not {type(v).__name__}")
+    out: Dict[str, Union[str, Strings]] = {}
+    for k, x in v.items():
+        if type(k) is not str:
+            raise TypeError(f"field {name!r} must have str keys")
+        out[k] = x if type(x) is str else strings(name, x)
+    return out
