@@ -18,7 +18,8 @@ import (
 //	<!-- serve [clock=T] [ARGS] -->
 //	                            JSON lines of an arca serve session, run
 //	                            (TestDocServe)
-//	<!-- file: NAME -->         a file the doc's examples use
+//	<!-- file: NAME -->         a file the doc's examples use; a NAME.sh
+//	                            is parsed by sh (TestDocShellFiles)
 //	<!-- source: PATH -->       a file of the repository, whole
 //	                            (TestDocSources)
 //	<!-- teams-setup -->        docs/teams.md's cluster setup (TestTeamsSetup)
