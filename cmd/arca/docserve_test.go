@@ -23,11 +23,13 @@ import (
 // exactly, in order (a block that shows requests and no response shows
 // only the audit wire); each event shown must be on its stderr, exactly,
 // in the order shown (a block need not show every event). A "…" in a line
-// stands for any run of its characters, as in examples. clock=T stops
+// stands for any run of its characters, as in examples, a number too (an
+// elapsed time, which no two runs print the same). clock=T stops
 // arca's clock at T; exit=N is serve's exit status (else 0). A mark that
 // goes on to more lines before its "-->" holds commands run first, as a
 // console session whose output is not shown: what the session finds in
-// the vault.
+// the vault. The sessions find in $DOC_UPSTREAM the URL of a service
+// they may call (docUpstream).
 func TestDocServe(t *testing.T) {
 	dir, files := t.TempDir(), docFilesOf(t)
 	n := 0
@@ -45,7 +47,7 @@ func TestDocServe(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no serve sessions found in the docs")
 	}
-	p := scriptParams(dir, nil)
+	p := scriptParams(dir, withUpstream(docUpstream(t)))
 	p.Cmds["cmpdoc"] = cmdCmpdoc
 	p.Cmds["inorder"] = cmdInorder
 	testscript.Run(t, p)
@@ -75,7 +77,9 @@ func serveScript(b docBlock) (string, error) {
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
 		var obj map[string]json.RawMessage
-		_ = json.Unmarshal([]byte(l), &obj) // a line that is no object is a (bad) request
+		// A line that is no object is a (bad) request; a "…" may stand
+		// for a number ("elapsed_ms":…), so it is read as one here.
+		_ = json.Unmarshal([]byte(strings.ReplaceAll(l, "…", "0")), &obj)
 		switch {
 		case obj["event"] != nil:
 			events.WriteString(l + "\n")

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -20,24 +19,7 @@ func (noSchemaLoader) Load(url string) (any, error) { return nil, fmt.Errorf("no
 // exactly, which is what the CLI's --json prints too.
 func closedResult(t *testing.T, op string) *jsonschema.Schema {
 	t.Helper()
-	b, err := manifest.ClosedSchema("result." + op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(noSchemaLoader{})
-	if err := c.AddResource(manifest.SchemaPrefix+op, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(manifest.SchemaPrefix + op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sch
+	return closedSchema(t, "result."+op)
 }
 
 // The --json of get, put, rotate, rm, list and check is serve's result of
