@@ -148,7 +148,7 @@ func (s *Service) exchangeErr(c *call, err error) error {
 		c.ev.Use.Cause = f.Cause
 		return upstreamFailed(f.Cause, "service %s: %s", c.ev.Use.Service, f.Msg)
 	}
-	return Errorf(manifest.OpError, "service %s: %v", c.ev.Use.Service, err)
+	return Errorf(manifest.OpError, "%v", err) // upstream names the service or its host
 }
 
 // decodeQuery decodes the query field: an object of strings or arrays
