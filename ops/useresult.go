@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"bytes"
 	"encoding/base64"
 	"maps"
 	"net/http"
@@ -96,17 +97,7 @@ type HTTPResult struct {
 func (r *HTTPResult) scrub(set *scrub.Set) {
 	set = scrubUse(set, r.creds)
 	var rs redactions
-	r.Header = http.Header{}
-	for k, vs := range r.raw.Header {
-		if k == "Content-Length" {
-			continue // the upstream's: the body answered is scrubbed, and maybe cut
-		}
-		for _, v := range vs {
-			out, red := set.Scrub([]byte(v))
-			rs.add(red)
-			r.Header[k] = append(r.Header[k], string(out))
-		}
-	}
+	r.Header = scrubHeader(set, r.raw.Header, &rs)
 	var red []scrub.Redaction
 	if r.Truncated = r.raw.Truncated; r.Truncated {
 		r.Body, red = set.ScrubCut(r.raw.Body)
@@ -151,4 +142,40 @@ func (r *HTTPResult) AppendJSON(b []byte) []byte {
 	b = redactions(r.Redactions).appendJSON(append(b, `,"redactions":`...))
 	b = strconv.AppendInt(append(b, `,"elapsed_ms":`...), r.ElapsedMS, 10)
 	return append(b, '}')
+}
+
+// scrubHeader returns h scrubbed, without Content-Length (the upstream's:
+// the body answered is scrubbed, and maybe cut). The values go through
+// the engine as one text, a line each (a header value holds no line
+// break), unless an occurrence joins two of them: then each on its own.
+func scrubHeader(set *scrub.Set, h http.Header, rs *redactions) http.Header {
+	keys := slices.Sorted(maps.Keys(h))
+	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "Content-Length" })
+	var text []byte
+	n := 0
+	for _, k := range keys {
+		for _, v := range h[k] {
+			text = append(append(text, v...), '\n')
+			n++
+		}
+	}
+	out, red := set.Scrub(text)
+	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
+	whole := len(lines) == n
+	if whole {
+		rs.add(red)
+	}
+	sh := make(http.Header, len(keys))
+	for _, k := range keys {
+		for _, v := range h[k] {
+			if whole {
+				sh[k], lines = append(sh[k], string(lines[0])), lines[1:]
+				continue
+			}
+			o, red := set.Scrub([]byte(v))
+			rs.add(red)
+			sh[k] = append(sh[k], string(o))
+		}
+	}
+	return sh
 }
