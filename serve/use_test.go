@@ -1,0 +1,306 @@
+package serve
+
+// The http and exec uses (SPEC §13) through whole sessions, against real
+// servers: an HTTPS upstream of its own CA (tls_ca), real children.
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/opstest"
+	"github.com/arca-secrets/arca/vault"
+)
+
+// The values the use tests store. tokValue holds characters JSON escapes
+// (" / <), so that its JSON-escaped form differs from it.
+const (
+	tokRef      = "arca://svc/token"
+	tokValue    = `TOKEN-canary-"q"/<x>-5b1e`
+	userRef     = "arca://svc/user"
+	userValue   = "alice-canary-user-7c0d"
+	relRef      = "arca://app/released"
+	relValue    = "RELEASED-canary-31f4"
+	serveCanary = "SERVE-ENV-canary-9d2a"
+)
+
+// seen is one request an upstream received.
+type seen struct {
+	method, path, rawQuery string
+	header                 http.Header
+	body                   []byte
+}
+
+// upstreamSrv is an HTTPS server of its own CA that records every request
+// it receives, then answers with handle (echo when nil).
+type upstreamSrv struct {
+	srv *httptest.Server
+	ca  string // the PEM of its certificate, for tls_ca
+	mu  sync.Mutex
+	got []seen
+}
+
+func newUpstream(t *testing.T, handle http.HandlerFunc) *upstreamSrv {
+	t.Helper()
+	u := &upstreamSrv{}
+	if handle == nil {
+		handle = echo
+	}
+	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.got = append(u.got, seen{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), body})
+		u.mu.Unlock()
+		handle(w, r)
+	}))
+	u.srv.StartTLS()
+	t.Cleanup(u.srv.Close)
+	u.ca = filepath.Join(t.TempDir(), "ca.pem")
+	pemb := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: u.srv.Certificate().Raw})
+	if err := os.WriteFile(u.ca, pemb, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// echo answers what it received: method, path, query and headers.
+func echo(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"method": r.Method, "path": r.URL.EscapedPath(), "query": r.URL.RawQuery, "headers": r.Header})
+}
+
+// requests returns what the upstream received so far.
+func (u *upstreamSrv) requests() []seen {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.got)
+}
+
+// service is the TOML of a service on u: credential tokRef, its auth,
+// paths "/*", allow_private (u is loopback), u's CA; extra is appended.
+func (u *upstreamSrv) service(name, auth, extra string) string {
+	return fmt.Sprintf("[services.%s]\nbase_url = %q\ncredential = %q\nauth = %q\npaths = [\"/*\"]\nallow_private = true\ntls_ca = %q\n%s\n",
+		name, u.srv.URL, tokRef, auth, u.ca, extra)
+}
+
+// putValues stores the use tests' values in f's vault, as another
+// process would before the session.
+func putValues(t *testing.T, f *fixture) {
+	t.Helper()
+	svc := f.ops.NewService(t, opstest.Options{Now: fixedClock})
+	for _, kv := range [][2]string{{tokRef, tokValue}, {userRef, userValue}, {relRef, relValue}} {
+		if _, err := svc.Put(context.Background(), ops.Request{Ref: kv[0], Value: vault.NewSecret([]byte(kv[1]))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc.Close()
+}
+
+// useFixture is a fixture on toml with the values stored.
+func useFixture(t *testing.T, toml string) *fixture {
+	t.Helper()
+	f := newFixtureConfig(t, toml)
+	putValues(t, f)
+	return f
+}
+
+// useSession runs in through a session whose environment holds a PATH,
+// a HOME and serveCanary, and checks that no credential reached stdout or
+// stderr (the get of relRef answers relValue: a test that sends one says
+// so with released).
+func useSession(t *testing.T, f *fixture, in string) transcript {
+	t.Helper()
+	environ := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + f.home, "SERVE_CANARY=" + serveCanary}
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: environ})
+	noCredentials(t, tr)
+	return tr
+}
+
+// noCredentials holds a transcript to the credentials never being on it:
+// tokValue and userValue in any form the scrub engine knows, and the
+// serve process's canary variable.
+func noCredentials(t *testing.T, tr transcript) {
+	t.Helper()
+	for _, v := range []string{tokValue, userValue} {
+		for _, form := range credentialForms(v) {
+			if strings.Contains(string(tr.rawOut), form) {
+				t.Errorf("stdout holds a form of a credential (%d bytes)", len(form))
+			}
+			if strings.Contains(string(tr.rawErr), form) {
+				t.Errorf("stderr holds a form of a credential (%d bytes)", len(form))
+			}
+		}
+	}
+	for _, s := range []string{"canary-user", "TOKEN-canary", serveCanary} {
+		if strings.Contains(string(tr.rawOut)+string(tr.rawErr), s) {
+			t.Errorf("the output holds %q", s)
+		}
+	}
+}
+
+// credentialForms are v and the forms of it a reply could carry it in:
+// JSON-escaped (the inside of the string), and base64.
+func credentialForms(v string) []string {
+	j, _ := json.Marshal(v)
+	b64 := base64.StdEncoding.EncodeToString([]byte(v))
+	return []string{v, string(j[1 : len(j)-1]), b64[:len(b64)-4]}
+}
+
+// httpResult is a decoded result.http.
+type httpResult struct {
+	Service    string              `json:"service"`
+	Status     int                 `json:"status"`
+	Headers    map[string][]string `json:"headers"`
+	Body       string              `json:"body"`
+	BodyB64    string              `json:"body_b64"`
+	Truncated  bool                `json:"truncated"`
+	Redactions []struct {
+		Ref   string `json:"ref"`
+		Count int    `json:"count"`
+	} `json:"redactions"`
+}
+
+// execResult is a decoded result.exec.
+type execResult struct {
+	ExitCode  int    `json:"exit_code"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	Truncated struct {
+		Stdout, Stderr bool
+	} `json:"truncated"`
+	Redactions []struct {
+		Ref   string `json:"ref"`
+		Count int    `json:"count"`
+	} `json:"redactions"`
+}
+
+// result decodes reply i's result into v.
+func result(t *testing.T, tr transcript, i int, v any) {
+	t.Helper()
+	rs := tr.responses(t)
+	if i >= len(rs) || !rs[i].OK {
+		t.Fatalf("reply %d is not a success: %s", i+1, short(strings.Join(tr.stdout, "\n")))
+	}
+	if err := json.Unmarshal(rs[i].Result, v); err != nil {
+		t.Fatalf("reply %d: %v", i+1, err)
+	}
+}
+
+// causeOf is details.cause of reply i, "" when it has none.
+func causeOf(t *testing.T, tr transcript, i int) string {
+	t.Helper()
+	var r struct {
+		Error struct {
+			Details struct {
+				Cause string `json:"cause"`
+			} `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(tr.stdout[i]), &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Error.Details.Cause
+}
+
+// upstreamFailed is a reply upstream_failed.
+func upstreamFailed(id string) want { return want{id: id, code: "upstream_failed"} }
+
+// denied is a reply denied.
+func denied(id string) want { return want{id: id, code: "denied"} }
+
+// useEvents are the events of the uses, decoded whole, in order.
+func useEvents(t *testing.T, tr transcript) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range tr.stderr {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["op"] == "http" || m["op"] == "exec" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestUseHTTPAuthKinds: the credential arrives as each auth kind says;
+// a request header or query parameter that carries credentials or routing
+// is refused bad_request and never leaves (the upstream saw no request).
+func TestUseHTTPAuthKinds(t *testing.T) {
+	u := newUpstream(t, nil)
+	f := useFixture(t, u.service("bearer", "bearer", "")+
+		u.service("basic", "basic", fmt.Sprintf("username_ref = %q", userRef))+
+		u.service("header", "header", `header = "X-Api-Key"`)+
+		u.service("query", "query", `query_param = "api_key"`))
+	get := func(id int, svc, more string) string {
+		return fmt.Sprintf(`{"id":%d,"op":"http","service":%q,"method":"GET","path":"/p%d"%s}`, id, svc, id, more)
+	}
+	tr := useSession(t, f, lines(
+		get(1, "bearer", `,"query":{"q":"v"},"headers":{"X-Extra":"e"}`),
+		get(2, "basic", ""),
+		get(3, "header", ""),
+		get(4, "query", `,"query":{"q":["a","b"]}`),
+		get(5, "bearer", `,"headers":{"Authorization":"Bearer mine"}`),
+		get(6, "bearer", `,"headers":{"authorization":"Bearer mine"}`),
+		get(7, "bearer", `,"headers":{"Cookie":"a=b"}`),
+		get(8, "bearer", `,"headers":{"Host":"evil.example"}`),
+		get(9, "bearer", `,"headers":{"Proxy-Authorization":"Basic eA=="}`),
+		get(10, "header", `,"headers":{"x-api-key":"mine"}`),
+		get(11, "query", `,"query":{"API_KEY":"mine"}`),
+		get(12, "nope", ""),
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"),
+		bad("5", "Authorization"), bad("6", "Authorization"), bad("7", "Cookie"), bad("8", "Host"),
+		bad("9", "Proxy-Authorization"), bad("10", "X-Api-Key"), bad("11", "API_KEY"), bad("12", "unknown service")})
+	got := u.requests()
+	if len(got) != 4 {
+		t.Fatalf("the upstream saw %d requests, want the 4 allowed", len(got))
+	}
+	slices.SortFunc(got, func(a, b seen) int { return strings.Compare(a.path, b.path) })
+	if a := got[0].header.Values("Authorization"); len(a) != 1 || a[0] != "Bearer "+tokValue {
+		t.Errorf("bearer: the upstream did not get the credential as a bearer token (%d Authorization values)", len(a))
+	}
+	if got[0].rawQuery != "q=v" || got[0].header.Get("X-Extra") != "e" {
+		t.Errorf("bearer: query %q, X-Extra %q: the caller's query and headers did not pass", got[0].rawQuery, got[0].header.Get("X-Extra"))
+	}
+	r := &http.Request{Header: got[1].header}
+	if user, pass, ok := r.BasicAuth(); !ok || user != userValue || pass != tokValue {
+		t.Errorf("basic: the upstream did not get the user and the credential as basic auth")
+	}
+	if v := got[2].header.Values("X-Api-Key"); len(v) != 1 || v[0] != tokValue || got[2].header.Get("Authorization") != "" {
+		t.Errorf("header: the upstream did not get the credential in X-Api-Key alone")
+	}
+	if vs := queryOf(t, got[3].rawQuery); len(vs["api_key"]) != 1 || vs["api_key"][0] != tokValue || !slices.Equal(vs["q"], []string{"a", "b"}) {
+		t.Errorf("query: the upstream did not get the credential in api_key beside the caller's q")
+	}
+	// The echo of what arrived is answered, the credential scrubbed.
+	for i := range 4 {
+		var res httpResult
+		result(t, tr, i, &res)
+		if res.Status != 200 || !strings.Contains(res.Body, "<redacted:svc/token>") {
+			t.Errorf("reply %d: status %d, body %s: want 200 and the echoed credential redacted", i+1, res.Status, short(res.Body))
+		}
+	}
+}
+
+func queryOf(t *testing.T, raw string) map[string][]string {
+	t.Helper()
+	r, err := http.NewRequest("GET", "https://x/?"+raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.URL.Query()
+}
