@@ -304,3 +304,158 @@ func queryOf(t *testing.T, raw string) map[string][]string {
 	}
 	return r.URL.Query()
 }
+
+// TestUseScrubsEchoes: an upstream that echoes the credential in its body
+// and a header, raw, base64 and JSON-escaped, is answered with each
+// redacted; a value the session released earlier by get is redacted from
+// an http body and from an action's output.
+func TestUseScrubsEchoes(t *testing.T) {
+	j, _ := json.Marshal(tokValue)
+	b64 := base64.StdEncoding.EncodeToString([]byte(tokValue))
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/forms":
+			w.Header().Set("X-Echo", tokValue)
+			w.Header().Set("X-Echo-B64", b64)
+			fmt.Fprintf(w, "raw=%s\nb64=%s\njson={\"t\":%s}\n", tokValue, b64, j)
+		case "/released":
+			fmt.Fprintf(w, "released=%s\n", relValue)
+		}
+	})
+	f := useFixture(t, u.service("api", "bearer", "")+`
+[actions.echo]
+argv = ["sh", "-c", 'printf "tok=%s\n" "$TOKEN"; printf "rel=%s\n" "$1"; printf "err=%s\n" "$TOKEN" >&2', "sh"]
+args = "^[A-Za-z0-9-]+$"
+env = { TOKEN = "`+tokRef+`" }
+`)
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"api","method":"GET","path":"/forms"}`,
+		`{"id":2,"op":"get","ref":"`+relRef+`"}`,
+		`{"id":3,"op":"http","service":"api","method":"GET","path":"/released"}`,
+		`{"id":4,"op":"exec","action":"echo","args":["`+relValue+`"]}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4")})
+	if len(tr.stdout) != 4 {
+		t.FailNow()
+	}
+	var forms httpResult
+	result(t, tr, 0, &forms)
+	const red = "<redacted:svc/token>"
+	for _, name := range []string{"X-Echo", "X-Echo-B64"} {
+		if v := forms.Headers[name]; len(v) != 1 || !strings.HasPrefix(v[0], red) {
+			t.Errorf("header %s answered as %q, want the echo redacted", name, v)
+		}
+	}
+	for _, l := range []string{"raw=" + red + "\n", "b64=" + red, `json={"t":"` + red + `"}`} {
+		if !strings.Contains(forms.Body, l) {
+			t.Errorf("the body %q does not hold %q", forms.Body, l)
+		}
+	}
+	if len(forms.Redactions) != 1 || forms.Redactions[0].Ref != tokRef || forms.Redactions[0].Count != 5 {
+		t.Errorf("redactions %+v, want 5 of %s", forms.Redactions, tokRef)
+	}
+	var got struct {
+		Value string `json:"value"`
+	}
+	result(t, tr, 1, &got)
+	if got.Value != relValue {
+		t.Fatalf("the get did not answer the value released (the positive control of what follows)")
+	}
+	var rel httpResult
+	result(t, tr, 2, &rel)
+	if rel.Body != "released=<redacted:app/released>\n" {
+		t.Errorf("http body %q, want the released value redacted", rel.Body)
+	}
+	var ex execResult
+	result(t, tr, 3, &ex)
+	if ex.Stdout != "tok="+red+"\nrel=<redacted:app/released>\n" || ex.Stderr != "err="+red+"\n" || ex.ExitCode != 0 {
+		t.Errorf("exec: stdout %q, stderr %q, exit %d: want both values redacted", ex.Stdout, ex.Stderr, ex.ExitCode)
+	}
+	if strings.Contains(strings.Join(tr.stdout[2:], "\n"), relValue) {
+		t.Errorf("the released value is in a use's answer")
+	}
+}
+
+// TestUseHTTPTruncation: a body past max_response_bytes is cut there and
+// answered truncated; a credential the cut goes through leaves none of its
+// bytes in the body.
+func TestUseHTTPTruncation(t *testing.T) {
+	const max = 64
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/long":
+			fmt.Fprint(w, strings.Repeat("a", 200))
+		case "/straddle": // the cut falls 10 bytes into the credential
+			fmt.Fprint(w, strings.Repeat("a", max-10)+tokValue+strings.Repeat("b", 100))
+		case "/fits":
+			fmt.Fprint(w, strings.Repeat("a", max))
+		}
+	})
+	f := useFixture(t, u.service("api", "bearer", fmt.Sprintf("max_response_bytes = %d", max)))
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"api","method":"GET","path":"/long"}`,
+		`{"id":2,"op":"http","service":"api","method":"GET","path":"/straddle"}`,
+		`{"id":3,"op":"http","service":"api","method":"GET","path":"/fits"}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3")})
+	var long, straddle, fits httpResult
+	result(t, tr, 0, &long)
+	result(t, tr, 1, &straddle)
+	result(t, tr, 2, &fits)
+	if long.Body != strings.Repeat("a", max) || !long.Truncated {
+		t.Errorf("long: %d bytes, truncated %v; want %d and true", len(long.Body), long.Truncated, max)
+	}
+	if fits.Body != strings.Repeat("a", max) || fits.Truncated {
+		t.Errorf("fits: %d bytes, truncated %v; want %d and false", len(fits.Body), fits.Truncated, max)
+	}
+	if !straddle.Truncated || !strings.HasPrefix(straddle.Body, strings.Repeat("a", max-10)) {
+		t.Fatalf("straddle: truncated %v, body %q", straddle.Truncated, straddle.Body)
+	}
+	if rest := strings.TrimPrefix(straddle.Body, strings.Repeat("a", max-10)); rest != "" && rest != "<redacted:svc/token>" {
+		t.Errorf("straddle: the body ends %q after the a's: bytes of the credential are left", rest)
+	}
+	for _, e := range useEvents(t, tr) {
+		if e["bytes_out"] == nil || e["bytes_out"].(float64) > max {
+			t.Errorf("event %v: bytes_out past the cap", e["id"])
+		}
+	}
+}
+
+// TestUseHTTPPathsAndMethodsDenied: the traversal spellings and a method
+// the service does not allow are denied, and the upstream sees none of
+// them.
+func TestUseHTTPPathsAndMethodsDenied(t *testing.T) {
+	u := newUpstream(t, nil)
+	svc := strings.Replace(u.service("api", "bearer", ""), `paths = ["/*"]`, `paths = ["/repos/*"]`, 1)
+	f := useFixture(t, svc)
+	req := func(id int, method, path string) string {
+		return fmt.Sprintf(`{"id":%d,"op":"http","service":"api","method":%q,"path":%q}`, id, method, path)
+	}
+	tr := useSession(t, f, lines(
+		req(1, "GET", "/repos/../admin"),
+		req(2, "GET", "//evil.example/x"),
+		req(3, "GET", "/%2e%2e/"),
+		req(4, "GET", "/repos/%2F.."),
+		req(5, "GET", "/repos/%2e%2e/admin"),
+		req(6, "GET", "/repos/x/../../admin"),
+		req(7, "GET", "/repos//x"),
+		req(8, "GET", "/repos/%5c..%5cadmin"),
+		req(9, "GET", "/admin"),
+		req(10, "POST", "/repos/x"),
+		req(11, "DELETE", "/repos/x"),
+		req(12, "GET", "/repos/x"), // the positive control
+	))
+	ws := []want{}
+	for i := 1; i <= 11; i++ {
+		ws = append(ws, denied(fmt.Sprint(i)))
+	}
+	checkReplies(t, tr, append(ws, ok("12")))
+	if got := u.requests(); len(got) != 1 || got[0].path != "/repos/x" {
+		t.Errorf("the upstream saw %d requests, want the one allowed", len(got))
+	}
+	for _, e := range useEvents(t, tr)[:11] {
+		if e["event"] != "denied" || e["service"] != "api" {
+			t.Errorf("event %v: %v for service %v, want denied for api", e["id"], e["event"], e["service"])
+		}
+	}
+}
