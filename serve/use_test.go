@@ -459,3 +459,82 @@ func TestUseHTTPPathsAndMethodsDenied(t *testing.T) {
 		}
 	}
 }
+
+// TestUseHTTPRedirects: with follow_redirects none a cross-origin
+// redirect is answered as it is, not followed; with same-origin it is
+// upstream_failed (redirect) and the other origin sees nothing, while a
+// redirect on the origin is followed.
+func TestUseHTTPRedirects(t *testing.T) {
+	other := newUpstream(t, nil)
+	var u *upstreamSrv
+	u = newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.srv.URL+"/stolen", http.StatusFound)
+		case "/home":
+			http.Redirect(w, r, u.srv.URL+"/landed", http.StatusFound)
+		default:
+			echo(w, r)
+		}
+	})
+	f := useFixture(t, u.service("none", "bearer", "")+u.service("same", "bearer", `follow_redirects = "same-origin"`))
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"none","method":"GET","path":"/away"}`,
+		`{"id":2,"op":"http","service":"same","method":"GET","path":"/away"}`,
+		`{"id":3,"op":"http","service":"same","method":"GET","path":"/home"}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), ok("3")})
+	if len(tr.stdout) != 3 {
+		t.FailNow()
+	}
+	var none, home httpResult
+	result(t, tr, 0, &none)
+	if none.Status != http.StatusFound || len(none.Headers["Location"]) != 1 || none.Headers["Location"][0] != other.srv.URL+"/stolen" {
+		t.Errorf("none: status %d, Location %q: want the 302 as it is", none.Status, none.Headers["Location"])
+	}
+	if c := causeOf(t, tr, 1); c != "redirect" {
+		t.Errorf("same-origin, away: cause %q, want redirect", c)
+	}
+	result(t, tr, 2, &home)
+	if home.Status != 200 || !strings.Contains(home.Body, `"path":"/landed"`) {
+		t.Errorf("same-origin, home: status %d, body %s: want the redirect followed", home.Status, short(home.Body))
+	}
+	if n := len(other.requests()); n != 0 {
+		t.Errorf("the other origin saw %d requests", n)
+	}
+	if got := u.requests(); len(got) != 4 || got[3].path != "/landed" || got[3].header.Get("Authorization") != "Bearer "+tokValue {
+		t.Errorf("the upstream saw %d requests; want away, away, home and landed, the credential on landed", len(got))
+	}
+	if es := useEvents(t, tr); len(es) == 3 && (es[1]["cause"] != "redirect" || es[1]["event"] != "error") {
+		t.Errorf("same-origin, away: event %v cause %v", es[1]["event"], es[1]["cause"])
+	}
+}
+
+// TestUseHTTPBlockedAddress: without allow_private, a service whose host
+// is or resolves to a loopback or metadata address is upstream_failed
+// (blocked_address) and nothing is dialled.
+func TestUseHTTPBlockedAddress(t *testing.T) {
+	u := newUpstream(t, nil)
+	port := u.srv.URL[strings.LastIndexByte(u.srv.URL, ':')+1:]
+	var toml string
+	for name, host := range map[string]string{"literal": "127.0.0.1", "name": "localhost", "metadata": "169.254.169.254", "mapped": "[::ffff:127.0.0.1]"} {
+		toml += fmt.Sprintf("[services.%s]\nbase_url = \"https://%s:%s\"\ncredential = %q\nauth = \"bearer\"\npaths = [\"/*\"]\ntls_ca = %q\n",
+			name, host, port, tokRef, u.ca)
+	}
+	f := useFixture(t, toml)
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"literal","method":"GET","path":"/x"}`,
+		`{"id":2,"op":"http","service":"name","method":"GET","path":"/x"}`,
+		`{"id":3,"op":"http","service":"metadata","method":"GET","path":"/x"}`,
+		`{"id":4,"op":"http","service":"mapped","method":"GET","path":"/x"}`,
+	))
+	checkReplies(t, tr, []want{upstreamFailed("1"), upstreamFailed("2"), upstreamFailed("3"), upstreamFailed("4")})
+	for i := range tr.stdout {
+		if c := causeOf(t, tr, i); c != "blocked_address" {
+			t.Errorf("reply %d: cause %q, want blocked_address", i+1, c)
+		}
+	}
+	if n := len(u.requests()); n != 0 {
+		t.Errorf("the upstream saw %d requests", n)
+	}
+}
