@@ -538,3 +538,89 @@ func TestUseHTTPBlockedAddress(t *testing.T) {
 		t.Errorf("the upstream saw %d requests", n)
 	}
 }
+
+// TestUseExec: an argument that does not match never starts the child; a
+// matching one runs it with the ref in its environment and nothing of
+// serve's but the PDP allowlist; past its timeout it is upstream_failed
+// (timeout); a command that is not there is upstream_failed (start).
+func TestUseExec(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	f := useFixture(t, fmt.Sprintf(`
+[actions.touch]
+argv = ["sh", "-c", 'touch "$0"', %q]
+args = "^--dry-run$"
+env = { TOKEN = %q }
+
+[actions.env]
+argv = ["env"]
+env = { TOKEN = %q, USER_NAME = %q }
+
+[actions.slow]
+argv = ["sleep", "30"]
+timeout_ms = 100
+env = { TOKEN = %q }
+
+[actions.missing]
+argv = ["arca-no-such-command-4e1f"]
+env = { TOKEN = %q }
+
+[actions.fails]
+argv = ["sh", "-c", "exit 3"]
+env = { TOKEN = %q }
+`, marker, tokRef, tokRef, userRef, tokRef, tokRef, tokRef))
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"exec","action":"touch","args":["--evil"]}`,
+		`{"id":2,"op":"exec","action":"touch","args":["--dry-run","--dry-run","--dry-run","--dry-run","--dry-run"]}`,
+		`{"id":3,"op":"exec","action":"touch","args":["--dry-run; rm -rf /"]}`,
+		`{"id":4,"op":"exec","action":"nope"}`,
+		`{"id":5,"op":"exec","action":"env","args":["x"]}`,
+	))
+	checkReplies(t, tr, []want{bad("1", ""), bad("2", ""), bad("3", ""), bad("4", "unknown action"), bad("5", "")})
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("an argument refused started the child (marker: %v)", err)
+	}
+	tr = useSession(t, f, lines(
+		`{"id":1,"op":"exec","action":"touch","args":["--dry-run"]}`,
+		`{"id":2,"op":"exec","action":"env"}`,
+		`{"id":3,"op":"exec","action":"slow"}`,
+		`{"id":4,"op":"exec","action":"missing"}`,
+		`{"id":5,"op":"exec","action":"fails"}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), upstreamFailed("3"), upstreamFailed("4"), ok("5")})
+	if len(tr.stdout) != 5 {
+		t.FailNow()
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the argument allowed did not start the child (the positive control): %v", err)
+	}
+	var env execResult
+	result(t, tr, 1, &env)
+	var names []string
+	for _, l := range strings.Split(strings.TrimSuffix(env.Stdout, "\n"), "\n") {
+		name, val, _ := strings.Cut(l, "=")
+		names = append(names, name)
+		if (name == "TOKEN" && val != "<redacted:svc/token>") || (name == "USER_NAME" && val != "<redacted:svc/user>") {
+			t.Errorf("the child's %s is answered as %q, want it redacted", name, val)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"HOME", "PATH", "TOKEN", "USER_NAME"}; !slices.Equal(names, want) {
+		t.Errorf("the child's environment holds %v, want %v (serve's allowlist and the action's refs)", names, want)
+	}
+	if c := causeOf(t, tr, 2); c != "timeout" {
+		t.Errorf("slow: cause %q, want timeout", c)
+	}
+	if c := causeOf(t, tr, 3); c != "start" {
+		t.Errorf("missing: cause %q, want start", c)
+	}
+	var fails execResult
+	result(t, tr, 4, &fails)
+	if fails.ExitCode != 3 {
+		t.Errorf("fails: exit code %d, want 3", fails.ExitCode)
+	}
+	es := useEvents(t, tr)
+	if len(es) == 5 && (es[2]["cause"] != "timeout" || es[3]["cause"] != "start" || es[4]["exit_code"] != 3.0 || es[1]["redactions"] != 2.0) {
+		t.Errorf("events: slow cause %v, missing cause %v, fails exit_code %v, env redactions %v", es[2]["cause"], es[3]["cause"], es[4]["exit_code"], es[1]["redactions"])
+	}
+}
