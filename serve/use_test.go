@@ -624,3 +624,107 @@ env = { TOKEN = %q }
 		t.Errorf("events: slow cause %v, missing cause %v, fails exit_code %v, env redactions %v", es[2]["cause"], es[3]["cause"], es[4]["exit_code"], es[1]["redactions"])
 	}
 }
+
+// TestUsePDP: the PDP is asked about an http op on the credential's ref
+// with the use object, and about an exec on each ref of its env; a deny
+// is denied and nothing reaches the upstream or starts.
+func TestUsePDP(t *testing.T) {
+	u := newUpstream(t, nil)
+	marker := filepath.Join(t.TempDir(), "started")
+	uses := u.service("api", "basic", fmt.Sprintf("username_ref = %q\nmethods = [\"GET\", \"POST\"]", userRef)) + fmt.Sprintf(`
+[actions.touch]
+argv = ["sh", "-c", 'touch "$0"', %q]
+env = { TOKEN = %q }
+`, marker, tokRef)
+	in := lines(
+		`{"id":1,"op":"http","service":"api","method":"POST","path":"/repos/%78","actor":"agent:x","body":"b"}`,
+		`{"id":2,"op":"exec","action":"touch"}`,
+	)
+	t.Run("allow", func(t *testing.T) {
+		f, log := pdpFixture(t, `echo '{"allow":true}'`, uses)
+		putValues(t, f)
+		tr := useSession(t, f, in)
+		checkReplies(t, tr, []want{ok("1"), ok("2")})
+		reqs := consulted(t, log)
+		if len(reqs) != 3 {
+			t.Fatalf("the PDP was asked %d times, want 3 (the service's credential and user, the action's ref)", len(reqs))
+		}
+		slices.SortFunc(reqs, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["op"], a["ref"]), fmt.Sprint(b["op"], b["ref"])) })
+		if _, err := os.Stat(marker); err != nil {
+			t.Errorf("the action allowed did not run: %v", err)
+		}
+		wantUse := map[string]any{"kind": "service", "name": "api", "method": "POST", "path": "/repos/x", "via": "op"}
+		for i, ref := range []string{"svc/token", "svc/user"} {
+			r := reqs[1+i]
+			if r["op"] != "http" || r["ref"] != ref || r["actor"] != "agent:x" || r["env"] != "default" {
+				t.Errorf("PDP request %v: want op http on %s for agent:x", r, ref)
+			}
+			if fmt.Sprint(r["use"]) != fmt.Sprint(wantUse) {
+				t.Errorf("PDP request use %v, want %v", r["use"], wantUse)
+			}
+		}
+		if r := reqs[0]; r["op"] != "exec" || r["ref"] != "svc/token" || fmt.Sprint(r["use"]) != fmt.Sprint(map[string]any{"kind": "action", "name": "touch", "via": "op"}) {
+			t.Errorf("PDP request %v: want op exec on svc/token with the action's use", r)
+		}
+		if got := u.requests(); len(got) != 1 || got[0].path != "/repos/%78" {
+			t.Errorf("the upstream saw %d requests, want the one allowed", len(got))
+		}
+	})
+	t.Run("deny", func(t *testing.T) {
+		f, log := pdpFixture(t, `echo '{"allow":false,"reason":"not today"}'`, uses)
+		putValues(t, f)
+		u.mu.Lock()
+		u.got = nil
+		u.mu.Unlock()
+		os.Remove(marker)
+		tr := useSession(t, f, in)
+		checkReplies(t, tr, []want{{id: "1", code: "denied", msg: "not today"}, {id: "2", code: "denied", msg: "not today"}})
+		if len(consulted(t, log)) != 2 {
+			t.Errorf("the PDP was asked %d times, want once a use", len(consulted(t, log)))
+		}
+		if n := len(u.requests()); n != 0 {
+			t.Errorf("the upstream saw %d requests", n)
+		}
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Errorf("the action denied ran")
+		}
+		if f.spy.counted("get") != 0 {
+			t.Errorf("a denied use read its credential")
+		}
+	})
+}
+
+// TestUseGuardrails: a guardrail on the credential's ref that names the
+// op denies the use before the PDP, the vault and the network.
+func TestUseGuardrails(t *testing.T) {
+	u := newUpstream(t, nil)
+	marker := filepath.Join(t.TempDir(), "started")
+	uses := u.service("api", "bearer", "") + fmt.Sprintf(`
+[actions.touch]
+argv = ["sh", "-c", 'touch "$0"', %q]
+env = { TOKEN = %q }
+`, marker, tokRef)
+	for _, c := range []struct{ name, rule string }{
+		{"op", "ops = [\"http\", \"exec\"]\nref = \"svc/*\"\n"},
+		{"every op", "ref = \"svc/token\"\nactor = \"agent:*\"\n"}, // the put of the fixture claims no actor
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := useFixture(t, uses+"[[guardrails.rule]]\n"+c.rule+"reason = \"hands off\"\n")
+			f.spy.reset()
+			tr := useSession(t, f, lines(
+				`{"id":1,"op":"http","service":"api","method":"GET","path":"/x","actor":"agent:x"}`,
+				`{"id":2,"op":"exec","action":"touch","actor":"agent:x"}`,
+			))
+			checkReplies(t, tr, []want{{id: "1", code: "denied", msg: "hands off"}, {id: "2", code: "denied", msg: "hands off"}})
+			if n := len(u.requests()); n != 0 {
+				t.Errorf("the upstream saw %d requests", n)
+			}
+			if _, err := os.Stat(marker); !os.IsNotExist(err) {
+				t.Errorf("the action ran")
+			}
+			if f.spy.counted("get") != 0 {
+				t.Errorf("a use a guardrail denied read its credential")
+			}
+		})
+	}
+}
