@@ -18,7 +18,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/opstest"
 	"github.com/arca-secrets/arca/vault"
@@ -502,7 +504,9 @@ func TestUseHTTPRedirects(t *testing.T) {
 	if n := len(other.requests()); n != 0 {
 		t.Errorf("the other origin saw %d requests", n)
 	}
-	if got := u.requests(); len(got) != 4 || got[3].path != "/landed" || got[3].header.Get("Authorization") != "Bearer "+tokValue {
+	got := u.requests() // the uses run at once: in any order
+	i := slices.IndexFunc(got, func(s seen) bool { return s.path == "/landed" })
+	if len(got) != 4 || i < 0 || got[i].header.Get("Authorization") != "Bearer "+tokValue {
 		t.Errorf("the upstream saw %d requests; want away, away, home and landed, the credential on landed", len(got))
 	}
 	if es := useEvents(t, tr); len(es) == 3 && (es[1]["cause"] != "redirect" || es[1]["event"] != "error") {
@@ -727,4 +731,173 @@ env = { TOKEN = %q }
 			}
 		})
 	}
+}
+
+// heldUpstream is an upstream whose every request to /item/N waits until
+// the test releases N; it counts the requests held at once.
+type heldUpstream struct {
+	*upstreamSrv
+	arrived chan int // N, as each arrives
+	gates   []chan struct{}
+	mu      sync.Mutex
+	held    int
+	maxHeld int
+}
+
+func newHeldUpstream(t *testing.T, n int) *heldUpstream {
+	h := &heldUpstream{arrived: make(chan int, n), gates: make([]chan struct{}, n+1)}
+	for i := range h.gates {
+		h.gates[i] = make(chan struct{})
+	}
+	h.upstreamSrv = newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		var i int
+		if _, err := fmt.Sscanf(r.URL.Path, "/item/%d", &i); err != nil || i < 1 || i > n {
+			http.Error(w, "no such item", http.StatusNotFound)
+			return
+		}
+		h.mu.Lock()
+		h.held++
+		h.maxHeld = max(h.maxHeld, h.held)
+		h.mu.Unlock()
+		h.arrived <- i
+		<-h.gates[i]
+		h.mu.Lock()
+		h.held--
+		h.mu.Unlock()
+		fmt.Fprintf(w, "item %d", i)
+	})
+	return h
+}
+
+// release lets request i go.
+func (h *heldUpstream) release(i int) { close(h.gates[i]) }
+
+// next waits for the next request to arrive; ok is false when none does
+// within a generous bound (the test then fails rather than hangs).
+func (h *heldUpstream) next() (int, bool) {
+	select {
+	case i := <-h.arrived:
+		return i, true
+	case <-time.After(30 * time.Second):
+		return 0, false
+	}
+}
+
+// TestUseInFlight: 16 http ops pipelined against an upstream that holds
+// each request: 8 reach it before any is answered, and no more while
+// those are held; the 16 are answered in request order, their events
+// too, whatever order the upstream answers them in.
+func TestUseInFlight(t *testing.T) {
+	const n = 16
+	h := newHeldUpstream(t, n)
+	f := useFixture(t, h.service("api", "bearer", ""))
+	var in []string
+	for i := 1; i <= n; i++ {
+		in = append(in, fmt.Sprintf(`{"id":%d,"op":"http","service":"api","method":"GET","path":"/item/%d"}`, i, i))
+	}
+	failed := make(chan string, 1)
+	go func() {
+		defer func() {
+			for i := 1; i <= n; i++ {
+				select {
+				case <-h.gates[i]:
+				default:
+					h.release(i)
+				}
+			}
+		}()
+		for range n / manifest.MaxUses {
+			var got []int
+			for len(got) < manifest.MaxUses {
+				i, ok := h.next()
+				if !ok {
+					failed <- fmt.Sprintf("%d requests reached the upstream, want %d held at once", len(got), manifest.MaxUses)
+					return
+				}
+				got = append(got, i)
+			}
+			// Answered newest first: serve answers them in request order.
+			slices.Sort(got)
+			for _, i := range slices.Backward(got) {
+				h.release(i)
+			}
+		}
+	}()
+	tr := useSession(t, f, lines(in...))
+	select {
+	case msg := <-failed:
+		t.Fatal(msg)
+	default:
+	}
+	ws := make([]want, n)
+	for i := range ws {
+		ws[i] = ok(fmt.Sprint(i + 1))
+	}
+	checkReplies(t, tr, ws)
+	for i := range min(n, len(tr.stdout)) {
+		var res httpResult
+		result(t, tr, i, &res)
+		if res.Body != fmt.Sprintf("item %d", i+1) {
+			t.Errorf("reply %d answers %q", i+1, res.Body)
+		}
+	}
+	for i, e := range useEvents(t, tr) {
+		if e["id"] != float64(i+1) || e["path"] != fmt.Sprintf("/item/%d", i+1) {
+			t.Errorf("use event %d is of id %v, path %v", i+1, e["id"], e["path"])
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.maxHeld != manifest.MaxUses {
+		t.Errorf("%d requests were held at once, want %d", h.maxHeld, manifest.MaxUses)
+	}
+}
+
+// TestUseReadsAhead: while a use waits on its upstream, serve reads the
+// next line and starts it: a client that sends one http op, waits until
+// the upstream has it, then sends another, sees the second reach the
+// upstream while the first is still held.
+func TestUseReadsAhead(t *testing.T) {
+	h := newHeldUpstream(t, 2)
+	f := useFixture(t, h.service("api", "bearer", ""))
+	first := `{"id":1,"op":"http","service":"api","method":"GET","path":"/item/1"}` + "\n"
+	second := `{"id":2,"op":"http","service":"api","method":"GET","path":"/item/2"}` + "\n"
+	pr, pw := io.Pipe()
+	failed := make(chan string, 1)
+	go func() {
+		defer pw.Close()
+		defer func() {
+			for i := 1; i <= 2; i++ {
+				select {
+				case <-h.gates[i]:
+				default:
+					h.release(i)
+				}
+			}
+		}()
+		if _, err := io.WriteString(pw, first); err != nil {
+			failed <- err.Error()
+			return
+		}
+		if i, ok := h.next(); !ok || i != 1 {
+			failed <- "the first request never reached the upstream"
+			return
+		}
+		if _, err := io.WriteString(pw, second); err != nil {
+			failed <- err.Error()
+			return
+		}
+		if i, ok := h.next(); !ok || i != 2 {
+			failed <- "the second request did not reach the upstream while the first was held"
+		}
+	}()
+	environ := []string{"PATH=" + os.Getenv("PATH")}
+	tr := f.session(t, sessionOpts{stdin: pr, sent: []byte(first + second), environ: environ})
+	noCredentials(t, tr)
+	select {
+	case msg := <-failed:
+		t.Fatal(msg)
+	default:
+	}
+	checkReplies(t, tr, []want{ok("1"), ok("2")})
 }
