@@ -2,6 +2,7 @@ package ops
 
 import (
 	"encoding/base64"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -23,17 +24,58 @@ type outcome interface {
 	scrub(set *scrub.Set)
 }
 
-// scrubUse registers the credentials of a use with set (a fresh Set when
-// nil) and returns it: what the use's outcome is scrubbed against. A
-// credential goes in under its bare ref, as a released value does.
+// scrubUse returns what a use's outcome is scrubbed against: set (a
+// fresh Set when nil) with the credentials of the use registered, each
+// under its bare ref as a released value is. When set cannot take one (it
+// is at the engine's bounds: a session that released that much), it
+// returns a Set of the credentials alone: whatever else goes unscrubbed,
+// a credential never does.
 func scrubUse(set *scrub.Set, creds []used) *scrub.Set {
-	if set == nil {
-		set = scrub.NewSet()
+	if set != nil && addCreds(set, creds) {
+		return set
 	}
+	own := scrub.NewSet()
+	addCreds(own, creds)
+	return own
+}
+
+// scrubSets are the Sets a use's whole outcome is scrubbed against, in
+// turn: set with the credentials (see scrubUse), or, when set could not
+// take them, the credentials alone and then set.
+func scrubSets(set *scrub.Set, creds []used) []*scrub.Set {
+	use := scrubUse(set, creds)
+	if set == nil || use == set {
+		return []*scrub.Set{use}
+	}
+	return []*scrub.Set{use, set}
+}
+
+// addCreds registers creds with set and reports whether set took every
+// one (a value too short to scrub is listed unscrubbable: set took it).
+func addCreds(set *scrub.Set, creds []used) bool {
+	took := true
 	for _, c := range creds {
-		_ = set.Add(c.ref.Path(), c.value.Reveal()) // one too short is listed unscrubbable
+		if err := set.Add(c.ref.Path(), c.value.Reveal()); err != nil && !errors.Is(err, scrub.ErrTooShort) {
+			took = false
+		}
 	}
-	return set
+	return took
+}
+
+// scrubText scrubs b against each of sets in turn, as cut (see
+// scrub.Set.ScrubCut) when b was cut short, and counts the redactions
+// into rs.
+func scrubText(sets []*scrub.Set, b []byte, cut bool, rs *redactions) []byte {
+	for _, set := range sets {
+		var red []scrub.Redaction
+		if cut {
+			b, red = set.ScrubCut(b)
+		} else {
+			b, red = set.Scrub(b)
+		}
+		rs.add(red)
+	}
+	return b
 }
 
 // redactions gathers the redactions of several texts by label.
@@ -94,7 +136,7 @@ type HTTPResult struct {
 // scrub replaces the raw response by its scrubbed form and counts the
 // redactions into the event.
 func (r *HTTPResult) scrub(set *scrub.Set) {
-	set = scrubUse(set, r.creds)
+	sets := scrubSets(set, r.creds)
 	var rs redactions
 	r.Header = http.Header{}
 	for k, vs := range r.raw.Header {
@@ -102,18 +144,11 @@ func (r *HTTPResult) scrub(set *scrub.Set) {
 			continue // the upstream's: the body answered is scrubbed, and maybe cut
 		}
 		for _, v := range vs {
-			out, red := set.Scrub([]byte(v))
-			rs.add(red)
-			r.Header[k] = append(r.Header[k], string(out))
+			r.Header[k] = append(r.Header[k], string(scrubText(sets, []byte(v), false, &rs)))
 		}
 	}
-	var red []scrub.Redaction
-	if r.Truncated = r.raw.Truncated; r.Truncated {
-		r.Body, red = set.ScrubCut(r.raw.Body)
-	} else {
-		r.Body, red = set.Scrub(r.raw.Body)
-	}
-	rs.add(red)
+	r.Truncated = r.raw.Truncated
+	r.Body = scrubText(sets, r.raw.Body, r.Truncated, &rs)
 	r.Redactions, r.use.Redactions = rs, rs.total()
 	r.raw, r.creds = nil, nil
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/opstest"
@@ -153,11 +154,17 @@ func noCredentials(t *testing.T, tr transcript) {
 }
 
 // credentialForms are v and the forms of it a reply could carry it in:
-// JSON-escaped (the inside of the string), and base64.
+// JSON-escaped (the inside of the string), with and without its HTML
+// escapes, and base64.
 func credentialForms(v string) []string {
 	j, _ := json.Marshal(v)
+	var plain strings.Builder
+	enc := json.NewEncoder(&plain)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	p := strings.TrimSpace(plain.String())
 	b64 := base64.StdEncoding.EncodeToString([]byte(v))
-	return []string{v, string(j[1 : len(j)-1]), b64[:len(b64)-4]}
+	return []string{v, string(j[1 : len(j)-1]), p[1 : len(p)-1], b64[:len(b64)-4]}
 }
 
 // httpResult is a decoded result.http.
@@ -900,4 +907,62 @@ func TestUseReadsAhead(t *testing.T) {
 	default:
 	}
 	checkReplies(t, tr, []want{ok("1"), ok("2")})
+}
+
+// TestUseScrubsWhenTheSessionIsFull: a session that has released values
+// up to the scrub engine's bounds still has a use's credential scrubbed
+// from its outcome.
+func TestUseScrubsWhenTheSessionIsFull(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "raw=%s\n", tokValue)
+	})
+	f := useFixture(t, u.service("api", "bearer", "")+`
+[actions.echo]
+argv = ["sh", "-c", 'printf "tok=%s\n" "$TOKEN"']
+env = { TOKEN = "`+tokRef+`" }
+`)
+	// Values released until the session's scrub set is full (its forms
+	// at scrub.MaxFormBytes): sizes tried largest first, each while it
+	// fits, as the session's set would take them; the positive control is
+	// that the credential no longer fits such a set.
+	svc := f.ops.NewService(t, opstest.Options{Now: fixedClock})
+	full := scrub.NewSet()
+	var in []string
+	for _, size := range []int{64<<10 - 1, 8 << 10, 1 << 10, 128, 16} {
+		for {
+			i := len(in)
+			v := []byte(strings.Repeat(fmt.Sprintf("v%04d", i), size)[:size])
+			if full.Add(fmt.Sprintf("app/v%04d", i), v) != nil {
+				break
+			}
+			ref := fmt.Sprintf("arca://app/v%04d", i)
+			if _, err := svc.Put(context.Background(), ops.Request{Ref: ref, Value: vault.NewSecret(v)}); err != nil {
+				t.Fatal(err)
+			}
+			in = append(in, fmt.Sprintf(`{"id":%d,"op":"get","ref":%q}`, i+1, ref))
+		}
+	}
+	if full.Add("svc/token", []byte(tokValue)) == nil {
+		t.Fatalf("%d values do not fill a scrub set", len(in))
+	}
+	svc.Close()
+	in = append(in, `{"id":"http","op":"http","service":"api","method":"GET","path":"/x"}`, `{"id":"exec","op":"exec","action":"echo"}`)
+	tr := useSession(t, f, lines(in...))
+	if len(u.requests()) != 1 {
+		t.Fatalf("the upstream saw %d requests, want 1", len(u.requests()))
+	}
+	n := len(tr.stdout)
+	if n != len(in) {
+		t.Fatalf("%d replies, want %d", n, len(in))
+	}
+	var res httpResult
+	result(t, tr, n-2, &res)
+	if res.Body != "raw=<redacted:svc/token>\n" {
+		t.Errorf("http: body %q: want the credential redacted", strings.ReplaceAll(res.Body, tokValue, "<THE CREDENTIAL>"))
+	}
+	var ex execResult
+	result(t, tr, n-1, &ex)
+	if ex.Stdout != "tok=<redacted:svc/token>\n" {
+		t.Errorf("exec: stdout %q: want the credential redacted", strings.ReplaceAll(ex.Stdout, tokValue, "<THE CREDENTIAL>"))
+	}
 }
