@@ -966,3 +966,60 @@ env = { TOKEN = "`+tokRef+`" }
 		t.Errorf("exec: stdout %q: want the credential redacted", strings.ReplaceAll(ex.Stdout, tokValue, "<THE CREDENTIAL>"))
 	}
 }
+
+// TestUseEvents: the event of a use records the service or action, the
+// method, the path (never the query), the status or exit code, the bytes
+// each way, the time, the redactions and the credential's ref and
+// version, via op, and nothing the request or the outcome carried.
+func TestUseEvents(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo", tokValue)
+		fmt.Fprintf(w, "RESPBODY-7f2 %s", tokValue)
+	})
+	f := useFixture(t, u.service("api", "bearer", `methods = ["GET", "POST"]`)+fmt.Sprintf(`
+[actions.say]
+argv = ["sh", "-c", 'echo OUTPUT-4c1 "$TOKEN"; exit 2']
+env = { TOKEN = %q }
+`, tokRef))
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"api","method":"POST","path":"/v1/%69tems","query":{"q":"QUERYVAL-91a"},"headers":{"X-H":"HDRVAL-3b8"},"body":"BODYVAL-e05"}`,
+		`{"id":2,"op":"exec","action":"say"}`,
+		`{"id":3,"op":"http","service":"api","method":"GET","path":"/x","headers":{"Authorization":"AUTHVAL-22d"}}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), ok("2"), bad("3", "Authorization")})
+	for _, s := range []string{"QUERYVAL", "HDRVAL", "BODYVAL", "RESPBODY", "OUTPUT-4c1", "AUTHVAL"} {
+		if strings.Contains(string(tr.rawErr), s) {
+			t.Errorf("an event holds %s", s)
+		}
+	}
+	if len(u.requests()) != 1 || !strings.Contains(string(tr.rawOut), "RESPBODY") || !strings.Contains(string(tr.rawOut), "OUTPUT-4c1") {
+		t.Fatalf("the positive control: the upstream saw %d requests, want 1, and the outcomes are on stdout", len(u.requests()))
+	}
+	es := useEvents(t, tr)
+	if len(es) != 3 {
+		t.Fatalf("%d use events, want 3", len(es))
+	}
+	wants := []map[string]any{
+		{"event": "http", "outcome": "ok", "service": "api", "method": "POST", "path": "/v1/items", "status": 200.0,
+			"bytes_in": float64(len("BODYVAL-e05")), "bytes_out": float64(len("RESPBODY-7f2 " + tokValue)), "redactions": 2.0,
+			"ref": "svc/token", "version": 1.0, "via": "op", "env": "default"},
+		{"event": "exec", "outcome": "ok", "action": "say", "exit_code": 2.0, "bytes_in": 0.0,
+			"bytes_out": float64(len("OUTPUT-4c1 " + tokValue + "\n")), "redactions": 1.0, "ref": "svc/token", "version": 1.0, "via": "op"},
+		{"event": "error", "code": "bad_request", "service": "api", "method": "GET", "path": "/x", "via": "op"},
+	}
+	for i, w := range wants {
+		for k, v := range w {
+			if es[i][k] != v {
+				t.Errorf("use event %d: %s = %v, want %v", i+1, k, es[i][k], v)
+			}
+		}
+		if _, ok := es[i]["elapsed_ms"]; !ok && i < 2 {
+			t.Errorf("use event %d has no elapsed_ms", i+1)
+		}
+	}
+	for _, k := range []string{"method", "path", "status", "service"} {
+		if _, ok := es[1][k]; ok {
+			t.Errorf("the exec event has %s", k)
+		}
+	}
+}
