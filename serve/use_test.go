@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,7 +306,7 @@ func TestUseHTTPAuthKinds(t *testing.T) {
 	}
 }
 
-func queryOf(t *testing.T, raw string) map[string][]string {
+func queryOf(t *testing.T, raw string) url.Values {
 	t.Helper()
 	r, err := http.NewRequest("GET", "https://x/?"+raw, nil)
 	if err != nil {
@@ -1021,5 +1022,93 @@ env = { TOKEN = %q }
 		if _, ok := es[1][k]; ok {
 			t.Errorf("the exec event has %s", k)
 		}
+	}
+}
+
+// TestUseCanary runs one session through every use above and the ways
+// they fail, and holds its stdout and stderr to never carrying a
+// credential (noCredentials); the positive control is that the upstream
+// received each.
+func TestUseCanary(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/redirect": // http.Redirect would write the URL in a body, HTML-escaped: a form scrub does not know
+			w.Header().Set("Location", "https://example.com/?t="+tokValue)
+			w.WriteHeader(http.StatusFound)
+		case "/long":
+			fmt.Fprint(w, strings.Repeat("a", 60)+tokValue)
+		case "/b64":
+			fmt.Fprint(w, base64.StdEncoding.EncodeToString([]byte(tokValue)))
+		case "/not-utf8":
+			w.Write(append([]byte{0xff, 0xfe}, tokValue...))
+		case "/error":
+			w.Header().Set("WWW-Authenticate", "Bearer "+tokValue)
+			http.Error(w, "bad token "+tokValue, http.StatusUnauthorized)
+		default:
+			echo(w, r)
+		}
+	})
+	port := u.srv.URL[strings.LastIndexByte(u.srv.URL, ':')+1:]
+	f := useFixture(t, u.service("bearer", "bearer", `methods = ["GET", "POST"]`+"\nmax_response_bytes = 64")+
+		u.service("basic", "basic", fmt.Sprintf("username_ref = %q", userRef))+
+		u.service("header", "header", `header = "X-Api-Key"`)+
+		u.service("query", "query", `query_param = "api_key"`+"\n"+`follow_redirects = "same-origin"`)+
+		fmt.Sprintf("[services.blocked]\nbase_url = \"https://localhost:%s\"\ncredential = %q\nauth = \"bearer\"\npaths = [\"/*\"]\n", port, tokRef)+
+		fmt.Sprintf(`
+[actions.env]
+argv = ["env"]
+env = { TOKEN = %q, USER_NAME = %q }
+
+[actions.say]
+argv = ["sh", "-c", 'printf "%%s\n" "$TOKEN" | base64; printf "%%s" "$TOKEN" >&2; printf "$1"', "sh"]
+args = "^[a-z]+$"
+env = { TOKEN = %q }
+
+[actions.slow]
+argv = ["sh", "-c", 'echo "$TOKEN"; sleep 30']
+timeout_ms = 200
+env = { TOKEN = %q }
+`, tokRef, userRef, tokRef, tokRef))
+	h := func(id int, svc, method, path, more string) string {
+		return fmt.Sprintf(`{"id":%d,"op":"http","service":%q,"method":%q,"path":%q%s}`, id, svc, method, path, more)
+	}
+	in := lines(
+		h(1, "bearer", "GET", "/echo", ""),
+		h(2, "basic", "GET", "/echo", ""),
+		h(3, "header", "GET", "/echo", ""),
+		h(4, "query", "GET", "/echo", ""),
+		h(5, "bearer", "GET", "/long", ""),
+		h(6, "bearer", "GET", "/b64", ""),
+		h(7, "bearer", "GET", "/not-utf8", ""),
+		h(8, "bearer", "GET", "/error", ""),
+		h(9, "bearer", "GET", "/redirect", ""),
+		h(10, "query", "GET", "/redirect", ""),
+		h(11, "bearer", "GET", "/%2e%2e/x", ""),
+		h(12, "bearer", "DELETE", "/x", ""),
+		h(13, "bearer", "GET", "/x", `,"headers":{"Authorization":"x"}`),
+		h(14, "blocked", "GET", "/x", ""),
+		h(15, "bearer", "POST", "/echo", `,"body_b64":"`+base64.StdEncoding.EncodeToString([]byte("hello"))+`"`),
+		`{"id":16,"op":"exec","action":"env"}`,
+		`{"id":17,"op":"exec","action":"say","args":["x"]}`,
+		`{"id":18,"op":"exec","action":"say","args":["X Y"]}`,
+		`{"id":19,"op":"exec","action":"slow"}`,
+		`{"id":20,"op":"get","ref":"`+relRef+`"}`,
+		`{"id":21,"op":"scrub","text":"`+relValue+`"}`,
+		`{"id":22,"op":"list"}`,
+	)
+	tr := useSession(t, f, in)
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"), ok("5"), ok("6"), ok("7"), ok("8"), ok("9"),
+		upstreamFailed("10"), denied("11"), denied("12"), bad("13", "Authorization"), upstreamFailed("14"), ok("15"),
+		ok("16"), ok("17"), bad("18", ""), upstreamFailed("19"), ok("20"), ok("21"), ok("22")})
+	got := u.requests()
+	sawToken := 0
+	for _, s := range got {
+		_, pass, _ := (&http.Request{Header: s.header}).BasicAuth()
+		if s.header.Get("Authorization") == "Bearer "+tokValue || pass == tokValue || s.header.Get("X-Api-Key") == tokValue || queryOf(t, s.rawQuery).Get("api_key") == tokValue {
+			sawToken++
+		}
+	}
+	if len(got) != 11 || sawToken != 11 {
+		t.Errorf("the upstream saw %d requests, %d of them with the credential; want 11 and 11", len(got), sawToken)
 	}
 }
