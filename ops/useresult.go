@@ -133,8 +133,8 @@ type HTTPResult struct {
 	creds []used
 }
 
-// scrub replaces the raw response by its scrubbed form and counts the
-// redactions into the event.
+// scrub replaces the raw response by its scrubbed form, header names
+// included, and counts the redactions into the event.
 func (r *HTTPResult) scrub(set *scrub.Set) {
 	sets := scrubSets(set, r.creds)
 	var rs redactions
@@ -143,8 +143,9 @@ func (r *HTTPResult) scrub(set *scrub.Set) {
 		if k == "Content-Length" {
 			continue // the upstream's: the body answered is scrubbed, and maybe cut
 		}
+		name := string(scrubText(sets, []byte(k), false, &rs)) // an upstream may name a header after a value
 		for _, v := range vs {
-			r.Header[k] = append(r.Header[k], string(scrubText(sets, []byte(v), false, &rs)))
+			r.Header[name] = append(r.Header[name], string(scrubText(sets, []byte(v), false, &rs)))
 		}
 	}
 	r.Truncated = r.raw.Truncated

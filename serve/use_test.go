@@ -1112,3 +1112,70 @@ env = { TOKEN = %q }
 		t.Errorf("the upstream saw %d requests, %d of them with the credential; want 11 and 11", len(got), sawToken)
 	}
 }
+
+// TestUseHostileUpstream: an upstream that names a response header after
+// the credential, answers past its timeout, or redirects on its origin to
+// a path the service does not allow; an action argument that matches its
+// regexp on one line of several.
+func TestUseHostileUpstream(t *testing.T) {
+	const hexRef, hexValue = "arca://svc/hex", "0a1b2c3d4e5f60718293a4b5"
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/named":
+			w.Header().Set("X-Echo-"+hexValue, "1")
+			w.Header().Set("X-Key", hexValue)
+		case "/slow":
+			select {
+			case <-hold:
+			case <-r.Context().Done():
+			}
+		case "/admin-redirect":
+			http.Redirect(w, r, "/admin", http.StatusFound)
+		case "/admin":
+			fmt.Fprint(w, "admin")
+		}
+	})
+	svc := strings.Replace(u.service("hex", "header", `header = "X-Api-Key"`+"\ntimeout_ms = 200\nfollow_redirects = \"same-origin\""),
+		`paths = ["/*"]`, `paths = ["/named", "/slow", "/admin-redirect"]`, 1)
+	svc = strings.Replace(svc, tokRef, hexRef, 1)
+	f := useFixture(t, svc+fmt.Sprintf(`
+[actions.touch]
+argv = ["sh", "-c", 'touch "$0"', %q]
+args = "^--dry-run$"
+env = { TOKEN = %q }
+`, filepath.Join(t.TempDir(), "started"), tokRef))
+	svcOps := f.ops.NewService(t, opstest.Options{Now: fixedClock})
+	if _, err := svcOps.Put(context.Background(), ops.Request{Ref: hexRef, Value: vault.NewSecret([]byte(hexValue))}); err != nil {
+		t.Fatal(err)
+	}
+	svcOps.Close()
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"hex","method":"GET","path":"/named"}`,
+		`{"id":2,"op":"http","service":"hex","method":"GET","path":"/slow"}`,
+		`{"id":3,"op":"http","service":"hex","method":"GET","path":"/admin-redirect"}`,
+		`{"id":4,"op":"exec","action":"touch","args":["--dry-run\n--evil"]}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), upstreamFailed("3"), bad("4", "")})
+	if strings.Contains(string(tr.rawOut)+string(tr.rawErr), hexValue) {
+		t.Errorf("the output holds the credential")
+	}
+	if len(tr.stdout) != 4 {
+		t.FailNow()
+	}
+	var named httpResult
+	result(t, tr, 0, &named)
+	if v := named.Headers["X-Echo-<redacted:svc/hex>"]; len(v) != 1 || v[0] != "1" || len(named.Headers["X-Key"]) != 1 || named.Headers["X-Key"][0] != "<redacted:svc/hex>" {
+		t.Errorf("headers %v: want the header named after the credential renamed, and the one that holds it redacted", named.Headers)
+	}
+	if c := causeOf(t, tr, 1); c != "timeout" {
+		t.Errorf("slow: cause %q, want timeout", c)
+	}
+	if c := causeOf(t, tr, 2); c != "redirect" {
+		t.Errorf("redirect to a path not allowed: cause %q, want redirect", c)
+	}
+	if slices.ContainsFunc(u.requests(), func(s seen) bool { return s.path == "/admin" }) {
+		t.Errorf("the redirect to a path the service does not allow was followed")
+	}
+}
