@@ -4,6 +4,7 @@ package serve
 // servers: an HTTPS upstream of its own CA (tls_ca), real children.
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -661,7 +662,9 @@ env = { TOKEN = %q }
 		if len(reqs) != 3 {
 			t.Fatalf("the PDP was asked %d times, want 3 (the service's credential and user, the action's ref)", len(reqs))
 		}
-		slices.SortFunc(reqs, func(a, b map[string]any) int { return strings.Compare(fmt.Sprint(a["op"], a["ref"]), fmt.Sprint(b["op"], b["ref"])) })
+		slices.SortFunc(reqs, func(a, b map[string]any) int {
+			return strings.Compare(fmt.Sprint(a["op"], a["ref"]), fmt.Sprint(b["op"], b["ref"]))
+		})
 		if _, err := os.Stat(marker); err != nil {
 			t.Errorf("the action allowed did not run: %v", err)
 		}
@@ -1114,9 +1117,10 @@ env = { TOKEN = %q }
 }
 
 // TestUseHostileUpstream: an upstream that names a response header after
-// the credential, answers past its timeout, or redirects on its origin to
-// a path the service does not allow; an action argument that matches its
-// regexp on one line of several.
+// the credential, answers past its timeout, redirects on its origin to a
+// path the service does not allow, or answers compressed though identity
+// was asked for (scrub cannot see into it: upstream_failed, read); an
+// action argument that matches its regexp on one line of several.
 func TestUseHostileUpstream(t *testing.T) {
 	const hexRef, hexValue = "arca://svc/hex", "0a1b2c3d4e5f60718293a4b5"
 	hold := make(chan struct{})
@@ -1135,10 +1139,18 @@ func TestUseHostileUpstream(t *testing.T) {
 			http.Redirect(w, r, "/admin", http.StatusFound)
 		case "/admin":
 			fmt.Fprint(w, "admin")
+		case "/gzip", "/deflate": // whatever Accept-Encoding said, as some echo services do
+			w.Header().Set("Content-Encoding", strings.TrimPrefix(r.URL.Path, "/"))
+			zw := gzip.NewWriter(w)
+			fmt.Fprintf(zw, "echo %s", r.Header.Get("X-Api-Key"))
+			zw.Close()
+		case "/identity":
+			w.Header().Set("Content-Encoding", "identity")
+			fmt.Fprintf(w, "echo %s", r.Header.Get("X-Api-Key"))
 		}
 	})
 	svc := strings.Replace(u.service("hex", "header", `header = "X-Api-Key"`+"\ntimeout_ms = 200\nfollow_redirects = \"same-origin\""),
-		`paths = ["/*"]`, `paths = ["/named", "/slow", "/admin-redirect"]`, 1)
+		`paths = ["/*"]`, `paths = ["/named", "/slow", "/admin-redirect", "/gzip", "/deflate", "/identity"]`, 1)
 	svc = strings.Replace(svc, tokRef, hexRef, 1)
 	f := useFixture(t, svc+fmt.Sprintf(`
 [actions.touch]
@@ -1156,13 +1168,27 @@ env = { TOKEN = %q }
 		`{"id":2,"op":"http","service":"hex","method":"GET","path":"/slow"}`,
 		`{"id":3,"op":"http","service":"hex","method":"GET","path":"/admin-redirect"}`,
 		`{"id":4,"op":"exec","action":"touch","args":["--dry-run\n--evil"]}`,
+		`{"id":5,"op":"http","service":"hex","method":"GET","path":"/gzip"}`,
+		`{"id":6,"op":"http","service":"hex","method":"GET","path":"/deflate"}`,
+		`{"id":7,"op":"http","service":"hex","method":"GET","path":"/identity"}`,
 	))
-	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), upstreamFailed("3"), bad("4", "")})
+	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), upstreamFailed("3"), bad("4", ""),
+		upstreamFailed("5"), upstreamFailed("6"), ok("7")})
 	if strings.Contains(string(tr.rawOut)+string(tr.rawErr), hexValue) {
 		t.Errorf("the output holds the credential")
 	}
-	if len(tr.stdout) != 4 {
+	if len(tr.stdout) != 7 {
 		t.FailNow()
+	}
+	for _, i := range []int{4, 5} {
+		if c := causeOf(t, tr, i); c != "read" {
+			t.Errorf("reply %d, an encoded answer: cause %q, want read", i+1, c)
+		}
+	}
+	var identity httpResult
+	result(t, tr, 6, &identity)
+	if identity.Body != "echo <redacted:svc/hex>" {
+		t.Errorf("identity: body %q", identity.Body)
 	}
 	var named httpResult
 	result(t, tr, 0, &named)
