@@ -4,6 +4,7 @@ package serve
 // servers: an HTTPS upstream of its own CA (tls_ca), real children.
 
 import (
+	"bufio"
 	"compress/gzip"
 	"context"
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -1203,5 +1206,70 @@ env = { TOKEN = %q }
 	}
 	if slices.ContainsFunc(u.requests(), func(s seen) bool { return s.path == "/admin" }) {
 		t.Errorf("the redirect to a path the service does not allow was followed")
+	}
+}
+
+// TestUseFailuresCarryNoCredential: an exchange that fails (refused, an
+// unknown authority, an upstream that answers its request line back as
+// a malformed response, one that closes early) is upstream_failed with
+// its cause, and its message and event hold nothing of the credential,
+// which a query auth puts in the URL.
+func TestUseFailuresCarryNoCredential(t *testing.T) {
+	u := newUpstream(t, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var sawKey atomic.Int32 // requests that reached the raw server with the credential
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				line, _ := bufio.NewReader(conn).ReadString('\n')
+				if strings.Contains(line, "api_key=") {
+					sawKey.Add(1)
+				}
+				if strings.Contains(line, "/malformed") {
+					fmt.Fprintf(conn, "HTTP/1.1 %s\r\nX: %s\r\n\r\n", line, line)
+				}
+			}()
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	svc := func(name, base, ca string) string {
+		s := fmt.Sprintf("[services.%s]\nbase_url = %q\ncredential = %q\nauth = \"query\"\nquery_param = \"api_key\"\npaths = [\"/*\"]\nallow_private = true\n", name, base, tokRef)
+		if ca != "" {
+			s += fmt.Sprintf("tls_ca = %q\n", ca)
+		}
+		return s
+	}
+	f := useFixture(t, svc("refused", "http://"+closedAddr, "")+svc("raw", "http://"+ln.Addr().String(), "")+svc("noca", u.srv.URL, ""))
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"http","service":"refused","method":"GET","path":"/x"}`,
+		`{"id":2,"op":"http","service":"raw","method":"GET","path":"/malformed"}`,
+		`{"id":3,"op":"http","service":"raw","method":"GET","path":"/closed"}`,
+		`{"id":4,"op":"http","service":"noca","method":"GET","path":"/x"}`,
+	))
+	checkReplies(t, tr, []want{upstreamFailed("1"), upstreamFailed("2"), upstreamFailed("3"), upstreamFailed("4")})
+	for i, cause := range []string{"connect", "read", "read", "tls"} {
+		if i < len(tr.stdout) && causeOf(t, tr, i) != cause {
+			t.Errorf("reply %d: cause %q, want %s", i+1, causeOf(t, tr, i), cause)
+		}
+	}
+	if strings.Contains(string(tr.rawOut)+string(tr.rawErr), "api_key") {
+		t.Errorf("a failure tells the query")
+	}
+	if sawKey.Load() != 2 {
+		t.Errorf("the raw server saw the credential in %d requests, want 2 (the positive control)", sawKey.Load())
 	}
 }
