@@ -487,6 +487,10 @@ func TestUseHTTPRedirects(t *testing.T) {
 			http.Redirect(w, r, other.srv.URL+"/stolen", http.StatusFound)
 		case "/home":
 			http.Redirect(w, r, u.srv.URL+"/landed", http.StatusFound)
+		case "/downgrade": // the same host and port, in clear
+			http.Redirect(w, r, strings.Replace(u.srv.URL, "https:", "http:", 1)+"/landed", http.StatusFound)
+		case "/other-port":
+			http.Redirect(w, r, other.srv.URL+"/landed", http.StatusTemporaryRedirect)
 		default:
 			echo(w, r)
 		}
@@ -496,9 +500,11 @@ func TestUseHTTPRedirects(t *testing.T) {
 		`{"id":1,"op":"http","service":"none","method":"GET","path":"/away"}`,
 		`{"id":2,"op":"http","service":"same","method":"GET","path":"/away"}`,
 		`{"id":3,"op":"http","service":"same","method":"GET","path":"/home"}`,
+		`{"id":4,"op":"http","service":"same","method":"GET","path":"/downgrade"}`,
+		`{"id":5,"op":"http","service":"same","method":"GET","path":"/other-port"}`,
 	))
-	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), ok("3")})
-	if len(tr.stdout) != 3 {
+	checkReplies(t, tr, []want{ok("1"), upstreamFailed("2"), ok("3"), upstreamFailed("4"), upstreamFailed("5")})
+	if len(tr.stdout) != 5 {
 		t.FailNow()
 	}
 	var none, home httpResult
@@ -518,10 +524,15 @@ func TestUseHTTPRedirects(t *testing.T) {
 	}
 	got := u.requests() // the uses run at once: in any order
 	i := slices.IndexFunc(got, func(s seen) bool { return s.path == "/landed" })
-	if len(got) != 4 || i < 0 || got[i].header.Get("Authorization") != "Bearer "+tokValue {
-		t.Errorf("the upstream saw %d requests; want away, away, home and landed, the credential on landed", len(got))
+	if len(got) != 6 || i < 0 || got[i].header.Get("Authorization") != "Bearer "+tokValue {
+		t.Errorf("the upstream saw %d requests; want away, away, home, landed, downgrade and other-port, the credential on landed", len(got))
 	}
-	if es := useEvents(t, tr); len(es) == 3 && (es[1]["cause"] != "redirect" || es[1]["event"] != "error") {
+	for _, i := range []int{3, 4} {
+		if c := causeOf(t, tr, i); c != "redirect" {
+			t.Errorf("reply %d: cause %q, want redirect", i+1, c)
+		}
+	}
+	if es := useEvents(t, tr); len(es) == 5 && (es[1]["cause"] != "redirect" || es[1]["event"] != "error") {
 		t.Errorf("same-origin, away: event %v cause %v", es[1]["event"], es[1]["cause"])
 	}
 }
