@@ -1284,3 +1284,79 @@ func TestUseFailuresCarryNoCredential(t *testing.T) {
 		t.Errorf("the raw server saw the credential in %d requests, want 2 (the positive control)", sawKey.Load())
 	}
 }
+
+// TestUseRunMixed: uses among reads, a write, scrub and shutdown: a write
+// behind held uses waits for them (a use behind it starts only after it),
+// every reply comes in request order, and scrub afterwards knows the
+// values the gets released.
+func TestUseRunMixed(t *testing.T) {
+	h := newHeldUpstream(t, 4)
+	f := useFixture(t, h.service("api", "bearer", "")+`
+[actions.echo]
+argv = ["sh", "-c", 'printf "%s" "$TOKEN"']
+env = { TOKEN = "`+tokRef+`" }
+`)
+	item := func(id int) string {
+		return fmt.Sprintf(`{"id":%d,"op":"http","service":"api","method":"GET","path":"/item/%d"}`, id, id)
+	}
+	in := lines(item(1), item(2), item(3),
+		`{"id":"get","op":"get","ref":"`+relRef+`"}`,
+		`{"id":"put","op":"put","ref":"arca://app/new","value":"new-value-1234"}`,
+		item(4),
+		`{"id":"exec","op":"exec","action":"echo"}`,
+		`{"id":"scrub","op":"scrub","text":"a `+relValue+` b"}`,
+		`{"id":"shutdown","op":"shutdown"}`,
+	)
+	failed := make(chan string, 1)
+	fail := func(msg string) {
+		select {
+		case failed <- msg:
+		default: // one is enough
+		}
+	}
+	f.spy.onCommit = func() {
+		// The put commits only once the uses ahead of it are answered.
+		select {
+		case <-h.gates[1]:
+		default:
+			fail("the put committed while the uses ahead of it were held")
+		}
+	}
+	go func() {
+		var got []int
+		for len(got) < 3 {
+			i, ok := h.next()
+			if !ok {
+				fail("the three uses ahead of the put did not all reach the upstream")
+				break
+			}
+			got = append(got, i)
+		}
+		for _, i := range []int{3, 2, 1} {
+			h.release(i)
+		}
+		if i, ok := h.next(); !ok || i != 4 {
+			fail("the use behind the put never reached the upstream")
+		}
+		h.release(4)
+	}()
+	tr := useSession(t, f, in)
+	select {
+	case msg := <-failed:
+		t.Fatal(msg)
+	default:
+	}
+	if n := f.spy.counted("commit"); n != 1 {
+		t.Errorf("%d commits, want the put's", n)
+	}
+	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok(`"get"`), ok(`"put"`), ok("4"), ok(`"exec"`), ok(`"scrub"`), ok(`"shutdown"`)})
+	var sc struct {
+		Text string `json:"text"`
+	}
+	if len(tr.stdout) == 9 {
+		result(t, tr, 7, &sc)
+	}
+	if sc.Text != "a <redacted:app/released> b" {
+		t.Errorf("scrub: %q", sc.Text)
+	}
+}
