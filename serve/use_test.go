@@ -275,10 +275,15 @@ func TestUseHTTPAuthKinds(t *testing.T) {
 		get(10, "header", `,"headers":{"x-api-key":"mine"}`),
 		get(11, "query", `,"query":{"API_KEY":"mine"}`),
 		get(12, "nope", ""),
+		get(13, "bearer", `,"headers":{"X-A":"a\r\nAuthorization: Bearer mine"}`),
+		get(14, "bearer", `,"ref":"`+relRef+`"`), // a request names no credential
+		get(15, "bearer", `,"headers":{"Proxy-Connection":"keep-alive"}`),
+		get(16, "bearer", `,"headers":{"Transfer-Encoding":"chunked"}`),
 	))
 	checkReplies(t, tr, []want{ok("1"), ok("2"), ok("3"), ok("4"),
 		bad("5", "Authorization"), bad("6", "Authorization"), bad("7", "Cookie"), bad("8", "Host"),
-		bad("9", "Proxy-Authorization"), bad("10", "X-Api-Key"), bad("11", "API_KEY"), bad("12", "unknown service")})
+		bad("9", "Proxy-Authorization"), bad("10", "X-Api-Key"), bad("11", "API_KEY"), bad("12", "unknown service"),
+		bad("13", "X-A"), bad("14", "ref"), bad("15", "Proxy-Connection"), bad("16", "Transfer-Encoding")})
 	got := u.requests()
 	if len(got) != 4 {
 		t.Fatalf("the upstream saw %d requests, want the 4 allowed", len(got))
