@@ -1365,3 +1365,79 @@ env = { TOKEN = "`+tokRef+`" }
 		t.Errorf("scrub: %q", sc.Text)
 	}
 }
+
+// TestUseMadeIsAuditedWhenStdoutFails: a use that reached its upstream is
+// audited even when its answer cannot be written: stdout fails at the
+// first answer while four uses are in flight, and each of the four has
+// its event.
+func TestUseMadeIsAuditedWhenStdoutFails(t *testing.T) {
+	const n = 4
+	h := newHeldUpstream(t, n)
+	f := useFixture(t, h.service("api", "bearer", `methods = ["POST"]`))
+	var in []string
+	for i := 1; i <= n; i++ {
+		in = append(in, fmt.Sprintf(`{"id":%d,"op":"http","service":"api","method":"POST","path":"/item/%d"}`, i, i))
+	}
+	go func() {
+		for range n {
+			if _, ok := h.next(); !ok {
+				break
+			}
+		}
+		for i := 1; i <= n; i++ {
+			h.release(i)
+		}
+	}()
+	s := strings.Join(in, "\n") + "\n"
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(s), sent: []byte(s), stdout: &failingWriter{}, broken: true})
+	if tr.err == nil {
+		t.Errorf("serve returned nil with a broken stdout")
+	}
+	if got := len(h.requests()); got != n {
+		t.Fatalf("the upstream saw %d requests, want %d", got, n)
+	}
+	if es := useEvents(t, tr); len(es) != n {
+		t.Errorf("%d use events for the %d uses made: a POST was made and not audited", len(es), n)
+	}
+}
+
+// TestUseMadeIsAuditedWhenInterrupted: uses in flight when the session is
+// interrupted are cut short and each has its event, before the stop
+// event; the one in hand is answered, those behind it are not.
+func TestUseMadeIsAuditedWhenInterrupted(t *testing.T) {
+	const n = 3
+	h := newHeldUpstream(t, n)
+	t.Cleanup(func() {
+		for i := 1; i <= n; i++ {
+			h.release(i)
+		}
+	})
+	f := useFixture(t, h.service("api", "bearer", ""))
+	var in []string
+	for i := 1; i <= n; i++ {
+		in = append(in, fmt.Sprintf(`{"id":%d,"op":"http","service":"api","method":"GET","path":"/item/%d"}`, i, i))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for range n {
+			if _, ok := h.next(); !ok {
+				break
+			}
+		}
+		cancel()
+	}()
+	s := strings.Join(in, "\n") + "\n"
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(s), sent: []byte(s), ctx: ctx, broken: true})
+	if tr.err == nil {
+		t.Errorf("serve returned nil when interrupted")
+	}
+	checkReplies(t, tr, []want{{id: "1", code: "op_error"}})
+	es := tr.events(t)
+	if len(es) == 0 || es[len(es)-1].Event != "stop" {
+		t.Fatalf("the last event is not stop")
+	}
+	if got := useEvents(t, tr); len(got) != n {
+		t.Errorf("%d use events for the %d uses made", len(got), n)
+	}
+}
