@@ -600,7 +600,12 @@ env = { TOKEN = %q }
 [actions.fails]
 argv = ["sh", "-c", "exit 3"]
 env = { TOKEN = %q }
-`, marker, tokRef, tokRef, userRef, tokRef, tokRef, tokRef))
+
+[actions.cut]
+argv = ["sh", "-c", 'printf "aaaaaaaaaaaaaaaa%%s" "$TOKEN"; printf "%%s" "$TOKEN" >&2']
+max_output_bytes = 20
+env = { TOKEN = %q }
+`, marker, tokRef, tokRef, userRef, tokRef, tokRef, tokRef, tokRef))
 	tr := useSession(t, f, lines(
 		`{"id":1,"op":"exec","action":"touch","args":["--evil"]}`,
 		`{"id":2,"op":"exec","action":"touch","args":["--dry-run","--dry-run","--dry-run","--dry-run","--dry-run"]}`,
@@ -618,9 +623,10 @@ env = { TOKEN = %q }
 		`{"id":3,"op":"exec","action":"slow"}`,
 		`{"id":4,"op":"exec","action":"missing"}`,
 		`{"id":5,"op":"exec","action":"fails"}`,
+		`{"id":6,"op":"exec","action":"cut"}`,
 	))
-	checkReplies(t, tr, []want{ok("1"), ok("2"), upstreamFailed("3"), upstreamFailed("4"), ok("5")})
-	if len(tr.stdout) != 5 {
+	checkReplies(t, tr, []want{ok("1"), ok("2"), upstreamFailed("3"), upstreamFailed("4"), ok("5"), ok("6")})
+	if len(tr.stdout) != 6 {
 		t.FailNow()
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -651,8 +657,13 @@ env = { TOKEN = %q }
 	if fails.ExitCode != 3 {
 		t.Errorf("fails: exit code %d, want 3", fails.ExitCode)
 	}
+	var cut execResult
+	result(t, tr, 5, &cut)
+	if !cut.Truncated.Stdout || !cut.Truncated.Stderr || strings.TrimPrefix(cut.Stdout, "aaaaaaaaaaaaaaaa") != "" || cut.Stderr != "" {
+		t.Errorf("cut: stdout %q, stderr %q, truncated %+v: want each cut inside the credential, none of it left", cut.Stdout, cut.Stderr, cut.Truncated)
+	}
 	es := useEvents(t, tr)
-	if len(es) == 5 && (es[2]["cause"] != "timeout" || es[3]["cause"] != "start" || es[4]["exit_code"] != 3.0 || es[1]["redactions"] != 2.0) {
+	if len(es) == 6 && (es[2]["cause"] != "timeout" || es[3]["cause"] != "start" || es[4]["exit_code"] != 3.0 || es[1]["redactions"] != 2.0) {
 		t.Errorf("events: slow cause %v, missing cause %v, fails exit_code %v, env redactions %v", es[2]["cause"], es[3]["cause"], es[4]["exit_code"], es[1]["redactions"])
 	}
 }
