@@ -783,10 +783,12 @@ type heldUpstream struct {
 	mu      sync.Mutex
 	held    int
 	maxHeld int
+	over    chan struct{} // closed once more than manifest.MaxUses are held
+	overOne sync.Once
 }
 
 func newHeldUpstream(t *testing.T, n int) *heldUpstream {
-	h := &heldUpstream{arrived: make(chan int, n), gates: make([]chan struct{}, n+1)}
+	h := &heldUpstream{arrived: make(chan int, n), gates: make([]chan struct{}, n+1), over: make(chan struct{})}
 	for i := range h.gates {
 		h.gates[i] = make(chan struct{})
 	}
@@ -799,6 +801,9 @@ func newHeldUpstream(t *testing.T, n int) *heldUpstream {
 		h.mu.Lock()
 		h.held++
 		h.maxHeld = max(h.maxHeld, h.held)
+		if h.held > manifest.MaxUses {
+			h.overOne.Do(func() { close(h.over) })
+		}
 		h.mu.Unlock()
 		h.arrived <- i
 		<-h.gates[i]
@@ -810,15 +815,30 @@ func newHeldUpstream(t *testing.T, n int) *heldUpstream {
 	return h
 }
 
+// maxHeldNow is the most requests held at once so far.
+func (h *heldUpstream) maxHeldNow() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.maxHeld
+}
+
 // release lets request i go.
 func (h *heldUpstream) release(i int) { close(h.gates[i]) }
 
-// next waits for the next request to arrive; ok is false when none does
-// within a generous bound (the test then fails rather than hangs).
+// next waits for the next request to arrive; ok is false once more than
+// manifest.MaxUses are held, or when none arrives within a generous bound
+// (the test then fails rather than hangs).
 func (h *heldUpstream) next() (int, bool) {
+	select {
+	case <-h.over:
+		return 0, false
+	default:
+	}
 	select {
 	case i := <-h.arrived:
 		return i, true
+	case <-h.over:
+		return 0, false
 	case <-time.After(30 * time.Second):
 		return 0, false
 	}
@@ -852,7 +872,8 @@ func TestUseInFlight(t *testing.T) {
 			for len(got) < manifest.MaxUses {
 				i, ok := h.next()
 				if !ok {
-					failed <- fmt.Sprintf("%d requests reached the upstream, want %d held at once", len(got), manifest.MaxUses)
+					failed <- fmt.Sprintf("%d of a batch of %d requests reached the upstream (at most %d held at once): more or fewer than %d were begun at once",
+						len(got), manifest.MaxUses, h.maxHeldNow(), manifest.MaxUses)
 					return
 				}
 				got = append(got, i)
