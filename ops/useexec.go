@@ -130,25 +130,13 @@ type ExecResult struct {
 // scrub replaces the raw output by its scrubbed form and counts the
 // redactions into the event.
 func (r *ExecResult) scrub(set *scrub.Set) {
-	set = scrubUse(set, r.creds)
+	sets := scrubSets(set, r.creds)
 	var rs redactions
 	r.Truncated = r.raw.Truncated
-	r.Stdout = scrubOutput(set, r.raw.Stdout, r.Truncated.Stdout, &rs)
-	r.Stderr = scrubOutput(set, r.raw.Stderr, r.Truncated.Stderr, &rs)
+	r.Stdout = scrubText(sets, r.raw.Stdout, r.Truncated.Stdout, &rs)
+	r.Stderr = scrubText(sets, r.raw.Stderr, r.Truncated.Stderr, &rs)
 	r.Redactions, r.use.Redactions = rs, rs.total()
 	r.raw, r.creds = nil, nil
-}
-
-func scrubOutput(set *scrub.Set, b []byte, cut bool, rs *redactions) []byte {
-	var out []byte
-	var red []scrub.Redaction
-	if cut {
-		out, red = set.ScrubCut(b)
-	} else {
-		out, red = set.Scrub(b)
-	}
-	rs.add(red)
-	return out
 }
 
 // AppendJSON appends r as the result.exec schema says; output that is not

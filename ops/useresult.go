@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"encoding/base64"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -24,17 +25,58 @@ type outcome interface {
 	scrub(set *scrub.Set)
 }
 
-// scrubUse registers the credentials of a use with set (a fresh Set when
-// nil) and returns it: what the use's outcome is scrubbed against. A
-// credential goes in under its bare ref, as a released value does.
+// scrubUse returns what a use's outcome is scrubbed against: set (a
+// fresh Set when nil) with the credentials of the use registered, each
+// under its bare ref as a released value is. When set cannot take one (it
+// is at the engine's bounds: a session that released that much), it
+// returns a Set of the credentials alone: whatever else goes unscrubbed,
+// a credential never does.
 func scrubUse(set *scrub.Set, creds []used) *scrub.Set {
-	if set == nil {
-		set = scrub.NewSet()
+	if set != nil && addCreds(set, creds) {
+		return set
 	}
+	own := scrub.NewSet()
+	addCreds(own, creds)
+	return own
+}
+
+// scrubSets are the Sets a use's whole outcome is scrubbed against, in
+// turn: set with the credentials (see scrubUse), or, when set could not
+// take them, the credentials alone and then set.
+func scrubSets(set *scrub.Set, creds []used) []*scrub.Set {
+	use := scrubUse(set, creds)
+	if set == nil || use == set {
+		return []*scrub.Set{use}
+	}
+	return []*scrub.Set{use, set}
+}
+
+// addCreds registers creds with set and reports whether set took every
+// one (a value too short to scrub is listed unscrubbable: set took it).
+func addCreds(set *scrub.Set, creds []used) bool {
+	took := true
 	for _, c := range creds {
-		_ = set.Add(c.ref.Path(), c.value.Reveal()) // one too short is listed unscrubbable
+		if err := set.Add(c.ref.Path(), c.value.Reveal()); err != nil && !errors.Is(err, scrub.ErrTooShort) {
+			took = false
+		}
 	}
-	return set
+	return took
+}
+
+// scrubText scrubs b against each of sets in turn, as cut (see
+// scrub.Set.ScrubCut) when b was cut short, and counts the redactions
+// into rs.
+func scrubText(sets []*scrub.Set, b []byte, cut bool, rs *redactions) []byte {
+	for _, set := range sets {
+		var red []scrub.Redaction
+		if cut {
+			b, red = set.ScrubCut(b)
+		} else {
+			b, red = set.Scrub(b)
+		}
+		rs.add(red)
+	}
+	return b
 }
 
 // redactions gathers the redactions of several texts by label.
@@ -92,19 +134,14 @@ type HTTPResult struct {
 	creds []used
 }
 
-// scrub replaces the raw response by its scrubbed form and counts the
-// redactions into the event.
+// scrub replaces the raw response by its scrubbed form, header names
+// included, and counts the redactions into the event.
 func (r *HTTPResult) scrub(set *scrub.Set) {
-	set = scrubUse(set, r.creds)
+	sets := scrubSets(set, r.creds)
 	var rs redactions
-	r.Header = scrubHeader(set, r.raw.Header, &rs)
-	var red []scrub.Redaction
-	if r.Truncated = r.raw.Truncated; r.Truncated {
-		r.Body, red = set.ScrubCut(r.raw.Body)
-	} else {
-		r.Body, red = set.Scrub(r.raw.Body)
-	}
-	rs.add(red)
+	r.Header = scrubHeader(sets, r.raw.Header, &rs)
+	r.Truncated = r.raw.Truncated
+	r.Body = scrubText(sets, r.raw.Body, r.Truncated, &rs)
 	r.Redactions, r.use.Redactions = rs, rs.total()
 	r.raw, r.creds = nil, nil
 }
@@ -144,37 +181,37 @@ func (r *HTTPResult) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// scrubHeader returns h scrubbed, without Content-Length (the upstream's:
-// the body answered is scrubbed, and maybe cut). The values go through
-// the engine as one text, a line each (a header value holds no line
-// break), unless an occurrence joins two of them: then each on its own.
-func scrubHeader(set *scrub.Set, h http.Header, rs *redactions) http.Header {
-	keys := slices.Sorted(maps.Keys(h))
-	keys = slices.DeleteFunc(keys, func(k string) bool { return k == "Content-Length" })
+// scrubHeader returns h scrubbed, names as well as values (an upstream may
+// name a header after a value), without Content-Length (the upstream's:
+// the body answered is scrubbed, and maybe cut). The pairs go through the
+// engine as one text, "name NUL value" a line each (a header holds no NUL
+// and no line break), unless an occurrence joins two of its parts: then
+// each part on its own.
+func scrubHeader(sets []*scrub.Set, h http.Header, rs *redactions) http.Header {
+	keys := slices.DeleteFunc(slices.Sorted(maps.Keys(h)), func(k string) bool { return k == "Content-Length" })
 	var text []byte
 	n := 0
 	for _, k := range keys {
 		for _, v := range h[k] {
-			text = append(append(text, v...), '\n')
+			text = append(append(append(append(text, k...), 0), v...), '\n')
 			n++
 		}
 	}
-	out, red := set.Scrub(text)
-	lines := bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n"))
-	whole := len(lines) == n
-	if whole {
-		rs.add(red)
-	}
+	var whole redactions
+	lines := bytes.Split(bytes.TrimSuffix(scrubText(sets, text, false, &whole), []byte("\n")), []byte("\n"))
 	sh := make(http.Header, len(keys))
+	if len(lines) == n && !slices.ContainsFunc(lines, func(l []byte) bool { return bytes.Count(l, []byte{0}) != 1 }) {
+		rs.add(whole)
+		for _, l := range lines {
+			k, v, _ := bytes.Cut(l, []byte{0})
+			sh[string(k)] = append(sh[string(k)], string(v))
+		}
+		return sh
+	}
 	for _, k := range keys {
+		name := string(scrubText(sets, []byte(k), false, rs))
 		for _, v := range h[k] {
-			if whole {
-				sh[k], lines = append(sh[k], string(lines[0])), lines[1:]
-				continue
-			}
-			o, red := set.Scrub([]byte(v))
-			rs.add(red)
-			sh[k] = append(sh[k], string(o))
+			sh[name] = append(sh[name], string(scrubText(sets, []byte(v), false, rs)))
 		}
 	}
 	return sh

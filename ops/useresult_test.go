@@ -29,7 +29,7 @@ func TestScrubHeader(t *testing.T) {
 		"Date":           {"Sun, 06 Dec 2026 11:31:28 GMT"},
 	}
 	var rs redactions
-	got := scrubHeader(set, h, &rs)
+	got := scrubHeader([]*scrub.Set{set}, h, &rs)
 	want := http.Header{
 		"X-Echo": {"Bearer <redacted:ci/token>", "plain"},
 		"X-A":    {"<redacted:ci/pem>"},

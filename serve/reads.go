@@ -40,10 +40,12 @@ import (
 // keeping reads in flight gets its answers while the run goes on, and
 // whenever flushAt of output is pending. A read
 // that panics is answered op_error, audited in its turn, and the session
-// goes on. Once the session is being stopped (a signal, ctx), the read in
-// hand is answered and the reads behind it in the run get no reply and no
-// event, as the lines behind a request in hand always do; their values
-// never leave.
+// goes on. Once the session is being stopped (a signal, ctx, a failed
+// stdout), the read in hand is answered and the reads behind it in the
+// run get no reply and no event, as the lines behind a request in hand
+// always do; their values never leave. A use among them was made (a
+// request sent, a child run), and so is audited all the same (auditMade);
+// a use still waiting for room is never begun.
 
 // read reports whether c is a line a run of reads takes: a read that
 // passed the checks before ops (not a write, a meta-op, or a session op
@@ -83,9 +85,10 @@ func (s *session) handleReads(ctx context.Context, first *checked) {
 			}
 		}
 		items[0], items = nil, items[1:]
-		s.startWaiting(items)
-		if answered > 0 && (ctx.Err() != nil || s.ended || s.outErr != nil) {
-			continue // the session is stopping: no reply, no event
+		s.startWaiting(ctx, items)
+		if answered > 0 && s.stopping(ctx) {
+			s.auditMade(it) // the session is stopping: no reply, and no event but a use's
+			continue
 		}
 		// With the audit wire broken, a read begun is still answered: its
 		// event cannot be written, and the wire answers it op_error.
@@ -153,11 +156,39 @@ func waiting(items []*readItem) bool {
 }
 
 // startWaiting begins the use waiting at the end of the run once fewer
-// than manifest.MaxUses are in flight.
-func (s *session) startWaiting(items []*readItem) {
-	if waiting(items) && usesInFlight(items) < manifest.MaxUses {
-		s.begin(items[len(items)-1])
+// than manifest.MaxUses are in flight; once the session is stopping, it
+// is never run (it gets no reply and no event).
+func (s *session) startWaiting(ctx context.Context, items []*readItem) {
+	if !waiting(items) || usesInFlight(items) >= manifest.MaxUses {
+		return
 	}
+	it := items[len(items)-1]
+	if s.stopping(ctx) {
+		it.started = true
+		close(it.done)
+		return
+	}
+	s.begin(it)
+}
+
+// stopping reports whether the session is being stopped: the reads of a
+// run behind the one in hand then get no reply.
+func (s *session) stopping(ctx context.Context) bool {
+	return ctx.Err() != nil || s.ended || s.outErr != nil
+}
+
+// auditMade writes the event of a use the session will not answer, as
+// it stops, and flushes it to stderr at once (a failed stdout ends the
+// session without another flush): the use was made (a request sent, a
+// child run, or cut short as it was), and every use made is audited. A
+// read that is not a use only read, and its value never leaves: it gets
+// no event. After the stop event (s.ended) nothing is written.
+func (s *session) auditMade(it *readItem) {
+	if !it.use || it.r == nil || s.ended || s.w.isBroken() {
+		return
+	}
+	_, _ = it.r.Finish() // its answer is dropped
+	_ = s.w.Flush()      // a failed stderr leaves the wire broken
 }
 
 // await waits for it, the oldest read of the run. While a use is in
