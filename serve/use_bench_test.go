@@ -49,7 +49,7 @@ func tlsUpstream(b *testing.B, handle http.HandlerFunc) (srv *httptest.Server, c
 // useFixture is a HOME whose config has the service "up" on srv (bearer
 // auth, GET of /kib, its CA given, private addresses allowed: srv is on
 // loopback), its credential put in the default env.
-func useFixture(b *testing.B, srv *httptest.Server, caFile string) *fixture {
+func benchUseFixture(b *testing.B, srv *httptest.Server, caFile string) *fixture {
 	b.Helper()
 	f := newFixtureConfig(b, fmt.Sprintf(`[services.up]
 base_url = %s
@@ -90,7 +90,7 @@ const httpUseLine = `{"id":%d,"op":"http","service":"up","method":"GET","path":"
 func BenchmarkHTTPUseVsClient(b *testing.B) {
 	kib := strings.Repeat("k", 1024)
 	srv, caFile := tlsUpstream(b, func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, kib) })
-	f := useFixture(b, srv, caFile)
+	f := benchUseFixture(b, srv, caFile)
 	many, one := startPiped(b, f, 0), startPiped(b, f, 1)
 	client := directClient(b, caFile)
 	ways := []struct {
@@ -186,7 +186,7 @@ func BenchmarkHTTPUsePipelined(b *testing.B) {
 		<-time.After(delay) // the upstream's latency
 		_, _ = io.WriteString(w, "slow answer")
 	})
-	p := startPiped(b, useFixture(b, srv, caFile), 0)
+	p := startPiped(b, benchUseFixture(b, srv, caFile), 0)
 	p.lockstep(b, 1) // the connection made, untimed
 
 	var pipeT, seqT time.Duration
