@@ -102,7 +102,7 @@ func Capabilities(rt Runtime) map[string]map[string]any {
 // value written in that form is redacted).
 func ScrubForms() []string {
 	return []string{"raw", "lines", "json", "url_query", "url_path", "hex_lower", "hex_upper",
-		"base64_std", "base64_url", "shell_single_quote"}
+		"base64_std", "base64_url", "shell_single_quote", "html"}
 }
 
 // orEmpty is s, or an empty list for none: a list in JSON either way.

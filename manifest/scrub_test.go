@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"html"
 	"net/url"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ func TestScrubFormsAreTheEngines(t *testing.T) {
 		"base64_std":         base64.StdEncoding.EncodeToString([]byte("x" + value)),
 		"base64_url":         base64.URLEncoding.EncodeToString([]byte("xy" + value)),
 		"shell_single_quote": strings.ReplaceAll(value, "'", `'\''`),
+		"html":               html.EscapeString(value),
 	}
 	set := scrub.NewSet()
 	if err := set.Add("app/v", []byte(value)); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"html"
 	"net/url"
 	"strings"
 	"unicode/utf16"
@@ -31,7 +32,16 @@ func formsOf(v []byte) [][]byte {
 		}
 	}
 	fs = append(fs, bytes.ReplaceAll(v, []byte("'"), []byte(`'\''`)), bytes.ReplaceAll(v, []byte("'"), []byte(`'"'"'`)))
+	fs = append(fs, htmlEscapes(v)...)
 	return dedupe(fs)
+}
+
+// htmlEscapes are v escaped for HTML: as Go's html.EscapeString does it
+// (net/http's redirect and error pages, html/template), and as Python's
+// html.escape does (&quot; and &#x27; where Go writes &#34; and &#39;).
+func htmlEscapes(v []byte) [][]byte {
+	py := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;", "'", "&#x27;")
+	return [][]byte{[]byte(html.EscapeString(string(v))), []byte(py.Replace(string(v)))}
 }
 
 // percentEscape is v with every byte but A-Z a-z 0-9 - . _ ~ written %XX

@@ -20,8 +20,10 @@
 // characters the value alone determines (so padded or not alike); and
 // shell single-quote escaping (each ' written as the four bytes quote,
 // backslash, quote, quote, or as the five quote, double quote, quote,
-// double quote, quote that Python's shlex.quote writes). Forms equal to one another are kept once, of
-// the value registered first.
+// double quote, quote that Python's shlex.quote writes); and HTML
+// escaping, as Go's html.EscapeString writes it (&#34; &#39;) and as
+// Python's html.escape does (&quot; &#x27;). Forms equal to one another
+// are kept once, of the value registered first.
 //
 // A value under MinLen bytes is not registered (Add returns ErrTooShort
 // and Unscrubbable lists its label): it would wreck the text. A form under
