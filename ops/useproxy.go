@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -101,4 +102,20 @@ func (px *Proxied) Finish(bytesOut int64, redactions int) error {
 	ev := px.c.ev
 	ev.Event, ev.Outcome = px.c.op, audit.OK
 	return px.s.writeFor(&px.c, ev)
+}
+
+// RefuseProxied writes the one event of a request through the proxy that
+// is answered before it is decided: one that does not carry the session's
+// token where its service's credential goes (code denied, answered 401),
+// or whose body or query cannot be taken (bad_request). The event is via
+// "proxy", names the service and the method (empty: left out) and says
+// why in msg: never the token, nor anything the request sent. Only a
+// failed write is returned.
+func (s *Service) RefuseProxied(service, method string, code manifest.Code, msg string) error {
+	c := call{op: "http", flush: true, ev: audit.Event{Op: "http",
+		Use: &audit.Use{Service: service, Method: method, Via: viaProxy}}}
+	if err := s.fail(&c, Errorf(code, "%s", msg)); errors.Is(err, ErrAudit) {
+		return err
+	}
+	return nil
 }
