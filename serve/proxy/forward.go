@@ -1,0 +1,116 @@
+package proxy
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/config"
+	"github.com/arca-secrets/arca/ops/upstream"
+)
+
+// forward has ops decide r (its token already taken out) as a request to
+// service name's path rest, sends it, and relays the answer.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant) {
+	body, ok, err := readBody(r)
+	switch {
+	case err != nil:
+		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the request body could not be read")
+		return
+	case !ok:
+		p.refuse(w, r, name, svc, http.StatusRequestEntityTooLarge, manifest.BadRequest,
+			fmt.Sprintf("the request body is longer than %d bytes", manifest.MaxBody))
+		return
+	}
+	query, err := parseQuery(r.URL.RawQuery)
+	if err != nil {
+		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the query is not valid")
+		return
+	}
+	ctx := r.Context()
+	px, err := p.o.Service.BeginProxied(ctx, ops.ProxyRequest{
+		Service: name, Method: r.Method, Path: rest, Query: query, Header: outbound(r), Body: body,
+		Env: g.Env, Actor: g.Actor,
+	})
+	if err != nil {
+		writeOpsError(w, err)
+		return
+	}
+	resp, err := px.Open(ctx)
+	if err != nil {
+		writeOpsError(w, err)
+		return
+	}
+	defer resp.Body.Close()
+	p.relay(w, px, resp)
+}
+
+// relay passes resp on through a scrub stream, flushed as bytes come, and
+// writes the request's event. A body cut short (at the service's cap, by
+// a failed upstream read or a client gone) ends with the stream cut and
+// the connection aborted once the event is written.
+func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Response) {
+	h := w.Header()
+	for k, vs := range resp.Header {
+		if k != "Content-Length" {
+			h[k] = vs
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	st := px.Scrub(p.o.Scrub).NewStream(fw)
+	n, err := pass(st, resp.Body)
+	ub, _ := resp.Body.(*upstream.Body)
+	cut := err != nil || ub != nil && ub.Truncated()
+	if cut {
+		_ = st.Cut()
+	} else {
+		_ = st.Close()
+	}
+	redactions := 0
+	for _, rd := range st.Redactions() {
+		redactions += rd.Count
+	}
+	if err := px.Finish(n, redactions); err != nil || cut {
+		panic(http.ErrAbortHandler) // the client sees a response that did not end
+	}
+}
+
+// pass copies body into w until body ends: the bytes read from body, and
+// the error that stopped it early (nil at the body's end).
+func pass(w io.Writer, body io.Reader) (int64, error) {
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		k, err := body.Read(buf)
+		n += int64(k)
+		if k > 0 {
+			if _, werr := w.Write(buf[:k]); werr != nil {
+				return n, werr
+			}
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// flushWriter flushes every write through to the client, so that a long
+// answer streams.
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err != nil {
+		return n, err
+	}
+	return n, f.rc.Flush()
+}
