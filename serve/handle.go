@@ -61,7 +61,12 @@ func (s *session) handle(ctx context.Context, c *checked) {
 		return
 	}
 	if c.spec.Session {
-		s.scrub(ctx, c.spec, id, *req)
+		switch c.spec.Name {
+		case "proxy":
+			s.proxyOp(ctx, c.spec, id, *req)
+		default:
+			s.scrub(ctx, c.spec, id, *req)
+		}
 		return
 	}
 	res, err := s.svc.Do(ctx, c.spec, *req)

@@ -31,6 +31,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/serve/proxy"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -96,6 +97,8 @@ type session struct {
 	names      interner
 	held       *heldLine
 	scrubs     *scrubs // the values the session released, and its scrub streams
+
+	proxy *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -238,6 +241,9 @@ func (s *session) preflight() error {
 }
 
 func (s *session) lifecycle(event, msg string) {
+	if event == "stop" {
+		s.closeProxy() // the events of the requests through it come before stop
+	}
 	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
 }
 
