@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -36,14 +37,31 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.unauthorized(w, r, name, svc, why)
 		return
 	}
-	select {
-	case p.slots <- struct{}{}:
-		defer func() { <-p.slots }()
-	case <-r.Context().Done():
+	if !p.acquire(r.Context()) {
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the request ended while waiting for a slot")
 		return
 	}
+	defer func() { <-p.slots }()
 	p.forward(w, r, name, rest, svc, g)
+}
+
+// acquire takes one of the manifest.MaxUses slots, waiting for one as
+// long as ctx lasts; false when ctx ended first.
+func (p *Proxy) acquire(ctx context.Context) bool {
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if p.onWait != nil {
+		p.onWait()
+	}
+	select {
+	case p.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // route splits an escaped path into the service name (its first segment)

@@ -76,6 +76,7 @@ type Proxy struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	slots  chan struct{} // one per request being decided or sent
+	onWait func()        // a test's: called as a request starts waiting for a slot
 	served chan struct{} // closed when the server's loop has returned
 
 	mu       sync.Mutex
