@@ -317,3 +317,33 @@ func mustRequest(t *testing.T, method, url string, header map[string]string) *ht
 	}
 	return req
 }
+
+// TestProxyClosedBeforeStop: a request through the proxy still in flight
+// when serve ends is cancelled, and its event comes before the stop event.
+func TestProxyClosedBeforeStop(t *testing.T) {
+	arrived := make(chan struct{})
+	u := newTestUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done()
+	})
+	f := newFixtureConfig(t, u.serviceTOML("slow", "credential = \"arca://t/cred\"\nauth = \"bearer\"\npaths = [\"/*\"]"))
+	l := f.live(t)
+	putCanary(t, l)
+	o := l.openProxy(t, `"p"`, "slow")
+	req := mustRequest(t, "GET", o.BaseURLs["slow"]+"/wait", bearer(o.Token))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := proxyClient().Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-arrived
+	tr := l.end()
+	<-done
+	es := tr.events(t)
+	evs := proxyEvents(t, tr)
+	if len(evs) != 1 || evs[0]["path"] != "/wait" || len(es) < 2 || es[len(es)-2].Event != "error" || es[len(es)-1].Event != "stop" {
+		t.Errorf("want the request's event, then stop: %q", tr.stderr)
+	}
+}
