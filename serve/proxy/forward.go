@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -11,10 +12,16 @@ import (
 	"github.com/arca-secrets/arca/ops/upstream"
 )
 
+// bodyTimeout bounds the reading of a request's body.
+const bodyTimeout = time.Minute
+
 // forward has ops decide r (its token already taken out) as a request to
 // service name's path rest, sends it, and relays the answer.
 func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // a slow body holds its slot no longer
 	body, ok, err := readBody(r)
+	_ = rc.SetReadDeadline(time.Time{})
 	switch {
 	case err != nil:
 		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the request body could not be read")

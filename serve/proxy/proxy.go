@@ -20,7 +20,7 @@
 //     Expect and Accept-Encoding are taken out before ops sees the request
 //     (upstream is asked for the identity encoding, so that what comes
 //     back can be scrubbed); a body is read whole, at most manifest.MaxBody
-//     bytes (else 413).
+//     bytes (else 413), within a minute.
 //   - At most manifest.MaxUses requests are decided and sent at once; the
 //     others wait, for as long as their client does.
 //   - A body cut at the service's max_response_bytes ends with the scrub

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/base64"
@@ -298,4 +299,36 @@ func TestCloseWaitsForRequests(t *testing.T) {
 		t.Errorf("the proxy answers after Close")
 	}
 	f.p.Close() // a second Close does nothing
+}
+
+// TestClientGoneStillAudited: a client that goes away mid-answer still
+// leaves the request's one event, ok, with the bytes read from upstream.
+func TestClientGoneStillAudited(t *testing.T) {
+	gone := make(chan struct{})
+	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "first\n")
+		w.(http.Flusher).Flush()
+		<-gone
+		for range 64 {
+			if _, err := io.WriteString(w, strings.Repeat("x", 1<<10)); err != nil {
+				return
+			}
+		}
+	}, "b")
+	req, _ := http.NewRequest("GET", f.p.BaseURLs()["b"]+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+f.p.Token())
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line, _ := bufio.NewReader(resp.Body).ReadString('\n'); line != "first\n" {
+		t.Fatalf("first line %q", line)
+	}
+	resp.Body.Close()
+	close(gone)
+	f.p.Close()
+	ev := f.events.String()
+	if !strings.Contains(ev, `"outcome":"ok"`) || !strings.Contains(ev, `"path":"/x","via":"proxy","status":200`) {
+		t.Errorf("no ok event for the request whose client went away: %s", ev)
+	}
 }
