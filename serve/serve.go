@@ -144,6 +144,7 @@ func Serve(ctx context.Context, o Options) error {
 func (s *session) run(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.closeProxy() // also when the loop ends with no stop event (a broken wire)
 	err := s.loop(ctx)
 	if !errors.Is(err, errInterrupted) {
 		s.ended = true
