@@ -68,7 +68,9 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 	w.WriteHeader(resp.StatusCode)
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	st := px.Scrub(p.o.Scrub).NewStream(fw)
-	n, err := pass(st, resp.Body)
+	buf := p.bufs.Get().(*[]byte)
+	n, err := pass(st, resp.Body, *buf)
+	p.bufs.Put(buf)
 	ub, _ := resp.Body.(*upstream.Body)
 	cut := err != nil || ub != nil && ub.Truncated()
 	if cut {
@@ -85,10 +87,9 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 	}
 }
 
-// pass copies body into w until body ends: the bytes read from body, and
-// the error that stopped it early (nil at the body's end).
-func pass(w io.Writer, body io.Reader) (int64, error) {
-	buf := make([]byte, 32<<10)
+// pass copies body into w through buf until body ends: the bytes read
+// from body, and the error that stopped it early (nil at the body's end).
+func pass(w io.Writer, body io.Reader, buf []byte) (int64, error) {
 	var n int64
 	for {
 		k, err := body.Read(buf)

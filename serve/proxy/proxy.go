@@ -52,6 +52,9 @@ import (
 // TokenLife is how long a token is valid after it was issued.
 const TokenLife = 8 * time.Hour
 
+// bufSize is the most of an answer read from upstream at once.
+const bufSize = 32 << 10
+
 // Options are what a proxy works with, for the life of its session.
 type Options struct {
 	Service  *ops.Service              // decides, sends and audits every request
@@ -77,6 +80,7 @@ type Proxy struct {
 	cancel context.CancelFunc
 	slots  chan struct{} // one per request being decided or sent
 	onWait func()        // a test's: called as a request starts waiting for a slot
+	bufs   sync.Pool     // *[]byte of bufSize: what an answer is copied through
 	served chan struct{} // closed when the server's loop has returned
 
 	mu       sync.Mutex
@@ -97,6 +101,7 @@ func Start(o Options, g Grant) (*Proxy, error) {
 		o.Scrub = scrub.NewSet()
 	}
 	p := &Proxy{o: o, slots: make(chan struct{}, manifest.MaxUses), served: make(chan struct{})}
+	p.bufs.New = func() any { b := make([]byte, bufSize); return &b }
 	if err := p.Issue(g); err != nil {
 		return nil, err
 	}

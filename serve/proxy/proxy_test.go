@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -43,15 +46,16 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// fixture is a proxy on a service of its own, in front of an upstream
-// over plain HTTP on loopback (allowed for loopback) that answers
-// through handle, or echoes what it received as JSON.
+// fixture is a proxy on a service of its own, in front of an HTTPS
+// upstream of its own CA that answers through handle, or echoes what it
+// received as JSON.
 type fixture struct {
-	p      *Proxy
-	events *lockedBuffer
-	clock  *clock
-	mu     sync.Mutex
-	seen   []echo // what the upstream received
+	p        *Proxy
+	events   *lockedBuffer
+	clock    *clock
+	mu       sync.Mutex
+	seen     []echo // what the upstream received
+	upstream *httptest.Server
 }
 
 // last is what the upstream received last.
@@ -89,10 +93,10 @@ type echo struct {
 	Path   string
 }
 
-func newFixture(t *testing.T, services string, handle http.HandlerFunc, names ...string) *fixture {
+func newFixture(t testing.TB, services string, handle http.HandlerFunc, names ...string) *fixture {
 	t.Helper()
 	f := &fixture{}
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.seen = append(f.seen, echo{Header: r.Header, Query: r.URL.Query(), Path: r.URL.Path})
 		f.mu.Unlock()
@@ -102,7 +106,13 @@ func newFixture(t *testing.T, services string, handle http.HandlerFunc, names ..
 		}
 		_ = json.NewEncoder(w).Encode(echo{Header: r.Header, Query: r.URL.Query(), Path: r.URL.Path})
 	}))
+	up.StartTLS()
 	t.Cleanup(up.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	services = strings.ReplaceAll(services, "TLSCA", ca)
 	events := &lockedBuffer{}
 	toml := strings.ReplaceAll(services, "UPSTREAM", up.URL)
 	o := opstest.New(t, opstest.Options{Config: toml, Audit: events})
@@ -118,13 +128,13 @@ func newFixture(t *testing.T, services string, handle http.HandlerFunc, names ..
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
-	f.p, f.events, f.clock = p, events, c
+	f.p, f.events, f.clock, f.upstream = p, events, c, up
 	return f
 }
 
 // service is a [services.NAME] table for the fixture's upstream.
 func service(name, auth string) string {
-	return fmt.Sprintf("[services.%s]\nbase_url = \"UPSTREAM\"\ncredential = \"arca://t/cred\"\nallow_private = true\npaths = [\"/*\"]\n%s\n", name, auth)
+	return fmt.Sprintf("[services.%s]\nbase_url = \"UPSTREAM\"\ntls_ca = \"TLSCA\"\ncredential = \"arca://t/cred\"\nallow_private = true\npaths = [\"/*\"]\n%s\n", name, auth)
 }
 
 // get makes one GET through the proxy with header set on it.
