@@ -69,7 +69,7 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	st := px.Scrub(p.o.Scrub).NewStream(fw)
 	buf := p.bufs.Get().(*[]byte)
-	n, err := pass(st, resp.Body, *buf)
+	n, err := pass(st, resp.Body, *buf, fw)
 	p.bufs.Put(buf)
 	ub, _ := resp.Body.(*upstream.Body)
 	cut := err != nil || ub != nil && ub.Truncated()
@@ -89,11 +89,14 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 
 // pass copies body into w through buf until body ends: the bytes read
 // from body, and the error that stopped it early (nil at the body's end).
-func pass(w io.Writer, body io.Reader, buf []byte) (int64, error) {
+// The bytes that come with the body's end are not flushed through fw: the
+// handler's return sends them with the response's end.
+func pass(w io.Writer, body io.Reader, buf []byte, fw *flushWriter) (int64, error) {
 	var n int64
 	for {
 		k, err := body.Read(buf)
 		n += int64(k)
+		fw.hold = err == io.EOF
 		if k > 0 {
 			if _, werr := w.Write(buf[:k]); werr != nil {
 				return n, werr
@@ -109,15 +112,16 @@ func pass(w io.Writer, body io.Reader, buf []byte) (int64, error) {
 }
 
 // flushWriter flushes every write through to the client, so that a long
-// answer streams.
+// answer streams; but for the last (hold).
 type flushWriter struct {
-	w  io.Writer
-	rc *http.ResponseController
+	w    io.Writer
+	rc   *http.ResponseController
+	hold bool
 }
 
 func (f *flushWriter) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
-	if err != nil {
+	if err != nil || f.hold {
 		return n, err
 	}
 	return n, f.rc.Flush()
