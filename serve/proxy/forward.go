@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/config"
@@ -54,20 +55,16 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 	p.relay(w, px, resp)
 }
 
-// relay passes resp on through a scrub stream, flushed as bytes come, and
-// writes the request's event. A body cut short (at the service's cap, by
+// relay passes resp on, its header values scrubbed and its body through a
+// scrub stream, flushed as bytes come, and writes the request's event. A body cut short (at the service's cap, by
 // a failed upstream read or a client gone) ends with the stream cut and
 // the connection aborted once the event is written.
 func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Response) {
-	h := w.Header()
-	for k, vs := range resp.Header {
-		if k != "Content-Length" {
-			h[k] = vs
-		}
-	}
+	set := px.Scrub(p.o.Scrub)
+	redactions := scrubHeader(w.Header(), resp.Header, set)
 	w.WriteHeader(resp.StatusCode)
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
-	st := px.Scrub(p.o.Scrub).NewStream(fw)
+	st := set.NewStream(fw)
 	buf := p.bufs.Get().(*[]byte)
 	n, err := pass(st, resp.Body, *buf, fw)
 	p.bufs.Put(buf)
@@ -78,13 +75,32 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 	} else {
 		_ = st.Close()
 	}
-	redactions := 0
 	for _, rd := range st.Redactions() {
 		redactions += rd.Count
 	}
 	if err := px.Finish(n, redactions); err != nil || cut {
 		panic(http.ErrAbortHandler) // the client sees a response that did not end
 	}
+}
+
+// scrubHeader sets the headers of the answer to from's (but
+// Content-Length: the body passed on is not the upstream's), each value
+// scrubbed against set, and returns the placeholders written.
+func scrubHeader(to, from http.Header, set *scrub.Set) int {
+	n := 0
+	for k, vs := range from {
+		if k == "Content-Length" {
+			continue
+		}
+		for _, v := range vs {
+			out, rds := set.Scrub([]byte(v))
+			to[k] = append(to[k], string(out))
+			for _, rd := range rds {
+				n += rd.Count
+			}
+		}
+	}
+	return n
 }
 
 // pass copies body into w through buf until body ends: the bytes read

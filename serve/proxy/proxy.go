@@ -114,6 +114,7 @@ func Start(o Options, g Grant) (*Proxy, error) {
 	p.srv = &http.Server{
 		Handler:           p,
 		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return p.ctx },
 		ErrorLog:          discardLog(),
