@@ -21,6 +21,9 @@
 //     (upstream is asked for the identity encoding, so that what comes
 //     back can be scrubbed); a body is read whole, at most manifest.MaxBody
 //     bytes (else 413), within a minute.
+//   - An answer's header values are scrubbed as its body is. An answer in
+//     an encoding other than identity (upstream was asked for identity)
+//     is not passed on: scrub could not read it (502, upstream_failed).
 //   - At most manifest.MaxUses requests are decided and sent at once; the
 //     others wait, for as long as their client does.
 //   - A body cut at the service's max_response_bytes ends with the scrub
