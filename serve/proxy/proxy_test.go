@@ -58,6 +58,13 @@ type fixture struct {
 	upstream *httptest.Server
 }
 
+// count is how many requests the upstream received.
+func (f *fixture) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.seen)
+}
+
 // last is what the upstream received last.
 func (f *fixture) last() echo {
 	f.mu.Lock()
@@ -357,5 +364,34 @@ func TestEncodedAnswerNotPassedOn(t *testing.T) {
 	}
 	if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) || !strings.Contains(ev, `"code":"upstream_failed"`) {
 		t.Errorf("its event is not upstream_failed, cause read")
+	}
+}
+
+// TestRequestCleaned: what belongs to the connection to the proxy is not
+// passed on (hop-by-hop headers and those Connection names, the client's
+// Accept-Encoding); a body past manifest.MaxBody is 413 and never sent.
+func TestRequestCleaned(t *testing.T) {
+	f := newFixture(t, service("b", "auth = \"bearer\"\nmethods = [\"GET\", \"POST\"]"), nil, "b")
+	url, tok := f.p.BaseURLs()["b"]+"/x", f.p.Token()
+	status, _ := get(t, url, http.Header{"Authorization": {"Bearer " + tok}, "Connection": {"X-Hop"}, "X-Hop": {"1"},
+		"Keep-Alive": {"timeout=5"}, "Accept-Encoding": {"gzip"}, "X-Kept": {"2"}})
+	e := f.last()
+	if status != 200 || e.Header.Get("X-Hop") != "" || e.Header.Get("Keep-Alive") != "" || e.Header.Get("X-Kept") != "2" ||
+		e.Header.Get("Accept-Encoding") != "identity" {
+		t.Errorf("%d, upstream received headers %v", status, e.Header)
+	}
+	seen := f.count()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(strings.Repeat("b", manifest.MaxBody+1)))
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || f.count() != seen {
+		t.Errorf("a body past the bound: %d, upstream saw %d requests of it", resp.StatusCode, f.count()-seen)
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"code":"bad_request","message":"the request body is longer than`) {
+		t.Errorf("no bad_request event for the body past the bound")
 	}
 }
