@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -101,4 +102,31 @@ func (px *Proxied) Finish(bytesOut int64, redactions int) error {
 	ev := px.c.ev
 	ev.Event, ev.Outcome = px.c.op, audit.OK
 	return px.s.writeFor(&px.c, ev)
+}
+
+// RefuseProxied writes the one event of a request through the proxy that
+// is answered before it is decided: one that does not carry the session's
+// token where its service's credential goes (code denied, answered 401),
+// or whose body or query cannot be taken (bad_request). The event is via
+// "proxy", names the service and the method (empty: left out) and says
+// why in msg: never the token, nor anything the request sent. Only a
+// failed write is returned.
+func (s *Service) RefuseProxied(service, method string, code manifest.Code, msg string) error {
+	c := call{op: "http", flush: true, ev: audit.Event{Op: "http",
+		Use: &audit.Use{Service: service, Method: method, Via: viaProxy}}}
+	if err := s.fail(&c, Errorf(code, "%s", msg)); errors.Is(err, ErrAudit) {
+		return err
+	}
+	return nil
+}
+
+// Unscrubbable writes the event of a request whose answer is not passed
+// on because scrub cannot read it: its body came in an encoding other
+// than the identity upstream was asked for. It is upstream_failed, cause
+// "read", and the error is returned for the client's answer.
+func (px *Proxied) Unscrubbable() error {
+	px.c.ev.Use.ElapsedMS = time.Since(px.start).Milliseconds()
+	px.c.ev.Use.Cause = upstream.CauseRead
+	return px.s.fail(&px.c, upstreamFailed(upstream.CauseRead,
+		"service %s: the answer came in an encoding other than identity, which cannot be scrubbed: not passed on", px.c.ev.Use.Service))
 }

@@ -61,7 +61,12 @@ func (s *session) handle(ctx context.Context, c *checked) {
 		return
 	}
 	if c.spec.Session {
-		s.scrub(ctx, c.spec, id, *req)
+		switch c.spec.Name {
+		case "proxy":
+			s.proxyOp(ctx, c.spec, id, *req)
+		default:
+			s.scrub(ctx, c.spec, id, *req)
+		}
 		return
 	}
 	req.Scrub = s.scrubs.set // a use's outcome is scrubbed against the values released

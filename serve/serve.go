@@ -31,6 +31,7 @@ import (
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/serve/proxy"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -98,6 +99,8 @@ type session struct {
 	ahead      *aheadLine     // a line read ahead, not yet taken
 	held       *heldLine
 	scrubs     *scrubs // the values the session released, and its scrub streams
+
+	proxy *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -143,6 +146,7 @@ func Serve(ctx context.Context, o Options) error {
 func (s *session) run(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	defer s.closeProxy() // also when the loop ends with no stop event (a broken wire)
 	err := s.loop(ctx)
 	if !errors.Is(err, errInterrupted) {
 		s.ended = true
@@ -240,6 +244,9 @@ func (s *session) preflight() error {
 }
 
 func (s *session) lifecycle(event, msg string) {
+	if event == "stop" {
+		s.closeProxy() // the events of the requests through it come before stop
+	}
 	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
 }
 
