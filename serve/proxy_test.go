@@ -211,13 +211,13 @@ max_response_bytes = 16`)
 		if status := rawRequest(t, base, "GET", p, bearer(o.Token)); status != 403 {
 			t.Errorf("GET %s: %d, want 403", p, status)
 		}
-		want = append(want, "denied denied")
+		want = append(want, "denied denied "+strings.TrimPrefix(p, "/echo")) // the path asked for, as asked
 	}
 	// A header that carries credentials is refused; a name not served is 404.
 	if status, _, _ := call(t, "GET", base+"/echo/x", map[string]string{"Authorization": "Bearer " + o.Token, "Cookie": "a=b"}, ""); status != 400 {
 		t.Errorf("a Cookie: %d, want 400", status)
 	}
-	want = append(want, "bad_request bad_request")
+	want = append(want, "bad_request bad_request /echo/x")
 	if status, _, _ := call(t, "GET", strings.TrimSuffix(base, "/echo")+"/capped/big", bearer(o.Token), ""); status != 404 {
 		t.Errorf("a service not opened: %d, want 404", status)
 	}
