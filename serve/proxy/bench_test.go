@@ -3,6 +3,9 @@ package proxy
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -35,6 +38,14 @@ func BenchmarkProxy(b *testing.B) {
 		}
 	}
 	b.Run("direct", func(b *testing.B) { run(b, direct, f.upstream.URL+"/x", http.Header{}) })
+	// The floor of any loopback proxy: the standard library's own reverse
+	// proxy, nothing decided, nothing scrubbed, over the same extra hop.
+	target, _ := url.Parse(f.upstream.URL)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = f.upstream.Client().Transport
+	bare := httptest.NewServer(rp)
+	b.Cleanup(bare.Close)
+	b.Run("bare", func(b *testing.B) { run(b, proxied, bare.URL+"/x", http.Header{}) })
 	b.Run("proxied", func(b *testing.B) {
 		run(b, proxied, f.p.BaseURLs()["b"]+"/x", http.Header{"Authorization": {"Bearer " + f.p.Token()}})
 	})
