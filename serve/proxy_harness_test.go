@@ -4,18 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/arca-secrets/arca/ops/upstream/upstreamtest"
 )
 
 // A live session is driven a line at a time: a request is sent once the
@@ -130,7 +128,7 @@ type testUpstream struct {
 func newTestUpstream(t *testing.T, handle http.HandlerFunc) *testUpstream {
 	t.Helper()
 	u := &testUpstream{}
-	u.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.Server, u.caFile = upstreamtest.StartTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		e := received{Method: r.Method, Path: r.URL.Path, RawPath: r.URL.EscapedPath(), Query: r.URL.Query(), Header: r.Header, Body: string(body)}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -144,14 +142,6 @@ func newTestUpstream(t *testing.T, handle http.HandlerFunc) *testUpstream {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(e)
 	}))
-	u.EnableHTTP2 = true
-	u.Config.ErrorLog = log.New(io.Discard, "", 0)
-	u.StartTLS()
-	t.Cleanup(u.Close)
-	u.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(u.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: u.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	return u
 }
 

@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/ops/upstream/upstreamtest"
 )
 
 // The benchmarks of the http use (SPEC §13; issue 30's "Measured by"),
@@ -34,16 +33,7 @@ const useToken = "bench-token-5d0c2e-of-some-length"
 // through handle, and writes its certificate, PEM, to a file for tls_ca.
 func tlsUpstream(b *testing.B, handle http.HandlerFunc) (srv *httptest.Server, caFile string) {
 	b.Helper()
-	srv = httptest.NewUnstartedServer(handle)
-	srv.EnableHTTP2 = true
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the connections the benchmark closes as it ends
-	srv.StartTLS()
-	b.Cleanup(srv.Close)
-	caFile = filepath.Join(b.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	return srv, caFile
+	return upstreamtest.StartTLS(b, handle)
 }
 
 // useFixture is a HOME whose config has the service "up" on srv (bearer

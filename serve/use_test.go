@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -24,6 +23,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/ops/upstream/upstreamtest"
 
 	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
@@ -66,20 +67,13 @@ func newUpstream(t *testing.T, handle http.HandlerFunc) *upstreamSrv {
 	if handle == nil {
 		handle = echo
 	}
-	u.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.srv, u.ca = upstreamtest.StartTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		u.mu.Lock()
 		u.got = append(u.got, seen{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), body})
 		u.mu.Unlock()
 		handle(w, r)
 	}))
-	u.srv.StartTLS()
-	t.Cleanup(u.srv.Close)
-	u.ca = filepath.Join(t.TempDir(), "ca.pem")
-	pemb := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: u.srv.Certificate().Raw})
-	if err := os.WriteFile(u.ca, pemb, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	return u
 }
 

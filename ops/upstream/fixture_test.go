@@ -3,17 +3,14 @@ package upstream
 import (
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/arca-secrets/arca/ops/upstream/upstreamtest"
 
 	"github.com/arca-secrets/arca/ops/config"
 	"github.com/arca-secrets/arca/vault/secret"
@@ -50,7 +47,7 @@ type upstreamServer struct {
 func newUpstream(t testing.TB, handle http.HandlerFunc) *upstreamServer {
 	t.Helper()
 	u := &upstreamServer{}
-	u.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	u.Server, u.caFile = upstreamtest.StartTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e := echoOf(r)
 		u.mu.Lock()
 		u.seen = append(u.seen, e)
@@ -62,15 +59,6 @@ func newUpstream(t testing.TB, handle http.HandlerFunc) *upstreamServer {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(e)
 	}))
-	u.EnableHTTP2 = true
-	u.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes tests fail on purpose
-	u.StartTLS()
-	t.Cleanup(u.Close)
-	u.caFile = filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: u.Certificate().Raw})
-	if err := os.WriteFile(u.caFile, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	return u
 }
 

@@ -6,17 +6,16 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arca-secrets/arca/ops/upstream/upstreamtest"
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -103,7 +102,7 @@ type echo struct {
 func newFixture(t testing.TB, services string, handle http.HandlerFunc, names ...string) *fixture {
 	t.Helper()
 	f := &fixture{}
-	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up, ca := upstreamtest.StartTLS(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.seen = append(f.seen, echo{Header: r.Header, Query: r.URL.Query(), Path: r.URL.Path})
 		f.mu.Unlock()
@@ -113,12 +112,6 @@ func newFixture(t testing.TB, services string, handle http.HandlerFunc, names ..
 		}
 		_ = json.NewEncoder(w).Encode(echo{Header: r.Header, Query: r.URL.Query(), Path: r.URL.Path})
 	}))
-	up.StartTLS()
-	t.Cleanup(up.Close)
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: up.Certificate().Raw}), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	services = strings.ReplaceAll(services, "TLSCA", ca)
 	events := &lockedBuffer{}
 	toml := strings.ReplaceAll(services, "UPSTREAM", up.URL)
