@@ -94,6 +94,18 @@ func (s *Service) beginUse(ctx context.Context, op manifest.OpSpec, req Request,
 		}
 		creds[i].env = env
 	}
+	if len(creds) == 0 {
+		// An action whose env names no ref: decided once, on its env.
+		env, err := s.cfg.ResolveEnv("", req.Env, s.ctxEnv)
+		if err != nil {
+			return call{}, nil, s.fail(&c, err)
+		}
+		c.env, c.ev.Env = env, env
+		if err := s.decideUse(ctx, &c, req, []useCred{{env: env}}, u); err != nil {
+			return call{}, nil, s.fail(&c, err)
+		}
+		return c, nil, nil
+	}
 	c.ref, c.env, c.ev.Env, c.ev.Ref = creds[0].ref, creds[0].env, creds[0].env, creds[0].ref.Path()
 	if err := s.decideUse(ctx, &c, req, creds, u); err != nil {
 		return call{}, nil, s.fail(&c, err)
@@ -107,7 +119,8 @@ func (s *Service) beginUse(ctx context.Context, op manifest.OpSpec, req Request,
 }
 
 // decideUse applies the guardrails and asks the PDP for each credential,
-// as op on its ref; the first refusal ends it. The verdict kept is the
+// as op on its ref (none: a credential of the zero ref, on its env
+// alone); the first refusal ends it. The verdict kept is the
 // last one asked.
 func (s *Service) decideUse(ctx context.Context, c *call, req Request, creds []useCred, u *pdp.Use) error {
 	for _, cr := range creds {

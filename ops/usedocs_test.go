@@ -63,3 +63,26 @@ env = { DATABASE_URL = "arca://app/db" }
 		t.Errorf("the use capability names a ref: %s", use)
 	}
 }
+
+// TestActionWithoutCredentials: an action whose env names no ref runs,
+// decided on its env alone; its event names no ref.
+func TestActionWithoutCredentials(t *testing.T) {
+	f := newFixture(t, `
+[actions.hello]
+argv = ["/bin/sh", "-c", "echo hello"]
+`)
+	op, _ := manifest.Op("exec")
+	res, err := f.svc.Do(t.Context(), op, Request{Action: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.(*ExecResult)
+	if string(r.Stdout) != "hello\n" || r.ExitCode != 0 {
+		t.Errorf("stdout %q, exit %d", r.Stdout, r.ExitCode)
+	}
+	evs := f.lines(t)
+	last := evs[len(evs)-1]
+	if last.Event != "exec" || last.Ref != "" || last.Env != "default" || last.Use == nil || last.Use.Action != "hello" {
+		t.Errorf("event %+v", last)
+	}
+}

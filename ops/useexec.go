@@ -79,9 +79,6 @@ func actionCreds(name string, ac config.Action) ([]useCred, error) {
 		}
 		creds = append(creds, useCred{for_: v, ref: r})
 	}
-	if len(creds) == 0 {
-		return nil, Errorf(manifest.OpError, "action %q has no env: it uses no credential", name)
-	}
 	return creds, nil
 }
 
