@@ -16,8 +16,8 @@ import (
 //
 //	<!-- example [clock=T] -->  a console session, run (TestDocExamples)
 //	<!-- serve [clock=T] [ARGS] -->
-//	                            JSON lines of an arca serve session, run
-//	                            (TestDocServe)
+//	                            JSON lines of an arca serve session, and
+//	                            commands run beside it, run (TestDocServe)
 //	<!-- file: NAME -->         a file the doc's examples use; a NAME.sh
 //	                            is parsed by sh (TestDocShellFiles)
 //	<!-- source: PATH -->       a file of the repository, whole
@@ -31,8 +31,6 @@ import (
 //	<!-- usage -->              synopsis lines, each a verb's usage as its
 //	                            help prints it (TestDocUsage)
 //	<!-- quickstart -->         the README's two commands (TestQuickStart)
-//	<!-- wire: WHAT -->         lines of serve's wire no session runs
-//	                            yet, held to the schemas (TestDocWire)
 //	<!-- shown: WHAT -->        text that is neither a command nor what a
 //	                            command prints (a grammar, a policy, a
 //	                            table's layout), kept only where no
@@ -146,7 +144,7 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 // markKinds are the kinds of mark a block may have.
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
-		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true, "wire": true}
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true}
 }
 
 // shellLine matches a line that is a command at a prompt.

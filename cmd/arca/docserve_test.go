@@ -29,7 +29,8 @@ import (
 // goes on to more lines before its "-->" holds commands run first, as a
 // console session whose output is not shown: what the session finds in
 // the vault. The sessions find in $DOC_UPSTREAM the URL of a service
-// they may call (docUpstream).
+// they may call (docUpstream). A block may also hold commands ("$ CMD")
+// run while serve runs, with what they print: see dochost_test.go.
 func TestDocServe(t *testing.T) {
 	dir, files := t.TempDir(), docFilesOf(t)
 	n := 0
@@ -75,28 +76,43 @@ func serveScript(b docBlock) (string, error) {
 	if err := given(&cmds, &files, b.more); err != nil {
 		return "", err
 	}
+	var session strings.Builder // requests ("> ") and commands ("$ "), when the block runs commands
+	var outs []*strings.Builder // what each command prints
 	for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
+		if strings.HasPrefix(l, "$ ") {
+			session.WriteString(l + "\n")
+			outs = append(outs, &strings.Builder{})
+			continue
+		}
 		var obj map[string]json.RawMessage
 		// A line that is no object is a (bad) request; a "…" may stand
 		// for a number ("elapsed_ms":…), so it is read as one here.
 		_ = json.Unmarshal([]byte(strings.ReplaceAll(l, "…", "0")), &obj)
 		switch {
+		case len(outs) > 0 && obj["op"] == nil && obj["ok"] == nil && obj["event"] == nil:
+			outs[len(outs)-1].WriteString(l + "\n")
 		case obj["event"] != nil:
 			events.WriteString(l + "\n")
 		case obj["ok"] != nil:
 			responses.WriteString(l + "\n")
 		default:
 			requests.WriteString(l + "\n")
+			session.WriteString("> " + l + "\n")
 		}
 	}
 	serve := strings.TrimSpace("arca serve " + strings.Join(serveArgs, " "))
-	cmds.WriteString("stdin requests.jsonl\n")
+	if len(outs) > 0 { // the session's requests are sent by the host, between its commands
+		serve = "servehost session.txt " + serve
+		fmt.Fprintf(&files, "-- session.txt --\n%s", session.String())
+	} else {
+		cmds.WriteString("stdin requests.jsonl\n")
+		fmt.Fprintf(&files, "-- requests.jsonl --\n%s", requests.String())
+	}
 	if status == "0" {
 		fmt.Fprintf(&cmds, "exec %s\n", serve)
 	} else {
 		fmt.Fprintf(&cmds, "exitcode %s %s\n", status, serve)
 	}
-	fmt.Fprintf(&files, "-- requests.jsonl --\n%s", requests.String())
 	if responses.Len() > 0 {
 		cmds.WriteString("cmpdoc stdout want.stdout\n")
 		fmt.Fprintf(&files, "-- want.stdout --\n%s", responses.String())
@@ -106,6 +122,10 @@ func serveScript(b docBlock) (string, error) {
 	if events.Len() > 0 {
 		cmds.WriteString("inorder stderr want.stderr\n")
 		fmt.Fprintf(&files, "-- want.stderr --\n%s", events.String())
+	}
+	for i, o := range outs {
+		fmt.Fprintf(&cmds, "cmpdoc cmd-%d.out want-cmd-%d.out\n", i+1, i+1)
+		fmt.Fprintf(&files, "-- want-cmd-%d.out --\n%s", i+1, o.String())
 	}
 	return cmds.String() + files.String(), nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -20,6 +21,30 @@ func (noSchemaLoader) Load(url string) (any, error) { return nil, fmt.Errorf("no
 func closedResult(t *testing.T, op string) *jsonschema.Schema {
 	t.Helper()
 	return closedSchema(t, "result."+op)
+}
+
+// closedSchema compiles the closed form of the published schema name:
+// what serve writes, exactly.
+func closedSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	b, err := manifest.ClosedSchema(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.UseLoader(noSchemaLoader{})
+	if err := c.AddResource(manifest.SchemaPrefix+name, doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile(manifest.SchemaPrefix + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
 }
 
 // The --json of get, put, rotate, rm, list and check is serve's result of

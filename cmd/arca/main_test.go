@@ -51,6 +51,7 @@ func TestMain(m *testing.M) {
 			c.rotateAt = testRotateAt()
 			os.Exit(start(os.Args[1:], c))
 		},
+		"servehost": serveHost,
 	}
 	for name, fn := range helperCommands() {
 		cmds[name] = fn
