@@ -119,14 +119,3 @@ func (s *Service) RefuseProxied(service, method string, code manifest.Code, msg 
 	}
 	return nil
 }
-
-// Unscrubbable writes the event of a request whose answer is not passed
-// on because scrub cannot read it: its body came in an encoding other
-// than the identity upstream was asked for. It is upstream_failed, cause
-// "read", and the error is returned for the client's answer.
-func (px *Proxied) Unscrubbable() error {
-	px.c.ev.Use.ElapsedMS = time.Since(px.start).Milliseconds()
-	px.c.ev.Use.Cause = upstream.CauseRead
-	return px.s.fail(&px.c, upstreamFailed(upstream.CauseRead,
-		"service %s: the answer came in an encoding other than identity, which cannot be scrubbed: not passed on", px.c.ev.Use.Service))
-}

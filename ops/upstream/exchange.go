@@ -69,6 +69,11 @@ func (s *Service) Open(ctx context.Context, c Call, cred Credential) (*http.Resp
 		cancel()
 		return nil, err
 	}
+	if encoded(resp.Header) {
+		resp.Body.Close()
+		cancel()
+		return nil, &Failure{Cause: CauseRead, Msg: fmt.Sprintf("%s: answered in a content encoding other than the identity asked for: a body that cannot be scrubbed is not passed on", s.addr)}
+	}
 	resp.Header = s.SafeHeader(resp.Header)
 	resp.Body = s.newBody(ctx, cancel, resp)
 	resp.Request, resp.Trailer = nil, nil
@@ -199,4 +204,18 @@ func (s *Service) SafeHeader(h http.Header) http.Header {
 		out[ck] = slices.Clone(vs)
 	}
 	return out
+}
+
+// encoded reports whether h says the body comes in a content encoding
+// other than identity, in any of its values: upstream was asked for the
+// identity, and scrub cannot read into a compressed body.
+func encoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for e := range strings.SplitSeq(v, ",") {
+			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "identity") {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/internal/scrub"
@@ -53,10 +52,6 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		return
 	}
 	defer resp.Body.Close()
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
-		writeOpsError(w, px.Unscrubbable())
-		return
-	}
 	p.relay(w, px, resp)
 }
 

@@ -218,18 +218,31 @@ func writeOpsError(w http.ResponseWriter, err error) {
 	if errors.Is(err, ops.ErrAudit) {
 		c = manifest.OpError
 	}
-	writeError(w, statusOf(c), string(c), err.Error())
+	writeErrorCause(w, statusOf(c), string(c), err.Error(), ops.CauseOf(err))
 }
 
 // writeError answers status with {"error":{"code","message"}}.
 func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeErrorCause(w, status, code, msg, "")
+}
+
+// writeErrorCause is writeError with the details of an upstream_failed,
+// its cause, as serve's error responses carry them.
+func writeErrorCause(w http.ResponseWriter, status int, code, msg, cause string) {
+	type details struct {
+		Cause string `json:"cause"`
+	}
 	var body struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code    string   `json:"code"`
+			Message string   `json:"message"`
+			Details *details `json:"details,omitempty"`
 		} `json:"error"`
 	}
 	body.Error.Code, body.Error.Message = code, msg
+	if cause != "" {
+		body.Error.Details = &details{Cause: cause}
+	}
 	b, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -346,17 +346,21 @@ func TestClientGoneStillAudited(t *testing.T) {
 // TestEncodedAnswerNotPassedOn: an answer in an encoding scrub cannot
 // read (upstream ignored the identity it was asked for) is not passed
 // on: 502, upstream_failed, cause read.
+// The encoding may hide behind an identity given first.
 func TestEncodedAnswerNotPassedOn(t *testing.T) {
-	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Encoding", "gzip")
-		io.WriteString(w, "compressed "+canary)
-	}, "b")
-	status, body := get(t, f.p.BaseURLs()["b"]+"/x", http.Header{"Authorization": {"Bearer " + f.p.Token()}})
-	if status != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_failed"`) || strings.Contains(body, "compressed") {
-		t.Errorf("an encoded answer: %d, %d bytes, want 502 upstream_failed and nothing of it", status, len(body))
-	}
-	if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) || !strings.Contains(ev, `"code":"upstream_failed"`) {
-		t.Errorf("its event is not upstream_failed, cause read")
+	for _, encs := range [][]string{{"gzip"}, {"identity", "gzip"}, {"identity, br"}} {
+		f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Content-Encoding"] = encs
+			io.WriteString(w, "compressed "+canary)
+		}, "b")
+		status, body := get(t, f.p.BaseURLs()["b"]+"/x", http.Header{"Authorization": {"Bearer " + f.p.Token()}})
+		if status != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_failed"`) || !strings.Contains(body, `"details":{"cause":"read"}`) ||
+			strings.Contains(body, "compressed") {
+			t.Errorf("an answer in %q: %d, %d bytes, want 502 upstream_failed and nothing of it", encs, status, len(body))
+		}
+		if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) || !strings.Contains(ev, `"code":"upstream_failed"`) {
+			t.Errorf("%q: its event is not upstream_failed, cause read", encs)
+		}
 	}
 }
 
