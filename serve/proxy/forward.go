@@ -18,8 +18,10 @@ import (
 const bodyTimeout = time.Minute
 
 // forward has ops decide r (its token already taken out) as a request to
-// service name's path rest, sends it, and relays the answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant) {
+// service name's path rest, sends it, and relays the answer. A request
+// that still holds the token elsewhere is refused (bad_request): the
+// token goes no further than the proxy.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant, token string) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // a slow body holds its slot no longer
 	body, ok, err := readBody(r)
@@ -36,6 +38,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 	query, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
 		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the query is not valid")
+		return
+	}
+	if carriesToken(r, body, token) {
+		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest,
+			"the request carries the session's token outside where the service's credential goes: never sent on")
 		return
 	}
 	ctx := r.Context()

@@ -395,3 +395,50 @@ func TestRequestCleaned(t *testing.T) {
 		t.Errorf("no bad_request event for the body past the bound")
 	}
 }
+
+// TestTokenGoesNoFurther: a request that carries the token where the
+// credential goes and again anywhere else (another header's value or
+// name, the path, the query, the body, decoded or not) is bad_request and
+// never sent: the upstream would receive the token.
+func TestTokenGoesNoFurther(t *testing.T) {
+	f := newFixture(t, service("b", "auth = \"bearer\"\nmethods = [\"GET\", \"POST\"]"), nil, "b")
+	url, tok := f.p.BaseURLs()["b"], f.p.Token()
+	auth := http.Header{"Authorization": {"Bearer " + tok}}
+	if status, _ := get(t, url+"/x?a=1", auth); status != 200 || f.count() != 1 {
+		t.Fatalf("the token where it goes: %d, want 200 and the request sent", status)
+	}
+	enc := strings.ReplaceAll(tok, tok[:1], fmt.Sprintf("%%%02X", tok[0]))
+	for name, c := range map[string]struct {
+		path   string
+		header http.Header
+		body   string
+	}{
+		"another header":    {"/x", http.Header{"X-Fwd": {"k " + tok}}, ""},
+		"a header's name":   {"/x", http.Header{"X-" + tok: {"1"}}, ""},
+		"the path":          {"/x/" + tok, nil, ""},
+		"the path, encoded": {"/x/" + enc, nil, ""},
+		"the query":         {"/x?t=" + tok, nil, ""},
+		"the query encoded": {"/x?t=" + enc, nil, ""},
+		"the body":          {"/x", nil, `{"key":"` + tok + `"}`},
+	} {
+		req, err := http.NewRequest("POST", url+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = auth.Clone()
+		for k, vs := range c.header {
+			req.Header[k] = vs
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || f.count() != 1 {
+			t.Errorf("the token in %s: %d, upstream saw %d requests; want 400 and none", name, resp.StatusCode, f.count()-1)
+		}
+	}
+	if ev := f.events.String(); strings.Contains(ev, tok) || strings.Count(ev, `"code":"bad_request"`) != 7 {
+		t.Errorf("events: want 7 bad_request and never the token")
+	}
+}
