@@ -73,7 +73,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 // the connection aborted once the event is written.
 func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Response) {
 	set := px.Scrub(p.o.Scrub)
-	redactions := scrubHeader(w.Header(), resp.Header, set)
+	redactions := scrubHeader(w.Header(), resp.Header, set, px)
 	w.WriteHeader(resp.StatusCode)
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	st := set.NewStream(fw)
@@ -97,10 +97,16 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 
 // scrubHeader sets the headers of the answer to from's (but
 // Content-Length: the body passed on is not the upstream's), each value
-// scrubbed against set, and returns the placeholders written.
-func scrubHeader(to, from http.Header, set *scrub.Set) int {
+// scrubbed against set, and returns the placeholders written. A header
+// whose name holds a value (px.ScrubName) is left out: a placeholder is
+// no header name.
+func scrubHeader(to, from http.Header, set *scrub.Set, px *ops.Proxied) int {
 	n := 0
 	for k, vs := range from {
+		if _, named := px.ScrubName(set, k); named > 0 {
+			n += named
+			continue
+		}
 		if k == "Content-Length" {
 			continue
 		}

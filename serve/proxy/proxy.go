@@ -21,7 +21,9 @@
 //     (upstream is asked for the identity encoding, so that what comes
 //     back can be scrubbed); a body is read whole, at most manifest.MaxBody
 //     bytes (else 413), within a minute.
-//   - An answer's header values are scrubbed as its body is. An answer in
+//   - An answer's header values are scrubbed as its body is, and a header
+//     whose name holds a value (a credential in any case: net/http changed
+//     the case of the name) is left out. An answer in
 //     an encoding other than identity (upstream was asked for identity)
 //     is not passed on: scrub could not read it (502, upstream_failed).
 //   - At most manifest.MaxUses requests are decided and sent at once; the

@@ -442,3 +442,32 @@ func TestTokenGoesNoFurther(t *testing.T) {
 		t.Errorf("events: want 7 bad_request and never the token")
 	}
 }
+
+// TestHeaderNamedAfterCredential: an answer's header named after the
+// credential, in whatever case net/http gave the name, is left out; one
+// that holds it has it redacted, and both count as redactions.
+func TestHeaderNamedAfterCredential(t *testing.T) {
+	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo-"+strings.ToUpper(canary), "1")
+		w.Header().Set("X-Key", canary)
+		io.WriteString(w, "ok")
+	}, "b")
+	req, _ := http.NewRequest("GET", f.p.BaseURLs()["b"]+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+f.p.Token())
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for k, vs := range resp.Header {
+		if strings.Contains(strings.ToLower(k+strings.Join(vs, "")), canary) {
+			t.Errorf("header %q holds the credential in some case", k)
+		}
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("X-Key") != "<redacted:t/cred>" {
+		t.Errorf("%d, X-Key %q: want 200 and the value redacted", resp.StatusCode, resp.Header.Get("X-Key"))
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"redactions":2`) {
+		t.Errorf("the event does not count 2 redactions")
+	}
+}
