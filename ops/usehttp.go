@@ -51,7 +51,7 @@ func (s *Service) httpUse(ctx context.Context, op manifest.OpSpec, req Request, 
 		return nil, s.fail(&c, s.exchangeErr(&c, err))
 	}
 	c.ev.Use.Status, c.ev.Use.BytesOut = resp.Status, resp.BytesOut
-	if encoded(resp.Header) {
+	if upstream.Encoded(resp.Header) {
 		c.ev.Use.Cause = "read"
 		return nil, s.fail(&c, upstreamFailed("read", "service %s: answered in a content encoding other than identity, which was asked for: its body cannot be scrubbed", req.Service))
 	}
@@ -153,21 +153,6 @@ func (s *Service) exchangeErr(c *call, err error) error {
 		return upstreamFailed(f.Cause, "service %s: %s", c.ev.Use.Service, f.Msg)
 	}
 	return Errorf(manifest.OpError, "%v", err) // upstream names the service or its host
-}
-
-// encoded reports whether a response's body is in a content encoding
-// (gzip, deflate, …) though identity was asked for: scrub cannot see into
-// it, and the caller could decode a credential out of it. The encoding's
-// name is never told: an upstream chooses it.
-func encoded(h http.Header) bool {
-	for _, v := range h.Values("Content-Encoding") {
-		for _, e := range strings.Split(v, ",") {
-			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "identity") {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // decodeQuery decodes the query field: an object of strings or arrays

@@ -200,3 +200,19 @@ func (s *Service) SafeHeader(h http.Header) http.Header {
 	}
 	return out
 }
+
+// Encoded reports whether a response's headers say its body is in a
+// content encoding (gzip, deflate, …) though identity was asked for, in
+// any of its Content-Encoding values: scrub cannot see into such a body,
+// and a caller could decode a credential out of it. The encoding's name
+// is never told: an upstream chooses it.
+func Encoded(h http.Header) bool {
+	for _, v := range h.Values("Content-Encoding") {
+		for _, e := range strings.Split(v, ",") {
+			if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "identity") {
+				return true
+			}
+		}
+	}
+	return false
+}

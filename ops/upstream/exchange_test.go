@@ -263,3 +263,21 @@ func masked(v any) string {
 	}
 	return strings.ReplaceAll(fmt.Sprintf("%+v", v), canary, "<canary>")
 }
+
+// TestEncoded: a response in any content encoding but identity is one
+// scrub cannot see into.
+func TestEncoded(t *testing.T) {
+	for _, c := range []struct {
+		vals []string
+		want bool
+	}{
+		{nil, false}, {[]string{"identity"}, false}, {[]string{"Identity"}, false}, {[]string{""}, false},
+		{[]string{"gzip"}, true}, {[]string{"br"}, true}, {[]string{"identity, gzip"}, true},
+		{[]string{"identity", "deflate"}, true}, {[]string{" x-anything "}, true},
+	} {
+		h := http.Header{"Content-Encoding": c.vals}
+		if got := Encoded(h); got != c.want {
+			t.Errorf("Encoded(%q) = %v, want %v", c.vals, got, c.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/internal/scrub"
@@ -60,7 +59,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		return
 	}
 	defer resp.Body.Close()
-	if enc := resp.Header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+	if upstream.Encoded(resp.Header) {
 		writeOpsError(w, px.Unscrubbable())
 		return
 	}

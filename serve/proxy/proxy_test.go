@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -469,5 +470,24 @@ func TestHeaderNamedAfterCredential(t *testing.T) {
 	}
 	if ev := f.events.String(); !strings.Contains(ev, `"redactions":2`) {
 		t.Errorf("the event does not count 2 redactions")
+	}
+}
+
+// TestEncodedAnswerInTwoHeaders: an answer whose Content-Encoding is
+// identity in its first header and gzip in a second is not passed on
+// either: a client would decode the credential out of it.
+func TestEncodedAnswerInTwoHeaders(t *testing.T) {
+	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Encoding"] = []string{"identity", "gzip"}
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, "compressed "+canary)
+		zw.Close()
+	}, "b")
+	status, body := get(t, f.p.BaseURLs()["b"]+"/x", http.Header{"Authorization": {"Bearer " + f.p.Token()}})
+	if status != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_failed"`) {
+		t.Errorf("an answer encoded in its second header: %d, %d bytes, want 502 upstream_failed and nothing of it", status, len(body))
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) {
+		t.Errorf("its event is not upstream_failed, cause read")
 	}
 }
