@@ -63,6 +63,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		writeOpsError(w, px.Unscrubbable())
 		return
 	}
+	// The answer is written within the service's timeout, as upstream's is
+	// read: a client that stops reading holds its slot no longer.
+	_ = rc.SetWriteDeadline(time.Now().Add(serviceTimeout(svc)))
 	p.relay(w, px, resp)
 }
 
@@ -158,4 +161,13 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 		return n, err
 	}
 	return n, f.rc.Flush()
+}
+
+// serviceTimeout is svc's timeout_ms, or its default.
+func serviceTimeout(svc config.Service) time.Duration {
+	ms := svc.TimeoutMS
+	if ms <= 0 {
+		ms = config.DefaultServiceTimeoutMS
+	}
+	return time.Duration(ms) * time.Millisecond
 }

@@ -27,7 +27,9 @@
 //     an encoding other than identity (upstream was asked for identity)
 //     is not passed on: scrub could not read it (502, upstream_failed).
 //   - At most manifest.MaxUses requests are decided and sent at once; the
-//     others wait, for as long as their client does.
+//     others wait, for as long as their client does. An answer is written
+//     within the service's timeout_ms: a client that stops reading holds
+//     its slot no longer.
 //   - A body cut at the service's max_response_bytes ends with the scrub
 //     stream cut (the bytes it held back dropped) and the connection
 //     aborted, so the client sees a response that did not end rather than

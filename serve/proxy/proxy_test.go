@@ -10,12 +10,14 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -489,5 +491,46 @@ func TestEncodedAnswerInTwoHeaders(t *testing.T) {
 	}
 	if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) {
 		t.Errorf("its event is not upstream_failed, cause read")
+	}
+}
+
+// TestClientThatStopsReading: a client that stops reading a long answer
+// holds its slot for the service's timeout at most: with every slot held
+// so, a request after them is still answered.
+func TestClientThatStopsReading(t *testing.T) {
+	started := make(chan struct{}, manifest.MaxUses)
+	f := newFixture(t, service("b", "auth = \"bearer\"\ntimeout_ms = 3000\nmax_response_bytes = 8388608"),
+		func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/long" {
+				started <- struct{}{} // its slot is held
+				w.Write(bytes.Repeat([]byte("z"), 8<<20))
+			}
+		}, "b")
+	base, tok := f.p.BaseURLs()["b"], f.p.Token()
+	host := strings.TrimPrefix(strings.TrimSuffix(base, "/b"), "http://")
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	for range manifest.MaxUses {
+		c, err := d.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /b/long HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", tok) // and never read
+	}
+	for range manifest.MaxUses {
+		<-started
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 15 * time.Second}
+	req, _ := http.NewRequest("GET", base+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a request behind %d clients that stopped reading: %v", manifest.MaxUses, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a request behind clients that stopped reading: %d", resp.StatusCode)
 	}
 }
