@@ -39,7 +39,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the query is not valid")
 		return
 	}
-	if carriesToken(r, body, token) {
+	if carriesToken(r, token) {
 		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest,
 			"the request carries the session's token outside where the service's credential goes: never sent on")
 		return

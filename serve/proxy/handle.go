@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -112,12 +111,13 @@ func checkToken(r *http.Request, svc config.Service, token string, valid bool) s
 	return ""
 }
 
-// carriesToken reports whether r (its carrier taken out) or its body still
-// holds token: in a header's name (in any case: net/http changed the
-// case of the name sent) or value, the path or the query, as sent or
-// decoded once. Such a request is never sent on: the upstream would
-// receive the token.
-func carriesToken(r *http.Request, body []byte, token string) bool {
+// carriesToken reports whether r (its carrier taken out) still holds
+// token: in a header's name (in any case: net/http changed the case of
+// the name sent) or value, the path or the query, as sent or decoded
+// once. Such a request is never sent on: the upstream would receive the
+// token. A body is content, not a carrier (an agent's transcript sent to
+// an LLM may quote the token), and is not searched.
+func carriesToken(r *http.Request, token string) bool {
 	in := func(s string) bool {
 		dec, err := url.PathUnescape(s)
 		return strings.Contains(s, token) || err == nil && strings.Contains(dec, token)
@@ -127,7 +127,7 @@ func carriesToken(r *http.Request, body []byte, token string) bool {
 			return true
 		}
 	}
-	return in(r.URL.EscapedPath()) || in(r.URL.RawQuery) || bytes.Contains(body, []byte(token))
+	return in(r.URL.EscapedPath()) || in(r.URL.RawQuery)
 }
 
 // dropCarrier takes the token's carrier out of r.
