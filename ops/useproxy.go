@@ -94,6 +94,20 @@ func (px *Proxied) Open(ctx context.Context) (*http.Response, error) {
 // registered: what its answer is scrubbed against.
 func (px *Proxied) Scrub(set *scrub.Set) *scrub.Set { return scrubUse(set, px.creds) }
 
+// ScrubName returns header name k of the answer scrubbed as an http op's
+// header names are: against set (see Scrub), and against each credential
+// of the request in any case (net/http changed the case of the name the
+// upstream sent). It returns the placeholders written, 0 when k is
+// unchanged.
+func (px *Proxied) ScrubName(set *scrub.Set, k string) (string, int) {
+	out, rds := set.Scrub([]byte(credCase(k, px.creds)))
+	n := 0
+	for _, rd := range rds {
+		n += rd.Count
+	}
+	return string(out), n
+}
+
 // Finish writes the event of a request whose answer was passed on:
 // bytesOut bytes of upstream body read, redactions placeholders written.
 func (px *Proxied) Finish(bytesOut int64, redactions int) error {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/audit"
@@ -139,7 +140,7 @@ type HTTPResult struct {
 func (r *HTTPResult) scrub(set *scrub.Set) {
 	sets := scrubSets(set, r.creds)
 	var rs redactions
-	r.Header = scrubHeader(sets, r.raw.Header, &rs)
+	r.Header = scrubHeader(sets, credCased(r.raw.Header, r.creds), &rs)
 	r.Truncated = r.raw.Truncated
 	r.Body = scrubText(sets, r.raw.Body, r.Truncated, &rs)
 	r.Redactions, r.use.Redactions = rs, rs.total()
@@ -215,4 +216,43 @@ func scrubHeader(sets []*scrub.Set, h http.Header, rs *redactions) http.Header {
 		}
 	}
 	return sh
+}
+
+// credCased returns h with each header name that holds a credential of
+// creds in another ASCII case rewritten to hold it as it is, so that
+// scrub, which matches bytes, finds it: net/http canonicalized the name
+// the upstream sent (X-ABCdef became X-Abcdef). h itself is unchanged.
+func credCased(h http.Header, creds []used) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		nk := credCase(k, creds)
+		out[nk] = append(out[nk], vs...)
+	}
+	return out
+}
+
+// credCase returns name with each occurrence of a credential of creds,
+// in any ASCII case, written as the credential is.
+func credCase(name string, creds []used) string {
+	lower := strings.ToLower(name)
+	if len(lower) != len(name) {
+		return name // not ASCII: no header name net/http reads
+	}
+	b := []byte(name)
+	for _, c := range creds {
+		v := c.value.Reveal()
+		lv := bytes.ToLower(v)
+		if len(v) < scrub.MinLen || len(lv) != len(v) {
+			continue
+		}
+		for from := 0; ; {
+			i := strings.Index(lower[from:], string(lv))
+			if i < 0 {
+				break
+			}
+			copy(b[from+i:], v)
+			from += i + len(v)
+		}
+	}
+	return string(b)
 }

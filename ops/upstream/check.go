@@ -82,15 +82,21 @@ func (s *Service) checkHeader(h http.Header) *Refusal {
 
 // refusedHeader reports whether a caller may not set header k (canonical):
 // it carries credentials or routing (Authorization, Cookie, Host, any
-// Proxy-*, the service's auth header), or belongs to the connection
-// (hop-by-hop) or the framing (Content-Length).
+// Proxy-*, the service's auth header), belongs to the connection
+// (hop-by-hop) or the framing (Content-Length), or asks the upstream, or a
+// gateway before it, for another method, path or host than the ones
+// checked: the method overrides, the URL overrides, Forwarded and any
+// X-Forwarded-*.
 func (s *Service) refusedHeader(k string) bool {
 	switch k {
 	case "Authorization", "Cookie", "Host", "Content-Length",
-		"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		"Connection", "Keep-Alive", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"X-Http-Method-Override", "X-Http-Method", "X-Method-Override",
+		"X-Original-Url", "X-Rewrite-Url", "Forwarded":
 		return true
 	}
-	return strings.HasPrefix(k, "Proxy-") || s.cfg.Auth == "header" && strings.EqualFold(k, s.cfg.Header)
+	return strings.HasPrefix(k, "Proxy-") || strings.HasPrefix(k, "X-Forwarded-") ||
+		s.cfg.Auth == "header" && strings.EqualFold(k, s.cfg.Header)
 }
 
 // checkQuery refuses a query past its bound or one that sets the auth

@@ -77,7 +77,9 @@ func TestCheckPaths(t *testing.T) {
 func TestCheckHeadersAndQuery(t *testing.T) {
 	refused := []string{"Authorization", "authorization", "Proxy-Authorization", "Cookie", "Host",
 		"Proxy-Connection", "proxy-anything", "Connection", "Keep-Alive", "TE", "Trailer",
-		"Transfer-Encoding", "Upgrade", "Content-Length"}
+		"Transfer-Encoding", "Upgrade", "Content-Length",
+		"X-HTTP-Method-Override", "X-Http-Method", "X-Method-Override", "X-Original-URL", "X-Rewrite-URL",
+		"Forwarded", "X-Forwarded-Host", "x-forwarded-for", "X-Forwarded-Proto", "X-Forwarded-Prefix"}
 	for _, auth := range []string{"bearer", "header"} {
 		s := checkService(t, auth)
 		names := refused

@@ -76,7 +76,9 @@ func (s *Service) dialTLS(ctx context.Context, network, addr string) (net.Conn, 
 // resolve returns the addresses of the service's host that may be
 // dialled: the host itself when it is an address, else what the resolver
 // says, IPv4-mapped addresses unmapped; without allow_private, those
-// blockedKind names are dropped, and none left is a Failure of cause
+// blockedKind names are dropped; for an http base URL, every address but
+// a loopback one (localhost resolved elsewhere: the credential would
+// cross a network in the clear); none left is a Failure of cause
 // "blocked_address".
 func (s *Service) resolve(ctx context.Context) ([]netip.Addr, error) {
 	addrs := []netip.Addr(nil)
@@ -90,7 +92,13 @@ func (s *Service) resolve(ctx context.Context) ([]netip.Addr, error) {
 	why := ""
 	for _, a := range addrs {
 		a = a.Unmap()
-		if k := blockedKind(a); k != "" && !s.cfg.AllowPrivate {
+		k := blockedKind(a)
+		if s.base.Scheme == "http" && !a.IsLoopback() {
+			k = "non-loopback" // plain http only on this machine, whatever a lookup of localhost said
+		} else if s.cfg.AllowPrivate {
+			k = ""
+		}
+		if k != "" {
 			if why == "" {
 				refused, why = a, k
 			}
@@ -101,6 +109,8 @@ func (s *Service) resolve(ctx context.Context) ([]netip.Addr, error) {
 	switch {
 	case len(ok) > 0:
 		return ok, nil
+	case why == "non-loopback":
+		return nil, &Failure{Cause: CauseBlocked, Msg: fmt.Sprintf("%s resolves to %s, not a loopback address: refused (http goes only to this machine)", s.addr, refused)}
 	case why != "":
 		return nil, &Failure{Cause: CauseBlocked, Msg: fmt.Sprintf("%s resolves to %s, a %s address: refused (allow_private is off)", s.addr, refused, why)}
 	}

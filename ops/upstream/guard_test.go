@@ -53,6 +53,25 @@ func TestBlockedAddress(t *testing.T) {
 	}
 }
 
+// TestPlainHTTPStaysOnLoopback: an http base URL's host (localhost) that
+// resolves to anything but a loopback address is blocked_address, even
+// with allow_private: the credential would cross a network in the clear.
+// Its loopback addresses are dialled.
+func TestPlainHTTPStaysOnLoopback(t *testing.T) {
+	for _, addrs := range [][]string{{"93.184.216.34"}, {"10.0.0.7"}, {"169.254.169.254", "2606:2800::1"}} {
+		s := newService(t, config.Service{BaseURL: "http://localhost:8080", Auth: "bearer", Paths: []string{"/*"}, AllowPrivate: true})
+		s.lookup = mapResolver{"localhost": addrs}
+		if ips, err := s.resolve(context.Background()); causeOf(err) != CauseBlocked {
+			t.Errorf("localhost → %v: dials %v, %v; want blocked_address", addrs, ips, err)
+		}
+	}
+	s := newService(t, config.Service{BaseURL: "http://localhost:8080", Auth: "bearer", Paths: []string{"/*"}, AllowPrivate: true})
+	s.lookup = mapResolver{"localhost": {"93.184.216.34", "127.0.0.1", "::1"}}
+	if ips, err := s.resolve(context.Background()); fmt.Sprint(ips) != "[127.0.0.1 ::1]" || err != nil {
+		t.Errorf("localhost → public and loopback: dials %v, %v; want the loopback ones", ips, err)
+	}
+}
+
 // TestDialsTheAddressChecked: a name is resolved by the service's
 // resolver alone, once a connection, and the address it gave is dialled,
 // with the configured host as the TLS server name (the test certificate's

@@ -17,8 +17,10 @@ import (
 const bodyTimeout = time.Minute
 
 // forward has ops decide r (its token already taken out) as a request to
-// service name's path rest, sends it, and relays the answer.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant) {
+// service name's path rest, sends it, and relays the answer. A request
+// that still holds the token elsewhere is refused (bad_request): the
+// token goes no further than the proxy.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest string, svc config.Service, g Grant, token string) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyTimeout)) // a slow body holds its slot no longer
 	body, ok, err := readBody(r)
@@ -37,6 +39,11 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest, "the query is not valid")
 		return
 	}
+	if carriesToken(r, token) {
+		p.refuse(w, r, name, svc, http.StatusBadRequest, manifest.BadRequest,
+			"the request carries the session's token outside where the service's credential goes: never sent on")
+		return
+	}
 	ctx := r.Context()
 	px, err := p.o.Service.BeginProxied(ctx, ops.ProxyRequest{
 		Service: name, Method: r.Method, Path: rest, Query: query, Header: outbound(r), Body: body,
@@ -52,6 +59,9 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 		return
 	}
 	defer resp.Body.Close()
+	// The answer is written within the service's timeout, as upstream's is
+	// read: a client that stops reading holds its slot no longer.
+	_ = rc.SetWriteDeadline(time.Now().Add(serviceTimeout(svc)))
 	p.relay(w, px, resp)
 }
 
@@ -61,7 +71,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 // the connection aborted once the event is written.
 func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Response) {
 	set := px.Scrub(p.o.Scrub)
-	redactions := scrubHeader(w.Header(), resp.Header, set)
+	redactions := scrubHeader(w.Header(), resp.Header, set, px)
 	w.WriteHeader(resp.StatusCode)
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	st := set.NewStream(fw)
@@ -85,10 +95,16 @@ func (p *Proxy) relay(w http.ResponseWriter, px *ops.Proxied, resp *http.Respons
 
 // scrubHeader sets the headers of the answer to from's (but
 // Content-Length: the body passed on is not the upstream's), each value
-// scrubbed against set, and returns the placeholders written.
-func scrubHeader(to, from http.Header, set *scrub.Set) int {
+// scrubbed against set, and returns the placeholders written. A header
+// whose name holds a value (px.ScrubName) is left out: a placeholder is
+// no header name.
+func scrubHeader(to, from http.Header, set *scrub.Set, px *ops.Proxied) int {
 	n := 0
 	for k, vs := range from {
+		if _, named := px.ScrubName(set, k); named > 0 {
+			n += named
+			continue
+		}
 		if k == "Content-Length" {
 			continue
 		}
@@ -141,4 +157,13 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 		return n, err
 	}
 	return n, f.rc.Flush()
+}
+
+// serviceTimeout is svc's timeout_ms, or its default.
+func serviceTimeout(svc config.Service) time.Duration {
+	ms := svc.TimeoutMS
+	if ms <= 0 {
+		ms = config.DefaultServiceTimeoutMS
+	}
+	return time.Duration(ms) * time.Millisecond
 }

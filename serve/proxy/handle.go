@@ -42,7 +42,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() { <-p.slots }()
-	p.forward(w, r, name, rest, svc, g)
+	p.forward(w, r, name, rest, svc, g, token)
 }
 
 // acquire takes one of the manifest.MaxUses slots, waiting for one as
@@ -109,6 +109,25 @@ func checkToken(r *http.Request, svc config.Service, token string, valid bool) s
 	}
 	dropCarrier(r, svc)
 	return ""
+}
+
+// carriesToken reports whether r (its carrier taken out) still holds
+// token: in a header's name (in any case: net/http changed the case of
+// the name sent) or value, the path or the query, as sent or decoded
+// once. Such a request is never sent on: the upstream would receive the
+// token. A body is content, not a carrier (an agent's transcript sent to
+// an LLM may quote the token), and is not searched.
+func carriesToken(r *http.Request, token string) bool {
+	in := func(s string) bool {
+		dec, err := url.PathUnescape(s)
+		return strings.Contains(s, token) || err == nil && strings.Contains(dec, token)
+	}
+	for k, vs := range r.Header {
+		if strings.Contains(strings.ToLower(k), strings.ToLower(token)) || slices.ContainsFunc(vs, in) {
+			return true
+		}
+	}
+	return in(r.URL.EscapedPath()) || in(r.URL.RawQuery)
 }
 
 // dropCarrier takes the token's carrier out of r.

@@ -21,11 +21,15 @@
 //     (upstream is asked for the identity encoding, so that what comes
 //     back can be scrubbed); a body is read whole, at most manifest.MaxBody
 //     bytes (else 413), within a minute.
-//   - An answer's header values are scrubbed as its body is. An answer in
+//   - An answer's header values are scrubbed as its body is, and a header
+//     whose name holds a value (a credential in any case: net/http changed
+//     the case of the name) is left out. An answer in
 //     an encoding other than identity (upstream was asked for identity)
 //     is not passed on: scrub could not read it (502, upstream_failed).
 //   - At most manifest.MaxUses requests are decided and sent at once; the
-//     others wait, for as long as their client does.
+//     others wait, for as long as their client does. An answer is written
+//     within the service's timeout_ms: a client that stops reading holds
+//     its slot no longer.
 //   - A body cut at the service's max_response_bytes ends with the scrub
 //     stream cut (the bytes it held back dropped) and the connection
 //     aborted, so the client sees a response that did not end rather than

@@ -3,15 +3,18 @@ package proxy
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -390,5 +393,151 @@ func TestRequestCleaned(t *testing.T) {
 	}
 	if ev := f.events.String(); !strings.Contains(ev, `"code":"bad_request","message":"the request body is longer than`) {
 		t.Errorf("no bad_request event for the body past the bound")
+	}
+}
+
+// TestTokenGoesNoFurther: a request that carries the token where the
+// credential goes and again in another header's value or name, the path
+// or the query, decoded or not, is bad_request and never sent: the
+// upstream would receive the token. A body that quotes it is content,
+// and is sent.
+func TestTokenGoesNoFurther(t *testing.T) {
+	f := newFixture(t, service("b", "auth = \"bearer\"\nmethods = [\"GET\", \"POST\"]"), nil, "b")
+	url, tok := f.p.BaseURLs()["b"], f.p.Token()
+	auth := http.Header{"Authorization": {"Bearer " + tok}}
+	if status, _ := get(t, url+"/x?a=1", auth); status != 200 || f.count() != 1 {
+		t.Fatalf("the token where it goes: %d, want 200 and the request sent", status)
+	}
+	enc := strings.ReplaceAll(tok, tok[:1], fmt.Sprintf("%%%02X", tok[0]))
+	for name, c := range map[string]struct {
+		path   string
+		header http.Header
+		body   string
+	}{
+		"another header":    {"/x", http.Header{"X-Fwd": {"k " + tok}}, ""},
+		"a header's name":   {"/x", http.Header{"X-" + tok: {"1"}}, ""},
+		"the path":          {"/x/" + tok, nil, ""},
+		"the path, encoded": {"/x/" + enc, nil, ""},
+		"the query":         {"/x?t=" + tok, nil, ""},
+		"the query encoded": {"/x?t=" + enc, nil, ""},
+	} {
+		req, err := http.NewRequest("POST", url+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header = auth.Clone()
+		for k, vs := range c.header {
+			req.Header[k] = vs
+		}
+		resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || f.count() != 1 {
+			t.Errorf("the token in %s: %d, upstream saw %d requests; want 400 and none", name, resp.StatusCode, f.count()-1)
+		}
+	}
+	if ev := f.events.String(); strings.Contains(ev, tok) || strings.Count(ev, `"code":"bad_request"`) != 6 {
+		t.Errorf("events: want 6 bad_request and never the token")
+	}
+	req, _ := http.NewRequest("POST", url+"/x", strings.NewReader(`{"said":"`+tok+`"}`))
+	req.Header = auth.Clone()
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || f.count() != 2 {
+		t.Errorf("a body that quotes the token: %d, want 200 and the request sent", resp.StatusCode)
+	}
+}
+
+// TestHeaderNamedAfterCredential: an answer's header named after the
+// credential, in whatever case net/http gave the name, is left out; one
+// that holds it has it redacted, and both count as redactions.
+func TestHeaderNamedAfterCredential(t *testing.T) {
+	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Echo-"+strings.ToUpper(canary), "1")
+		w.Header().Set("X-Key", canary)
+		io.WriteString(w, "ok")
+	}, "b")
+	req, _ := http.NewRequest("GET", f.p.BaseURLs()["b"]+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+f.p.Token())
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for k, vs := range resp.Header {
+		if strings.Contains(strings.ToLower(k+strings.Join(vs, "")), canary) {
+			t.Errorf("header %q holds the credential in some case", k)
+		}
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("X-Key") != "<redacted:t/cred>" {
+		t.Errorf("%d, X-Key %q: want 200 and the value redacted", resp.StatusCode, resp.Header.Get("X-Key"))
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"redactions":2`) {
+		t.Errorf("the event does not count 2 redactions")
+	}
+}
+
+// TestEncodedAnswerInTwoHeaders: an answer whose Content-Encoding is
+// identity in its first header and gzip in a second is not passed on
+// either: a client would decode the credential out of it.
+func TestEncodedAnswerInTwoHeaders(t *testing.T) {
+	f := newFixture(t, service("b", `auth = "bearer"`), func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Content-Encoding"] = []string{"identity", "gzip"}
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, "compressed "+canary)
+		zw.Close()
+	}, "b")
+	status, body := get(t, f.p.BaseURLs()["b"]+"/x", http.Header{"Authorization": {"Bearer " + f.p.Token()}})
+	if status != http.StatusBadGateway || !strings.Contains(body, `"code":"upstream_failed"`) {
+		t.Errorf("an answer encoded in its second header: %d, %d bytes, want 502 upstream_failed and nothing of it", status, len(body))
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"cause":"read"`) {
+		t.Errorf("its event is not upstream_failed, cause read")
+	}
+}
+
+// TestClientThatStopsReading: a client that stops reading a long answer
+// holds its slot for the service's timeout at most: with every slot held
+// so, a request after them is still answered.
+func TestClientThatStopsReading(t *testing.T) {
+	started := make(chan struct{}, manifest.MaxUses)
+	f := newFixture(t, service("b", "auth = \"bearer\"\ntimeout_ms = 3000\nmax_response_bytes = 8388608"),
+		func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/long" {
+				started <- struct{}{} // its slot is held
+				w.Write(bytes.Repeat([]byte("z"), 8<<20))
+			}
+		}, "b")
+	base, tok := f.p.BaseURLs()["b"], f.p.Token()
+	host := strings.TrimPrefix(strings.TrimSuffix(base, "/b"), "http://")
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	for range manifest.MaxUses {
+		c, err := d.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /b/long HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", tok) // and never read
+	}
+	for range manifest.MaxUses {
+		<-started
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 15 * time.Second}
+	req, _ := http.NewRequest("GET", base+"/x", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("a request behind %d clients that stopped reading: %v", manifest.MaxUses, err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("a request behind clients that stopped reading: %d", resp.StatusCode)
 	}
 }
