@@ -132,6 +132,9 @@ type Request struct {
 	// Use says what a use (http, exec, a request through the proxy)
 	// would do with the credential named by Ref; nil for every other op.
 	Use *Use `json:"use,omitempty"`
+	// SupportedObligations lists the arca: obligations the caller
+	// enforces; a verdict carrying any other arca: obligation is a deny.
+	SupportedObligations []string `json:"supported_obligations,omitempty"`
 }
 
 // Use is the use object of a PDP request (SPEC §13): a service's or an
