@@ -16,8 +16,10 @@ const maxObligationShown = 128
 // obligationDenial is why an allow that carries obligations is a deny
 // for op, or "" when arca fulfils them all. Obligations without the
 // arca: prefix (case-sensitive: "ARCA:x" is unprefixed) are only
-// recorded; an arca: one this build does not enforce (manifest.Obligations)
-// cannot be fulfilled and denies; arca:no_reveal denies a get.
+// recorded; an arca: one this build does not list (manifest.Obligations)
+// or has no case for below cannot be fulfilled and denies, so the list and
+// the enforcement failing to match is a deny, never a silent allow;
+// arca:no_reveal denies a get.
 func obligationDenial(op string, obligations []string) string {
 	supported := manifest.Obligations()
 	noReveal := false
@@ -28,7 +30,12 @@ func obligationDenial(op string, obligations []string) string {
 		if !slices.Contains(supported, o) {
 			return "cannot fulfil obligation " + quoteObligation(o)
 		}
-		noReveal = noReveal || o == manifest.NoReveal
+		switch o {
+		case manifest.NoReveal:
+			noReveal = true
+		default: // listed but not enforced here: still a deny
+			return "cannot fulfil obligation " + quoteObligation(o)
+		}
 	}
 	if noReveal && op == "get" {
 		return "cannot reveal: " + manifest.NoReveal
