@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -137,4 +138,29 @@ func TestObligationHostile(t *testing.T) {
 	if len(msgs) != 1 || msgs[0] != want {
 		t.Errorf("event messages = %q, want %q", msgs, want)
 	}
+}
+
+// TestObligationNoRevealProxy: a request through the proxy is a use, so
+// arca:no_reveal lets it carry the credential while a get of the same
+// ref is denied.
+func TestObligationNoRevealProxy(t *testing.T) {
+	u := proxyUpstream(t, nil, nil)
+	toml := u.serviceTOML("echo", `credential = "arca://t/cred"
+auth = "bearer"
+paths = ["/echo/*"]`)
+	f, _ := pdpFixture(t, `echo '{"allow":true,"obligations":["arca:no_reveal"]}'`, toml)
+	l := f.live(t)
+	putCanary(t, l)
+	o := l.openProxy(t, `"p"`, "echo")
+	status, body, _ := call(t, "GET", o.BaseURLs["echo"]+"/echo/hello", bearer(o.Token), "")
+	if status != 200 || strings.Contains(body, proxyCanary) {
+		t.Errorf("proxied GET under no_reveal: %d, want 200 and a scrubbed body", status)
+	}
+	if got := u.requests(); len(got) != 1 || !slices.Equal(got[0].Header["Authorization"], []string{"Bearer " + proxyCanary}) {
+		t.Errorf("the upstream did not receive the credential once") // the positive control
+	}
+	if r := l.ask(t, `{"id":"g","op":"get","ref":"arca://t/cred"}`); r.code() != "denied" || r.message() != "denied by policy: cannot reveal: arca:no_reveal" {
+		t.Errorf("get under no_reveal: %s %q", r.code(), r.message())
+	}
+	l.end()
 }
