@@ -171,22 +171,12 @@ func azReason(reason, reasonUser json.RawMessage) (string, string) {
 // azObligations decodes raw only if it is an array whose every element is
 // a string or an obligation object (azObligation). An empty array gives nil.
 func azObligations(raw json.RawMessage) ([]string, bool) {
-	var elems []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-		return nil, false
-	}
-	var out []string
-	for _, e := range elems {
-		s, ok := jsonString(e)
-		if !ok {
-			s, ok = azObligation(e)
+	return jsonArray(raw, func(e json.RawMessage) (string, bool) {
+		if s, ok := jsonString(e); ok {
+			return s, true
 		}
-		if !ok {
-			return nil, false
-		}
-		out = append(out, s)
-	}
-	return out, true
+		return azObligation(e)
+	})
 }
 
 // azObligation maps an obligation object {"type": T, "properties": P} to
