@@ -39,6 +39,21 @@ func UpstreamCauses() []string {
 	return []string{"dns", "connect", "tls", "timeout", "blocked_address", "redirect", "read", "start"}
 }
 
+// NoReveal is the obligation that lets a verdict allow the uses of a ref
+// (http, exec, the proxy) but not a get of it (SPEC §14).
+const NoReveal = "arca:no_reveal"
+
+// ObligationPrefix starts every obligation arca enforces; an obligation
+// with it that this build does not enforce makes the verdict a deny.
+const ObligationPrefix = "arca:"
+
+// Obligations lists the obligations this build enforces: the one table
+// the PDP's supported_obligations, the obligations capability and the
+// enforcement read.
+func Obligations() []string {
+	return []string{NoReveal}
+}
+
 type opDoc struct {
 	Name        string   `json:"name"`
 	Required    []string `json:"required"`
@@ -76,6 +91,9 @@ func Capabilities(rt Runtime) map[string]map[string]any {
 			"uses_in_flight": MaxUses,
 			"causes":         UpstreamCauses(),
 		},
+		// The arca: obligations of a verdict this build enforces; any
+		// other arca: obligation makes the verdict a deny.
+		"obligations": {"supported": Obligations()},
 		// Every event carries prev, the hex SHA-256 of the previous line.
 		"audit_chain": {"field": "prev", "hash": "sha256"},
 		// Every published schema stands alone, with an absolute $id, and

@@ -39,13 +39,17 @@ func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 }
 
 // consultAs is consult asking about env and ref (a use's credential,
-// which may not be c's), with the use object when c is a use.
+// which may not be c's), with the use object when c is a use. An allow
+// whose obligations arca cannot fulfil for this op is a deny
+// (obligationDenial); the verdict recorded is then a deny with the
+// PDP's reason and obligations. A degraded allow has no obligations.
 func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use) error {
 	if s.decider == nil || !c.spec.ConsultsPDP {
 		return nil
 	}
 	p := s.cfg.Serve.PDP
-	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use})
+	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
+		SupportedObligations: manifest.Obligations()})
 	var u *pdp.Unreachable
 	switch {
 	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:
@@ -59,6 +63,10 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 		}
 		return Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
 	default:
+		if why := obligationDenial(c.op, v.Obligations); why != "" {
+			c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
+			return Errorf(manifest.Denied, "denied by policy: %s", why)
+		}
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: v.Reason, Obligations: v.Obligations}
 	}
 	return nil

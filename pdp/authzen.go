@@ -19,7 +19,8 @@ import (
 // subject.id is "" when the request claims no actor, and properties is
 // left out without an attestation. list and check name no secret: their
 // resource is {"type":"env","id":<env>,"properties":{"env":<env>}}. The
-// request carries no context.
+// request's context carries supported_obligations, the arca: obligations
+// the caller enforces, when it lists any.
 //
 // The response is {"decision": <boolean>, "context": {…}}; decision is
 // required and must be a JSON boolean. From context, when present (it must
@@ -31,7 +32,11 @@ import (
 //     entry of the first key in byte order. reason_admin is never used: the
 //     specification says it must not reach the user, and a verdict's reason
 //     reaches the client;
-//   - obligations, an array of strings, are the verdict's obligations.
+//   - obligations, an array, are the verdict's obligations. Each is a
+//     string, taken as it is, or an object {"type": T, "properties": P}
+//     (azObligation): T, a string, alone when P is absent or {}; "T=V"
+//     when P is {"value": V} with V a string or a number; else "T=" and
+//     P as compact JSON.
 //
 // Any of these of another type makes the response unusable. Other keys of
 // the response and of context are ignored; decision, context, reason,
@@ -49,9 +54,14 @@ type azAction struct {
 }
 
 type azRequest struct {
-	Subject  azEntity `json:"subject"`
-	Action   azAction `json:"action"`
-	Resource azEntity `json:"resource"`
+	Subject  azEntity   `json:"subject"`
+	Action   azAction   `json:"action"`
+	Resource azEntity   `json:"resource"`
+	Context  *azContext `json:"context,omitempty"`
+}
+
+type azContext struct {
+	SupportedObligations []string `json:"supported_obligations"`
 }
 
 func encodeAuthZEN(req Request) ([]byte, error) {
@@ -65,6 +75,9 @@ func encodeAuthZEN(req Request) ([]byte, error) {
 	}
 	if req.Ref == "" {
 		r.Resource.Type, r.Resource.ID = "env", req.Env
+	}
+	if len(req.SupportedObligations) > 0 {
+		r.Context = &azContext{SupportedObligations: req.SupportedObligations}
 	}
 	if u := req.Use; u != nil {
 		r.Action.Properties = map[string]string{"use_kind": u.Kind, "use_name": u.Name, "via": u.Via}
@@ -108,9 +121,9 @@ func parseAuthZEN(b []byte) (Verdict, string) {
 		return Verdict{}, why
 	}
 	if c[2] != nil {
-		obs, ok := jsonStrings(c[2])
+		obs, ok := azObligations(c[2])
 		if !ok {
-			return Verdict{}, "authzen context obligations is not an array of strings"
+			return Verdict{}, "authzen context obligations is not an array of strings and obligation objects"
 		}
 		v.Obligations = obs
 	}
@@ -153,4 +166,57 @@ func azReason(reason, reasonUser json.RawMessage) (string, string) {
 		return "", ""
 	}
 	return texts[keys[0]], ""
+}
+
+// azObligations decodes raw only if it is an array whose every element is
+// a string or an obligation object (azObligation). An empty array gives nil.
+func azObligations(raw json.RawMessage) ([]string, bool) {
+	return jsonArray(raw, func(e json.RawMessage) (string, bool) {
+		if s, ok := jsonString(e); ok {
+			return s, true
+		}
+		return azObligation(e)
+	})
+}
+
+// azObligation maps an obligation object {"type": T, "properties": P} to
+// the string arca reads: T when P is absent or {}, "T=V" when P is
+// {"value": V} with V a string or a number (its JSON text), else "T="
+// followed by P as compact JSON. type is required and must be a string;
+// properties, when present, an object; other keys are ignored.
+func azObligation(raw json.RawMessage) (string, bool) {
+	if raw[0] != '{' {
+		return "", false
+	}
+	m, why := objectMembers(raw, "authzen obligation", []string{"type", "properties"})
+	if why != "" {
+		return "", false
+	}
+	typ, ok := jsonString(m[0])
+	if !ok {
+		return "", false
+	}
+	if m[1] == nil {
+		return typ, true
+	}
+	var props map[string]json.RawMessage
+	if m[1][0] != '{' || json.Unmarshal(m[1], &props) != nil {
+		return "", false
+	}
+	if len(props) == 0 {
+		return typ, true
+	}
+	if v, one := props["value"]; one && len(props) == 1 {
+		if s, ok := jsonString(v); ok {
+			return typ + "=" + s, true
+		}
+		if v[0] == '-' || (v[0] >= '0' && v[0] <= '9') {
+			return typ + "=" + string(v), true
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, m[1]) != nil {
+		return "", false
+	}
+	return typ + "=" + buf.String(), true
 }

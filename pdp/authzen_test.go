@@ -132,12 +132,44 @@ func TestAuthZENRequest(t *testing.T) {
 				`"resource":{"type":"secret","id":"app/db","properties":{"env":"prod"}}}`},
 		{Request{Op: "list", Env: "dev"},
 			`{"subject":{"type":"actor","id":""},"action":{"name":"list"},"resource":{"type":"env","id":"dev","properties":{"env":"dev"}}}`},
+		{Request{Op: "get", Env: "dev", Ref: "app/db", SupportedObligations: []string{"arca:no_reveal"}},
+			`{"subject":{"type":"actor","id":""},"action":{"name":"get"},"resource":{"type":"secret","id":"app/db","properties":{"env":"dev"}},` +
+				`"context":{"supported_obligations":["arca:no_reveal"]}}`},
 	} {
 		if _, err := d.Decide(context.Background(), c.req); err != nil {
 			t.Fatal(err)
 		}
 		if got := string(bytes.TrimSpace(<-seen)); got != c.want {
 			t.Errorf("sent %s\nwant %s", got, c.want)
+		}
+	}
+}
+
+// TestAuthZENObligations: obligations given as strings or as objects with
+// type and properties map to the strings arca reads; anything else makes
+// the response unusable.
+func TestAuthZENObligations(t *testing.T) {
+	for _, c := range []struct {
+		obligations string
+		want        []string
+	}{
+		{`["log", {"type":"arca:no_reveal"}]`, []string{"log", "arca:no_reveal"}},
+		{`[{"type":"arca:no_reveal","properties":{}}]`, []string{"arca:no_reveal"}},
+		{`[{"type":"arca:ttl","properties":{"value":60}}]`, []string{"arca:ttl=60"}},
+		{`[{"type":"arca:max_uses","properties":{"value":"5"}, "id":"o1"}]`, []string{"arca:max_uses=5"}},
+		{`[{"type":"notify","properties":{"to":"oncall","value":1}}]`, []string{`notify={"to":"oncall","value":1}`}},
+		{`[{"type":"arca:ttl","properties":{"value":true}}]`, []string{`arca:ttl={"value":true}`}},
+	} {
+		v, why := parseAuthZEN([]byte(`{"decision":true,"context":{"obligations":` + c.obligations + `}}`))
+		if why != "" || !reflect.DeepEqual(v.Obligations, c.want) {
+			t.Errorf("%s: obligations %q (%s), want %q", c.obligations, v.Obligations, why, c.want)
+		}
+	}
+	for _, bad := range []string{`[1]`, `[null]`, `[{"properties":{}}]`, `[{"type":7}]`, `[{"type":"a","properties":[]}]`,
+		`[{"type":"a","type":"b"}]`, `{"type":"arca:no_reveal"}`} {
+		v, why := parseAuthZEN([]byte(`{"decision":true,"context":{"obligations":` + bad + `}}`))
+		if why == "" {
+			t.Errorf("%s: verdict %+v, want it refused", bad, v)
 		}
 	}
 }

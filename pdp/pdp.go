@@ -16,10 +16,11 @@
 // Request to the child's stdin as one JSON object and a newline, then closes
 // stdin:
 //
-//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name"}
+//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name","supported_obligations":["arca:no_reveal"]}
 //
 // actor, attestation and ref are omitted when empty; ref is the bare
-// "ns/name" and is absent on list and check. The child answers on stdout with
+// "ns/name" and is absent on list and check; supported_obligations, the
+// arca: obligations the caller enforces, is omitted when it lists none. The child answers on stdout with
 // exactly one JSON object (whitespace around it is fine):
 //
 //	{"allow": true, "reason": "…", "obligations": ["…"]}
@@ -121,8 +122,9 @@ import (
 const MaxVerdict = 64 << 10
 
 // Request is what the PDP reads on stdin as one JSON object:
-// {"actor","attestation","op","env","ref"}; actor, attestation and ref are
-// omitted when empty (ref is the bare "ns/name", absent on list/check).
+// {"actor","attestation","op","env","ref","use","supported_obligations"};
+// all but op and env are omitted when empty (ref is the bare "ns/name",
+// absent on list/check).
 type Request struct {
 	Actor       string `json:"actor,omitempty"`
 	Attestation string `json:"attestation,omitempty"`
@@ -132,6 +134,9 @@ type Request struct {
 	// Use says what a use (http, exec, a request through the proxy)
 	// would do with the credential named by Ref; nil for every other op.
 	Use *Use `json:"use,omitempty"`
+	// SupportedObligations lists the arca: obligations the caller
+	// enforces; a verdict carrying any other arca: obligation is a deny.
+	SupportedObligations []string `json:"supported_obligations,omitempty"`
 }
 
 // Use is the use object of a PDP request (SPEC §13): a service's or an

@@ -137,7 +137,7 @@ func (r row) check(t *testing.T) {
 // it ended within its timeout plus margin, and that its process group is
 // gone.
 func (r row) checkOutcome(t *testing.T) outcome {
-	if r.req == (Request{}) {
+	if r.req.Op == "" {
 		r.req = getReq
 	}
 	if r.timeout == 0 {

@@ -221,7 +221,7 @@ func (r prow) check(t *testing.T) {
 			awaitOwed(t, d, g)
 		}
 		req := s.req
-		if req == (Request{}) {
+		if req.Op == "" {
 			req = getReq
 		}
 		t0 := time.Now()

@@ -132,13 +132,19 @@ func jsonString(raw json.RawMessage) (string, bool) {
 // jsonStrings decodes raw only if it is an array whose every element is a
 // JSON string. An empty array gives nil.
 func jsonStrings(raw json.RawMessage) ([]string, bool) {
+	return jsonArray(raw, jsonString)
+}
+
+// jsonArray decodes raw only if it is an array whose every element elem
+// turns into a string. An empty array gives nil.
+func jsonArray(raw json.RawMessage, elem func(json.RawMessage) (string, bool)) ([]string, bool) {
 	var elems []json.RawMessage
 	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
 		return nil, false
 	}
 	var out []string
 	for _, e := range elems {
-		s, ok := jsonString(e)
+		s, ok := elem(e)
 		if !ok {
 			return nil, false
 		}

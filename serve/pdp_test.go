@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,14 +63,10 @@ func TestPDPDenyTouchesNoVault(t *testing.T) {
 		t.Errorf("denied event: %s", tr.stderr[1])
 	}
 	reqs := consulted(t, log)
-	want := map[string]any{"actor": "agent:x", "attestation": "ATT", "op": "get", "env": "default", "ref": "billing/stripe"}
-	if len(reqs) != 1 || len(reqs[0]) != len(want) {
-		t.Fatalf("PDP requests = %v", reqs)
-	}
-	for k, v := range want {
-		if reqs[0][k] != v {
-			t.Errorf("PDP request %s = %v, want %v", k, reqs[0][k], v)
-		}
+	want := map[string]any{"actor": "agent:x", "attestation": "ATT", "op": "get", "env": "default", "ref": "billing/stripe",
+		"supported_obligations": []any{"arca:no_reveal"}}
+	if len(reqs) != 1 || !reflect.DeepEqual(reqs[0], want) {
+		t.Fatalf("PDP requests = %v, want %v", reqs, want)
 	}
 }
 

@@ -1,0 +1,58 @@
+package ops
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/manifest"
+)
+
+// maxObligationShown caps how much of an obligation a denial quotes: the
+// PDP's output is untrusted, and a message is not a place for 64 KiB.
+const maxObligationShown = 128
+
+// obligationDenial is why an allow that carries obligations is a deny
+// for op, or "" when arca fulfils them all. Obligations without the
+// arca: prefix (case-sensitive: "ARCA:x" is unprefixed) are only
+// recorded; an arca: one this build does not list (manifest.Obligations)
+// or has no case for below cannot be fulfilled and denies, so the list and
+// the enforcement failing to match is a deny, never a silent allow;
+// arca:no_reveal denies a get.
+func obligationDenial(op string, obligations []string) string {
+	supported := manifest.Obligations()
+	noReveal := false
+	for _, o := range obligations {
+		if !strings.HasPrefix(o, manifest.ObligationPrefix) {
+			continue
+		}
+		if !slices.Contains(supported, o) {
+			return "cannot fulfil obligation " + quoteObligation(o)
+		}
+		switch o {
+		case manifest.NoReveal:
+			noReveal = true
+		default: // listed but not enforced here: still a deny
+			return "cannot fulfil obligation " + quoteObligation(o)
+		}
+	}
+	if noReveal && op == "get" {
+		return "cannot reveal: " + manifest.NoReveal
+	}
+	return ""
+}
+
+// quoteObligation is o cut to maxObligationShown bytes (at a rune's
+// start) and Go-quoted, so control characters and the like are escapes,
+// never bytes a terminal acts on. A cut one ends in "…" after the quote.
+func quoteObligation(o string) string {
+	if len(o) <= maxObligationShown {
+		return strconv.Quote(o)
+	}
+	cut := maxObligationShown
+	for cut > 0 && !utf8.RuneStart(o[cut]) {
+		cut--
+	}
+	return strconv.Quote(o[:cut]) + "…"
+}
