@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/ops/upstream"
@@ -107,6 +108,11 @@ type call struct {
 	// flush writes c's event through to the sink at once: a request
 	// through the proxy, which no response line of serve's carries out.
 	flush bool
+	// scrub holds the values the session released (Request.Scrub): what
+	// c's event records of the request (a use's path, a refusal's message
+	// quoting what was sent) is scrubbed against them, since a caller may
+	// put a value it was given there.
+	scrub *scrub.Set
 }
 
 // heldEvent is the one event of a read run ahead of its turn (see Read).
@@ -156,7 +162,7 @@ func (s *Service) route(c *call, req *Request) error {
 // request that fails here is audited (into held, when set).
 func (s *Service) validated(op manifest.OpSpec, req Request, held *heldEvent) (call, error) {
 	req.Op = op.Name
-	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held}
+	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held, scrub: req.Scrub}
 	if req.Sent()&manifest.FieldAttestation != 0 {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
@@ -181,6 +187,7 @@ func (c *call) decision() Decision { return Decision{Policy: c.ev.Policy} }
 
 // record writes c's success event (or holds it: see call.held).
 func (s *Service) record(c *call, version uint64) error {
+	c.scrubUse()
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Version = c.op, audit.OK, version
 	if c.held != nil {
@@ -205,9 +212,10 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 // returns it, carrying c's verdict.
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)
-	if c.ev.Policy != nil {
-		err = &Error{Code: code, Msg: err.Error(), Err: err, Policy: c.ev.Policy, Cause: CauseOf(err)}
+	if msg := c.scrubbed(err.Error()); c.ev.Policy != nil || msg != err.Error() {
+		err = &Error{Code: code, Msg: msg, Err: err, Policy: c.ev.Policy, Cause: CauseOf(err)}
 	}
+	c.scrubUse()
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()
 	if code == manifest.Denied {
@@ -252,4 +260,24 @@ func outcomeOf(c manifest.Code) string {
 	default:
 		return audit.Error
 	}
+}
+
+// scrubUse scrubs the path a use's event records (see call.scrub).
+func (c *call) scrubUse() {
+	if c.ev.Use != nil {
+		c.ev.Use.Path = c.scrubbed(c.ev.Use.Path)
+	}
+}
+
+// scrubbed is s with every value the session released redacted (see
+// call.scrub); s itself when there are none.
+func (c *call) scrubbed(s string) string {
+	if c.scrub == nil || s == "" {
+		return s
+	}
+	out, red := c.scrub.Scrub([]byte(s))
+	if len(red) == 0 {
+		return s
+	}
+	return string(out)
 }

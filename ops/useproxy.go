@@ -24,7 +24,8 @@ type ProxyRequest struct {
 	Query        url.Values
 	Header       http.Header
 	Body         []byte
-	Env, Actor   string // the env and actor the proxy was opened with
+	Env, Actor   string     // the env and actor the proxy was opened with
+	Scrub        *scrub.Set // the values the session released (see Request.Scrub)
 }
 
 // Proxied is a request through the proxy that was let through: its
@@ -47,7 +48,7 @@ type Proxied struct {
 // written through to the wire, and its error returned.
 func (s *Service) BeginProxied(ctx context.Context, p ProxyRequest) (*Proxied, error) {
 	op, _ := manifest.Op("http")
-	req := Request{Op: op.Name, Service: p.Service, Method: p.Method, Path: p.Path, Env: p.Env, Actor: p.Actor}
+	req := Request{Op: op.Name, Service: p.Service, Method: p.Method, Path: p.Path, Env: p.Env, Actor: p.Actor, Scrub: p.Scrub}
 	px := &Proxied{s: s, uc: upstream.Call{Method: p.Method, Path: p.Path, Query: p.Query, Header: p.Header, Body: p.Body}}
 	target := func(c *call, req *Request) ([]useCred, *pdp.Use, error) {
 		c.flush = true
@@ -113,6 +114,7 @@ func (px *Proxied) ScrubName(set *scrub.Set, k string) (string, int) {
 func (px *Proxied) Finish(bytesOut int64, redactions int) error {
 	u := px.c.ev.Use
 	u.BytesOut, u.Redactions, u.ElapsedMS = bytesOut, redactions, time.Since(px.start).Milliseconds()
+	px.c.scrubUse()
 	ev := px.c.ev
 	ev.Event, ev.Outcome = px.c.op, audit.OK
 	return px.s.writeFor(&px.c, ev)

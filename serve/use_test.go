@@ -1467,3 +1467,32 @@ func TestUseMadeIsAuditedWhenInterrupted(t *testing.T) {
 		t.Errorf("%d use events for the %d uses made", len(got), n)
 	}
 }
+
+// TestUseEventsScrubCallerInput: what a use's event records of the
+// request (its path; a refusal's message, which quotes the path or an
+// argument) is scrubbed of the values the session released: a caller
+// that puts a value it was given in a path or an argument does not get it
+// onto the audit wire. The value is in the get's answer (the positive
+// control), and on stderr nowhere.
+func TestUseEventsScrubCallerInput(t *testing.T) {
+	u := newUpstream(t, nil)
+	svc := strings.Replace(u.service("api", "bearer", ""), `paths = ["/*"]`, `paths = ["/repos/*"]`, 1)
+	act := "[actions.show]\nargv = [\"/bin/echo\"]\nargs = \"^--[a-z]+$\"\nenv = { TOKEN = \"" + tokRef + "\" }\n"
+	f := useFixture(t, svc+act)
+	tr := useSession(t, f, lines(
+		`{"id":1,"op":"get","ref":"`+relRef+`"}`,
+		`{"id":2,"op":"http","service":"api","method":"GET","path":"/admin/`+relValue+`"}`,
+		`{"id":3,"op":"http","service":"api","method":"GET","path":"/repos/`+relValue+`"}`,
+		`{"id":4,"op":"exec","action":"show","args":["`+relValue+`"]}`,
+	))
+	checkReplies(t, tr, []want{ok("1"), denied("2"), ok("3"), {id: "4", code: "bad_request"}})
+	if !strings.Contains(string(tr.rawOut), relValue) {
+		t.Fatal("control: the get's answer does not hold the value")
+	}
+	if strings.Contains(string(tr.rawErr), relValue) {
+		t.Errorf("the audit wire holds the value a caller put in a path or an argument")
+	}
+	if n := strings.Count(string(tr.rawErr), "<redacted:"); n < 3 {
+		t.Errorf("%d placeholders on the audit wire, want one for each of the three uses", n)
+	}
+}

@@ -47,7 +47,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request, name, rest strin
 	ctx := r.Context()
 	px, err := p.o.Service.BeginProxied(ctx, ops.ProxyRequest{
 		Service: name, Method: r.Method, Path: rest, Query: query, Header: outbound(r), Body: body,
-		Env: g.Env, Actor: g.Actor,
+		Env: g.Env, Actor: g.Actor, Scrub: p.o.Scrub,
 	})
 	if err != nil {
 		writeOpsError(w, err)
