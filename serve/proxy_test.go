@@ -124,6 +124,7 @@ max_response_bytes = 16`)
 		{`{"id":"p2","op":"proxy","services":["echo"],"stop":true}`, "not both"},
 		{`{"id":"p3","op":"proxy"}`, "services is required"},
 		{`{"id":"p4","op":"proxy","services":"echo"}`, "array of service names"},
+		{`{"id":"p4b","op":"proxy","services":["echo"],"env":"nope"}`, `unknown env "nope"`},
 	} {
 		if r := l.ask(t, c.line); r.code() != "bad_request" || !strings.Contains(r.message(), c.msg) {
 			t.Errorf("%s: %s %q, want bad_request %q", c.line, r.code(), r.message(), c.msg)

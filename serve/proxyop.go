@@ -63,6 +63,12 @@ func (s *session) runProxy(req *ops.Request) (proxyResult, string, error) {
 	if err != nil {
 		return proxyResult{}, "", err
 	}
+	if req.Env != "" {
+		// Every request through the proxy would fail on it: say so now.
+		if _, err := s.cfg.ResolveEnv("", req.Env, s.ctxEnv); err != nil {
+			return proxyResult{}, "", err
+		}
+	}
 	g := proxy.Grant{Services: names, Env: req.Env, Actor: req.Actor}
 	if s.proxy == nil {
 		p, err := proxy.Start(proxy.Options{Service: s.svc, Services: s.cfg.Services, Scrub: s.scrubs.set}, g)
