@@ -61,7 +61,8 @@ type azRequest struct {
 }
 
 type azContext struct {
-	SupportedObligations []string `json:"supported_obligations"`
+	SupportedObligations []string `json:"supported_obligations,omitempty"`
+	Grant                *Grant   `json:"grant,omitempty"`
 }
 
 func encodeAuthZEN(req Request) ([]byte, error) {
@@ -76,8 +77,8 @@ func encodeAuthZEN(req Request) ([]byte, error) {
 	if req.Ref == "" {
 		r.Resource.Type, r.Resource.ID = "env", req.Env
 	}
-	if len(req.SupportedObligations) > 0 {
-		r.Context = &azContext{SupportedObligations: req.SupportedObligations}
+	if len(req.SupportedObligations) > 0 || req.Grant != nil {
+		r.Context = &azContext{SupportedObligations: req.SupportedObligations, Grant: req.Grant}
 	}
 	if u := req.Use; u != nil {
 		r.Action.Properties = map[string]string{"use_kind": u.Kind, "use_name": u.Name, "via": u.Via}

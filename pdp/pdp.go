@@ -16,7 +16,7 @@
 // Request to the child's stdin as one JSON object and a newline, then closes
 // stdin:
 //
-//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name","supported_obligations":["arca:no_reveal"]}
+//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name","supported_obligations":["arca:max_uses","arca:no_reveal","arca:ttl"]}
 //
 // actor, attestation and ref are omitted when empty; ref is the bare
 // "ns/name" and is absent on list and check; supported_obligations, the
@@ -122,7 +122,7 @@ import (
 const MaxVerdict = 64 << 10
 
 // Request is what the PDP reads on stdin as one JSON object:
-// {"actor","attestation","op","env","ref","use","supported_obligations"};
+// {"actor","attestation","op","env","ref","use","supported_obligations","grant"};
 // all but op and env are omitted when empty (ref is the bare "ns/name",
 // absent on list/check).
 type Request struct {
@@ -137,6 +137,21 @@ type Request struct {
 	// SupportedObligations lists the arca: obligations the caller
 	// enforces; a verdict carrying any other arca: obligation is a deny.
 	SupportedObligations []string `json:"supported_obligations,omitempty"`
+	// Grant is the grant the request falls under (SPEC §14), active or
+	// closed; nil when none was opened for its key.
+	Grant *Grant `json:"grant,omitempty"`
+}
+
+// Grant is the grant object of a PDP request: its id, the uses it has
+// counted, its bounds (max_uses 0: unbounded by count; expires_at, RFC
+// 3339, absent: unbounded by time) and its state, "active", "exhausted"
+// or "expired" as of the request.
+type Grant struct {
+	ID        string `json:"id"`
+	Uses      int    `json:"uses"`
+	MaxUses   int    `json:"max_uses"`
+	ExpiresAt string `json:"expires_at,omitempty"`
+	State     string `json:"state"`
 }
 
 // Use is the use object of a PDP request (SPEC §13): a service's or an
