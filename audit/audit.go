@@ -63,6 +63,9 @@ type Event struct {
 	Code              string          `json:"code,omitempty"`
 	Message           string          `json:"message,omitempty"`
 	Policy            *Policy         `json:"policy,omitempty"`
+	// Grant is the id of the grant the op ran under (SPEC §14), or the
+	// grant a grant.open or grant.close event is about.
+	Grant string `json:"grant,omitempty"`
 	// Use is what the event of a use (http, exec, a request through the
 	// proxy) adds; nil for every other event.
 	*Use

@@ -44,6 +44,7 @@ func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) 
 		b = append(b, `,"policy":`...)
 		b = AppendPolicy(b, e.Policy)
 	}
+	b = appendField(b, "grant", e.Grant, false)
 	if e.Use != nil {
 		b = appendUse(b, e.Use)
 	}
