@@ -43,6 +43,14 @@ func UpstreamCauses() []string {
 // (http, exec, the proxy) but not a get of it (SPEC §14).
 const NoReveal = "arca:no_reveal"
 
+// ObligationTTL and ObligationMaxUses are the obligations that open a grant (SPEC §14),
+// given with a value: arca:ttl=S (seconds, 1–86400) ends it S seconds
+// after it opens, arca:max_uses=N (1–10000) bounds its uses.
+const (
+	ObligationTTL     = "arca:ttl"
+	ObligationMaxUses = "arca:max_uses"
+)
+
 // ObligationPrefix starts every obligation arca enforces; an obligation
 // with it that this build does not enforce makes the verdict a deny.
 const ObligationPrefix = "arca:"
@@ -51,7 +59,7 @@ const ObligationPrefix = "arca:"
 // the PDP's supported_obligations, the obligations capability and the
 // enforcement read.
 func Obligations() []string {
-	return []string{NoReveal}
+	return []string{ObligationMaxUses, NoReveal, ObligationTTL}
 }
 
 type opDoc struct {

@@ -137,6 +137,11 @@ func (r *Read) Finish() (Result, error) {
 	if o, ok := r.res.(outcome); ok && r.err == nil {
 		o.scrub(r.scrub) // its redactions go into the held event
 	}
+	for _, ev := range r.held.pre {
+		if err := r.s.write(ev); err != nil {
+			return nil, err
+		}
+	}
 	if r.held.set {
 		if err := r.s.write(r.held.ev); err != nil {
 			return nil, err

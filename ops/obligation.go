@@ -14,33 +14,44 @@ import (
 const maxObligationShown = 128
 
 // obligationDenial is why an allow that carries obligations is a deny
-// for op, or "" when arca fulfils them all. Obligations without the
-// arca: prefix (case-sensitive: "ARCA:x" is unprefixed) are only
-// recorded; an arca: one this build does not list (manifest.Obligations)
-// or has no case for below cannot be fulfilled and denies, so the list and
-// the enforcement failing to match is a deny, never a silent allow;
-// arca:no_reveal denies a get.
-func obligationDenial(op string, obligations []string) string {
+// for op, or "" when arca fulfils them all, with the grant they ask for.
+// Obligations without the arca: prefix (case-sensitive: "ARCA:x" is
+// unprefixed) are only recorded; an arca: one this build does not list
+// (manifest.Obligations, by its name before any "=") or has no case for
+// below cannot be fulfilled and denies, so the list and the enforcement
+// failing to match is a deny, never a silent allow; arca:no_reveal
+// denies a get; arca:ttl=S and arca:max_uses=N out of range, malformed
+// or given twice deny.
+func obligationDenial(op string, obligations []string) (grantBounds, string) {
 	supported := manifest.Obligations()
+	var b grantBounds
 	noReveal := false
 	for _, o := range obligations {
 		if !strings.HasPrefix(o, manifest.ObligationPrefix) {
 			continue
 		}
-		if !slices.Contains(supported, o) {
-			return "cannot fulfil obligation " + quoteObligation(o)
+		name, _, _ := strings.Cut(o, "=")
+		if !slices.Contains(supported, name) {
+			return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
 		}
-		switch o {
+		switch name {
 		case manifest.NoReveal:
+			if o != manifest.NoReveal {
+				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
+			}
 			noReveal = true
+		case manifest.ObligationTTL, manifest.ObligationMaxUses:
+			if _, bad := parseGrantObligation(o, &b); bad {
+				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
+			}
 		default: // listed but not enforced here: still a deny
-			return "cannot fulfil obligation " + quoteObligation(o)
+			return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
 		}
 	}
 	if noReveal && op == "get" {
-		return "cannot reveal: " + manifest.NoReveal
+		return grantBounds{}, "cannot reveal: " + manifest.NoReveal
 	}
-	return ""
+	return b, ""
 }
 
 // quoteObligation is o cut to maxObligationShown bytes (at a rune's

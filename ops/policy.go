@@ -43,31 +43,43 @@ func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 // whose obligations arca cannot fulfil for this op is a deny
 // (obligationDenial); the verdict recorded is then a deny with the
 // PDP's reason and obligations. A degraded allow has no obligations.
+// The grant of the request's key is in the PDP's input, and the verdict
+// is then settled against it (settleGrant).
 func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use) error {
 	if s.decider == nil || !c.spec.ConsultsPDP {
 		return nil
 	}
+	key := grantKey{actor: req.Actor, env: env, ref: ref, use: grantUse(c.op, use)}
+	b, err := s.decideAs(ctx, c, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
+		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, s.now())})
+	return s.settleGrant(c, key, b, err)
+}
+
+// decideAs asks the PDP preq and records its verdict on c: nil and the
+// grant the allow asks for, or why the request is refused.
+func (s *Service) decideAs(ctx context.Context, c *call, preq pdp.Request) (grantBounds, error) {
 	p := s.cfg.Serve.PDP
-	v, err := s.decider.Decide(ctx, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
-		SupportedObligations: manifest.Obligations()})
+	v, err := s.decider.Decide(ctx, preq)
 	var u *pdp.Unreachable
 	switch {
 	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: u.Error(), Degraded: true}
 	case err != nil:
-		return Errorf(manifest.PDPUnreachable, "%v", err)
+		return grantBounds{}, Errorf(manifest.PDPUnreachable, "%v", err)
 	case !v.Allow:
 		c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
 		if v.Reason == "" {
-			return Errorf(manifest.Denied, "denied by policy")
+			return grantBounds{}, Errorf(manifest.Denied, "denied by policy")
 		}
-		return Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
+		return grantBounds{}, Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
 	default:
-		if why := obligationDenial(c.op, v.Obligations); why != "" {
+		b, why := obligationDenial(c.op, v.Obligations)
+		if why != "" {
 			c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
-			return Errorf(manifest.Denied, "denied by policy: %s", why)
+			return grantBounds{}, Errorf(manifest.Denied, "denied by policy: %s", why)
 		}
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: v.Reason, Obligations: v.Obligations}
+		return b, nil
 	}
-	return nil
+	return grantBounds{}, nil
 }

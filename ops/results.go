@@ -40,6 +40,9 @@ type GetResult struct {
 	Value   vault.Secret `json:"-"`
 	Version uint64       `json:"version"`
 	Stamp
+	// ExpiresAt is when the grant the get ran under ends; zero (and not
+	// encoded) when there is none, or it is unbounded by time.
+	ExpiresAt time.Time `json:"-"`
 	Decision
 }
 
@@ -76,6 +79,11 @@ func (r GetResult) AppendJSON(b []byte) []byte {
 	if !r.RotatedAt.IsZero() {
 		b = append(b, `,"rotated_at":"`...)
 		b = audit.AppendTime(b, r.RotatedAt.Time)
+		b = append(b, '"')
+	}
+	if !r.ExpiresAt.IsZero() {
+		b = append(b, `,"expires_at":"`...)
+		b = audit.AppendTime(b, r.ExpiresAt)
 		b = append(b, '"')
 	}
 	return append(b, '}')

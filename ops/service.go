@@ -53,6 +53,8 @@ type Service struct {
 	stores map[string]vault.Store       // by vault name
 	byEnv  map[string]vault.Store       // the same stores, by env
 	ups    map[string]*upstream.Service // the clients of the services used, by name
+
+	grants grants // the session's grants (SPEC §14)
 }
 
 // New returns a Service.
@@ -113,10 +115,16 @@ type call struct {
 	// quoting what was sent) is scrubbed against them, since a caller may
 	// put a value it was given there.
 	scrub *scrub.Set
+	// grantExpires is when the grant c runs under ends; zero when it
+	// runs under none, or one unbounded by time.
+	grantExpires time.Time
 }
 
-// heldEvent is the one event of a read run ahead of its turn (see Read).
+// heldEvent is the one event of a read run ahead of its turn (see Read),
+// and the grant events (grant.open, grant.close) its decision wrote,
+// which go before it.
 type heldEvent struct {
+	pre []audit.Event
 	ev  audit.Event
 	set bool
 }

@@ -25,7 +25,7 @@ func (s *Service) get(ctx context.Context, cv call, req Request) (Result, error)
 	if err := s.record(c, rec.Version); err != nil {
 		return nil, err
 	}
-	return GetResult{Ref: c.ref.Canonical(), Env: c.env, Value: rec.Value, Version: rec.Version, Stamp: stampOf(rec.Meta), Decision: c.decision()}, nil
+	return GetResult{Ref: c.ref.Canonical(), Env: c.env, Value: rec.Value, Version: rec.Version, Stamp: stampOf(rec.Meta), ExpiresAt: c.grantExpires, Decision: c.decision()}, nil
 }
 
 func putChange(c *call, req *Request) vault.Write {

@@ -87,7 +87,7 @@ func TestObligationNoReveal(t *testing.T) {
 // case-sensitive, and unprefixed obligations are recorded only.
 func TestObligationUnfulfilled(t *testing.T) {
 	u := newUpstream(t, nil)
-	for _, ob := range []string{"arca:bogus", "arca:ttl=60", "arca:max_uses=x", "arca:max_uses=5", "arca:approval", "arca:no_reveal=1", "arca:"} {
+	for _, ob := range []string{"arca:bogus", "arca:ttl=0", "arca:ttl=86401", "arca:max_uses=x", "arca:max_uses=10001", "arca:approval", "arca:no_reveal=1", "arca:"} {
 		t.Run(ob, func(t *testing.T) {
 			f, marker := obligationFixture(t, u, "log-access", ob)
 			tr := useSession(t, f, lines(`{"id":1,"op":"get","ref":"`+relRef+`"}`, `{"id":3,"op":"exec","action":"touch"}`))

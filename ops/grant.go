@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/pdp"
+)
+
+// Grant states, as the PDP's input and a grant.close event name them.
+const (
+	grantActive    = "active"
+	grantExhausted = "exhausted"
+	grantExpired   = "expired"
+)
+
+// The bounds of the obligations that open a grant (SPEC §14).
+const (
+	maxGrantTTL  = 86400
+	maxGrantUses = 10000
+)
+
+// grantKey is what a grant covers: one actor's use of one ref in one env,
+// the use being the op's name (get, put, …) or "http:SERVICE" /
+// "exec:ACTION". The session is the Service that holds it.
+type grantKey struct{ actor, env, ref, use string }
+
+// grant is one grant: opened by an allow carrying arca:ttl or
+// arca:max_uses, never extended, kept once closed so the PDP's next input
+// shows how it ended.
+type grant struct {
+	id        string
+	uses      int
+	maxUses   int       // 0: unbounded by count
+	expiresAt time.Time // zero: unbounded by time
+	closed    string    // "" while open; else the state it closed in
+}
+
+// stateAt is g's state at now: its closing state once closed, else
+// exhausted when its uses are spent, expired once now reaches its end.
+func (g *grant) stateAt(now time.Time) string {
+	switch {
+	case g.closed != "":
+		return g.closed
+	case g.maxUses > 0 && g.uses >= g.maxUses:
+		return grantExhausted
+	case !g.expiresAt.IsZero() && !now.Before(g.expiresAt):
+		return grantExpired
+	}
+	return grantActive
+}
+
+// grants are a session's grants, by key; the latest for each key.
+type grants struct {
+	mu sync.Mutex
+	m  map[grantKey]*grant
+}
+
+// view is the grant object of the PDP's input for key at now; nil when no
+// grant was opened for it.
+func (gs *grants) view(key grantKey, now time.Time) *pdp.Grant {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	g := gs.m[key]
+	if g == nil {
+		return nil
+	}
+	v := &pdp.Grant{ID: g.id, Uses: g.uses, MaxUses: g.maxUses, State: g.stateAt(now)}
+	if !g.expiresAt.IsZero() {
+		v.ExpiresAt = string(audit.AppendTime(nil, g.expiresAt))
+	}
+	return v
+}
+
+// grantBounds are the grant an allow's obligations ask for: ttl seconds
+// and max uses, 0 when not asked.
+type grantBounds struct{ ttl, maxUses int }
+
+func (b grantBounds) opens() bool { return b.ttl > 0 || b.maxUses > 0 }
+
+// settled is what settle decided for one request: the grant it falls
+// under ("" none), its end, the state a grant closed in ("" none closed)
+// and whether one opened.
+type settled struct {
+	id        string
+	expiresAt time.Time
+	closed    string
+	opened    *grant
+}
+
+// settle applies the grant rules to one request for key at now, once its
+// verdict is known (allowed: an allow arca can fulfil). A grant found
+// spent or past its time closes, whatever the verdict; an allowed request
+// counts one use of the active grant, or opens a new one when b asks for
+// it and none is active. An active grant is never widened.
+func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBounds) settled {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	g := gs.m[key]
+	if g != nil && g.closed == "" {
+		if st := g.stateAt(now); st != grantActive {
+			g.closed = st
+			return settled{id: g.id, closed: st}
+		}
+		if allowed {
+			g.uses++
+			return settled{id: g.id, expiresAt: g.expiresAt}
+		}
+		return settled{}
+	}
+	if !allowed || !b.opens() {
+		return settled{}
+	}
+	g = &grant{id: newGrantID(), uses: 1, maxUses: b.maxUses}
+	if b.ttl > 0 {
+		g.expiresAt = now.Add(time.Duration(b.ttl) * time.Second)
+	}
+	if gs.m == nil {
+		gs.m = map[grantKey]*grant{}
+	}
+	gs.m[key] = g
+	return settled{id: g.id, expiresAt: g.expiresAt, opened: g}
+}
+
+// newGrantID returns "gr_" and 16 bytes of crypto/rand in hex.
+func newGrantID() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand crashes the program instead)
+	return "gr_" + hex.EncodeToString(b[:])
+}
+
+// grantUse is the use part of a grant's key: op, or "http:SERVICE" /
+// "exec:ACTION" for a use.
+func grantUse(op string, use *pdp.Use) string {
+	if use == nil {
+		return op
+	}
+	return op + ":" + use.Name
+}
+
+// parseGrantObligation reads o as arca:ttl=S or arca:max_uses=N: ok is
+// false when o is neither; bad when it is one but malformed or out of
+// range (digits only, no leading zero).
+func parseGrantObligation(o string, b *grantBounds) (ok, bad bool) {
+	name, val, found := strings.Cut(o, "=")
+	var dst *int
+	limit := 0
+	switch name {
+	case manifest.ObligationTTL:
+		dst, limit = &b.ttl, maxGrantTTL
+	case manifest.ObligationMaxUses:
+		dst, limit = &b.maxUses, maxGrantUses
+	default:
+		return false, false
+	}
+	if !found || *dst != 0 || val == "" || val[0] == '0' || strings.Trim(val, "0123456789") != "" || len(val) > 5 {
+		return true, true
+	}
+	n, err := strconv.Atoi(val)
+	if err != nil || n < 1 || n > limit {
+		return true, true
+	}
+	*dst = n
+	return true, false
+}
+
+// settleGrant settles c's request for key (grants.settle) once the PDP
+// answered: refused is why the verdict refuses it, nil for an allow
+// asking for b. It writes grant.open and grant.close events; a request
+// that finds its grant spent or past its time is denied with the cause
+// grant_exhausted or grant_expired, whatever the verdict.
+func (s *Service) settleGrant(c *call, key grantKey, b grantBounds, refused error) error {
+	st := s.grants.settle(key, s.now(), refused == nil, b)
+	ev := audit.Event{Event: "grant.open", Op: c.op, Outcome: audit.OK, Actor: key.actor, Env: key.env, Ref: key.ref, Grant: st.id}
+	switch {
+	case st.closed != "":
+		ev.Event, ev.Message = "grant.close", st.closed
+		if err := s.writeGrant(c, ev); err != nil {
+			return err
+		}
+		c.ev.Grant = st.id
+		if p := c.ev.Policy; p != nil && p.Allow && !p.Degraded {
+			c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations}
+		}
+		return &Error{Code: manifest.Denied, Msg: "denied: grant " + st.closed, Cause: "grant_" + st.closed}
+	case refused != nil:
+		return refused
+	case st.opened != nil:
+		if err := s.writeGrant(c, ev); err != nil {
+			return err
+		}
+	}
+	if st.id != "" {
+		c.ev.Grant, c.grantExpires = st.id, st.expiresAt
+	}
+	return nil
+}
+
+// writeGrant writes a grant event of c's decision, or holds it to go
+// before c's own event when c's event is held (see call.held), so the
+// audit chain keeps request order.
+func (s *Service) writeGrant(c *call, ev audit.Event) error {
+	if c.held != nil {
+		c.held.pre = append(c.held.pre, ev)
+		return nil
+	}
+	return s.writeFor(c, ev)
+}
