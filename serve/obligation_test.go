@@ -164,3 +164,49 @@ paths = ["/echo/*"]`)
 	}
 	l.end()
 }
+
+// TestObligationGrantUses: under arca:max_uses=1 an http and an exec
+// using the same credential each open a grant of their own (the use is
+// part of the key), their events carry it, and the second of each is
+// denied with details.cause grant_exhausted on the wire.
+func TestObligationGrantUses(t *testing.T) {
+	u := newUpstream(t, nil)
+	f, marker := obligationFixture(t, u, "arca:max_uses=1")
+	scrub := `{"id":"s","op":"scrub","text":"-"}` // makes the next line wait its turn
+	call := `{"id":%d,"op":"http","service":"api","method":"GET","path":"/x"}`
+	tr := useSession(t, f, lines(fmt.Sprintf(call, 1), scrub,
+		`{"id":2,"op":"exec","action":"touch"}`, scrub,
+		fmt.Sprintf(call, 3), scrub,
+		`{"id":4,"op":"exec","action":"touch"}`))
+	checkReplies(t, tr, []want{ok("1"), ok(`"s"`), ok("2"), ok(`"s"`),
+		{id: "3", code: "denied", msg: "denied: grant exhausted"}, ok(`"s"`), {id: "4", code: "denied", msg: "denied: grant exhausted"}})
+	for _, i := range []int{4, 6} {
+		if c := causeOf(t, tr, i); c != "grant_exhausted" {
+			t.Errorf("reply %d: cause %q, want grant_exhausted", i+1, c)
+		}
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the first exec did not run: %v", err) // the positive control
+	}
+	grants := map[string]string{} // by op: the grant its events carry
+	opened := 0
+	for _, line := range tr.stderr {
+		var e struct{ Event, Op, Grant string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Op != "http" && e.Op != "exec" {
+			continue
+		}
+		if e.Grant == "" || (grants[e.Op] != "" && grants[e.Op] != e.Grant) {
+			t.Errorf("%s event %s: grant %q, want the op's one grant (%q)", e.Op, e.Event, e.Grant, grants[e.Op])
+		}
+		grants[e.Op] = e.Grant
+		if e.Event == "grant.open" {
+			opened++
+		}
+	}
+	if opened != 2 || grants["http"] == "" || grants["http"] == grants["exec"] {
+		t.Errorf("http and exec grants %q, %d opened, want two", grants, opened)
+	}
+}
