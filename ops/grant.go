@@ -144,30 +144,24 @@ func grantUse(op string, use *pdp.Use) string {
 	return op + ":" + use.Name
 }
 
-// parseGrantObligation reads o as arca:ttl=S or arca:max_uses=N: ok is
-// false when o is neither; bad when it is one but malformed or out of
-// range (digits only, no leading zero).
-func parseGrantObligation(o string, b *grantBounds) (ok, bad bool) {
-	name, val, found := strings.Cut(o, "=")
-	var dst *int
-	limit := 0
-	switch name {
-	case manifest.ObligationTTL:
+// parseGrantObligation reads o, an arca:ttl=S or arca:max_uses=N, into
+// b; false when it is malformed (digits only, no leading zero), out of
+// range or its bound already given.
+func parseGrantObligation(o string, b *grantBounds) bool {
+	name, val, _ := strings.Cut(o, "=")
+	dst, limit := &b.maxUses, maxGrantUses
+	if name == manifest.ObligationTTL {
 		dst, limit = &b.ttl, maxGrantTTL
-	case manifest.ObligationMaxUses:
-		dst, limit = &b.maxUses, maxGrantUses
-	default:
-		return false, false
 	}
-	if !found || *dst != 0 || val == "" || val[0] == '0' || strings.Trim(val, "0123456789") != "" || len(val) > 5 {
-		return true, true
+	if *dst != 0 || val == "" || val[0] == '0' || len(val) > 5 || strings.Trim(val, "0123456789") != "" {
+		return false
 	}
 	n, err := strconv.Atoi(val)
-	if err != nil || n < 1 || n > limit {
-		return true, true
+	if err != nil || n > limit {
+		return false
 	}
 	*dst = n
-	return true, false
+	return true
 }
 
 // settleGrant settles c's request for key (grants.settle) once the PDP
@@ -185,8 +179,8 @@ func (s *Service) settleGrant(c *call, key grantKey, b grantBounds, refused erro
 			return err
 		}
 		c.ev.Grant = st.id
-		if p := c.ev.Policy; p != nil && p.Allow && !p.Degraded {
-			c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations}
+		if p := c.ev.Policy; p != nil && p.Allow {
+			c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations, Degraded: p.Degraded}
 		}
 		return &Error{Code: manifest.Denied, Msg: "denied: grant " + st.closed, Cause: "grant_" + st.closed}
 	case refused != nil:

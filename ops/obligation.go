@@ -41,7 +41,7 @@ func obligationDenial(op string, obligations []string) (grantBounds, string) {
 			}
 			noReveal = true
 		case manifest.ObligationTTL, manifest.ObligationMaxUses:
-			if _, bad := parseGrantObligation(o, &b); bad {
+			if !parseGrantObligation(o, &b) {
 				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
 			}
 		default: // listed but not enforced here: still a deny
