@@ -17,6 +17,7 @@ import (
 type obligingPDP struct {
 	mu          sync.Mutex
 	obligations []string
+	deny        bool // answer allow false, with the obligations
 	asked       []pdp.Request
 }
 
@@ -24,10 +25,17 @@ func (p *obligingPDP) Decide(_ context.Context, req pdp.Request) (pdp.Verdict, e
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, req)
-	return pdp.Verdict{Allow: true, Obligations: p.obligations}, nil
+	return pdp.Verdict{Allow: !p.deny, Obligations: p.obligations}, nil
 }
 
 func (p *obligingPDP) Close() error { return nil }
+
+// denying makes the PDP's next verdicts deny (or allow again).
+func (p *obligingPDP) denying(deny bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deny = deny
+}
 
 // set makes the PDP's next verdicts carry obligations.
 func (p *obligingPDP) set(obligations ...string) {
@@ -233,5 +241,56 @@ func TestGrantMalformed(t *testing.T) {
 	f, _, _ = grantFixture(t, "arca:ttl=86400", "arca:max_uses=10000")
 	if r, err := getAs(f, "", "arca://app/db"); err != nil || r.ExpiresAt.IsZero() {
 		t.Errorf("the upper bounds: %v, %v", err, r.ExpiresAt)
+	}
+}
+
+// TestGrantDeniedUncounted: a request the PDP denies under an active
+// grant counts no use; the request that finds the grant used up is denied
+// grant_exhausted even when the PDP denies it too.
+func TestGrantDeniedUncounted(t *testing.T) {
+	f, p, _ := grantFixture(t, "arca:max_uses=2")
+	if _, err := getAs(f, "", "arca://app/db"); err != nil {
+		t.Fatal(err)
+	}
+	p.denying(true)
+	if _, err := getAs(f, "", "arca://app/db"); CodeOf(err) != manifest.Denied || CauseOf(err) != "" {
+		t.Fatalf("a get the PDP denies: %v (cause %q), want denied by policy", err, CauseOf(err))
+	}
+	p.denying(false)
+	if _, err := getAs(f, "", "arca://app/db"); err != nil {
+		t.Fatalf("the second use: %v", err)
+	}
+	if g := p.last(t); g.Uses != 1 || g.State != "active" {
+		t.Errorf("grant before the second use %+v, want 1 use: the denied request counted none", g)
+	}
+	p.denying(true)
+	if _, err := getAs(f, "", "arca://app/db"); CauseOf(err) != "grant_exhausted" {
+		t.Errorf("a denied get finding the grant used up: %v (cause %q), want grant_exhausted", err, CauseOf(err))
+	}
+}
+
+// TestGrantConcurrent: settlements at once under one key are counted one
+// by one: with every allow asking for max_uses=5, each sixth finds its
+// grant used up and closes it, and the next opens another.
+func TestGrantConcurrent(t *testing.T) {
+	var gs grants
+	key := grantKey{actor: "agent:a", env: "default", ref: "app/db", use: "get"}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	out := make(chan settled, 20)
+	for range 20 {
+		go func() { out <- gs.settle(key, now, true, grantBounds{maxUses: 5}) }()
+	}
+	closed, opened := 0, 0
+	for range 20 {
+		st := <-out
+		if st.closed == grantExhausted {
+			closed++
+		}
+		if st.opened != nil {
+			opened++
+		}
+	}
+	if closed != 3 || opened != 4 {
+		t.Errorf("%d closed, %d opened of 20 at once, want 3 and 4", closed, opened)
 	}
 }
