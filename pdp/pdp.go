@@ -20,8 +20,10 @@
 //
 // actor, attestation and ref are omitted when empty; ref is the bare
 // "ns/name" and is absent on list and check; supported_obligations, the
-// arca: obligations the caller enforces, is omitted when it lists none. The child answers on stdout with
-// exactly one JSON object (whitespace around it is fine):
+// arca: obligations the caller enforces, is omitted when it lists none;
+// grant, the grant opened for the request's actor, env, ref and use
+// (Grant), is omitted when there is none. The child answers on stdout
+// with exactly one JSON object (whitespace around it is fine):
 //
 //	{"allow": true, "reason": "…", "obligations": ["…"]}
 //
