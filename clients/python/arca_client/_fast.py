@@ -37,6 +37,6 @@ def get_line(line: bytes, want: int) -> Optional[GetResult]:
     try:
         return GetResult(ref.decode("ascii"), env.decode("ascii"), Secret(value.decode("ascii")), int(version),
                          parse_time(created.decode("ascii")), parse_time(updated.decode("ascii")),
-                         None if rotated is None else parse_time(rotated.decode("ascii")))
+                         rotated_at=None if rotated is None else parse_time(rotated.decode("ascii")))
     except Exception:  # noqa: BLE001 - a time that is not one: the general way says so
         return None

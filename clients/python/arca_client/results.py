@@ -35,6 +35,7 @@ class GetResult:
     version: int
     created_at: datetime
     updated_at: datetime
+    expires_at: Optional[datetime] = None
     rotated_at: Optional[datetime] = None
     policy: Optional[Policy] = None
 
@@ -46,11 +47,12 @@ def read_get_result(d: Mapping[str, Any], policy: Optional[Policy]) -> GetResult
     v_version = d.get('version')
     v_created_at = d.get('created_at')
     v_updated_at = d.get('updated_at')
+    v_expires_at = d.get('expires_at')
     v_rotated_at = d.get('rotated_at')
     if (
         type(v_ref) is str and type(v_env) is str and type(v_value) is str and type(v_version) is int and
-        type(v_created_at) is str and type(v_updated_at) is str and (v_rotated_at is None or
-        type(v_rotated_at) is str)
+        type(v_created_at) is str and type(v_updated_at) is str and (v_expires_at is None or
+        type(v_expires_at) is str) and (v_rotated_at is None or type(v_rotated_at) is str)
     ):
         return GetResult(
             v_ref,
@@ -59,6 +61,7 @@ def read_get_result(d: Mapping[str, Any], policy: Optional[Policy]) -> GetResult
             v_version,
             parse_time(v_created_at),
             parse_time(v_updated_at),
+            None if v_expires_at is None else parse_time(v_expires_at),
             None if v_rotated_at is None else parse_time(v_rotated_at),
             policy,
         )
@@ -69,6 +72,7 @@ def read_get_result(d: Mapping[str, Any], policy: Optional[Policy]) -> GetResult
         _int(d, 'version'),
         _time(d, 'created_at'),
         _time(d, 'updated_at'),
+        _opt_time(d, 'expires_at'),
         _opt_time(d, 'rotated_at'),
         policy,
     )

@@ -16,9 +16,13 @@
 export type WireError = {
   error: {
     code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
-    /** upstream_failed: cause names the step of the use that failed */
+    /**
+     * upstream_failed: cause names the step of the use that failed; denied:
+     * grant_exhausted or grant_expired when the request's grant is used up or
+     * past its time
+     */
     details?: {
-      cause: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
+      cause: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired";
     };
     message: string;
   };
@@ -43,8 +47,13 @@ export type WireEvent = {
   code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
   elapsed_ms?: number;
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close";
   exit_code?: number;
+  /**
+   * the grant the op ran under, or the one a grant.open or grant.close event
+   * is about
+   */
+  grant?: string;
   id?: unknown;
   message?: string;
   method?: string;
@@ -176,6 +185,11 @@ export type WireResultExec = {
 export type WireResultGet = {
   created_at: WireTime;
   env: WireEnv;
+  /**
+   * when the grant the get ran under ends; absent when there is none, or it is
+   * unbounded by time
+   */
+  expires_at?: WireTime;
   ref: WireRef;
   rotated_at?: WireTime;
   updated_at: WireTime;
