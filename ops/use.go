@@ -53,7 +53,7 @@ func (s *Service) use(ctx context.Context, op manifest.OpSpec, req Request, held
 // what it is for (the variable of an action's environment, or "secret"
 // and "user" of a service).
 type useCred struct {
-	for_ string
+	slot string
 	ref  ref.Ref
 	env  string
 }

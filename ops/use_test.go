@@ -58,7 +58,7 @@ func TestScrubUseWhenTheSetIsFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	creds := []used{{useCred: useCred{for_: "secret", ref: r}, value: vault.NewSecret([]byte(useToken))}}
+	creds := []used{{useCred: useCred{slot: "secret", ref: r}, value: vault.NewSecret([]byte(useToken))}}
 	roomy := scrub.NewSet()
 	if sets := scrubSets(roomy, creds); len(sets) != 1 || sets[0] != roomy {
 		t.Errorf("a set with room: %d sets, want it alone", len(sets))

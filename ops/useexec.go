@@ -46,7 +46,7 @@ func (s *Service) execUse(ctx context.Context, op manifest.OpSpec, req Request, 
 	}
 	env := pdp.Allowlist(s.environ)
 	for _, cr := range creds {
-		env = append(env, cr.for_+"="+string(cr.value.Reveal()))
+		env = append(env, cr.slot+"="+string(cr.value.Reveal()))
 	}
 	start := time.Now()
 	out, err := action.Run(ctx, ac, args, env)
@@ -77,7 +77,7 @@ func actionCreds(name string, ac config.Action) ([]useCred, error) {
 		if err != nil {
 			return nil, err
 		}
-		creds = append(creds, useCred{for_: v, ref: r})
+		creds = append(creds, useCred{slot: v, ref: r})
 	}
 	return creds, nil
 }

@@ -106,13 +106,13 @@ func serviceCreds(name string, sc config.Service) ([]useCred, error) {
 	if err != nil {
 		return nil, err
 	}
-	creds := []useCred{{for_: "secret", ref: r}}
+	creds := []useCred{{slot: "secret", ref: r}}
 	if sc.Auth == "basic" {
 		u, err := parseCredRef("service", name, sc.UsernameRef)
 		if err != nil {
 			return nil, err
 		}
-		creds = append(creds, useCred{for_: "user", ref: u})
+		creds = append(creds, useCred{slot: "user", ref: u})
 	}
 	return creds, nil
 }
@@ -121,7 +121,7 @@ func serviceCreds(name string, sc config.Service) ([]useCred, error) {
 func credentialOf(creds []used) upstream.Credential {
 	var uc upstream.Credential
 	for _, c := range creds {
-		switch c.for_ {
+		switch c.slot {
 		case "secret":
 			uc.Secret = c.value
 		case "user":

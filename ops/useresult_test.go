@@ -64,7 +64,7 @@ func TestScrubHeaderNameInAnyCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &HTTPResult{use: &audit.Use{}, creds: []used{{useCred: useCred{for_: "secret", ref: r}, value: vault.NewSecret([]byte(cred))}},
+	res := &HTTPResult{use: &audit.Use{}, creds: []used{{useCred: useCred{slot: "secret", ref: r}, value: vault.NewSecret([]byte(cred))}},
 		raw: &upstream.Response{Header: http.Header{
 			http.CanonicalHeaderKey("X-Echo-" + cred): {"1"},
 			"X-Key": {cred},
