@@ -66,6 +66,9 @@ type Event struct {
 	// Grant is the id of the grant the op ran under (SPEC §14), or the
 	// grant a grant.open or grant.close event is about.
 	Grant string `json:"grant,omitempty"`
+	// Approval is the approval a request was retried with, or the one an
+	// approval.request, approval.decide or approval.expire event is about.
+	Approval *Approval `json:"approval,omitempty"`
 	// Use is what the event of a use (http, exec, a request through the
 	// proxy) adds; nil for every other event.
 	*Use
@@ -93,6 +96,20 @@ type Use struct {
 	BytesOut   int64  `json:"bytes_out"`
 	ElapsedMS  int64  `json:"elapsed_ms"`
 	Redactions int    `json:"redactions"`
+}
+
+// Approval is what an event records of an approval (SPEC §14): its id,
+// and as the event has them the fingerprint of the request it is for and
+// a decision with who made it, how (the approve op or the page) and the
+// scope granted. Never a value.
+type Approval struct {
+	ID          string `json:"id"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Decision    string `json:"decision,omitempty"` // grant or deny
+	Approver    string `json:"approver,omitempty"`
+	Via         string `json:"via,omitempty"` // op or page
+	Uses        int    `json:"uses,omitempty"`
+	TTLS        int    `json:"ttl_s,omitempty"`
 }
 
 // HashAttestation returns the hex SHA-256 recorded in place of an attestation.

@@ -45,6 +45,9 @@ func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) 
 		b = AppendPolicy(b, e.Policy)
 	}
 	b = appendField(b, "grant", e.Grant, false)
+	if e.Approval != nil {
+		b = appendApproval(b, e.Approval)
+	}
 	if e.Use != nil {
 		b = appendUse(b, e.Use)
 	}
@@ -107,4 +110,22 @@ func appendUse(b []byte, u *Use) []byte {
 	b = strconv.AppendInt(append(b, `,"bytes_out":`...), u.BytesOut, 10)
 	b = strconv.AppendInt(append(b, `,"elapsed_ms":`...), u.ElapsedMS, 10)
 	return strconv.AppendInt(append(b, `,"redactions":`...), int64(u.Redactions), 10)
+}
+
+// appendApproval appends an event's approval object, as encoding/json
+// would write it.
+func appendApproval(b []byte, a *Approval) []byte {
+	b = append(b, `,"approval":{"id":`...)
+	b = jsonstr.Append(b, a.ID)
+	b = appendField(b, "fingerprint", a.Fingerprint, false)
+	b = appendField(b, "decision", a.Decision, false)
+	b = appendField(b, "approver", a.Approver, false)
+	b = appendField(b, "via", a.Via, false)
+	if a.Uses != 0 {
+		b = strconv.AppendInt(append(b, `,"uses":`...), int64(a.Uses), 10)
+	}
+	if a.TTLS != 0 {
+		b = strconv.AppendInt(append(b, `,"ttl_s":`...), int64(a.TTLS), 10)
+	}
+	return append(b, '}')
 }

@@ -16,6 +16,10 @@ type Runtime struct {
 	// credential, a host or a command.
 	Services []ServiceDoc
 	Actions  []ActionDoc
+	// ApprovalPage: [serve.approvals] listen is set, so an approval's
+	// details carry the url of its page. Renew is [serve.grants] renew.
+	ApprovalPage bool
+	Renew        string
 }
 
 // ServiceDoc is a configured service as the manifest shows it.
@@ -51,6 +55,17 @@ const (
 	ObligationMaxUses = "arca:max_uses"
 )
 
+// ObligationApproval, on a deny, says a human may approve the request:
+// it is answered approval_required (SPEC §14). On an allow it cannot be
+// fulfilled, so it denies.
+const ObligationApproval = "arca:approval"
+
+// ApprovalCauses lists what details.cause of a denied request names
+// when an approval or a grant decided it.
+func ApprovalCauses() []string {
+	return []string{"grant_exhausted", "grant_expired", "approval_mismatch", "approval_unknown", "approval_denied", "approval_expired", "approvals_full"}
+}
+
 // ObligationPrefix starts every obligation arca enforces; an obligation
 // with it that this build does not enforce makes the verdict a deny.
 const ObligationPrefix = "arca:"
@@ -59,7 +74,7 @@ const ObligationPrefix = "arca:"
 // the PDP's supported_obligations, the obligations capability and the
 // enforcement read.
 func Obligations() []string {
-	return []string{ObligationMaxUses, NoReveal, ObligationTTL}
+	return []string{ObligationApproval, ObligationMaxUses, NoReveal, ObligationTTL}
 }
 
 type opDoc struct {
@@ -102,6 +117,16 @@ func Capabilities(rt Runtime) map[string]map[string]any {
 		// The arca: obligations of a verdict this build enforces; any
 		// other arca: obligation makes the verdict a deny.
 		"obligations": {"supported": Obligations()},
+		// Approvals: a deny carrying arca:approval is answered
+		// approval_required; a human decides on the page (when one is
+		// configured) or the host relays the decision (approve).
+		"approvals": {
+			"pending_max":     MaxPending,
+			"pending_seconds": int(ApprovalWait.Seconds()),
+			"page":            rt.ApprovalPage,
+			"renew":           rt.Renew,
+			"causes":          ApprovalCauses(),
+		},
 		// Every event carries prev, the hex SHA-256 of the previous line.
 		"audit_chain": {"field": "prev", "hash": "sha256"},
 		// Every published schema stands alone, with an absolute $id, and
@@ -165,6 +190,11 @@ func Limits() map[string]int {
 		"args_bytes":        MaxArgs,
 		"services_bytes":    MaxServices,
 		"uses_in_flight":    MaxUses,
+		"approval_bytes":    MaxApprovalID,
+		"grant_bytes":       MaxGrantID,
+		"decision_bytes":    MaxDecision,
+		"scope_bytes":       MaxScope,
+		"approvals_pending": MaxPending,
 	}
 }
 

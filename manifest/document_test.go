@@ -64,18 +64,21 @@ func TestDocumentBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ops = `"ops":[` +
-		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
-		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
-		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
-		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":true,"meta":false},` +
+		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
 		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
 		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
 		`{"name":"scrub","required":["op","text"],"optional":["id","env","actor","attestation","stream","final"],"consults_pdp":false,"meta":false},` +
-		`{"name":"http","required":["op","service","method","path"],"optional":["id","env","actor","attestation","query","headers","body","body_b64"],"consults_pdp":true,"meta":false},` +
-		`{"name":"exec","required":["op","action"],"optional":["id","env","actor","attestation","args"],"consults_pdp":true,"meta":false},` +
-		`{"name":"proxy","required":["op"],"optional":["id","env","actor","attestation","services","stop"],"consults_pdp":false,"meta":false}]`
+		`{"name":"http","required":["op","service","method","path"],"optional":["id","env","actor","attestation","query","headers","body","body_b64","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"exec","required":["op","action"],"optional":["id","env","actor","attestation","args","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"proxy","required":["op"],"optional":["id","env","actor","attestation","services","stop"],"consults_pdp":false,"meta":false},` +
+		`{"name":"revoke","required":["op"],"optional":["id","ref","env","actor","attestation","grant","all"],"consults_pdp":false,"meta":false},` +
+		`{"name":"approve","required":["op","approval","decision","approver"],"optional":["id","env","actor","attestation","scope"],"consults_pdp":false,"meta":false},` +
+		`{"name":"approval","required":["op","approval"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":false}]`
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}

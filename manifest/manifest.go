@@ -28,6 +28,11 @@
 //	MaxArgs         64 KiB   an action's extra arguments, serialized
 //	MaxServices     4 KiB    the services a proxy serves, serialized
 //	MaxUses         8        uses (http, exec) one serve session runs at once
+//	MaxApprovalID   64       an approval's id
+//	MaxGrantID      64       a grant's id
+//	MaxDecision     16       an approve's decision
+//	MaxScope        256      an approve's scope, serialized
+//	MaxPending      20       approvals one serve session holds pending at once
 //
 // A scrub stream unused for StreamIdle (60 s) is dropped by the next scrub
 // request.
@@ -66,7 +71,16 @@ const (
 	MaxArgs        = 64 << 10
 	MaxServices    = 4 << 10
 	MaxUses        = 8
+	MaxApprovalID  = 64
+	MaxGrantID     = 64
+	MaxDecision    = 16
+	MaxScope       = 256
+	MaxPending     = 20
 )
+
+// ApprovalWait is how long an approval stays pending: one no human
+// decided by then is expired, a deny (SPEC §14).
+const ApprovalWait = 15 * time.Minute
 
 // maxBodyB64 is the cap of body_b64: MaxBody bytes in base64.
 const maxBodyB64 = (MaxBody + 2) / 3 * 4
@@ -89,11 +103,15 @@ const (
 	// UpstreamFailed: a use could not reach its service or run its
 	// action to the end; details.cause says which step failed.
 	UpstreamFailed Code = "upstream_failed"
+	// ApprovalRequired: the PDP denied the request but a human may
+	// approve it; details.approval names the approval to wait for, and
+	// the request is retried with it (SPEC §14).
+	ApprovalRequired Code = "approval_required"
 )
 
 // Codes lists every error code.
 func Codes() []Code {
-	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError, UpstreamFailed}
+	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError, UpstreamFailed, ApprovalRequired}
 }
 
 // CLI exit statuses.
@@ -110,7 +128,7 @@ func ExitStatus(c Code) int {
 	switch c {
 	case BadRequest, UnknownOp:
 		return ExitUsage
-	case Denied:
+	case Denied, ApprovalRequired:
 		return ExitDenied
 	case NotFound:
 		return ExitNotFound

@@ -17,13 +17,14 @@ import (
 // gives it, no code exits 0, and the statuses are exactly 0 to 4.
 func TestExitStatuses(t *testing.T) {
 	want := map[Code]int{
-		BadRequest:     2,
-		UnknownOp:      2,
-		Denied:         3,
-		PDPUnreachable: 1,
-		NotFound:       4,
-		OpError:        1,
-		UpstreamFailed: 1,
+		BadRequest:       2,
+		UnknownOp:        2,
+		Denied:           3,
+		PDPUnreachable:   1,
+		NotFound:         4,
+		OpError:          1,
+		UpstreamFailed:   1,
+		ApprovalRequired: 3,
 	}
 	codes := Codes()
 	if got := slices.Sorted(slices.Values(codes)); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
@@ -64,6 +65,7 @@ var exportedLimits = map[string]int{
 	"MaxLine": MaxLine, "MaxListRows": MaxListRows, "MaxConfig": MaxConfig, "MaxReads": MaxReads, "MaxStream": MaxStream, "MaxStreams": MaxStreams,
 	"MaxName": MaxName, "MaxMethod": MaxMethod, "MaxPath": MaxPath, "MaxQuery": MaxQuery, "MaxHeaders": MaxHeaders,
 	"MaxBody": MaxBody, "MaxArgs": MaxArgs, "MaxServices": MaxServices, "MaxUses": MaxUses,
+	"MaxApprovalID": MaxApprovalID, "MaxGrantID": MaxGrantID, "MaxDecision": MaxDecision, "MaxScope": MaxScope, "MaxPending": MaxPending,
 }
 
 // TestLimitsDoc: the limits the package doc lists are exactly the Max
@@ -160,6 +162,8 @@ func TestLimitsPublished(t *testing.T) {
 		"name_bytes":      MaxName, "method_bytes": MaxMethod, "path_bytes": MaxPath, "query_bytes": MaxQuery,
 		"headers_bytes": MaxHeaders, "body_bytes": MaxBody, "args_bytes": MaxArgs, "services_bytes": MaxServices,
 		"uses_in_flight": MaxUses,
+		"approval_bytes": MaxApprovalID, "grant_bytes": MaxGrantID, "decision_bytes": MaxDecision, "scope_bytes": MaxScope,
+		"approvals_pending": MaxPending,
 	}
 	got := Limits()
 	if !maps.Equal(got, want) {

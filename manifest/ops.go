@@ -26,6 +26,12 @@ const (
 	FieldArgs
 	FieldServices
 	FieldStop
+	FieldApproval
+	FieldDecision
+	FieldScope
+	FieldApprover
+	FieldGrant
+	FieldAll
 )
 
 // Field describes one request field: its name, its bit, its cap in bytes
@@ -75,6 +81,16 @@ var requestFields = [...]Field{
 	{Name: "args", Bit: FieldArgs, Max: MaxArgs, Raw: true},
 	{Name: "services", Bit: FieldServices, Max: MaxServices, Raw: true},
 	{Name: "stop", Bit: FieldStop, Bool: true},
+	// The fields of grants and approvals (SPEC §14): the approval a
+	// retried request carries, or that approve and approval name; a
+	// decision relayed by the host, its scope and who made it; and what
+	// revoke closes.
+	{Name: "approval", Bit: FieldApproval, Max: MaxApprovalID, Min: 1},
+	{Name: "decision", Bit: FieldDecision, Max: MaxDecision, Min: 1},
+	{Name: "scope", Bit: FieldScope, Max: MaxScope, Raw: true},
+	{Name: "approver", Bit: FieldApprover, Max: MaxActor, Min: 1},
+	{Name: "grant", Bit: FieldGrant, Max: MaxGrantID, Min: 1},
+	{Name: "all", Bit: FieldAll, Bool: true},
 }
 
 // RequestFields returns the table of request fields, a fresh copy each call.
@@ -151,18 +167,21 @@ func (o OpSpec) Governed() bool { return !o.Meta && !o.Session }
 // opTable is the table of served ops, in the order the manifest lists them.
 // Nothing writes it; it is read through Ops and Op.
 var opTable = [...]OpSpec{
-	{Name: "get", Needs: FieldRef, ConsultsPDP: true},
-	{Name: "put", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
-	{Name: "rm", Needs: FieldRef, ConsultsPDP: true, Writes: true},
-	{Name: "rotate", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
-	{Name: "list", ConsultsPDP: true},
-	{Name: "check", ConsultsPDP: true},
+	{Name: "get", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
+	{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "rm", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "list", Accepts: FieldApproval, ConsultsPDP: true},
+	{Name: "check", Accepts: FieldApproval, ConsultsPDP: true},
 	{Name: "manifest", Meta: true},
 	{Name: "shutdown", Meta: true},
 	{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
-	{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64, ConsultsPDP: true, Use: true},
-	{Name: "exec", Needs: FieldAction, Accepts: FieldArgs, ConsultsPDP: true, Use: true},
+	{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64 | FieldApproval, ConsultsPDP: true, Use: true},
+	{Name: "exec", Needs: FieldAction, Accepts: FieldArgs | FieldApproval, ConsultsPDP: true, Use: true},
 	{Name: "proxy", Accepts: FieldServices | FieldStop, Session: true},
+	{Name: "revoke", Accepts: FieldGrant | FieldRef | FieldAll, Session: true},
+	{Name: "approve", Needs: FieldApproval | FieldDecision | FieldApprover, Accepts: FieldScope, Session: true},
+	{Name: "approval", Needs: FieldApproval, Session: true},
 }
 
 // Ops returns the table of served ops, a fresh copy each call.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -68,18 +69,21 @@ func TestOpTable(t *testing.T) {
 // TestOpTableSpec: the table says what SPEC §5 says of each op.
 func TestOpTableSpec(t *testing.T) {
 	want := []OpSpec{
-		{Name: "get", Needs: FieldRef, ConsultsPDP: true},
-		{Name: "put", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
-		{Name: "rm", Needs: FieldRef, ConsultsPDP: true, Writes: true},
-		{Name: "rotate", Needs: FieldRef | FieldValue, ConsultsPDP: true, Writes: true},
-		{Name: "list", ConsultsPDP: true},
-		{Name: "check", ConsultsPDP: true},
+		{Name: "get", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
+		{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "rm", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "list", Accepts: FieldApproval, ConsultsPDP: true},
+		{Name: "check", Accepts: FieldApproval, ConsultsPDP: true},
 		{Name: "manifest", Meta: true},
 		{Name: "shutdown", Meta: true},
 		{Name: "scrub", Needs: FieldText, Accepts: FieldStream | FieldFinal, Session: true},
-		{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64, ConsultsPDP: true, Use: true},
-		{Name: "exec", Needs: FieldAction, Accepts: FieldArgs, ConsultsPDP: true, Use: true},
+		{Name: "http", Needs: FieldService | FieldMethod | FieldPath, Accepts: FieldQuery | FieldHeaders | FieldBody | FieldBodyB64 | FieldApproval, ConsultsPDP: true, Use: true},
+		{Name: "exec", Needs: FieldAction, Accepts: FieldArgs | FieldApproval, ConsultsPDP: true, Use: true},
 		{Name: "proxy", Accepts: FieldServices | FieldStop, Session: true},
+		{Name: "revoke", Accepts: FieldGrant | FieldRef | FieldAll, Session: true},
+		{Name: "approve", Needs: FieldApproval | FieldDecision | FieldApprover, Accepts: FieldScope, Session: true},
+		{Name: "approval", Needs: FieldApproval, Session: true},
 	}
 	if got := Ops(); !slices.Equal(got, want) {
 		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
@@ -121,7 +125,7 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("RequestField(%q) = %+v, %v; want the table's row", f.Name, got, ok)
 		}
 	}
-	if bits != FieldStop<<1-1 {
+	if bits != FieldAll<<1-1 {
 		t.Errorf("the table's bits are %b: a Field constant has no row", bits)
 	}
 	for _, n := range []string{"", "REF", "Ref", "ref ", "nope"} {
@@ -136,15 +140,20 @@ func TestRequestFields(t *testing.T) {
 // optional as its row says.
 func TestOpFields(t *testing.T) {
 	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}, "scrub": {"text"},
-		"http": {"service", "method", "path"}, "exec": {"action"}}
-	own := map[string][]string{"scrub": {"stream", "final"}, "http": {"query", "headers", "body", "body_b64"}, "exec": {"args"},
-		"proxy": {"services", "stop"}}
+		"http": {"service", "method", "path"}, "exec": {"action"}, "approve": {"approval", "decision", "approver"}, "approval": {"approval"}}
+	own := map[string][]string{"get": {"approval"}, "put": {"approval"}, "rm": {"approval"}, "rotate": {"approval"}, "list": {"approval"},
+		"check": {"approval"}, "scrub": {"stream", "final"}, "http": {"query", "headers", "body", "body_b64", "approval"},
+		"exec": {"args", "approval"}, "proxy": {"services", "stop"}, "revoke": {"grant", "all"}, "approve": {"scope"}}
 	for _, o := range Ops() {
 		if got := o.Required(); !slices.Equal(got, want[o.Name]) {
 			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want[o.Name])
 		}
 		opt := o.Optional()
-		if !slices.Equal(opt, append([]string{"id", "env", "actor", "attestation"}, own[o.Name]...)) {
+		common := []string{"id", "env", "actor", "attestation"}
+		if o.Name == "revoke" {
+			common = []string{"id", "ref", "env", "actor", "attestation"}
+		}
+		if !slices.Equal(opt, append(common, own[o.Name]...)) {
 			t.Errorf("%s: Optional() = %q", o.Name, opt)
 		}
 		for _, f := range o.Required() {
@@ -179,11 +188,12 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 				}
 				for _, f := range RequestFields() {
 					if o.Needs&f.Bit != 0 && f.Bit&(FieldRef|FieldValue) == 0 {
-						req[f.Name] = "t"
+						req[f.Name] = sampleField(f.Name)
 					}
 				}
 				err := request.Validate(req)
-				want := withRef == (o.Needs&FieldRef != 0) && withValue == (o.Needs&FieldValue != 0)
+				takesRef := (o.Needs|o.Accepts)&FieldRef != 0
+				want := (withRef == (o.Needs&FieldRef != 0) || withRef && takesRef) && withValue == (o.Needs&FieldValue != 0)
 				if (err == nil) != want {
 					t.Errorf("request.json on %v: valid %v, want %v (%v)", req, err == nil, want, err)
 				}
@@ -204,5 +214,17 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 func ExampleOp() {
 	o, ok := Op("rotate")
 	fmt.Println(ok, o.Writes, o.ConsultsPDP, o.Required(), o.Optional())
-	// Output: true true true [ref value] [id env actor attestation]
+	// Output: true true true [ref value] [id env actor attestation approval]
+}
+
+// sampleField is a well-formed value of the request field named name, for
+// a schema test that sends each required field.
+func sampleField(name string) string {
+	switch name {
+	case "approval":
+		return "ap_" + strings.Repeat("0", 32)
+	case "decision":
+		return "grant"
+	}
+	return "t"
 }

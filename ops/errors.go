@@ -3,6 +3,7 @@ package ops
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -19,6 +20,30 @@ type Error struct {
 	// Cause names the step of a use that failed, for upstream_failed
 	// (one of manifest.UpstreamCauses); "" otherwise.
 	Cause string
+	// Approval is the approval an approval_required error names (SPEC
+	// §14): the request is retried with its id once a human decided.
+	Approval *ApprovalDetails
+}
+
+// ApprovalDetails is details.approval of an approval_required error:
+// the approval's id, what it is for in a human's words, the fingerprint
+// of the request and when it expires undecided. Serve adds the url of its
+// page, when it runs one.
+type ApprovalDetails struct {
+	ID          string
+	Summary     string
+	Fingerprint string
+	ExpiresAt   time.Time
+}
+
+// ApprovalOf returns the approval an approval_required error names, nil
+// when none.
+func ApprovalOf(err error) *ApprovalDetails {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Approval
+	}
+	return nil
 }
 
 func (e *Error) Error() string { return e.Msg }

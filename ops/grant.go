@@ -84,38 +84,63 @@ type grantBounds struct{ ttl, maxUses int }
 
 func (b grantBounds) opens() bool { return b.ttl > 0 || b.maxUses > 0 }
 
+// openRule says when an allowed request with no active grant opens one.
+type openRule int
+
+const (
+	openByPDP      openRule = iota // when the allow asks for one ([serve.grants] renew = "pdp")
+	openOnce                       // renew = "approval": only the first for its key; after that, an approval's
+	openByApproval                 // an approved approval's first allowed retry: always, unbounded when its scope is
+)
+
 // settled is what settle decided for one request: the grant it falls
-// under ("" none), its end, the state a grant closed in ("" none closed)
-// and whether one opened.
+// under ("" none) and its end; the grant found spent or past its time
+// and closed (closedID, in state closed); the grant opened; and, under
+// openOnce, that an allow asked for a grant an approval must now open.
 type settled struct {
-	id        string
-	expiresAt time.Time
-	closed    string
-	opened    *grant
+	id            string
+	expiresAt     time.Time
+	closedID      string
+	closed        string
+	opened        *grant
+	needsApproval bool
 }
 
 // settle applies the grant rules to one request for key at now, once its
 // verdict is known (allowed: an allow arca can fulfil). A grant found
 // spent or past its time closes, whatever the verdict; an allowed request
-// counts one use of the active grant, or opens a new one when b asks for
-// it and none is active. An active grant is never widened.
-func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBounds) settled {
+// counts one use of the active grant, or opens a new one as rule says
+// when none is active (b bounding it). An active grant is never widened.
+func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBounds, rule openRule) settled {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
+	var st settled
 	g := gs.m[key]
 	if g != nil && g.closed == "" {
-		if st := g.stateAt(now); st != grantActive {
-			g.closed = st
-			return settled{id: g.id, closed: st}
-		}
-		if allowed {
+		state := g.stateAt(now)
+		switch {
+		case state == grantActive && allowed:
 			g.uses++
 			return settled{id: g.id, expiresAt: g.expiresAt}
+		case state == grantActive:
+			return settled{}
 		}
-		return settled{}
+		g.closed = state
+		st.closedID, st.closed = g.id, state
+		if rule != openByApproval {
+			return st
+		}
 	}
-	if !allowed || !b.opens() {
-		return settled{}
+	switch {
+	case !allowed:
+		return st
+	case rule == openByPDP && !b.opens():
+		return st
+	case rule == openOnce && !b.opens():
+		return st
+	case rule == openOnce && g != nil:
+		st.needsApproval = true
+		return st
 	}
 	g = &grant{id: newGrantID(), uses: 1, maxUses: b.maxUses}
 	if b.ttl > 0 {
@@ -125,7 +150,15 @@ func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBound
 		gs.m = map[grantKey]*grant{}
 	}
 	gs.m[key] = g
-	return settled{id: g.id, expiresAt: g.expiresAt, opened: g}
+	st.id, st.expiresAt, st.opened = g.id, g.expiresAt, g
+	return st
+}
+
+// closedState is the state g closed in, "" while it is open.
+func (gs *grants) closedState(g *grant) string {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return g.closed
 }
 
 // newGrantID returns "gr_" and 16 bytes of crypto/rand in hex.
@@ -164,45 +197,45 @@ func parseGrantObligation(o string, b *grantBounds) bool {
 	return true
 }
 
-// settleGrant settles c's request for key (grants.settle) once the PDP
-// answered: refused is why the verdict refuses it, nil for an allow
-// asking for b. It writes grant.open and grant.close events; a request
-// that finds its grant spent or past its time is denied with the cause
-// grant_exhausted or grant_expired, whatever the verdict.
-func (s *Service) settleGrant(c *call, key grantKey, b grantBounds, refused error) error {
-	st := s.grants.settle(key, s.now(), refused == nil, b)
-	ev := audit.Event{Event: "grant.open", Op: c.op, Outcome: audit.OK, Actor: key.actor, Env: key.env, Ref: key.ref, Grant: st.id}
-	switch {
-	case st.closed != "":
-		ev.Event, ev.Message = "grant.close", st.closed
-		if err := s.writeGrant(c, ev); err != nil {
-			return err
-		}
-		c.ev.Grant = st.id
-		if p := c.ev.Policy; p != nil && p.Allow {
-			c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations, Degraded: p.Degraded}
-		}
-		return &Error{Code: manifest.Denied, Msg: "denied: grant " + st.closed, Cause: "grant_" + st.closed}
-	case refused != nil:
-		return refused
-	case st.opened != nil:
-		if err := s.writeGrant(c, ev); err != nil {
-			return err
-		}
-	}
-	if st.id != "" {
-		c.ev.Grant, c.grantExpires = st.id, st.expiresAt
-	}
-	return nil
-}
-
-// writeGrant writes a grant event of c's decision, or holds it to go
+// writeGrant writes a grant or approval event of c's decision (of no
+// request when c is nil: the page's), or holds it to go
 // before c's own event when c's event is held (see call.held), so the
 // audit chain keeps request order.
 func (s *Service) writeGrant(c *call, ev audit.Event) error {
+	if c == nil {
+		return s.write(ev)
+	}
 	if c.held != nil {
 		c.held.pre = append(c.held.pre, ev)
 		return nil
 	}
 	return s.writeFor(c, ev)
+}
+
+// grantRevoked is the state of a grant closed by revoke; grantEnded, of
+// one open when serve stopped.
+const (
+	grantRevoked = "revoked"
+	grantEnded   = "ended"
+)
+
+// closeMatching closes every open grant whose key match accepts, in the
+// state it is in by now (a spent one as exhausted or expired, an active
+// one as state), and returns the keys and ids of those it closed as
+// state (the active ones), for their events.
+func (gs *grants) closeMatching(now time.Time, state string, match func(grantKey, *grant) bool) (keys []grantKey, ids []string) {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	for k, g := range gs.m {
+		if g.closed != "" || !match(k, g) {
+			continue
+		}
+		if st := g.stateAt(now); st != grantActive {
+			g.closed = st
+			continue
+		}
+		g.closed = state
+		keys, ids = append(keys, k), append(ids, g.id)
+	}
+	return keys, ids
 }

@@ -21,7 +21,8 @@ const maxObligationShown = 128
 // below cannot be fulfilled and denies, so the list and the enforcement
 // failing to match is a deny, never a silent allow; arca:no_reveal
 // denies a get; arca:ttl=S and arca:max_uses=N out of range, malformed
-// or given twice deny.
+// or given twice deny; arca:approval, a deny's obligation, denies an
+// allow.
 func obligationDenial(op string, obligations []string) (grantBounds, string) {
 	supported := manifest.Obligations()
 	var b grantBounds
@@ -40,6 +41,11 @@ func obligationDenial(op string, obligations []string) (grantBounds, string) {
 				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
 			}
 			noReveal = true
+		case manifest.ObligationApproval:
+			if o == manifest.ObligationApproval {
+				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o) + " on an allow (send it with a deny)"
+			}
+			return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
 		case manifest.ObligationTTL, manifest.ObligationMaxUses:
 			if !parseGrantObligation(o, &b) {
 				return grantBounds{}, "cannot fulfil obligation " + quoteObligation(o)
@@ -66,4 +72,10 @@ func quoteObligation(o string) string {
 		cut--
 	}
 	return strconv.Quote(o[:cut]) + "…"
+}
+
+// asksApproval reports whether a deny's obligations say a human may
+// approve the request: arca:approval among them, exactly.
+func asksApproval(obligations []string) bool {
+	return slices.Contains(obligations, manifest.ObligationApproval)
 }

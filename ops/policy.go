@@ -35,29 +35,58 @@ func PolicyOf(err error) *audit.Policy {
 // unreachable even with allow_on_error: the PDP did not fail, it was not
 // let finish, and a stopping serve must not run an op nobody allowed.
 func (s *Service) consult(ctx context.Context, c *call, req Request) error {
-	return s.consultAs(ctx, c, req, c.env, c.ev.Ref, nil)
+	return s.consultAs(ctx, c, req, c.env, c.ev.Ref, nil, req.Approval)
 }
 
 // consultAs is consult asking about env and ref (a use's credential,
-// which may not be c's), with the use object when c is a use. An allow
-// whose obligations arca cannot fulfil for this op is a deny
+// which may not be c's), with the use object when c is a use, and the
+// approval the request was retried with ("" none; see retried). An
+// allow whose obligations arca cannot fulfil for this op is a deny
 // (obligationDenial); the verdict recorded is then a deny with the
 // PDP's reason and obligations. A degraded allow has no obligations.
-// The grant of the request's key is in the PDP's input, and the verdict
-// is then settled against it (settleGrant).
-func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use) error {
+// The grant of the request's key and its approval are in the PDP's
+// input; the verdict is then settled against them (settleVerdict).
+func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use, approvalID string) error {
 	if s.decider == nil || !c.spec.ConsultsPDP {
 		return nil
 	}
+	now := s.now()
 	key := grantKey{actor: req.Actor, env: env, ref: ref, use: grantUse(c.op, use)}
-	b, err := s.decideAs(ctx, c, pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
-		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, s.now())})
-	return s.settleGrant(c, key, b, err)
+	q := asked{key: key, op: c.op, fp: fingerprint(req.Actor, c.op, env, ref, pdpUseName(use)), now: now}
+	ap, err := s.retried(c, approvalID, q.fp, now)
+	if err != nil {
+		return err
+	}
+	preq := pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
+		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, now)}
+	if ap != nil {
+		q.ap = ap
+		q.apState, q.apGrant, preq.Approval = s.approvals.snapshot(ap)
+	}
+	v := s.decideAs(ctx, c, preq)
+	return s.settleVerdict(c, q, v)
 }
 
-// decideAs asks the PDP preq and records its verdict on c: nil and the
-// grant the allow asks for, or why the request is refused.
-func (s *Service) decideAs(ctx context.Context, c *call, preq pdp.Request) (grantBounds, error) {
+// pdpUseName is the name of the service or action a use names, "" for
+// an op that is no use.
+func pdpUseName(u *pdp.Use) string {
+	if u == nil {
+		return ""
+	}
+	return u.Name
+}
+
+// verdict is what decideAs made of the PDP's answer: the grant an allow
+// asks for, or why the request is refused, and whether a deny said a
+// human may approve it (arca:approval).
+type verdict struct {
+	bounds      grantBounds
+	refused     error
+	askApproval bool
+}
+
+// decideAs asks the PDP preq and records its verdict on c.
+func (s *Service) decideAs(ctx context.Context, c *call, preq pdp.Request) verdict {
 	p := s.cfg.Serve.PDP
 	v, err := s.decider.Decide(ctx, preq)
 	var u *pdp.Unreachable
@@ -65,21 +94,22 @@ func (s *Service) decideAs(ctx context.Context, c *call, preq pdp.Request) (gran
 	case errors.As(err, &u) && p.AllowOnError && ctx.Err() == nil:
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: u.Error(), Degraded: true}
 	case err != nil:
-		return grantBounds{}, Errorf(manifest.PDPUnreachable, "%v", err)
+		return verdict{refused: Errorf(manifest.PDPUnreachable, "%v", err)}
 	case !v.Allow:
 		c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
+		ask := asksApproval(v.Obligations)
 		if v.Reason == "" {
-			return grantBounds{}, Errorf(manifest.Denied, "denied by policy")
+			return verdict{refused: Errorf(manifest.Denied, "denied by policy"), askApproval: ask}
 		}
-		return grantBounds{}, Errorf(manifest.Denied, "denied by policy: %s", v.Reason)
+		return verdict{refused: Errorf(manifest.Denied, "denied by policy: %s", v.Reason), askApproval: ask}
 	default:
 		b, why := obligationDenial(c.op, v.Obligations)
 		if why != "" {
 			c.ev.Policy = &audit.Policy{Reason: v.Reason, Obligations: v.Obligations}
-			return grantBounds{}, Errorf(manifest.Denied, "denied by policy: %s", why)
+			return verdict{refused: Errorf(manifest.Denied, "denied by policy: %s", why)}
 		}
 		c.ev.Policy = &audit.Policy{Allow: true, Reason: v.Reason, Obligations: v.Obligations}
-		return b, nil
+		return verdict{bounds: b}
 	}
-	return grantBounds{}, nil
+	return verdict{}
 }

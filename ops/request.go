@@ -41,6 +41,13 @@ type Request struct {
 	Query, Headers, Args, Services []byte
 	Body, BodyB64                  string
 	Stop                           bool
+	// The fields of grants and approvals (SPEC §14): the approval a
+	// request is retried with, or that approve and approval name; a
+	// relayed decision, its scope (JSON as sent) and its approver; the
+	// grant revoke closes, or all of them.
+	Approval, Decision, Approver, Grant string
+	Scope                               []byte
+	All                                 bool
 
 	// Scrub holds the values the session released (serve's): a use's
 	// outcome is scrubbed against them and its credentials. Nil: against
@@ -83,6 +90,14 @@ func (r *Request) Set(f manifest.Field, s string) {
 		r.Body = s
 	case manifest.FieldBodyB64:
 		r.BodyB64 = s
+	case manifest.FieldApproval:
+		r.Approval = s
+	case manifest.FieldDecision:
+		r.Decision = s
+	case manifest.FieldApprover:
+		r.Approver = s
+	case manifest.FieldGrant:
+		r.Grant = s
 	}
 }
 
@@ -95,6 +110,8 @@ func (r *Request) SetBool(f manifest.Field, v bool) {
 		r.Final = v
 	case manifest.FieldStop:
 		r.Stop = v
+	case manifest.FieldAll:
+		r.All = v
 	}
 }
 
@@ -125,6 +142,8 @@ func (r *Request) SetRaw(f manifest.Field, b []byte) {
 		r.Args = bytes.Clone(b)
 	case manifest.FieldServices:
 		r.Services = bytes.Clone(b)
+	case manifest.FieldScope:
+		r.Scope = bytes.Clone(b)
 	}
 }
 
@@ -160,6 +179,12 @@ func (r *Request) filled() manifest.FieldSet {
 		{manifest.FieldArgs, r.Args != nil},
 		{manifest.FieldServices, r.Services != nil},
 		{manifest.FieldStop, r.Stop},
+		{manifest.FieldApproval, r.Approval != ""},
+		{manifest.FieldDecision, r.Decision != ""},
+		{manifest.FieldScope, r.Scope != nil},
+		{manifest.FieldApprover, r.Approver != ""},
+		{manifest.FieldGrant, r.Grant != ""},
+		{manifest.FieldAll, r.All},
 	} {
 		if f.set {
 			s |= f.bit

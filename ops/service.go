@@ -54,7 +54,8 @@ type Service struct {
 	byEnv  map[string]vault.Store       // the same stores, by env
 	ups    map[string]*upstream.Service // the clients of the services used, by name
 
-	grants grants // the session's grants (SPEC §14)
+	grants    grants    // the session's grants (SPEC §14)
+	approvals approvals // the session's approvals (SPEC §14)
 }
 
 // New returns a Service.
@@ -221,12 +222,12 @@ func (s *Service) recordCommit(c *call, version uint64) error {
 func (s *Service) fail(c *call, err error) error {
 	code := CodeOf(err)
 	if msg := c.scrubbed(err.Error()); c.ev.Policy != nil || msg != err.Error() {
-		err = &Error{Code: code, Msg: msg, Err: err, Policy: c.ev.Policy, Cause: CauseOf(err)}
+		err = &Error{Code: code, Msg: msg, Err: err, Policy: c.ev.Policy, Cause: CauseOf(err), Approval: ApprovalOf(err)}
 	}
 	c.scrubUse()
 	ev := c.ev
 	ev.Event, ev.Outcome, ev.Code, ev.Message = "error", outcomeOf(code), string(code), err.Error()
-	if code == manifest.Denied {
+	if code == manifest.Denied || code == manifest.ApprovalRequired {
 		ev.Event = "denied"
 	}
 	if c.held != nil {
@@ -261,7 +262,7 @@ func outcomeOf(c manifest.Code) string {
 	switch c {
 	case manifest.BadRequest, manifest.UnknownOp:
 		return audit.BadRequest
-	case manifest.Denied:
+	case manifest.Denied, manifest.ApprovalRequired:
 		return audit.Denied
 	case manifest.NotFound:
 		return audit.NotFound

@@ -131,8 +131,21 @@ func (s *Service) decideUse(ctx context.Context, c *call, req Request, creds []u
 			return err
 		}
 	}
-	for _, cr := range creds {
-		if err := s.consultAs(ctx, c, req, cr.env, cr.ref.Path(), u); err != nil {
+	apFor := -1 // the credential the approval the request carries is for
+	if req.Approval != "" {
+		apFor = 0
+		for i, cr := range creds {
+			if fingerprint(req.Actor, c.op, cr.env, cr.ref.Path(), u.Name) == s.approvals.fingerprintOf(req.Approval) {
+				apFor = i
+			}
+		}
+	}
+	for i, cr := range creds {
+		ap := ""
+		if i == apFor {
+			ap = req.Approval
+		}
+		if err := s.consultAs(ctx, c, req, cr.env, cr.ref.Path(), u, ap); err != nil {
 			return err
 		}
 	}

@@ -61,8 +61,9 @@ type azRequest struct {
 }
 
 type azContext struct {
-	SupportedObligations []string `json:"supported_obligations,omitempty"`
-	Grant                *Grant   `json:"grant,omitempty"`
+	SupportedObligations []string  `json:"supported_obligations,omitempty"`
+	Grant                *Grant    `json:"grant,omitempty"`
+	Approval             *Approval `json:"approval,omitempty"`
 }
 
 func encodeAuthZEN(req Request) ([]byte, error) {
@@ -77,8 +78,8 @@ func encodeAuthZEN(req Request) ([]byte, error) {
 	if req.Ref == "" {
 		r.Resource.Type, r.Resource.ID = "env", req.Env
 	}
-	if len(req.SupportedObligations) > 0 || req.Grant != nil {
-		r.Context = &azContext{SupportedObligations: req.SupportedObligations, Grant: req.Grant}
+	if len(req.SupportedObligations) > 0 || req.Grant != nil || req.Approval != nil {
+		r.Context = &azContext{SupportedObligations: req.SupportedObligations, Grant: req.Grant, Approval: req.Approval}
 	}
 	if u := req.Use; u != nil {
 		r.Action.Properties = map[string]string{"use_kind": u.Kind, "use_name": u.Name, "via": u.Via}

@@ -138,6 +138,9 @@ func TestAuthZENRequest(t *testing.T) {
 		{Request{Op: "get", Env: "dev", Ref: "app/db", Grant: &Grant{ID: "gr_1", Uses: 2, MaxUses: 5, ExpiresAt: "2026-01-02T03:04:05.000000000Z", State: "active"}},
 			`{"subject":{"type":"actor","id":""},"action":{"name":"get"},"resource":{"type":"secret","id":"app/db","properties":{"env":"dev"}},` +
 				`"context":{"grant":{"id":"gr_1","uses":2,"max_uses":5,"expires_at":"2026-01-02T03:04:05.000000000Z","state":"active"}}}`},
+		{Request{Op: "put", Env: "prod", Ref: "app/db", Approval: &Approval{ID: "ap_1", State: "approved", Approver: "alice", Scope: &Scope{Uses: 1}}},
+			`{"subject":{"type":"actor","id":""},"action":{"name":"put"},"resource":{"type":"secret","id":"app/db","properties":{"env":"prod"}},` +
+				`"context":{"approval":{"id":"ap_1","state":"approved","approver":"alice","scope":{"uses":1}}}}`},
 	} {
 		if _, err := d.Decide(context.Background(), c.req); err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@
 // Request to the child's stdin as one JSON object and a newline, then closes
 // stdin:
 //
-//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name","supported_obligations":["arca:max_uses","arca:no_reveal","arca:ttl"]}
+//	{"actor":"agent:ci","attestation":"…","op":"get","env":"prod","ref":"ns/name","supported_obligations":["arca:approval","arca:max_uses","arca:no_reveal","arca:ttl"]}
 //
 // actor, attestation and ref are omitted when empty; ref is the bare
 // "ns/name" and is absent on list and check; supported_obligations, the
@@ -124,7 +124,7 @@ import (
 const MaxVerdict = 64 << 10
 
 // Request is what the PDP reads on stdin as one JSON object:
-// {"actor","attestation","op","env","ref","use","supported_obligations","grant"};
+// {"actor","attestation","op","env","ref","use","supported_obligations","grant","approval"};
 // all but op and env are omitted when empty (ref is the bare "ns/name",
 // absent on list/check).
 type Request struct {
@@ -142,6 +142,28 @@ type Request struct {
 	// Grant is the grant the request falls under (SPEC §14), active or
 	// closed; nil when none was opened for its key.
 	Grant *Grant `json:"grant,omitempty"`
+	// Approval is the approval the request was retried with (SPEC §14):
+	// its state as of the request, and once decided who decided and the
+	// scope granted; nil when the request carries none.
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Approval is the approval object of a PDP request: its id, its state
+// ("pending", "approved", "denied" or "expired"), and once decided the
+// approver and the scope (nil while pending or when denied).
+type Approval struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	Approver string `json:"approver,omitempty"`
+	Scope    *Scope `json:"scope,omitempty"`
+}
+
+// Scope is what an approval grants: at most Uses uses for at most TTLS
+// seconds, each 0 (left out) when unbounded; both 0 is the rest of the
+// session.
+type Scope struct {
+	Uses int `json:"uses,omitempty"`
+	TTLS int `json:"ttl_s,omitempty"`
 }
 
 // Grant is the grant object of a PDP request: its id, the uses it has

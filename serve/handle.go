@@ -64,6 +64,8 @@ func (s *session) handle(ctx context.Context, c *checked) {
 		switch c.spec.Name {
 		case "proxy":
 			s.proxyOp(ctx, c.spec, id, *req)
+		case "revoke", "approve", "approval":
+			s.grantOp(ctx, c.spec, id, *req)
 		default:
 			s.scrub(ctx, c.spec, id, *req)
 		}
@@ -160,7 +162,11 @@ func (s *session) answerError(id []byte, err error) {
 	if errors.Is(err, ops.ErrAudit) {
 		s.w.setBroken()
 	}
-	s.out = appendErrorDetails(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), ops.CauseOf(err), ops.PolicyOf(err))
+	d := details{cause: ops.CauseOf(err), approval: ops.ApprovalOf(err)}
+	if d.approval != nil && s.page != nil {
+		d.url = s.page.URL(d.approval.ID)
+	}
+	s.out = appendErrorDetails(s.out[:0], id, string(ops.CodeOf(err)), err.Error(), d, ops.PolicyOf(err))
 	s.w.respond(id, s.out)
 }
 
@@ -204,5 +210,5 @@ func (s *session) manifest() ([]byte, error) {
 		def = "" // no default env: every request must name one
 	}
 	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil,
-		Services: s.cfg.ServiceDocs(), Actions: s.cfg.ActionDocs()})
+		Services: s.cfg.ServiceDocs(), Actions: s.cfg.ActionDocs(), ApprovalPage: s.cfg.Serve.Approvals != nil, Renew: s.cfg.Serve.Grants.Rule()})
 }

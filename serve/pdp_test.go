@@ -64,7 +64,7 @@ func TestPDPDenyTouchesNoVault(t *testing.T) {
 	}
 	reqs := consulted(t, log)
 	want := map[string]any{"actor": "agent:x", "attestation": "ATT", "op": "get", "env": "default", "ref": "billing/stripe",
-		"supported_obligations": []any{"arca:max_uses", "arca:no_reveal", "arca:ttl"}}
+		"supported_obligations": []any{"arca:approval", "arca:max_uses", "arca:no_reveal", "arca:ttl"}}
 	if len(reqs) != 1 || !reflect.DeepEqual(reqs[0], want) {
 		t.Fatalf("PDP requests = %v, want %v", reqs, want)
 	}

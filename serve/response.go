@@ -5,6 +5,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/jsonstr"
+	"github.com/arca-secrets/arca/ops"
 )
 
 var errBroken = errors.New("the audit wire (stderr) failed")
@@ -24,24 +25,52 @@ func appendError(b, id []byte, code, msg string) []byte {
 // appendErrorPolicy appends an error response with the verdict, if any, of
 // the policy decision point consulted for it.
 func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
-	return appendErrorDetails(b, id, code, msg, "", p)
+	return appendErrorDetails(b, id, code, msg, details{}, p)
 }
 
-// appendErrorDetails appends an error response with its details (the
-// cause of an upstream_failed; none when cause is "") and the verdict,
-// if any.
-func appendErrorDetails(b, id []byte, code, msg, cause string, p *audit.Policy) []byte {
+// details are an error response's details: the cause of an
+// upstream_failed or of a denial, or the approval an approval_required
+// names with the url of its page ("" when serve runs none).
+type details struct {
+	cause    string
+	approval *ops.ApprovalDetails
+	url      string
+}
+
+// appendDetails appends `,"details":{…}` when d holds anything.
+func appendDetails(b []byte, d details) []byte {
+	if d.cause == "" && d.approval == nil {
+		return b
+	}
+	b = append(b, `,"details":{`...)
+	if d.cause != "" {
+		b = append(jsonstr.Append(append(b, `"cause":`...), d.cause), ',')
+	}
+	if a := d.approval; a != nil {
+		b = append(b, `"approval":{"id":`...)
+		b = jsonstr.Append(b, a.ID)
+		b = jsonstr.Append(append(b, `,"summary":`...), a.Summary)
+		b = jsonstr.Append(append(b, `,"fingerprint":`...), a.Fingerprint)
+		b = append(audit.AppendTime(append(b, `,"expires_at":"`...), a.ExpiresAt), '"')
+		if d.url != "" {
+			b = jsonstr.Append(append(b, `,"url":`...), d.url)
+		}
+		b = append(b, '}', ',')
+	}
+	b[len(b)-1] = '}'
+	return b
+}
+
+// appendErrorDetails appends an error response with its details, if
+// any, and the verdict, if any.
+func appendErrorDetails(b, id []byte, code, msg string, d details, p *audit.Policy) []byte {
 	b = append(b, `{"id":`...)
 	b = appendID(b, id)
 	b = append(b, `,"ok":false,"error":{"code":`...)
 	b = jsonstr.Append(b, code)
 	b = append(b, `,"message":`...)
 	b = jsonstr.Append(b, msg)
-	if cause != "" {
-		b = append(b, `,"details":{"cause":`...)
-		b = append(jsonstr.Append(b, cause), '}')
-	}
-	b = append(b, '}')
+	b = append(appendDetails(b, d), '}')
 	return append(appendPolicy(b, p), '}')
 }
 

@@ -101,6 +101,7 @@ type session struct {
 	scrubs     *scrubs // the values the session released, and its scrub streams
 
 	proxy *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
+	page  approvalPage // the approval page, nil unless [serve.approvals] listen is set
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -246,6 +247,7 @@ func (s *session) preflight() error {
 func (s *session) lifecycle(event, msg string) {
 	if event == "stop" {
 		s.closeProxy() // the events of the requests through it come before stop
+		_ = s.svc.EndGrants()
 	}
 	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
 }

@@ -137,7 +137,9 @@ type AuditConfig struct {
 
 // ServeConfig is the [serve] table.
 type ServeConfig struct {
-	PDP *PDPConfig `toml:"pdp"` // nil: no PDP configured
+	PDP       *PDPConfig       `toml:"pdp"` // nil: no PDP configured
+	Grants    GrantsConfig     `toml:"grants"`
+	Approvals *ApprovalsConfig `toml:"approvals"` // nil: no approval page
 }
 
 // PDPConfig is the [serve.pdp] table: exactly one of Exec (a command) and

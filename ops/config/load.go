@@ -91,7 +91,9 @@ type document struct {
 	Guardrails Guardrails           `toml:"guardrails"`
 	Audit      AuditConfig          `toml:"audit"`
 	Serve      struct {
-		PDP *pdpDoc `toml:"pdp"`
+		PDP       *pdpDoc          `toml:"pdp"`
+		Grants    GrantsConfig     `toml:"grants"`
+		Approvals *ApprovalsConfig `toml:"approvals"`
 	} `toml:"serve"`
 	Deploy   []Deploy              `toml:"deploy"`
 	Services map[string]serviceDoc `toml:"services"` // useload.go
@@ -142,6 +144,7 @@ func parse(data []byte, name, path string, getenv func(string) string) (*Config,
 		pdp.TimeoutMS = timeoutMS(p.TimeoutMS)
 		c.Serve.PDP = &pdp
 	}
+	c.Serve.Grants, c.Serve.Approvals = doc.Serve.Grants, doc.Serve.Approvals
 	if err := c.validate(name, doc); err != nil {
 		return nil, err
 	}

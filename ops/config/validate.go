@@ -38,6 +38,12 @@ func (c *Config) validate(name string, doc *document) error {
 	if msg := pdpProblem(doc.Serve.PDP); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
+	if msg := grantsProblem(&c.Serve.Grants); msg != "" {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
+	if msg := c.approvalsProblem(c.Serve.Approvals); msg != "" {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
 	if msg := c.deployProblem(); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
