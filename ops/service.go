@@ -32,6 +32,9 @@ type Options struct {
 	// does not). Environ is the environment the PDP's allowlist is taken from.
 	ConsultPDP bool
 	Environ    []string
+	// Decider, when set, decides instead of the PDP [serve.pdp] names
+	// (tests, benchmarks); ConsultPDP and [serve.pdp] are still needed.
+	Decider pdp.Decider
 	// Backends opens and creates vaults by kind (cmd/arca passes
 	// ops/backend's Kinds); with none, every vault is unavailable.
 	Backends Backends
@@ -69,8 +72,11 @@ func New(o Options) *Service {
 	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
 	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
 		p := o.Config.Serve.PDP
-		s.decider = pdp.New(pdp.Config{Exec: p.Exec, Mode: p.Mode, URL: p.URL, HTTPPath: p.HTTPPath, API: p.API,
-			Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: o.Environ})
+		s.decider = o.Decider
+		if s.decider == nil {
+			s.decider = pdp.New(pdp.Config{Exec: p.Exec, Mode: p.Mode, URL: p.URL, HTTPPath: p.HTTPPath, API: p.API,
+				Timeout: time.Duration(p.TimeoutMS) * time.Millisecond, Environ: o.Environ})
+		}
 	}
 	return s
 }
