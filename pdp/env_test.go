@@ -17,7 +17,7 @@ func TestAllowlist(t *testing.T) {
 	in := []string{
 		"PATH=/bin", "HOME=/h", "USER=u", "LOGNAME=u", "SHELL=/bin/sh", "LANG=C", "LC_ALL=C", "LC_TIME=C",
 		"TERM=xterm", "TZ=UTC", "TMPDIR=/tmp",
-		"ARCA_SECRET_CANARY=x1", "AWS_SECRET_ACCESS_KEY=x2", "path=/lower", "PATHX=1", "XPATH=1", "LC=1",
+		"ARCA_SECRET_CANARY=x1", "ARCA_APPROVER_TOKEN=x3", "AWS_SECRET_ACCESS_KEY=x2", "path=/lower", "PATHX=1", "XPATH=1", "LC=1",
 		"LANGUAGE=en", "HOME", "=PATH", "",
 	}
 	want := in[:11]
@@ -52,7 +52,7 @@ func childEnv(t *testing.T, environ []string) map[string]string {
 
 func TestChildEnvIsAllowlistOnly(t *testing.T) {
 	canaries := []string{
-		"ARCA_SECRET_CANARY=x1", "AWS_SECRET_ACCESS_KEY=x2", "CLOUDFLARE_API_TOKEN=x3", "GITHUB_TOKEN=x4",
+		"ARCA_SECRET_CANARY=x1", "ARCA_APPROVER_TOKEN=x3", "AWS_SECRET_ACCESS_KEY=x2", "CLOUDFLARE_API_TOKEN=x3", "GITHUB_TOKEN=x4",
 		"SOME_PARENT_VAR=x5",
 	}
 	allowed := []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/pdp", "LANG=C.UTF-8", "LC_ALL=C", "TZ=UTC"}
