@@ -63,7 +63,7 @@ func (s *Service) Revoke(req Request, env string) (res RevokeResult, services []
 			services = append(services, svc)
 		}
 	}
-	return RevokeResult{Revoked: len(keys)}, services, "revoked " + strconv.Itoa(len(keys)) + " grants", nil
+	return RevokeResult{Revoked: len(keys)}, services, revokedMessage(len(keys)), nil
 }
 
 // EndGrants closes every grant still open as serve stops, each with its
@@ -76,4 +76,12 @@ func (s *Service) EndGrants() error {
 		}
 	}
 	return nil
+}
+
+// revokedMessage says how many grants a revoke closed.
+func revokedMessage(n int) string {
+	if n == 1 {
+		return "revoked 1 grant"
+	}
+	return "revoked " + strconv.Itoa(n) + " grants"
 }

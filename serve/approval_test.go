@@ -1,112 +1,56 @@
 package serve
 
 import (
-	"bufio"
-	"encoding/json"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 )
 
-// humanPDPScript denies a put with arca:approval unless the request
+// humanPDPScript denies a put of ns app with arca:approval unless the request
 // carries an approved approval or falls under an active grant; it
-// allows everything else.
-const humanPDPScript = `read -r l; case "$l" in *'"op":"put"'*) case "$l" in *'"state":"approved"'*|*'"state":"active"'*) echo '{"allow":true}';; *) echo '{"allow":false,"reason":"prod writes need a human","obligations":["arca:approval"]}';; esac;; *) echo '{"allow":true}';; esac`
-
-// converse runs a session in which talk sends request lines one at a
-// time, each answered before the next is sent, and returns its
-// transcript.
-func converse(t *testing.T, f *fixture, talk func(send func(line string) map[string]any)) transcript {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error)
-	go func() {
-		defer inW.Close()
-		br := bufio.NewReader(outR)
-		var failed error
-		talk(func(line string) map[string]any {
-			if failed != nil {
-				return nil
-			}
-			if _, failed = io.WriteString(inW, line+"\n"); failed != nil {
-				return nil
-			}
-			var l string
-			if l, failed = br.ReadString('\n'); failed != nil {
-				return nil
-			}
-			var m map[string]any
-			failed = json.Unmarshal([]byte(l), &m)
-			return m
-		})
-		inW.Close()
-		_, err := io.Copy(io.Discard, outR)
-		if failed == nil && !errors.Is(err, io.EOF) {
-			failed = err
-		}
-		done <- failed
-	}()
-	tr := f.session(t, sessionOpts{stdin: inR, stdout: outW})
-	outW.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
-func errorOf(m map[string]any) (code, cause string, details map[string]any) {
-	e, _ := m["error"].(map[string]any)
-	if e == nil {
-		return "", "", nil
-	}
-	code, _ = e["code"].(string)
-	details, _ = e["details"].(map[string]any)
-	cause, _ = details["cause"].(string)
-	return code, cause, details
-}
+// allows a proxied request with arca:max_uses=5, everything else
+// without obligations.
+const humanPDPScript = `read -r l; case "$l" in *'"op":"put","env":"default","ref":"app/'*) case "$l" in *'"state":"approved"'*|*'"state":"active"'*) echo '{"allow":true}';; *) echo '{"allow":false,"reason":"prod writes need a human","obligations":["arca:approval"]}';; esac;; *'"via":"proxy"'*) echo '{"allow":true,"obligations":["arca:max_uses=5"]}';; *) echo '{"allow":true}';; esac`
 
 // TestApprovalOverTheWire: the approval round trip as a host drives it:
 // a put answered approval_required at once, the approval reported
 // pending, approved by the host's approve with a scope of one use, the
 // retry allowed, the next put denied grant_exhausted; every line valid
-// against the schemas (checkWire), and the events in the audit.
+// against the schemas, and the events in the audit.
 func TestApprovalOverTheWire(t *testing.T) {
 	f := newFixtureConfig(t, "[serve.pdp]\nexec = "+quoteTOML(humanPDPScript)+"\ntimeout_ms = 3000\n")
+	l := f.live(t)
 	put := `{"id":1,"op":"put","ref":"arca://app/db","value":"s3cret-value","actor":"agent:a"`
-	var id string
-	tr := converse(t, f, func(send func(string) map[string]any) {
-		code, _, details := errorOf(send(put + "}"))
-		ap, _ := details["approval"].(map[string]any)
-		id, _ = ap["id"].(string)
-		if code != "approval_required" || id == "" || ap["summary"] != "agent:a asks to put app/db in env default" || ap["url"] != nil {
-			t.Errorf("put: %s %v", code, details)
-			return
-		}
-		if code, _, _ := errorOf(send(put + "}")); code != "approval_required" {
-			t.Errorf("the same put again: %s", code)
-		}
-		if r := send(`{"id":2,"op":"approval","approval":"` + id + `"}`); r["ok"] != true || r["result"].(map[string]any)["state"] != "pending" {
-			t.Errorf("approval: %v", r)
-		}
-		r := send(`{"id":3,"op":"approve","approval":"` + id + `","decision":"grant","scope":{"uses":1},"approver":"human:ana"}`)
-		if r["ok"] != true || r["result"].(map[string]any)["state"] != "approved" {
-			t.Errorf("approve: %v", r)
-		}
-		if r := send(put + `,"approval":"` + id + `"}`); r["ok"] != true {
-			t.Errorf("retry: %v", r)
-		}
-		if _, cause, _ := errorOf(send(put + "}")); cause != "grant_exhausted" {
-			t.Errorf("put past the scope: %s", cause)
-		}
-		if r := send(`{"id":4,"op":"revoke","all":true}`); r["ok"] != true || r["result"].(map[string]any)["revoked"] != 0.0 {
-			t.Errorf("revoke: %v", r)
-		}
-		if code, _, _ := errorOf(send(`{"id":5,"op":"approve","approval":"` + id + `","decision":"deny","approver":"x"}`)); code != "bad_request" {
-			t.Errorf("deciding twice: %s", code)
-		}
-	})
+	r := l.ask(t, put+"}")
+	if r.code() != "approval_required" {
+		t.Fatalf("put: %s %s", r.code(), r.message())
+	}
+	ap := r.Error.Details.Approval
+	id, _ := ap["id"].(string)
+	if ap["summary"] != "agent:a asks to put app/db in env default" || ap["url"] != nil || len(id) != 35 {
+		t.Fatalf("approval %v", ap)
+	}
+	if r := l.ask(t, put+"}"); r.code() != "approval_required" || r.Error.Details.Approval["id"] != id {
+		t.Errorf("the same put again: %s %v", r.code(), r.Error)
+	}
+	if r := l.ask(t, `{"id":2,"op":"approval","approval":"`+id+`"}`); r.field("state") != "pending" {
+		t.Errorf("approval: %s", r.Result)
+	}
+	if r := l.ask(t, `{"id":3,"op":"approve","approval":"`+id+`","decision":"grant","scope":{"uses":1},"approver":"human:ana"}`); r.field("state") != "approved" {
+		t.Errorf("approve: %s %s", r.Result, r.message())
+	}
+	if r := l.ask(t, put+`,"approval":"`+id+`"}`); !r.OK {
+		t.Errorf("retry: %s %s", r.code(), r.message())
+	}
+	if r := l.ask(t, put+"}"); r.cause() != "grant_exhausted" {
+		t.Errorf("put past the scope: %s %s", r.code(), r.message())
+	}
+	if r := l.ask(t, `{"id":4,"op":"revoke","all":true}`); r.field("revoked") != 0.0 {
+		t.Errorf("revoke: %s %s", r.Result, r.message())
+	}
+	if r := l.ask(t, `{"id":5,"op":"approve","approval":"`+id+`","decision":"deny","approver":"x"}`); r.code() != "bad_request" {
+		t.Errorf("deciding twice: %s", r.code())
+	}
+	tr := l.end()
 	events := strings.Join(tr.stderr, "\n")
 	for _, want := range []string{`"event":"approval.request"`, `"event":"approval.decide"`, `"via":"op","uses":1}`, `"event":"grant.open"`,
 		`"event":"grant.close","op":"put","outcome":"ok","actor":"agent:a","env":"default","ref":"app/db","message":"exhausted"`,
@@ -117,5 +61,46 @@ func TestApprovalOverTheWire(t *testing.T) {
 	}
 	if strings.Contains(events, "s3cret-value") {
 		t.Error("a value reached the audit")
+	}
+}
+
+// TestRevokeStopsProxy: revoking the grant a proxied request opened
+// stops the proxy at once: its port refuses the next request; a grant
+// still open when serve stops is closed as ended.
+func TestRevokeStopsProxy(t *testing.T) {
+	u := newTestUpstream(t, nil)
+	toml := "[serve.pdp]\nexec = " + quoteTOML(humanPDPScript) + "\ntimeout_ms = 3000\n" +
+		u.serviceTOML("echo", "credential = \"arca://t/cred\"\nauth = \"bearer\"\npaths = [\"/echo\"]")
+	f := newFixtureConfig(t, toml)
+	l := f.live(t)
+	putCanary(t, l)
+	if r := l.ask(t, `{"id":"g","op":"get","ref":"arca://t/cred","actor":"agent:a"}`); !r.OK {
+		t.Fatal(r.message())
+	}
+	o := l.openProxy(t, `"p"`, "echo")
+	if st, body, err := call(t, "GET", o.BaseURLs["echo"]+"/echo", bearer(o.Token), ""); err != nil || st != 200 {
+		t.Fatalf("through the proxy: %d %s %v", st, body, err)
+	}
+	if r := l.ask(t, `{"id":"r","op":"revoke","ref":"arca://t/cred"}`); r.field("revoked") != 1.0 {
+		t.Fatalf("revoke: %s %s", r.Result, r.message())
+	}
+	if resp, err := proxyClient().Get(o.BaseURLs["echo"] + "/echo"); err == nil {
+		resp.Body.Close()
+		t.Errorf("the proxy answered %d after its grant was revoked", resp.StatusCode)
+	}
+	if r := l.ask(t, `{"id":"r2","op":"revoke","grant":"gr_`+strings.Repeat("0", 32)+`"}`); r.field("revoked") != 0.0 {
+		t.Errorf("revoke of an unknown grant: %s %s", r.Result, r.message())
+	}
+	o = l.openProxy(t, `"p2"`, "echo")
+	if st, _, err := call(t, "GET", o.BaseURLs["echo"]+"/echo", nil, ""); err != nil || st == 200 {
+		t.Errorf("a new proxy without its token: %d %v", st, err)
+	}
+	if st, _, err := call(t, "GET", o.BaseURLs["echo"]+"/echo", bearer(o.Token), ""); err != nil || st != 200 {
+		t.Errorf("a new proxy with its token: %d %v", st, err)
+	}
+	tr := l.end()
+	events := strings.Join(tr.stderr, "\n")
+	if !strings.Contains(events, `"message":"revoked 1 grant; the proxy stopped"`) || !strings.Contains(events, `"message":"ended"`) {
+		t.Errorf("events lack the revoke's message or a grant ended at stop:\n%s", events)
 	}
 }

@@ -404,8 +404,27 @@ type response struct {
 	Error  *struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
+		Details struct {
+			Cause    string         `json:"cause"`
+			Approval map[string]any `json:"approval"`
+		} `json:"details"`
 	} `json:"error"`
 	Policy json.RawMessage `json:"policy"`
+}
+
+// cause is details.cause of an error reply, "" when none.
+func (r response) cause() string {
+	if r.Error == nil {
+		return ""
+	}
+	return r.Error.Details.Cause
+}
+
+// field is the result's field name, decoded; nil when absent.
+func (r response) field(name string) any {
+	var m map[string]any
+	_ = json.Unmarshal(r.Result, &m)
+	return m[name]
 }
 
 func (r response) code() string {
