@@ -86,6 +86,7 @@ type Read struct {
 // that is not the op table's own read row is refused unknown_op (its event
 // held as any other).
 func (s *Service) Read(ctx context.Context, op manifest.OpSpec, req Request) *Read {
+	defer s.turns.release(req.Turn) // also when it ends before its grant is settled
 	r := &Read{s: s, scrub: req.Scrub}
 	r.res, r.err = s.read(ctx, op, req, &r.held)
 	return r

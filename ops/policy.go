@@ -53,6 +53,9 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 	now := s.now()
 	key := grantKey{actor: req.Actor, env: env, ref: ref, use: grantUse(c.op, use)}
 	q := asked{key: key, op: c.op, fp: fingerprint(req.Actor, c.op, env, ref, pdpUseName(use)), now: now}
+	if !c.spec.Use {
+		s.turns.enter(c.turn, key) // a use entered all its credentials' keys (decideUse)
+	}
 	ap, err := s.retried(c, approvalID, q.fp, now)
 	if err != nil {
 		return err
@@ -64,6 +67,9 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 		q.apState, q.apGrant, preq.Approval = s.approvals.snapshot(ap)
 	}
 	v := s.decideAs(ctx, c, preq)
+	if err := s.turns.wait(ctx, c.turn, key); err != nil {
+		return Errorf(manifest.OpError, "serve is stopping: the request was not settled")
+	}
 	return s.settleVerdict(c, q, v)
 }
 

@@ -49,6 +49,10 @@ type Request struct {
 	Scope                               []byte
 	All                                 bool
 
+	// Turn is the request's turn (Service.Turn) when it is a read run at
+	// once with others: its grant is settled in that order. 0: none.
+	Turn uint64
+
 	// Scrub holds the values the session released (serve's): a use's
 	// outcome is scrubbed against them and its credentials. Nil: against
 	// its credentials alone.

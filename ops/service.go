@@ -58,6 +58,7 @@ type Service struct {
 	ups    map[string]*upstream.Service // the clients of the services used, by name
 
 	grants    grants    // the session's grants (SPEC §14)
+	turns     turns     // the order reads run at once settle their grants in
 	approvals approvals // the session's approvals (SPEC §14)
 }
 
@@ -125,6 +126,9 @@ type call struct {
 	// grantExpires is when the grant c runs under ends; zero when it
 	// runs under none, or one unbounded by time.
 	grantExpires time.Time
+	// turn is the request's place in the order grants are settled in,
+	// when it is a read run at once with others (Request.Turn); 0: none.
+	turn uint64
 }
 
 // heldEvent is the one event of a read run ahead of its turn (see Read),
@@ -156,7 +160,9 @@ func (s *Service) begin(ctx context.Context, op manifest.OpSpec, req Request, he
 			return call{}, s.fail(&c, err) // doomed: the PDP is not asked
 		}
 	}
-	if err := s.consult(ctx, &c, req); err != nil {
+	err = s.consult(ctx, &c, req)
+	s.turns.release(c.turn)
+	if err != nil {
 		return call{}, s.fail(&c, err)
 	}
 	return c, nil
@@ -177,7 +183,7 @@ func (s *Service) route(c *call, req *Request) error {
 // request that fails here is audited (into held, when set).
 func (s *Service) validated(op manifest.OpSpec, req Request, held *heldEvent) (call, error) {
 	req.Op = op.Name
-	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held, scrub: req.Scrub}
+	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held, scrub: req.Scrub, turn: req.Turn}
 	if req.Sent()&manifest.FieldAttestation != 0 {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}

@@ -123,6 +123,12 @@ func (s *Service) beginUse(ctx context.Context, op manifest.OpSpec, req Request,
 // alone); the first refusal ends it. The verdict kept is the
 // last one asked.
 func (s *Service) decideUse(ctx context.Context, c *call, req Request, creds []useCred, u *pdp.Use) error {
+	defer s.turns.release(c.turn) // every credential settled: the reads behind it may settle theirs
+	keys := make([]grantKey, len(creds))
+	for i, cr := range creds {
+		keys[i] = grantKey{actor: req.Actor, env: cr.env, ref: cr.ref.Path(), use: grantUse(c.op, u)}
+	}
+	s.turns.enter(c.turn, keys...)
 	for _, cr := range creds {
 		if reason, denied := s.cfg.Guardrail(cr.env, c.op, cr.ref.Path(), req.Actor); denied {
 			return Errorf(manifest.Denied, "denied by guardrail: %s", reason)

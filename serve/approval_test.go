@@ -1,7 +1,12 @@
 package serve
 
 import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -103,4 +108,52 @@ func TestRevokeStopsProxy(t *testing.T) {
 	if !strings.Contains(events, `"message":"revoked 1 grant; the proxy stopped"`) || !strings.Contains(events, `"message":"ended"`) {
 		t.Errorf("events lack the revoke's message or a grant ended at stop:\n%s", events)
 	}
+}
+
+// TestGrantUsesInRequestOrder: pipelined gets race for a grant's last
+// uses, the first one's decision held back until every other was made:
+// the grant's three uses still go to the first three asked, the fourth
+// finds it spent, and the fifth opens a new one.
+func TestGrantUsesInRequestOrder(t *testing.T) {
+	dir := t.TempDir()
+	release, decided := filepath.Join(dir, "release"), filepath.Join(dir, "decided")
+	for _, p := range []string{release, decided} {
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The decision of the request attested "slow" waits on release; every
+	// other says it was made on decided.
+	script := fmt.Sprintf(`case "$(cat)" in *'"attestation":"slow"'*) cat %s >/dev/null;; *) echo x > %s;; esac; echo '{"allow":true,"obligations":["arca:max_uses=3"]}'`,
+		quoteShell(release), quoteShell(decided))
+	f := scriptPDP(t, script)
+	const others = 5 // the put's decision and four gets'
+	// Held open for reading and writing, decided never reads as ended
+	// between two decisions' writes.
+	d, err := os.OpenFile(decided, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	go func() {
+		br := bufio.NewReader(d)
+		for range others {
+			if _, err := br.ReadString('\n'); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		w, err := os.OpenFile(release, os.O_WRONLY, 0) // until the slow decision opens it
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		w.Close()
+	}()
+	in := lines(`{"id":0,"op":"put","ref":"arca://app/db","value":"v"}`,
+		`{"id":1,"op":"get","ref":"arca://app/db","attestation":"slow"}`,
+		`{"id":2,"op":"get","ref":"arca://app/db"}`, `{"id":3,"op":"get","ref":"arca://app/db"}`,
+		`{"id":4,"op":"get","ref":"arca://app/db"}`, `{"id":5,"op":"get","ref":"arca://app/db"}`)
+	tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), environ: os.Environ()})
+	checkReplies(t, tr, []want{ok("0"), ok("1"), ok("2"), ok("3"), {id: "4", code: "denied", msg: "denied: grant exhausted"}, ok("5")})
 }

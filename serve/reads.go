@@ -235,6 +235,7 @@ func (s *session) begin(it *readItem) {
 		close(it.done)
 		return
 	}
+	it.c.req.Turn = s.svc.Turn() // its grant is settled in the order the reads were begun
 	select {
 	case s.reads <- it:
 	default:
