@@ -477,6 +477,7 @@ func TestHeaderNamedAfterCredential(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-Key") != "<redacted:t/cred>" {
 		t.Errorf("%d, X-Key %q: want 200 and the value redacted", resp.StatusCode, resp.Header.Get("X-Key"))
 	}
+	f.p.Close() // once its requests have written their events
 	if ev := f.events.String(); !strings.Contains(ev, `"redactions":2`) {
 		t.Errorf("the event does not count 2 redactions")
 	}
