@@ -170,6 +170,19 @@ func (f *fixture) do(t *testing.T, r req) (*http.Response, string) {
 	return resp, string(b)
 }
 
+// took is the decision the store took during the last request (Decide
+// runs before the answer is written), or a failure of t.
+func (f *fixture) took(t *testing.T) decided {
+	t.Helper()
+	select {
+	case d := <-f.store.decisions:
+		return d
+	default:
+		t.Error("the store took no decision")
+		return decided{}
+	}
+}
+
 // noDecision fails t if the store took a decision.
 func (f *fixture) noDecision(t *testing.T, what string) {
 	t.Helper()

@@ -73,7 +73,7 @@ func TestForbidden(t *testing.T) {
 	if resp, body := f.do(t, req{method: "POST", path: "/approvals/" + idPending, body: grant3}); resp.StatusCode != http.StatusOK {
 		t.Fatalf("a good decision: %d %s", resp.StatusCode, body)
 	}
-	if d := <-f.store.decisions; d != (decided{idPending, Decision{Grant: true, Scope: Scope{Uses: 3}}}) {
+	if d := f.took(t); d != (decided{idPending, Decision{Grant: true, Scope: Scope{Uses: 3}}}) {
 		t.Errorf("decided %+v", d)
 	}
 }
@@ -127,7 +127,7 @@ func TestDecide(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"state":"denied"`) {
 		t.Errorf("deny: %d %s", resp.StatusCode, body)
 	}
-	if d := <-f.store.decisions; d != (decided{idOther, Decision{}}) {
+	if d := f.took(t); d != (decided{idOther, Decision{}}) {
 		t.Errorf("deny: decided %+v", d)
 	}
 	for _, tc := range []struct{ id, says string }{
@@ -219,7 +219,7 @@ func TestBody(t *testing.T) {
 		if resp, body := f.do(t, req{method: "POST", path: "/approvals/" + tc.id, header: map[string]string{"Content-Type": "application/json; charset=utf-8"}, body: tc.body}); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: %d %s", tc.body, resp.StatusCode, body)
 		}
-		if d := <-f.store.decisions; d != (decided{tc.id, Decision{Grant: true, Scope: tc.want}}) {
+		if d := f.took(t); d != (decided{tc.id, Decision{Grant: true, Scope: tc.want}}) {
 			t.Errorf("decided %+v", d)
 		}
 	}
