@@ -32,7 +32,7 @@ type decided struct {
 }
 
 // fakeStore is a Store of a few approvals; each Decide that takes is sent
-// on decisions.
+// on decisions, and so is each of idRefused, which it refuses.
 type fakeStore struct {
 	mu        sync.Mutex
 	views     map[string]View
@@ -81,6 +81,7 @@ func (s *fakeStore) Decide(id string, d Decision) error {
 	case !ok:
 		return errors.New("no such approval")
 	case id == idRefused:
+		s.decisions <- decided{id, d}
 		return errors.New(`the approval <b>expired</b> while you read it`)
 	case v.State != "pending":
 		return errors.New("not pending")
@@ -119,7 +120,7 @@ func newFixture(t *testing.T) *fixture {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &fixture{srv: srv, store: store, base: strings.TrimSuffix(srv.URL(""), "/approvals/")}
+	return &fixture{srv: srv, store: store, base: strings.TrimSuffix(srv.ListURL(), "/approvals/")}
 }
 
 // req is a request's parts a test sets.

@@ -143,6 +143,11 @@ func (s *Server) URL(id string) string {
 	return s.origin + "/approvals/" + url.PathEscape(id)
 }
 
+// ListURL is the page of the pending approvals.
+func (s *Server) ListURL() string {
+	return s.origin + "/approvals/"
+}
+
 // Close stops listening and waits for the answers under way (at most
 // webpage.WriteTimeout), then closes every connection. A second Close
 // returns what the first did.

@@ -140,6 +140,9 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: %d %s", tc.id, resp.StatusCode, body)
 		}
 	}
+	if d := f.took(t); d != (decided{idRefused, Decision{Grant: true, Scope: Scope{Uses: 3}}}) {
+		t.Errorf("the refused one: %+v", d)
+	}
 	f.noDecision(t, "409")
 	for _, path := range []string{"/approvals/" + idUnknown, "/approvals/ap_1", "/approvals/AP_00000000000000000000000000000001", "/nothing", "/assets/", "/assets/nothing.js"} {
 		if resp, body := f.do(t, req{method: "GET", path: path}); resp.StatusCode != http.StatusNotFound {
