@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/serve/approvalpage/pagetest"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 )
@@ -126,7 +127,7 @@ func TestEditedTrailInBrowser(t *testing.T) {
 		b.run(t, "get", "arca://"+ref)
 	}
 	ui := b.startUI(t)
-	ctx, _ := browser(t, 3*time.Minute)
+	ctx, _ := pagetest.BrowserFor(t, 3*time.Minute)
 	if st := open(t, ctx, ui.url); st != "loaded" {
 		t.Fatalf("the page: %s", st)
 	}
@@ -220,7 +221,7 @@ func TestTwoRunsInOneBrowser(t *testing.T) {
 	}))
 	defer other.Close()
 
-	ctx, consoleErrors := browser(t, 3*time.Minute)
+	ctx, consoleErrors := pagetest.BrowserFor(t, 3*time.Minute)
 	for _, step := range []struct {
 		name, url string
 	}{

@@ -42,13 +42,19 @@ func Chromium(tb testing.TB) string {
 	return ""
 }
 
-// Browser is a headless Chromium of a fresh profile, its first tab, for
-// tb's life (at most Timeout), and a func that returns the errors its
+// Browser is BrowserFor(tb, Timeout).
+func Browser(tb testing.TB) (context.Context, func() []string) {
+	tb.Helper()
+	return BrowserFor(tb, Timeout)
+}
+
+// BrowserFor is a headless Chromium of a fresh profile, its first tab, for
+// tb's life (at most timeout), and a func that returns the errors its
 // console showed so far (a CSP refusal, an exception, a console.error, a
 // resource that failed to load). A page's own document answered 401 is
 // not counted: the approval page answers so, by design, a browser that has
 // not sent the token; a 401 to anything else is.
-func Browser(tb testing.TB) (context.Context, func() []string) {
+func BrowserFor(tb testing.TB, timeout time.Duration) (context.Context, func() []string) {
 	tb.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Chromium(tb)),
@@ -61,7 +67,7 @@ func Browser(tb testing.TB) (context.Context, func() []string) {
 		chromedp.UserDataDir(tb.TempDir()),
 		chromedp.WindowSize(1280, 1000),
 	)
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	tb.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	tb.Cleanup(cancelAlloc)
