@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,21 +24,21 @@ func TestPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
 		t.Fatalf("the page did not load: %v", err)
 	}
-	url := run(t, bctx, chromedp.Location())
-	rows := run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#records tbody tr").length`))
-	rects := run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg rect").length`))
-	chainText := run(t, bctx, chromedp.Text("#chain"))
-	deniedText := run(t, bctx, chromedp.Text("#denied"))
-	recordsText := run(t, bctx, chromedp.Text("#records"))
-	html := run(t, bctx, chromedp.OuterHTML("html"))
-	shot := run(t, bctx, chromedp.FullScreenshot(100))
+	url := pagetest.Run(t, bctx, chromedp.Location())
+	rows := pagetest.Run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#records tbody tr").length`))
+	rects := pagetest.Run(t, bctx, chromedp.Evaluate[int](`document.querySelectorAll("#chart svg rect").length`))
+	chainText := pagetest.Run(t, bctx, chromedp.Text("#chain"))
+	deniedText := pagetest.Run(t, bctx, chromedp.Text("#denied"))
+	recordsText := pagetest.Run(t, bctx, chromedp.Text("#records"))
+	html := pagetest.Run(t, bctx, chromedp.OuterHTML("html"))
+	shot := pagetest.Run(t, bctx, chromedp.FullScreenshot(100))
 	if strings.Contains(url, "token") || url != f.http.URL+"/" {
 		t.Errorf("the token stayed in the address bar: %s", url)
 	}
-	if kept := run(t, bctx, chromedp.Evaluate[string](`sessionStorage.getItem("arca-ui-token")`)); kept != testToken {
+	if kept := pagetest.Run(t, bctx, chromedp.Evaluate[string](`sessionStorage.getItem("arca-ui-token")`)); kept != testToken {
 		t.Errorf("the tab's session storage holds %q, not the token", kept)
 	}
-	if c := run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
+	if c := pagetest.Run(t, bctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
 		t.Errorf("the page has cookies: %q", c)
 	}
 	if cs, err := chromedp.Call(bctx, storage.GetCookies, storage.GetCookiesParams{}); err != nil || len(cs.Cookies) != 0 {
@@ -69,14 +68,4 @@ func TestPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", out, len(shot))
-}
-
-// run runs a in the browser, failing the test on an error.
-func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatalf("the browser: %v", err)
-	}
-	return v
 }

@@ -1,7 +1,7 @@
 package approvalpage
 
 import (
-	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -33,7 +33,7 @@ func TestPageInBrowser(t *testing.T) {
 	if !strings.Contains(sh.Expires, "(in 1") {
 		t.Errorf("expires: %q", sh.Expires)
 	}
-	if pwned := run(t, ctx, chromedp.Evaluate[bool](`"pwned" in document.body.dataset || document.querySelector("main img, main script") !== null`)); pwned {
+	if pwned := pagetest.Run(t, ctx, chromedp.Evaluate[bool](`"pwned" in document.body.dataset || document.querySelector("main img, main script") !== null`)); pwned {
 		t.Error("the untrusted summary or reason ran as markup")
 	}
 
@@ -43,7 +43,7 @@ func TestPageInBrowser(t *testing.T) {
 	if d := f.took(t); d != (decided{idPending, Decision{Grant: true, Scope: Scope{Uses: 3}}}) {
 		t.Errorf("the store took %+v", d)
 	}
-	if state := run(t, ctx, chromedp.Text(chromedp.ID("state"))); state != "approved" {
+	if state := pagetest.Run(t, ctx, chromedp.Text(chromedp.ID("state"))); state != "approved" {
 		t.Errorf("the page says %q", state)
 	}
 
@@ -54,10 +54,10 @@ func TestPageInBrowser(t *testing.T) {
 		t.Errorf("the store took %+v", d)
 	}
 
-	if loc := run(t, ctx, chromedp.Location()); loc != f.srv.URL(idOther) {
+	if loc := pagetest.Run(t, ctx, chromedp.Location()); loc != f.srv.URL(idOther) {
 		t.Errorf("the address bar: %s", loc)
 	}
-	if c := run(t, ctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
+	if c := pagetest.Run(t, ctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
 		t.Errorf("the page has cookies: %q", c)
 	}
 	if cs, err := chromedp.Call(ctx, storage.GetCookies, storage.GetCookiesParams{}); err != nil || len(cs.Cookies) != 0 {
@@ -88,13 +88,13 @@ func TestListInBrowser(t *testing.T) {
 	if sh, err = pagetest.Open(ctx, f.srv.ListURL(), testToken); err != nil || !sh.AskedToken || sh.Phase != "loaded" {
 		t.Fatalf("the token: %+v %v", sh, err)
 	}
-	links := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#items li a")].map((a) => a.getAttribute("href") + " " + a.textContent)`))
+	links := pagetest.Run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#items li a")].map((a) => a.getAttribute("href") + " " + a.textContent)`))
 	want := []string{"/approvals/" + idPending + " " + f.store.views[idPending].Summary, "/approvals/" + idOther + " " + f.store.views[idOther].Summary,
 		"/approvals/" + idRefused + " " + f.store.views[idRefused].Summary}
 	if !slices.Equal(links, want) {
 		t.Errorf("the list: %q", links)
 	}
-	if pwned := run(t, ctx, chromedp.Evaluate[bool](`"pwned" in document.body.dataset || document.querySelector("main img, main script") !== null`)); pwned {
+	if pwned := pagetest.Run(t, ctx, chromedp.Evaluate[bool](`"pwned" in document.body.dataset || document.querySelector("main img, main script") !== null`)); pwned {
 		t.Error("the untrusted summary or reason ran as markup")
 	}
 
@@ -106,7 +106,7 @@ func TestListInBrowser(t *testing.T) {
 	if d := f.took(t); d != (decided{idRefused, Decision{Grant: true, Scope: Scope{TTLSeconds: 300}}}) {
 		t.Errorf("the store was asked %+v", d)
 	}
-	if b := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#status b").length`)); b != 0 {
+	if b := pagetest.Run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#status b").length`)); b != 0 {
 		t.Error("the store's message ran as markup")
 	}
 	if errs := consoleErrors(); len(errs) != 2 || !strings.Contains(errs[1], "409") {
@@ -114,12 +114,43 @@ func TestListInBrowser(t *testing.T) {
 	}
 }
 
-// run runs a in the browser, failing the test on an error.
-func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
-	t.Helper()
-	v, err := chromedp.Run(ctx, a)
-	if err != nil {
-		t.Fatalf("the browser: %v", err)
+// Each choice of the scope chooser reaches the store as its scope, at its
+// bounds; a number out of them is refused by the page and reaches nothing.
+func TestScopeChoicesInBrowser(t *testing.T) {
+	f := newFixture(t)
+	ctx, consoleErrors := pagetest.Browser(t)
+	for i, tc := range []struct {
+		scope string
+		want  Scope
+	}{
+		{"once", Scope{Uses: 1}},
+		{"session", Scope{}},
+		{"uses:1", Scope{Uses: 1}},
+		{"uses:10000", Scope{Uses: 10000}},
+		{"minutes:1", Scope{TTLSeconds: 60}},
+		{"minutes:1440", Scope{TTLSeconds: 86400}},
+	} {
+		id := fmt.Sprintf("ap_%032x", 0x100+i)
+		f.store.add(id)
+		if err := pagetest.Approve(t, ctx, f.srv.URL(id), testToken, tc.scope); err != nil {
+			t.Errorf("%s: %v", tc.scope, err)
+			continue
+		}
+		if d := f.took(t); d != (decided{id, Decision{Grant: true, Scope: tc.want}}) {
+			t.Errorf("%s: the store took %+v", tc.scope, d)
+		}
 	}
-	return v
+	for _, scope := range []string{"uses:0", "uses:10001", "minutes:0", "minutes:1441", "uses:-1"} {
+		err := pagetest.Approve(t, ctx, f.srv.URL(idPending), testToken, scope)
+		if err == nil || !strings.Contains(err.Error(), "give a whole number from 1 to") {
+			t.Errorf("%s: %v", scope, err)
+		}
+	}
+	f.noDecision(t, "a number out of bounds")
+	if err := pagetest.Approve(t, ctx, f.srv.URL(idPending), testToken, "always"); err == nil {
+		t.Error("pagetest took the scope \"always\"")
+	}
+	if errs := consoleErrors(); len(errs) > 0 {
+		t.Errorf("errors in the browser console: %q", errs)
+	}
 }

@@ -95,6 +95,13 @@ func (s *fakeStore) Decide(id string, d Decision) error {
 	return nil
 }
 
+// add adds a pending approval of id.
+func (s *fakeStore) add(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.views[id] = View{ID: id, State: "pending", Summary: "agent-7 asks to get " + id, Fingerprint: strings.Repeat("9", 64), ExpiresAt: time.Now().Add(time.Minute)}
+}
+
 // state is the state of the approval id.
 func (s *fakeStore) state(id string) string {
 	v, _ := s.View(id)

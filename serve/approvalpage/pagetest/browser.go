@@ -113,3 +113,13 @@ func BrowserFor(tb testing.TB, timeout time.Duration) (context.Context, func() [
 		return slices.Clone(consoleErrors)
 	}
 }
+
+// Run runs a in the browser of ctx, failing tb on an error.
+func Run[T any](tb testing.TB, ctx context.Context, a chromedp.Action[T]) T {
+	tb.Helper()
+	v, err := chromedp.Run(ctx, a)
+	if err != nil {
+		tb.Fatalf("the browser: %v", err)
+	}
+	return v
+}
