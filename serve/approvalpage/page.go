@@ -78,8 +78,9 @@ type Decision struct {
 	Scope Scope
 }
 
-// Store is the session's approvals. Decide's error text is shown to the
-// human (as text); deciding one that is not pending fails.
+// Store is the session's approvals. Its methods are called from
+// concurrent requests. Decide's error text is shown to the human (as
+// text); deciding one that is not pending fails.
 type Store interface {
 	Pending() []View
 	View(id string) (View, bool)
@@ -128,6 +129,10 @@ func Start(o Options) (*Server, error) {
 		return nil, fmt.Errorf("approval page: %v", err)
 	}
 	addr := ln.Addr().(*net.TCPAddr)
+	if !addr.IP.IsLoopback() { // localhost that a hosts file names otherwise
+		ln.Close()
+		return nil, fmt.Errorf("approval page: listen %q: it is %s, not a loopback address", o.Listen, addr.IP)
+	}
 	s := &Server{o: o, csrfKey: make([]byte, 32), served: make(chan error, 1), port: strconv.Itoa(addr.Port)}
 	_, _ = rand.Read(s.csrfKey)
 	s.origin = "http://" + net.JoinHostPort(addr.IP.String(), s.port)
