@@ -18,12 +18,13 @@
 // the token, an Origin header that is this server's own origin and the
 // CSRF token the data came with (an HMAC, under a key made at Start, of
 // the bearer token, compared in constant time): a page of another origin
-// can neither send one nor read the other. The Host must be a loopback
+// can neither send that Origin nor read the CSRF token. The Host must be a loopback
 // name of this server's port (no DNS rebinding). Bounds:
 //
-//	MaxBody      4 KiB   a decision's body
-//	MaxUses      10000   the uses an approval may grant
-//	MaxTTL       86400   the seconds an approval may grant
+//	MaxBody       4 KiB   a decision's body
+//	MaxUses       10000   the uses an approval may grant
+//	MaxTTL        86400   the seconds an approval may grant
+//	MaxTokenFile  4 KiB   the approver's token file
 //	webpage's bounds on a request's header and its times
 package approvalpage
 
