@@ -18,8 +18,8 @@
 // the token, an Origin header that is this server's own origin and the
 // CSRF token the data came with (an HMAC, under a key made at Start, of
 // the bearer token, compared in constant time): a page of another origin
-// can neither send that Origin nor read the CSRF token. The Host must be a loopback
-// name of this server's port (no DNS rebinding). Bounds:
+// can neither send that Origin nor read the CSRF token. The Host must be
+// a loopback name of this server's port (no DNS rebinding). Bounds:
 //
 //	MaxBody       4 KiB   a decision's body
 //	MaxUses       10000   the uses an approval may grant
