@@ -3,8 +3,8 @@
 # PDP test drives (installed into $(go env GOPATH)/bin when missing);
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
 # loopback ports, with etcd-client and openssl for the team setup teams.md
-# shows; Debian's chromium, the browser arca ui's page is tested in; Node.js
-# for the TypeScript client and Python 3 for the Python client; git and
+# shows; Debian's chromium, the browser arca ui's page and the approval
+# page are tested in; Node.js for the TypeScript client and Python 3 for the Python client; git and
 # curl, which the session proxy's tests drive through it (all
 # installed with apt-get when missing; needs root or sudo).
 set -euo pipefail

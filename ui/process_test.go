@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/serve/approvalpage/pagetest"
 	"github.com/chromedp/cdproto/storage"
 	"github.com/chromedp/chromedp"
 )
@@ -102,7 +103,7 @@ func open(t *testing.T, ctx context.Context, url string) string {
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
-	return run(t, ctx, chromedp.Poll[string](`(() => {
+	return pagetest.Run(t, ctx, chromedp.Poll[string](`(() => {
 		const b = document.body, s = document.getElementById("status");
 		if (!b) return "";
 		if (b.dataset.loaded === "true") return "loaded";
@@ -126,11 +127,11 @@ func TestEditedTrailInBrowser(t *testing.T) {
 		b.run(t, "get", "arca://"+ref)
 	}
 	ui := b.startUI(t)
-	ctx, _ := browser(t, 3*time.Minute)
+	ctx, _ := pagetest.BrowserFor(t, 3*time.Minute)
 	if st := open(t, ctx, ui.url); st != "loaded" {
 		t.Fatalf("the page: %s", st)
 	}
-	if chain := run(t, ctx, chromedp.Text("#chain")); !strings.HasPrefix(chain, "The chain holds") {
+	if chain := pagetest.Run(t, ctx, chromedp.Text("#chain")); !strings.HasPrefix(chain, "The chain holds") {
 		t.Fatalf("before the edit: %q", chain)
 	}
 
@@ -176,7 +177,7 @@ func TestEditedTrailInBrowser(t *testing.T) {
 	if st := open(t, ctx, ui.base); st != "loaded" {
 		t.Fatalf("the page, again: %s", st)
 	}
-	said := run(t, ctx, chromedp.Text("#chain"))
+	said := pagetest.Run(t, ctx, chromedp.Text("#chain"))
 	if !strings.HasPrefix(said, "The chain does NOT hold") || strings.Contains(said, "anchor") {
 		t.Fatalf("after a line was edited, the page says: %q (arca audit verify: %s)", said, out)
 	}
@@ -220,7 +221,7 @@ func TestTwoRunsInOneBrowser(t *testing.T) {
 	}))
 	defer other.Close()
 
-	ctx, consoleErrors := browser(t, 3*time.Minute)
+	ctx, consoleErrors := pagetest.BrowserFor(t, 3*time.Minute)
 	for _, step := range []struct {
 		name, url string
 	}{
@@ -232,10 +233,10 @@ func TestTwoRunsInOneBrowser(t *testing.T) {
 		if st := open(t, ctx, step.url); st != "loaded" {
 			t.Fatalf("%s: %s", step.name, st)
 		}
-		if loc := run(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
+		if loc := pagetest.Run(t, ctx, chromedp.Location()); strings.Contains(loc, "token") {
 			t.Fatalf("%s: the token stayed in the address bar: %s", step.name, loc)
 		}
-		if c := run(t, ctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
+		if c := pagetest.Run(t, ctx, chromedp.Evaluate[string](`document.cookie`)); c != "" {
 			t.Fatalf("%s: the page has cookies: %q", step.name, c)
 		}
 	}

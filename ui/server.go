@@ -14,13 +14,13 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/internal/webpage"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/access"
 )
@@ -45,44 +45,8 @@ type Options struct {
 	Now        func() time.Time
 }
 
-// TokenChars names the characters a token may hold: those of a Bearer
-// token (RFC 6750), which an Authorization header carries as they are.
-const TokenChars = "the letters A-Z and a-z, the digits 0-9 and - . _ ~ + / (and = only at its end)"
-
-// CheckToken refuses a token that is empty or holds a byte outside
-// TokenChars. Its error says where, never what the token is.
-func CheckToken(token string) error {
-	if token == "" {
-		return errors.New("a token is required")
-	}
-	body := strings.TrimRight(token, "=")
-	for i := range len(body) {
-		if !tokenByte(body[i]) {
-			return fmt.Errorf("the token holds a character that is not allowed (at byte %d): the characters allowed are %s", i+1, TokenChars)
-		}
-	}
-	if body == "" {
-		return fmt.Errorf("the token is only =: the characters allowed are %s", TokenChars)
-	}
-	return nil
-}
-
-func tokenByte(b byte) bool {
-	return 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || strings.IndexByte("-._~+/", b) >= 0
-}
-
-// Bounds on what a request may be and take.
-const (
-	MaxHeaderBytes = 16 << 10
-	MaxQuery       = 4 << 10
-	ReadTimeout    = 10 * time.Second
-	WriteTimeout   = 30 * time.Second
-	IdleTimeout    = 60 * time.Second
-)
-
-// CSP is the page's Content-Security-Policy: its own script and style,
-// nothing inline, nothing from anywhere else, no frames, no forms.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+// MaxQuery bounds a request's query; the other bounds are webpage's.
+const MaxQuery = 4 << 10
 
 // Server is the page's HTTP handler.
 type Server struct {
@@ -93,7 +57,7 @@ type Server struct {
 
 // New returns the Server of o; o.Token must pass CheckToken.
 func New(o Options) (*Server, error) {
-	if err := CheckToken(o.Token); err != nil {
+	if err := webpage.CheckToken(o.Token); err != nil {
 		return nil, fmt.Errorf("ui: %w", err)
 	}
 	if o.Now == nil {
@@ -112,16 +76,9 @@ func New(o Options) (*Server, error) {
 	return s, nil
 }
 
-// HTTPServer is an http.Server for s with the bounds above.
+// HTTPServer is an http.Server for s with webpage's bounds.
 func (s *Server) HTTPServer() *http.Server {
-	return &http.Server{
-		Handler:           s,
-		ReadHeaderTimeout: ReadTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
-		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    MaxHeaderBytes,
-	}
+	return webpage.NewServer(s)
 }
 
 // ServeHTTP checks the method, the request's size and, for data, the
@@ -131,11 +88,7 @@ func (s *Server) HTTPServer() *http.Server {
 // server).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", CSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	webpage.SetHeaders(h)
 	switch {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		h.Set("Allow", "GET, HEAD")

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arca-secrets/arca/internal/webpage"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/access"
 )
@@ -116,23 +117,16 @@ func TestNoCookie(t *testing.T) {
 	}
 }
 
-// A token is what a bearer header carries as it is: a byte a cookie or a
-// header cannot hold is refused when the server is made, and the error
-// names the characters allowed, never the token.
+// A token webpage.CheckToken refuses is refused when the server is made,
+// and the error names the characters allowed, never the token.
 func TestTokenChars(t *testing.T) {
-	for _, tok := range []string{"abcdefgh0123456789", "A-Z.a_z~0+9/abcdefgh", "base64-padded-token==", strings.Repeat("f", 64)} {
-		if err := CheckToken(tok); err != nil {
-			t.Errorf("%q: %v", tok, err)
-		}
-	}
-	for _, tok := range []string{"", "semi;colon-0123456789", `quo"te-0123456789`, `back\slash-0123456789`, "non-ascii-é-0123456789",
-		"sp ace-0123456789", "comma,0123456789", "nul\x00-0123456789", "tab\t0123456789", "eq=uals-in-the-middle", "===="} {
+	for _, tok := range []string{"", "semi;colon-0123456789", `quo"te-0123456789`, "eq=uals-in-the-middle", "===="} {
 		_, err := New(Options{Token: tok})
 		if err == nil {
 			t.Errorf("%q: taken", tok)
 			continue
 		}
-		if tok != "" && (!strings.Contains(err.Error(), TokenChars) || strings.Contains(err.Error(), tok)) {
+		if tok != "" && (!strings.Contains(err.Error(), webpage.TokenChars) || strings.Contains(err.Error(), tok)) {
 			t.Errorf("%q: %v", tok, err)
 		}
 	}
@@ -161,7 +155,7 @@ func TestRequestRules(t *testing.T) {
 	}
 	for _, path := range endpoints {
 		resp, _ := request(t, f, "GET", path, nil)
-		if resp.Header.Get("Content-Security-Policy") != CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		if resp.Header.Get("Content-Security-Policy") != webpage.CSP || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 			t.Errorf("%s: headers %v", path, resp.Header)
 		}
 	}

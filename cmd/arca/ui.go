@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"os/signal"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/webpage"
 	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ui"
 )
@@ -50,16 +50,16 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 	if err != nil {
 		return usagef("--addr %q: %v", *addr, err)
 	}
-	loopback := isLoopback(host)
+	loopback := webpage.Loopback(host)
 	from := "--token"
 	if *token == "" {
 		*token, from = c.getenv("ARCA_UI_TOKEN"), "$ARCA_UI_TOKEN"
 	}
-	if *token != "" && len(*token) < minToken {
-		return usagef("the token is %d characters: give one of at least %d (or none, for a fresh random one)", len(*token), minToken)
+	if *token != "" && len(*token) < webpage.MinToken {
+		return usagef("the token is %d characters: give one of at least %d (or none, for a fresh random one)", len(*token), webpage.MinToken)
 	}
 	if *token != "" {
-		if err := ui.CheckToken(*token); err != nil {
+		if err := webpage.CheckToken(*token); err != nil {
 			return usagef("%s: %v", from, err)
 		}
 	}
@@ -127,18 +127,6 @@ func serveUI(ctx context.Context, srv *http.Server, ln net.Listener) error {
 		return opErrorf("arca ui: %v", err)
 	}
 	return nil
-}
-
-// minToken is the shortest token arca ui takes.
-const minToken = 16
-
-// isLoopback reports whether host is a loopback address, or localhost.
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
 }
 
 // freshToken is 32 random bytes, hex.
