@@ -91,7 +91,8 @@ func (s *Service) ApprovalState(req Request) (ApprovalResult, string, error) {
 // not be written, the audit's failure is returned (and serve stops).
 func (s *Service) DecideApproval(id string, grant bool, sc pdp.Scope, approver, via string) (ApprovalView, error) {
 	a, expired, err := s.approvals.decide(id, grant, sc, approver, via, s.now())
-	if werr := s.writeExpired(nil, expired); werr != nil {
+	c := &call{flush: via == ViaPage} // the page's events go out at once: no answer of serve's carries them
+	if werr := s.writeExpired(c, expired); werr != nil {
 		return ApprovalView{}, werr
 	}
 	if err != nil {
@@ -102,8 +103,8 @@ func (s *Service) DecideApproval(id string, grant bool, sc pdp.Scope, approver, 
 	if grant {
 		ev.Approval.Decision, ev.Approval.Uses, ev.Approval.TTLS = "grant", sc.Uses, sc.TTLS
 	}
-	if err := s.write(ev); err != nil {
-		return ApprovalView{}, auditError(err)
+	if err := s.writeFor(c, ev); err != nil {
+		return ApprovalView{}, err
 	}
 	return a.view(), nil
 }
@@ -112,14 +113,14 @@ func (s *Service) DecideApproval(id string, grant bool, sc pdp.Scope, approver, 
 // expire first (the page's list).
 func (s *Service) PendingApprovals() []ApprovalView {
 	vs, expired := s.approvals.pendingViews(s.now())
-	_ = s.writeExpired(nil, expired) // a failed write ends serve at its next request
+	_ = s.writeExpired(&call{flush: true}, expired) // a failed write ends serve at its next request
 	return vs
 }
 
 // Approval returns the approval id, and whether this session knows it.
 func (s *Service) Approval(id string) (ApprovalView, bool) {
 	v, ok, expired := s.approvals.state(id, s.now())
-	_ = s.writeExpired(nil, expired) // a failed write ends serve at its next request
+	_ = s.writeExpired(&call{flush: true}, expired) // a failed write ends serve at its next request
 	return v, ok
 }
 

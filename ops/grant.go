@@ -197,14 +197,10 @@ func parseGrantObligation(o string, b *grantBounds) bool {
 	return true
 }
 
-// writeGrant writes a grant or approval event of c's decision (of no
-// request when c is nil: the page's), or holds it to go
+// writeGrant writes a grant or approval event of c's decision, or holds it to go
 // before c's own event when c's event is held (see call.held), so the
 // audit chain keeps request order.
 func (s *Service) writeGrant(c *call, ev audit.Event) error {
-	if c == nil {
-		return s.write(ev)
-	}
 	if c.held != nil {
 		c.held.pre = append(c.held.pre, ev)
 		return nil

@@ -329,26 +329,32 @@ func TestStdinFails(t *testing.T) {
 	}
 }
 
-// TestRefusesToStart: a context env that does not resolve stops serve
-// before it reads a request: one stop event naming the problem, nothing on
-// stdout, an error, and a configured PDP's command line never echoed.
+// TestRefusesToStart: a context env that does not resolve, or an approval
+// page without its approver's token, stops serve before it reads a
+// request: one stop event naming the problem, nothing on stdout, an
+// error, and a configured PDP's command line never echoed, nor a token.
 func TestRefusesToStart(t *testing.T) {
 	const pdp = `
 [serve.pdp]
 exec = "PDP-COMMAND-LINE --token t0ps3cret"
 `
+	const page = "[serve.approvals]\nlisten = \"127.0.0.1:0\"\n"
 	cases := []struct {
 		name, toml, env, msg string
+		environ              []string
 	}{
-		{"unknown context env", "", "zzz", `cannot start: unknown env "zzz"`},
-		{"invalid context env", "", "../x", "cannot start: invalid env"},
-		{"unknown context env, a PDP configured", pdp, "zzz", `cannot start: unknown env "zzz"`},
+		{"unknown context env", "", "zzz", `cannot start: unknown env "zzz"`, nil},
+		{"invalid context env", "", "../x", "cannot start: invalid env", nil},
+		{"unknown context env, a PDP configured", pdp, "zzz", `cannot start: unknown env "zzz"`, nil},
+		{"an approval page, no token", page, "", "cannot start: approval page: no approver token: set $ARCA_APPROVER_TOKEN", nil},
+		{"an approval page, a short token", page, "", "cannot start: approval page: $ARCA_APPROVER_TOKEN: the token is 9 bytes",
+			[]string{"ARCA_APPROVER_TOKEN=t0ps3cret"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixtureConfig(t, c.toml)
 			in := lines(`{"op":"manifest","id":1}`, `{"op":"list","id":2}`)
-			tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), env: c.env, broken: true})
+			tr := f.session(t, sessionOpts{stdin: strings.NewReader(in), sent: []byte(in), env: c.env, broken: true, environ: c.environ})
 			if tr.err == nil {
 				t.Errorf("serve returned nil")
 			}
@@ -359,8 +365,8 @@ exec = "PDP-COMMAND-LINE --token t0ps3cret"
 			if len(es) != 1 || es[0].Event != "stop" || !strings.HasPrefix(es[0].Message, c.msg) {
 				t.Errorf("stderr %q, want one stop event %q", tr.stderr, c.msg)
 			}
-			if strings.Contains(string(tr.rawErr), "PDP-COMMAND-LINE") {
-				t.Errorf("the PDP command line reached stderr")
+			if strings.Contains(string(tr.rawErr), "PDP-COMMAND-LINE") || strings.Contains(string(tr.rawErr), "t0ps3cret") {
+				t.Errorf("the PDP command line or the token reached stderr")
 			}
 			if f.spy.touched() != 0 {
 				t.Errorf("the vault was reached")

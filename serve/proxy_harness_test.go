@@ -28,11 +28,16 @@ type liveSession struct {
 }
 
 // live starts a session on f's config whose stdin the test writes.
-func (f *fixture) live(t *testing.T) *liveSession {
+func (f *fixture) live(t *testing.T) *liveSession { return f.liveIn(t, nil) }
+
+// liveIn is live in a process environment of environ.
+func (f *fixture) liveIn(t *testing.T, environ []string) *liveSession {
 	t.Helper()
 	pr, pw := io.Pipe()
 	l := &liveSession{in: pw, out: make(chan string, 64), done: make(chan transcript, 1)}
-	go func() { l.done <- f.session(t, sessionOpts{stdin: pr, stdout: &lineChan{ch: l.out}}) }()
+	go func() {
+		l.done <- f.session(t, sessionOpts{stdin: pr, stdout: &lineChan{ch: l.out}, environ: environ})
+	}()
 	t.Cleanup(func() { l.end() })
 	return l
 }

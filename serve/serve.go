@@ -44,7 +44,9 @@ type Options struct {
 	Env    string           // the process context: --env, else $ARCA_ENV
 	Now    func() time.Time // time.Now when nil
 	// Environ is the environment the PDP child's allowlist is taken from
-	// (os.Environ()); nil gives the child an empty environment.
+	// (os.Environ()); nil gives the child an empty environment. The
+	// approval page's token, $ARCA_APPROVER_TOKEN, is read from it; it
+	// never reaches a child (the allowlist leaves it out).
 	Environ []string
 	// Backends opens and creates vaults by kind (see ops.Backends).
 	Backends ops.Backends
@@ -100,8 +102,9 @@ type session struct {
 	held       *heldLine
 	scrubs     *scrubs // the values the session released, and its scrub streams
 
-	proxy *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
-	page  approvalPage // the approval page, nil unless [serve.approvals] listen is set
+	proxy   *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
+	page    approvalPage // the approval page, nil unless [serve.approvals] listen is set
+	environ []string     // Options.Environ: the approver's token may be in it
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -122,7 +125,7 @@ func Serve(ctx context.Context, o Options) error {
 		sigs, unsubscribe = subscribe()
 		defer unsubscribe()
 	}
-	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads}
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads, environ: o.Environ}
 	if s.maxGroup <= 0 {
 		s.maxGroup = maxGroupWrites
 	}
@@ -148,6 +151,7 @@ func (s *session) run(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.closeProxy() // also when the loop ends with no stop event (a broken wire)
+	defer s.closePage()
 	err := s.loop(ctx)
 	if !errors.Is(err, errInterrupted) {
 		s.ended = true
@@ -219,12 +223,17 @@ func (s *session) loop(ctx context.Context) error {
 // start writes the opening events, or the one stop event of a session that
 // cannot start.
 func (s *session) start() error {
-	if err := s.preflight(); err != nil {
+	page, err := s.preflight()
+	if err != nil {
 		s.lifecycle("stop", "cannot start: "+err.Error())
 		s.w.flush()
 		return fmt.Errorf("cannot start: %w", err)
 	}
-	s.lifecycle("start", fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol))
+	msg := fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol)
+	if page != "" {
+		msg += "; approvals at " + page
+	}
+	s.lifecycle("start", msg)
 	if p := s.cfg.Serve.PDP; s.cfg.Origin == ops.OriginImplicit && p != nil {
 		what := "exec: the working directory decides what code runs"
 		if p.URL != "" {
@@ -236,17 +245,23 @@ func (s *session) start() error {
 }
 
 // preflight refuses to start a session that could only fail: a process env
-// that does not resolve.
-func (s *session) preflight() error {
+// that does not resolve, an approval page that cannot start. It starts
+// the page, and returns its URL.
+func (s *session) preflight() (string, error) {
 	if _, err := s.cfg.ResolveEnv("", "", s.ctxEnv); err != nil && s.ctxEnv != "" {
-		return err
+		return "", err
 	}
-	return nil
+	page, err := s.startPage(s.environ)
+	if err != nil {
+		return "", fmt.Errorf("approval page: %w", err)
+	}
+	return page, nil
 }
 
 func (s *session) lifecycle(event, msg string) {
 	if event == "stop" {
 		s.closeProxy() // the events of the requests through it come before stop
+		s.closePage()  // and those of the decisions made on it
 		_ = s.svc.EndGrants()
 	}
 	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
