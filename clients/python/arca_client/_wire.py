@@ -106,7 +106,8 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     front when the line takes its place. Built by hand with json's own
     string encoder: no dict, no general encoder on the hot path. A field
     whose value is None is left out; a tuple is an array of strings, a
-    dict an object of strings or tuples of strings (_shapes made them).
+    dict an object of strings, tuples of strings or ints (_shapes made
+    them).
 
     A line serve cannot read (a str with no UTF-8 form, a line over the
     cap) is refused here, before anything is sent: serve would answer it
@@ -134,9 +135,9 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     return body
 
 
-def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, Tuple[str, ...]]]]) -> str:
-    """A tuple of strings as a JSON array, a dict of strings or tuples of
-    strings as an object, each string checked as a field's is."""
+def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, int, Tuple[str, ...]]]]) -> str:
+    """A tuple of strings as a JSON array, a dict of strings, ints or
+    tuples of strings as an object, each string checked as a field's is."""
     if type(v) is tuple:
         for s in v:
             _text(name, s)
@@ -144,6 +145,9 @@ def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, Tuple[str, .
     parts = []
     for k, x in v.items():
         _text(name, k)
+        if type(x) is int:  # an object of integers (approve's scope)
+            parts.append(encode_basestring_ascii(k) + ":" + str(x))
+            continue
         parts.append(encode_basestring_ascii(k) + ":" + (encode_basestring_ascii(x) if type(x) is str else _json(name, x)))
         if type(x) is str:
             _text(name, x)

@@ -41,7 +41,8 @@ const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string
  * field for one sent as JSON, of shape raw: 'strings', an array of strings
  * (exec's args, proxy's services); 'map', an object of strings (http's
  * headers); 'multimap', an object of strings or arrays of strings (http's
- * query). Sent when given, as given; an error names the field, never an
+ * query); 'ints', an object of integers (approve's scope), its keys in
+ * order. Sent when given, as given; an error names the field, never an
  * entry of it.
  */
 export function rawField(key, name, v, raw) {
@@ -50,7 +51,13 @@ export function rawField(key, name, v, raw) {
     if (!isStrings(v)) throw new TypeError(`${name} must be an array of strings`);
     return key + JSON.stringify(v);
   }
-  const each = raw === 'map' ? 'a string' : 'a string or an array of strings';
+  const each = raw === 'map' ? 'a string' : raw === 'ints' ? 'an integer' : 'a string or an array of strings';
+  if (raw === 'ints') {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object of which each entry is ${each}`);
+    const entries = Object.entries(v).filter(([, x]) => x !== undefined);
+    if (!entries.every(([, x]) => Number.isSafeInteger(x))) throw new TypeError(`each entry of ${name} must be ${each}`);
+    return key + JSON.stringify(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1))));
+  }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object of which each entry is ${each}`);
   const entries = Object.entries(v);
   for (const [, x] of entries) {
