@@ -105,13 +105,18 @@ export function encodeRest(op, table, fields) {
 
 /**
  * A success's result as the caller gets it: the object as read, a string
- * value wrapped in a Secret, and the PDP's verdict as policy when it gave one.
+ * value wrapped in a Secret (dropped at expires_at, read on now, when the
+ * result has one), and the PDP's verdict as policy when it gave one.
  */
-export function shapeResult(result, policy) {
+export function shapeResult(result, policy, now = Date.now) {
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
     throw new Error('a success whose result is not an object');
   }
-  if (typeof result.value === 'string') result.value = new Secret(result.value);
+  if (typeof result.value === 'string') {
+    // A get under a grant: the value is dropped at the grant's end.
+    const end = typeof result.expires_at === 'string' ? Date.parse(result.expires_at) : NaN;
+    result.value = Number.isNaN(end) ? new Secret(result.value) : new Secret(result.value, { expiresAt: end, now });
+  }
   if (policy !== undefined) result.policy = policy;
   return result;
 }
