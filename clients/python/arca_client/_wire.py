@@ -25,7 +25,8 @@ from concurrent.futures import Future, InvalidStateError
 from json.encoder import encode_basestring_ascii
 from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .errors import ArcaError, ClosedError, ProtocolError
+from .approval import error_of, with_expiry
+from .errors import ClosedError, ProtocolError
 from ._fast import get_line
 from ._read import Policy, read_policy
 from ._shapes import Field
@@ -365,13 +366,13 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
             if not isinstance(result, dict):
                 raise ProtocolError("a success response without a result object")
             value = read(result, policy)
+            if "expires_at" in result:  # a get under a grant: its value is dropped then
+                value = with_expiry(value)
         elif ok is False:
             e = d.get("error")
             if not isinstance(e, dict) or type(e.get("code")) is not str or type(e.get("message")) is not str:
                 raise ProtocolError("a failed response without an error code and message")
-            details = e.get("details")
-            cause = details.get("cause") if isinstance(details, dict) else None
-            err = ArcaError(e["code"], e["message"], policy, cause=cause if type(cause) is str else None)
+            err = error_of(e["code"], e["message"], policy, e.get("details"))
         else:
             raise ProtocolError("a response whose ok is not a boolean")
     except ProtocolError as pe:
