@@ -9,17 +9,19 @@
 // A raw field other than id takes the Go type of what the request schema
 // says it holds: an array of strings is a []string, an object of strings
 // a map[string]string, an object of strings or arrays of strings a
-// map[string][]string; any other is refused, the client having no way to
-// send it. appendRequest writes them onto the line in the table's order, a
+// map[string][]string, an object of named integers and nothing else a
+// pointer to a struct named after the field (Scope), written here with its
+// appender; any other is refused, the client having no way to send it. appendRequest writes them onto the line in the table's order, a
 // string when it is not empty, value and a raw field when not nil;
 // badUTF8 names the first that is not UTF-8.
 //
 // Each op gets a method named after it. A meta-op's takes no request
 // fields; another's takes a Request, whose fields carry what the op takes
 // besides op and id. The result is the type whose doc comment in package
-// client says "T is the result of OP."; for an op with none declared the
-// generator writes <Op>Result from the op's result schema (structs), and an
-// op whose result schema has no properties returns only an error. withPolicy, which puts the PDP's verdict on a result, is
+// client says "T is the result of OP." (or "of OP and OP2."); for an op
+// with none declared the generator writes <Op>Result from the op's result
+// schema (structs), or from the definition its top-level $ref names, and
+// an op whose result schema has no properties returns only an error. withPolicy, which puts the PDP's verdict on a result, is
 // written here too: on the result of every op that consults the PDP.
 package main
 
