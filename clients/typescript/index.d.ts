@@ -15,7 +15,13 @@ export declare const PROTOCOL: 'arca-serve/1';
  */
 export declare class Secret {
   constructor(value: string);
+  /**
+   * The text. A value got under a grant (its result carries expires_at) is
+   * dropped at expires_at: then this throws ExpiredError; fetch it again.
+   */
   reveal(): string;
+  /** When the value is dropped (the end of the grant it was got under), or undefined when never. */
+  readonly expiresAt: Date | undefined;
   toString(): '<redacted>';
   toJSON(): '<redacted>';
 }
@@ -31,7 +37,7 @@ export type ErrorDetails = NonNullable<Wire.WireError['error']['details']>;
 
 /** A request serve refused or failed. Branch on code, never on message. */
 export declare class ArcaError extends Error {
-  readonly name: 'ArcaError';
+  readonly name: 'ArcaError' | 'ApprovalRequiredError';
   readonly code: ErrorCode | (string & {});
   /** The PDP's verdict, when serve consulted it and it gave one. */
   readonly policy?: Policy;
@@ -44,6 +50,54 @@ export declare class ArcaError extends Error {
   /** From resolve: the variable whose get failed, and its ref (the message names both). */
   readonly variable?: string;
   readonly ref?: string;
+}
+
+/** An approval serve asked for: details.approval of approval_required, expires_at a Date. */
+export interface Approval {
+  readonly id: string;
+  /** What is asked, in words: never a value. */
+  readonly summary: string;
+  /** SHA-256 over actor, op, env, ref and use, in hex. */
+  readonly fingerprint: string;
+  /** When it expires (a deny) unless decided. */
+  readonly expires_at: Date;
+  /** The approval page's, when serve runs one. */
+  readonly url?: string;
+}
+
+/** A request a human must approve first: retry it with { approval: approval.id } once approved. */
+export declare class ApprovalRequiredError extends ArcaError {
+  readonly name: 'ApprovalRequiredError';
+  readonly code: 'approval_required';
+  readonly approval: Approval;
+}
+
+/** withApproval's error when the approval was denied or expired. */
+export declare class ApprovalDeniedError extends Error {
+  readonly name: 'ApprovalDeniedError';
+  readonly code: 'approval_denied';
+  readonly approval: Approval;
+  readonly state: 'denied' | 'expired' | (string & {});
+}
+
+/** Secret.reveal() past the end of the grant the value was got under: fetch it again. */
+export declare class ExpiredError extends Error {
+  readonly name: 'ExpiredError';
+  readonly code: 'expired';
+}
+
+/** How withApproval waits. */
+export interface WithApprovalOptions {
+  /** Between polls of the approval op (default 1000). */
+  intervalMs?: number;
+  /** Give up (a TimeoutError) at this time, a Date or ms since the epoch. */
+  deadline?: Date | number;
+  /** Give up with signal.reason; passed to each poll too. */
+  signal?: AbortSignal;
+  /** The clock, for a test (default Date.now). */
+  now?: () => number;
+  /** The wait between polls, for a test (default a timer that ends with signal). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
 }
 
 /** A call made or in flight when serve is gone; cause says why, when known. */
@@ -143,6 +197,13 @@ export declare class Client extends Ops {
 
   /** Any op by name; a string value in the result comes as a Secret. */
   call(op: string, fields?: RequestFields, options?: Pick<CallOptions, 'signal' | 'timeoutMs'>): Promise<WithPolicy<Record<string, unknown>>>;
+  /**
+   * Run call(undefined); when it rejects with ApprovalRequiredError, poll
+   * the approval until it is decided (bounded by its expires_at and the
+   * options), then run call(id) and return its result; a denied or expired
+   * approval rejects with ApprovalDeniedError.
+   */
+  withApproval<T>(call: (approval: string | undefined) => Promise<T>, options?: WithApprovalOptions): Promise<T>;
   /** Every ref of refs at once, pipelined; the first failure rejects. */
   resolve<K extends string>(refs: Record<K, string>, base?: CallOptions): Promise<Record<K, Secret>>;
   /** Close stdin, wait for serve to exit, kill it after closeTimeoutMs. */

@@ -12,6 +12,22 @@
 // returns at once but keeps its slot: its response, when it comes, is
 // dropped, and later responses never shift. At most Options.MaxInFlight
 // requests are on the wire; a call beyond that waits (backpressure).
+//
+// # Approvals and grants
+//
+// A request a human must approve first fails with *ApprovalRequired, at
+// once: its Approval names the approval (ID, Summary, Fingerprint,
+// ExpiresAt, and the approval page's URL when serve runs one). The host
+// relays a decision with Approve, or the human decides on the page;
+// Approval reports the state. WithApproval does the round trip: it runs
+// the call, polls Approval (every ApprovalWait.Interval, 1 s by default)
+// until the approval is decided, its ExpiresAt or the context's deadline,
+// and retries the call with Request.Approval set; a denied or expired
+// approval is *ApprovalDenied. Revoke closes grants.
+//
+// A value under a grant is dropped at expires_at: fetch it again. A get
+// run under a grant that ends in time carries Got.ExpiresAt, and
+// Got.Fresh, past it, wipes the value's bytes and returns ErrExpired.
 package client
 
 import (

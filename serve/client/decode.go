@@ -7,17 +7,23 @@ import (
 	"strconv"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/manifest"
 )
 
 // Error is a request serve refused or failed: the wire's code and
 // message, the cause its details name (upstream_failed: the step of a use
 // that failed, one of the manifest's use capability's causes; "" when it
-// names none), and the policy verdict when the PDP gave one.
+// names none; denied: the grant or approval rule that denied it), and the
+// policy verdict when the PDP gave one. An approval_required one is
+// returned as an *ApprovalRequired wrapping it.
 type Error struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
 	Cause   string  `json:"-"`
 	Policy  *Policy `json:"-"`
+	// approval is details.approval, which verdict makes an
+	// *ApprovalRequired of.
+	approval *Approval
 }
 
 func (e *Error) Error() string { return "arca serve: " + e.Code + ": " + e.Message }
@@ -28,13 +34,14 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 		Details struct {
-			Cause string `json:"cause"`
+			Cause    string    `json:"cause"`
+			Approval *Approval `json:"approval"`
 		} `json:"details"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	e.Code, e.Message, e.Cause = w.Code, w.Message, w.Details.Cause
+	e.Code, e.Message, e.Cause, e.approval = w.Code, w.Message, w.Details.Cause, w.Details.Approval
 	return nil
 }
 
@@ -94,6 +101,9 @@ func verdict(id, want []byte, ok bool, e *Error, p *Policy) error {
 			return errors.New("client: a failed response without an error")
 		}
 		e.Policy = p
+		if e.Code == string(manifest.ApprovalRequired) && e.approval != nil {
+			return &ApprovalRequired{Approval: *e.approval, Err: e}
+		}
 		return e
 	}
 	return nil

@@ -91,14 +91,14 @@ func forget[T any](r *T) {
 func decodeResult[T any](d *dec, r *T) {
 	switch r := any(r).(type) {
 	case *Got:
-		d.record(&r.Meta, &r.Value, nil, recordFields|fValue)
+		d.record(&r.Meta, &r.Value, nil, &r.ExpiresAt, recordFields|fValue|fExpiresAt)
 	case *Put:
-		d.record(&r.Meta, nil, &r.Created, recordFields|fCreated)
+		d.record(&r.Meta, nil, &r.Created, nil, recordFields|fCreated)
 	case *Rotated:
-		d.record(&r.Meta, nil, nil, recordFields)
+		d.record(&r.Meta, nil, nil, nil, recordFields)
 	case *Removed:
 		var m Meta
-		d.record(&m, nil, nil, fRef|fEnv|fVersion)
+		d.record(&m, nil, nil, nil, fRef|fEnv|fVersion)
 		r.Ref, r.Env, r.Version = m.Ref, m.Env, m.Version
 	case *struct{}:
 		if d.peek() != '{' {
@@ -120,19 +120,20 @@ const (
 	fUpdatedAt
 	fRotatedAt
 	fCreated
+	fExpiresAt
 
 	recordFields = fRef | fEnv | fVersion | fCreatedAt | fUpdatedAt | fRotatedAt
 )
 
-var fieldNames = [...]string{"ref", "env", "value", "version", "created_at", "updated_at", "rotated_at", "created"}
+var fieldNames = [...]string{"ref", "env", "value", "version", "created_at", "updated_at", "rotated_at", "created", "expires_at"}
 
 // quotedNames are the keys as serve spells them, inOrder the fields (as
 // indexes of fieldNames) in the order serve writes them, orderOf the
 // other way round: a key where serve puts it is read by a comparison.
 var (
-	quotedNames = [...]string{`"ref":`, `"env":`, `"value":`, `"version":`, `"created_at":`, `"updated_at":`, `"rotated_at":`, `"created":`}
-	inOrder     = [...]int{0, 1, 2, 3, 7, 4, 5, 6}
-	orderOf     = [...]int{0, 1, 2, 3, 5, 6, 7, 4}
+	quotedNames = [...]string{`"ref":`, `"env":`, `"value":`, `"version":`, `"created_at":`, `"updated_at":`, `"rotated_at":`, `"created":`, `"expires_at":`}
+	inOrder     = [...]int{0, 1, 2, 3, 7, 4, 5, 6, 8}
+	orderOf     = [...]int{0, 1, 2, 3, 5, 6, 7, 4, 8}
 )
 
 // unknownIn passes over an unknown field of a record, unless encoding/json
@@ -164,13 +165,15 @@ func fieldBit(k []byte) uint32 {
 		return fRotatedAt
 	case "created":
 		return fCreated
+	case "expires_at":
+		return fExpiresAt
 	}
 	return 0
 }
 
 // record reads a record result holding the given fields; another key is
 // an unknown field, passed over.
-func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
+func (d *dec) record(m *Meta, v *SecretValue, created *bool, expires *time.Time, fields uint32) {
 	if d.peek() != '{' {
 		d.fail()
 		return
@@ -212,6 +215,8 @@ func (d *dec) record(m *Meta, v *SecretValue, created *bool, fields uint32) {
 			m.RotatedAt = d.time()
 		case fCreated:
 			*created = d.bool()
+		case fExpiresAt:
+			*expires = d.time()
 		}
 	}
 }

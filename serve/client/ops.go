@@ -30,10 +30,16 @@ type Secret = secret.Secret
 // Got is the result of get. Policy, here and on every result of an op
 // that consults the PDP, is the PDP's verdict on the request (with its
 // obligations), nil when serve consulted none.
+//
+// ExpiresAt is the end of the grant the get ran under (zero when there is
+// none, or it has no end in time): the value is dropped then. Read it with
+// Fresh, which past ExpiresAt wipes it and returns ErrExpired: fetch it
+// again.
 type Got struct {
 	Meta
-	Value  SecretValue `json:"value"`
-	Policy *Policy     `json:"-"`
+	Value     SecretValue `json:"value"`
+	ExpiresAt time.Time   `json:"expires_at"`
+	Policy    *Policy     `json:"-"`
 }
 
 // SecretValue is a value read off the wire into a Secret.

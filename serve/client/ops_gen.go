@@ -33,6 +33,38 @@ type Request struct {
 	Args        []string // sent when not nil
 	Services    []string // sent when not nil
 	Stop        *bool    // sent when not nil
+	Approval    string   // needed by approve and approval
+	Decision    string   // needed by approve
+	Scope       *Scope   // sent when not nil
+	Approver    string   // needed by approve
+	Grant       string
+	All         *bool // sent when not nil
+}
+
+// Scope is what Request.Scope carries, as the request schema says: an
+// object of integers, each sent when it is not zero.
+type Scope struct {
+	TTLS int `json:"ttl_s,omitempty"`
+	Uses int `json:"uses,omitempty"`
+}
+
+// appendScope appends s as a JSON object.
+func appendScope(b []byte, s *Scope) []byte {
+	b = append(b, '{')
+	n := len(b)
+	if s.TTLS != 0 {
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, `"ttl_s":`...), int64(s.TTLS), 10)
+	}
+	if s.Uses != 0 {
+		if len(b) > n {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, `"uses":`...), int64(s.Uses), 10)
+	}
+	return append(b, '}')
 }
 
 // badUTF8 names the first field of r that is not valid UTF-8, "" when they
@@ -73,6 +105,14 @@ func badUTF8(r Request) string {
 		return "args"
 	case !validStrings(r.Services):
 		return "services"
+	case !utf8.ValidString(r.Approval):
+		return "approval"
+	case !utf8.ValidString(r.Decision):
+		return "decision"
+	case !utf8.ValidString(r.Approver):
+		return "approver"
+	case !utf8.ValidString(r.Grant):
+		return "grant"
 	}
 	return ""
 }
@@ -158,45 +198,71 @@ func appendRequest(b, id []byte, op string, r Request) []byte {
 		b = append(b, `,"stop":`...)
 		b = strconv.AppendBool(b, *r.Stop)
 	}
+	if r.Approval != "" || op == "approve" || op == "approval" {
+		b = append(b, `,"approval":`...)
+		b = appendString(b, r.Approval)
+	}
+	if r.Decision != "" || op == "approve" {
+		b = append(b, `,"decision":`...)
+		b = appendString(b, r.Decision)
+	}
+	if r.Scope != nil {
+		b = append(b, `,"scope":`...)
+		b = appendScope(b, r.Scope)
+	}
+	if r.Approver != "" || op == "approve" {
+		b = append(b, `,"approver":`...)
+		b = appendString(b, r.Approver)
+	}
+	if r.Grant != "" {
+		b = append(b, `,"grant":`...)
+		b = appendString(b, r.Grant)
+	}
+	if r.All != nil {
+		b = append(b, `,"all":`...)
+		b = strconv.AppendBool(b, *r.All)
+	}
 	return append(b, '}', '\n')
 }
 
-// Get sends get. It needs r.Ref. It may have r.Env, r.Actor and
-// r.Attestation. serve consults the PDP for it: the verdict is on the
+// Get sends get. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation
+// and r.Approval. serve consults the PDP for it: the verdict is on the
 // result's Policy.
 func (c *Client) Get(ctx context.Context, r Request) (Got, error) {
 	return Call[Got](ctx, c, "get", r)
 }
 
-// Put sends put. It needs r.Ref and r.Value. It may have r.Env, r.Actor and
-// r.Attestation. serve consults the PDP for it: the verdict is on the
-// result's Policy.
+// Put sends put. It needs r.Ref and r.Value. It may have r.Env, r.Actor,
+// r.Attestation and r.Approval. serve consults the PDP for it: the verdict
+// is on the result's Policy.
 func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
 	return Call[Put](ctx, c, "put", r)
 }
 
-// Rm sends rm. It needs r.Ref. It may have r.Env, r.Actor and
-// r.Attestation. serve consults the PDP for it: the verdict is on the
+// Rm sends rm. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation
+// and r.Approval. serve consults the PDP for it: the verdict is on the
 // result's Policy.
 func (c *Client) Rm(ctx context.Context, r Request) (Removed, error) {
 	return Call[Removed](ctx, c, "rm", r)
 }
 
 // Rotate sends rotate. It needs r.Ref and r.Value. It may have r.Env,
-// r.Actor and r.Attestation. serve consults the PDP for it: the verdict is
-// on the result's Policy.
+// r.Actor, r.Attestation and r.Approval. serve consults the PDP for it: the
+// verdict is on the result's Policy.
 func (c *Client) Rotate(ctx context.Context, r Request) (Rotated, error) {
 	return Call[Rotated](ctx, c, "rotate", r)
 }
 
-// List sends list. It may have r.Env, r.Actor and r.Attestation. serve
-// consults the PDP for it: the verdict is on the result's Policy.
+// List sends list. It may have r.Env, r.Actor, r.Attestation and
+// r.Approval. serve consults the PDP for it: the verdict is on the result's
+// Policy.
 func (c *Client) List(ctx context.Context, r Request) (Listed, error) {
 	return Call[Listed](ctx, c, "list", r)
 }
 
-// Check sends check. It may have r.Env, r.Actor and r.Attestation. serve
-// consults the PDP for it: the verdict is on the result's Policy.
+// Check sends check. It may have r.Env, r.Actor, r.Attestation and
+// r.Approval. serve consults the PDP for it: the verdict is on the result's
+// Policy.
 func (c *Client) Check(ctx context.Context, r Request) (Checked, error) {
 	return Call[Checked](ctx, c, "check", r)
 }
@@ -221,15 +287,16 @@ func (c *Client) Scrub(ctx context.Context, r Request) (ScrubResult, error) {
 }
 
 // HTTP sends http. It needs r.Service, r.Method and r.Path. It may have
-// r.Env, r.Actor, r.Attestation, r.Query, r.Headers, r.Body and r.BodyB64.
-// serve consults the PDP for it: the verdict is on the result's Policy.
+// r.Env, r.Actor, r.Attestation, r.Query, r.Headers, r.Body, r.BodyB64 and
+// r.Approval. serve consults the PDP for it: the verdict is on the result's
+// Policy.
 func (c *Client) HTTP(ctx context.Context, r Request) (HTTPResult, error) {
 	return Call[HTTPResult](ctx, c, "http", r)
 }
 
 // Exec sends exec. It needs r.Action. It may have r.Env, r.Actor,
-// r.Attestation and r.Args. serve consults the PDP for it: the verdict is
-// on the result's Policy.
+// r.Attestation, r.Args and r.Approval. serve consults the PDP for it: the
+// verdict is on the result's Policy.
 func (c *Client) Exec(ctx context.Context, r Request) (ExecResult, error) {
 	return Call[ExecResult](ctx, c, "exec", r)
 }
@@ -238,6 +305,24 @@ func (c *Client) Exec(ctx context.Context, r Request) (ExecResult, error) {
 // and r.Stop.
 func (c *Client) Proxy(ctx context.Context, r Request) (ProxyResult, error) {
 	return Call[ProxyResult](ctx, c, "proxy", r)
+}
+
+// Revoke sends revoke. It may have r.Ref, r.Env, r.Actor, r.Attestation,
+// r.Grant and r.All.
+func (c *Client) Revoke(ctx context.Context, r Request) (RevokeResult, error) {
+	return Call[RevokeResult](ctx, c, "revoke", r)
+}
+
+// Approve sends approve. It needs r.Approval, r.Decision and r.Approver. It
+// may have r.Env, r.Actor, r.Attestation and r.Scope.
+func (c *Client) Approve(ctx context.Context, r Request) (ApprovalState, error) {
+	return Call[ApprovalState](ctx, c, "approve", r)
+}
+
+// Approval sends approval. It needs r.Approval. It may have r.Env, r.Actor
+// and r.Attestation.
+func (c *Client) Approval(ctx context.Context, r Request) (ApprovalState, error) {
+	return Call[ApprovalState](ctx, c, "approval", r)
 }
 
 // withPolicy puts the verdict of a success on its result: the result of
@@ -326,4 +411,9 @@ type ProxyResult struct {
 	ExpiresAt time.Time         `json:"expires_at"`
 	Stopped   bool              `json:"stopped"`
 	Token     string            `json:"token"`
+}
+
+// RevokeResult is the result of revoke, as its schema says.
+type RevokeResult struct {
+	Revoked int64 `json:"revoked"`
 }

@@ -13,12 +13,13 @@ fields are ignored, a timed-out call keeps its slot.
 from ._secret import Secret
 from ._wire import MAX_RESPONSE_LINE
 from .client import PROTOCOL, Client
-from .errors import ArcaError, ClientError, ClosedError, ProtocolError, StartError, StreamError
+from .errors import (Approval, ApprovalDenied, ApprovalRequired, ArcaError, ClientError, ClosedError, ProtocolError,
+                     StartError, StreamError, ValueExpired)
 from .events import MAX_EVENT_LINE, Event
 from .scrub import ScrubWriter
 from .results import (CheckResult, ExecRedaction, ExecResult, ExecTruncated, GetResult, HttpRedaction, HttpResult,
                       ListRecord, ListResult, ManifestOp, ManifestResult, Policy, ProxyResult, PutResult, RmResult,
-                      RotateResult)
+                      RotateResult, ApprovalState, RevokeResult)
 
 # The names the results had before they were generated from the schemas.
 Got, Put, Rotated, Removed = GetResult, PutResult, RotateResult, RmResult
@@ -30,6 +31,7 @@ __version__ = "1.0.0"
 __all__ = [
     "PROTOCOL", "MAX_RESPONSE_LINE", "MAX_EVENT_LINE", "Client", "Secret",
     "ClientError", "ArcaError", "ClosedError", "StartError", "ProtocolError", "StreamError",
+    "Approval", "ApprovalRequired", "ApprovalDenied", "ValueExpired", "ApprovalState", "RevokeResult",
     "Event", "Policy", "Got", "Put", "Rotated", "Removed", "Listed", "Record", "Checked", "Manifest", "OpInfo",
     "GetResult", "PutResult", "RotateResult", "RmResult", "ListResult", "ListRecord", "CheckResult",
     "ManifestResult", "ManifestOp", "ScrubWriter",

@@ -19,92 +19,98 @@ class Ops(Calls):
 
     def get(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.GetResult:
         """Send get. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('get', fields, r.read_get, timeout)
 
     def submit_get(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.GetResult]:
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('get', fields, r.read_get)
 
     def put(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.PutResult:
         """Send put. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('put', fields, r.read_put, timeout)
 
     def submit_put(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.PutResult]:
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('put', fields, r.read_put)
 
     def rm(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.RmResult:
         """Send rm. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('rm', fields, r.read_rm, timeout)
 
     def submit_rm(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.RmResult]:
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('rm', fields, r.read_rm)
 
     def rotate(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.RotateResult:
         """Send rotate. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('rotate', fields, r.read_rotate, timeout)
 
     def submit_rotate(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.RotateResult]:
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('rotate', fields, r.read_rotate)
 
     def list(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.ListResult:
         """Send list. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(env=env, actor=actor, attestation=attestation)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('list', fields, r.read_list, timeout)
 
     def submit_list(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.ListResult]:
-        fields = _fields(env=env, actor=actor, attestation=attestation)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('list', fields, r.read_list)
 
     def check(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, timeout: Optional[float] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
     ) -> r.CheckResult:
         """Send check. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(env=env, actor=actor, attestation=attestation)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
         return self._call('check', fields, r.read_check, timeout)
 
     def submit_check(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.CheckResult]:
-        fields = _fields(env=env, actor=actor, attestation=attestation)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
         return self._future('check', fields, r.read_check)
 
     def manifest(self, *, timeout: Optional[float] = None) -> r.ManifestResult:
@@ -146,10 +152,10 @@ class Ops(Calls):
             actor: Optional[str] = None, attestation: Optional[str] = None,
             query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
             headers: Optional[Mapping[str, str]] = None, body: Optional[str] = None,
-            body_b64: Optional[str] = None, timeout: Optional[float] = None
+            body_b64: Optional[str] = None, approval: Optional[str] = None, timeout: Optional[float] = None
     ) -> r.HttpResult:
         """Send http. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64)
+        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64, approval=approval)
         return self._call('http', fields, r.read_http, timeout)
 
     def submit_http(
@@ -157,25 +163,26 @@ class Ops(Calls):
             actor: Optional[str] = None, attestation: Optional[str] = None,
             query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
             headers: Optional[Mapping[str, str]] = None, body: Optional[str] = None,
-            body_b64: Optional[str] = None
+            body_b64: Optional[str] = None, approval: Optional[str] = None
     ) -> Future[r.HttpResult]:
-        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64)
+        fields = _fields(service=service, method=method, path=path, env=env, actor=actor, attestation=attestation, query=query, headers=headers, body=body, body_b64=body_b64, approval=approval)
         return self._future('http', fields, r.read_http)
 
     def exec(
             self, action: str, *, env: Optional[str] = None, actor: Optional[str] = None,
             attestation: Optional[str] = None, args: Optional[Sequence[str]] = None,
-            timeout: Optional[float] = None
+            approval: Optional[str] = None, timeout: Optional[float] = None
     ) -> r.ExecResult:
         """Send exec. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args)
+        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args, approval=approval)
         return self._call('exec', fields, r.read_exec, timeout)
 
     def submit_exec(
             self, action: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, args: Optional[Sequence[str]] = None
+            attestation: Optional[str] = None, args: Optional[Sequence[str]] = None,
+            approval: Optional[str] = None
     ) -> Future[r.ExecResult]:
-        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args)
+        fields = _fields(action=action, env=env, actor=actor, attestation=attestation, args=args, approval=approval)
         return self._future('exec', fields, r.read_exec)
 
     def proxy(
@@ -195,18 +202,68 @@ class Ops(Calls):
         fields = _fields(env=env, actor=actor, attestation=attestation, services=services, stop=stop)
         return self._future('proxy', fields, r.read_proxy)
 
+    def revoke(
+            self, *, ref: Optional[str] = None, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, grant: Optional[str] = None, all: Optional[bool] = None,
+            timeout: Optional[float] = None
+    ) -> r.RevokeResult:
+        """Send revoke."""
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, grant=grant, all=all)
+        return self._call('revoke', fields, r.read_revoke, timeout)
+
+    def submit_revoke(
+            self, *, ref: Optional[str] = None, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, grant: Optional[str] = None, all: Optional[bool] = None
+    ) -> Future[r.RevokeResult]:
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, grant=grant, all=all)
+        return self._future('revoke', fields, r.read_revoke)
+
+    def approve(
+            self, approval: str, decision: str, approver: str, *, env: Optional[str] = None,
+            actor: Optional[str] = None, attestation: Optional[str] = None,
+            scope: Optional[Mapping[str, int]] = None, timeout: Optional[float] = None
+    ) -> r.ApprovalState:
+        """Send approve."""
+        fields = _fields(approval=approval, decision=decision, approver=approver, env=env, actor=actor, attestation=attestation, scope=scope)
+        return self._call('approve', fields, r.read_approve, timeout)
+
+    def submit_approve(
+            self, approval: str, decision: str, approver: str, *, env: Optional[str] = None,
+            actor: Optional[str] = None, attestation: Optional[str] = None,
+            scope: Optional[Mapping[str, int]] = None
+    ) -> Future[r.ApprovalState]:
+        fields = _fields(approval=approval, decision=decision, approver=approver, env=env, actor=actor, attestation=attestation, scope=scope)
+        return self._future('approve', fields, r.read_approve)
+
+    def approval(
+            self, approval: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, timeout: Optional[float] = None
+    ) -> r.ApprovalState:
+        """Send approval."""
+        fields = _fields(approval=approval, env=env, actor=actor, attestation=attestation)
+        return self._call('approval', fields, r.read_approval, timeout)
+
+    def submit_approval(
+            self, approval: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None
+    ) -> Future[r.ApprovalState]:
+        fields = _fields(approval=approval, env=env, actor=actor, attestation=attestation)
+        return self._future('approval', fields, r.read_approval)
+
     def call(
             self, op: str, *, action: Optional[str] = None, actor: Optional[str] = None,
+            all: Optional[bool] = None, approval: Optional[str] = None, approver: Optional[str] = None,
             args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
-            body: Optional[str] = None, body_b64: Optional[str] = None, env: Optional[str] = None,
-            final: Optional[bool] = None, headers: Optional[Mapping[str, str]] = None,
-            method: Optional[str] = None, path: Optional[str] = None,
-            query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+            body: Optional[str] = None, body_b64: Optional[str] = None, decision: Optional[str] = None,
+            env: Optional[str] = None, final: Optional[bool] = None, grant: Optional[str] = None,
+            headers: Optional[Mapping[str, str]] = None, method: Optional[str] = None,
+            path: Optional[str] = None, query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
+            ref: Optional[str] = None, scope: Optional[Mapping[str, int]] = None,
             service: Optional[str] = None, services: Optional[Sequence[str]] = None,
             stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
             value: Optional[Value] = None, timeout: Optional[float] = None
     ) -> Dict[str, Any]:
         """Any op by name, for one this client has no method for (a server
         may add ops): the result as a dict, a ``value`` in it a Secret."""
-        fields = _fields(action=action, actor=actor, args=args, attestation=attestation, body=body, body_b64=body_b64, env=env, final=final, headers=headers, method=method, path=path, query=query, ref=ref, service=service, services=services, stop=stop, stream=stream, text=text, value=value)
+        fields = _fields(action=action, actor=actor, all=all, approval=approval, approver=approver, args=args, attestation=attestation, body=body, body_b64=body_b64, decision=decision, env=env, final=final, grant=grant, headers=headers, method=method, path=path, query=query, ref=ref, scope=scope, service=service, services=services, stop=stop, stream=stream, text=text, value=value)
         return self._call(op, fields, _read.read_raw, timeout)

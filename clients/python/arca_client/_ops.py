@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, TypeVar
 
 from . import results as r
 from ._request import Fields as _Fields, fields as _fields
 from ._secret import Secret
 from ._wire import Reader, Settle, Waiter
-from .errors import ArcaError, ClosedError
+from .approval import with_approval
+from .errors import ApprovalRequired, ArcaError, ClosedError
 
 
 def _for_variable(name: str, ref: str, e: BaseException) -> BaseException:
     """The error e of the get of name's ref, naming both."""
+    if isinstance(e, ApprovalRequired):
+        return ApprovalRequired(e.message, e.policy, e.approval, variable=name, ref=ref)
     if isinstance(e, ArcaError):
         return ArcaError(e.code, e.message, e.policy, variable=name, ref=ref, cause=e.cause)
     if isinstance(e, ClosedError):
@@ -40,6 +43,9 @@ def _shown(ref: object) -> str:
 
 def _left(timeout: Optional[float], began: float) -> Optional[float]:
     return None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
+
+
+T = TypeVar("T")
 
 
 class Calls:
@@ -58,6 +64,17 @@ class Calls:
         fut: Future[Any] = Future()
         self._submit(op, fields, read, None, fut)
         return fut
+
+    def with_approval(self, call: Callable[[Optional[str]], T], *, interval: float = 1.0,
+                      timeout: Optional[float] = None, clock: Callable[[], float] = time.time,
+                      sleep: Callable[[float], None] = time.sleep) -> T:
+        """Run call(None); when a human must approve it first
+        (ApprovalRequired), wait for the decision, polling the approval op
+        every interval seconds, for no longer than the approval's
+        expires_at and timeout allow, and run call(approval_id) once it is
+        approved; a denied or expired approval raises ApprovalDenied. See
+        arca_client.approval.with_approval."""
+        return with_approval(self, call, interval=interval, timeout=timeout, clock=clock, sleep=sleep)  # type: ignore[arg-type]
 
     def resolve(self, refs: Mapping[str, str], *, env: Optional[str] = None, actor: Optional[str] = None,
                 attestation: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Secret]:

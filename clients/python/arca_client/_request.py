@@ -11,19 +11,21 @@ from __future__ import annotations
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from ._secret import Secret, as_value
-from ._shapes import Field, string_map, strings, strings_map
+from ._shapes import Field, int_map, string_map, strings, strings_map
 
 Value = Union[str, Secret]
 Fields = Sequence[Tuple[str, Field]]
 
 
 def fields(
-        *, action: Optional[str] = None, actor: Optional[str] = None,
+        *, action: Optional[str] = None, actor: Optional[str] = None, all: Optional[bool] = None,
+        approval: Optional[str] = None, approver: Optional[str] = None,
         args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
-        body: Optional[str] = None, body_b64: Optional[str] = None, env: Optional[str] = None,
-        final: Optional[bool] = None, headers: Optional[Mapping[str, str]] = None,
-        method: Optional[str] = None, path: Optional[str] = None,
-        query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+        body: Optional[str] = None, body_b64: Optional[str] = None, decision: Optional[str] = None,
+        env: Optional[str] = None, final: Optional[bool] = None, grant: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None, method: Optional[str] = None,
+        path: Optional[str] = None, query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
+        ref: Optional[str] = None, scope: Optional[Mapping[str, int]] = None,
         service: Optional[str] = None, services: Optional[Sequence[str]] = None,
         stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
         value: Optional[Value] = None
@@ -31,17 +33,23 @@ def fields(
     return (
         ('action', action),
         ('actor', actor),
+        ('all', all),
+        ('approval', approval),
+        ('approver', approver),
         ('args', None if args is None else strings('args', args)),
         ('attestation', attestation),
         ('body', body),
         ('body_b64', body_b64),
+        ('decision', decision),
         ('env', env),
         ('final', final),
+        ('grant', grant),
         ('headers', None if headers is None else string_map('headers', headers)),
         ('method', method),
         ('path', path),
         ('query', None if query is None else strings_map('query', query)),
         ('ref', ref),
+        ('scope', None if scope is None else int_map('scope', scope)),
         ('service', service),
         ('services', None if services is None else strings('services', services)),
         ('stop', stop),

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hmac
-from typing import Any, NoReturn
+import time
+from datetime import datetime
+from typing import Any, Callable, NoReturn, Optional
+
+from .errors import ValueExpired
 
 REDACTED = "<redacted>"
 
@@ -16,7 +20,8 @@ class Secret:
     handles one.
 
     Python cannot wipe a str from memory: the value lives as long as the
-    Secret and the str it was made of.
+    Secret and the str it was made of, or until it is dropped at
+    ``expires_at``.
     """
 
     __slots__ = ("_value",)
@@ -28,8 +33,15 @@ class Secret:
         object.__setattr__(self, "_value", value)
 
     def reveal(self) -> str:
-        """The value itself."""
+        """The value itself. One got under a grant is dropped at
+        ``expires_at``: past it this raises ValueExpired; fetch it again."""
         return self._value
+
+    @property
+    def expires_at(self) -> Optional[datetime]:
+        """When the value is dropped (the end of the grant it was got
+        under), or None when never."""
+        return None
 
     def __repr__(self) -> str:
         return REDACTED
@@ -43,7 +55,7 @@ class Secret:
         # Constant time, so comparing does not tell how much matched.
         if not isinstance(other, Secret):
             return NotImplemented
-        return hmac.compare_digest(self._value.encode("utf-8", "surrogatepass"), other._value.encode("utf-8", "surrogatepass"))
+        return hmac.compare_digest(self.reveal().encode("utf-8", "surrogatepass"), other.reveal().encode("utf-8", "surrogatepass"))
 
     # A hash would be a cheap oracle of the value; and a Secret is no key.
     __hash__ = None  # type: ignore[assignment]
@@ -61,6 +73,33 @@ class Secret:
 
     def __deepcopy__(self, memo: object) -> Secret:
         return self
+
+
+class _Expiring(Secret):
+    """A Secret got under a grant: dropped at expires_at, read on clock."""
+
+    __slots__ = ("_expires", "_clock")
+
+    def __init__(self, value: str, expires_at: datetime, clock: Callable[[], float]) -> None:
+        super().__init__(value)
+        object.__setattr__(self, "_expires", expires_at)
+        object.__setattr__(self, "_clock", clock)
+
+    def reveal(self) -> str:
+        if self._value is None or self._clock() >= self._expires.timestamp():
+            object.__setattr__(self, "_value", None)  # dropped, for good
+            raise ValueExpired()
+        return self._value
+
+    @property
+    def expires_at(self) -> Optional[datetime]:
+        return self._expires
+
+
+def expiring(value: str, expires_at: datetime, clock: Callable[[], float] = time.time) -> Secret:
+    """A Secret of value that is dropped at expires_at, read on clock
+    (seconds since the epoch): reveal() raises ValueExpired from then."""
+    return _Expiring(value, expires_at, clock)
 
 
 def as_value(v: str | Secret) -> str:

@@ -1,8 +1,8 @@
 """The request fields that are not strings, made into the shapes the
 request schema gives them before a line is written: an array of strings
 (exec's ``args``, proxy's ``services``), an object of strings (http's
-``headers``) and an object of strings or arrays of strings (http's
-``query``). _request.fields calls these; _wire.encode_body writes what
+``headers``), an object of strings or arrays of strings (http's
+``query``) and an object of integers (approve's ``scope``). _request.fields calls these; _wire.encode_body writes what
 they return (a tuple, a dict). The errors name the field, never an entry
 of it."""
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence, Tuple, Union
 
 Strings = Tuple[str, ...]
-Field = Union[None, str, bool, Strings, Dict[str, Union[str, Strings]]]
+Field = Union[None, str, bool, Strings, Dict[str, Union[str, Strings]], Dict[str, int]]
 
 
 def strings(name: str, v: Sequence[str]) -> Strings:
@@ -46,4 +46,16 @@ def strings_map(name: str, v: Mapping[str, Union[str, Sequence[str]]]) -> Dict[s
         if type(k) is not str:
             raise TypeError(f"field {name!r} must have str keys")
         out[k] = x if type(x) is str else strings(name, x)
+    return out
+
+
+def int_map(name: str, v: Mapping[str, int]) -> Dict[str, int]:
+    """v, a mapping of str to int, as a dict in key order."""
+    if not isinstance(v, Mapping):
+        raise TypeError(f"field {name!r} must be a mapping of str to int, not {type(v).__name__}")
+    out: Dict[str, int] = {}
+    for k in sorted(v, key=lambda k: (type(k) is not str, str(k))):
+        if type(k) is not str or type(v[k]) is not int:
+            raise TypeError(f"field {name!r} must map str to int")
+        out[k] = v[k]
     return out

@@ -25,7 +25,8 @@ from concurrent.futures import Future, InvalidStateError
 from json.encoder import encode_basestring_ascii
 from typing import IO, Any, Callable, Deque, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .errors import ArcaError, ClosedError, ProtocolError
+from .approval import error_of, with_expiry
+from .errors import ClosedError, ProtocolError
 from ._fast import get_line
 from ._read import Policy, read_policy
 from ._shapes import Field
@@ -106,7 +107,8 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     front when the line takes its place. Built by hand with json's own
     string encoder: no dict, no general encoder on the hot path. A field
     whose value is None is left out; a tuple is an array of strings, a
-    dict an object of strings or tuples of strings (_shapes made them).
+    dict an object of strings, tuples of strings or ints (_shapes made
+    them).
 
     A line serve cannot read (a str with no UTF-8 form, a line over the
     cap) is refused here, before anything is sent: serve would answer it
@@ -134,9 +136,9 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     return body
 
 
-def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, Tuple[str, ...]]]]) -> str:
-    """A tuple of strings as a JSON array, a dict of strings or tuples of
-    strings as an object, each string checked as a field's is."""
+def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, int, Tuple[str, ...]]]]) -> str:
+    """A tuple of strings as a JSON array, a dict of strings, ints or
+    tuples of strings as an object, each string checked as a field's is."""
     if type(v) is tuple:
         for s in v:
             _text(name, s)
@@ -144,6 +146,9 @@ def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, Tuple[str, .
     parts = []
     for k, x in v.items():
         _text(name, k)
+        if type(x) is int:  # an object of integers (approve's scope)
+            parts.append(encode_basestring_ascii(k) + ":" + str(x))
+            continue
         parts.append(encode_basestring_ascii(k) + ":" + (encode_basestring_ascii(x) if type(x) is str else _json(name, x)))
         if type(x) is str:
             _text(name, x)
@@ -361,13 +366,13 @@ def _deliver(slot: _Slot, line: bytes) -> Optional[str]:
             if not isinstance(result, dict):
                 raise ProtocolError("a success response without a result object")
             value = read(result, policy)
+            if "expires_at" in result:  # a get under a grant: its value is dropped then
+                value = with_expiry(value)
         elif ok is False:
             e = d.get("error")
             if not isinstance(e, dict) or type(e.get("code")) is not str or type(e.get("message")) is not str:
                 raise ProtocolError("a failed response without an error code and message")
-            details = e.get("details")
-            cause = details.get("cause") if isinstance(details, dict) else None
-            err = ArcaError(e["code"], e["message"], policy, cause=cause if type(cause) is str else None)
+            err = error_of(e["code"], e["message"], policy, e.get("details"))
         else:
             raise ProtocolError("a response whose ok is not a boolean")
     except ProtocolError as pe:

@@ -5,6 +5,8 @@ carry one) or from the client's own text, never from a response's bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
@@ -20,12 +22,15 @@ class ArcaError(ClientError):
 
     ``code`` is the wire's error code (``bad_request``, ``unknown_op``,
     ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``,
-    ``upstream_failed``, or one a later server adds): branch on it, never
-    on ``message``. ``policy`` is the PDP's verdict when serve consulted
+    ``upstream_failed``, ``approval_required`` (an ApprovalRequired), or
+    one a later server adds): branch on it, never on ``message``. ``policy`` is the PDP's verdict when serve consulted
     one, else None. ``cause`` is the ``details.cause`` of the error when
     it has one (``upstream_failed``: the step of the use that failed,
     ``dns``, ``connect``, ``tls``, ``timeout``, ``blocked_address``,
-    ``redirect``, ``read`` or ``start``), else None. From
+    ``redirect``, ``read`` or ``start``; ``denied``: the grant or approval
+    rule that denied it, ``grant_exhausted``, ``grant_expired``,
+    ``approval_mismatch``, ``approval_unknown``, ``approval_denied``,
+    ``approval_expired`` or ``approvals_full``), else None. From
     ``resolve``, ``variable`` and ``ref`` are the name and ref whose get
     failed, and the text names them first, as the Go client's does
     (``B (arca://app/missing): arca serve: not_found: ...``); else None.
@@ -49,6 +54,54 @@ class ArcaError(ClientError):
         named = "" if self.variable is None else f", variable={self.variable!r}, ref={self.ref!r}"
         cause = "" if self.cause is None else f", cause={self.cause!r}"
         return f"ArcaError(code={self.code!r}, message={self.message!r}, policy={self.policy!r}{cause}{named})"
+
+
+@dataclass(frozen=True)
+class Approval:
+    """An approval serve asked for (``details.approval`` of
+    ``approval_required``): ``summary`` says what is asked, in words, never
+    a value; ``fingerprint`` is a SHA-256 over actor, op, env, ref and use;
+    ``expires_at`` is when it expires (a deny) unless decided; ``url`` the
+    approval page's, None when serve runs none."""
+
+    id: str
+    summary: str
+    fingerprint: str
+    expires_at: datetime
+    url: Optional[str] = None
+
+
+class ApprovalRequired(ArcaError):
+    """The ArcaError of a request a human must approve first (code
+    ``approval_required``): ``approval`` names it. Retry the request with
+    ``approval=approval.id`` once it is approved; ``Client.with_approval``
+    does all of it."""
+
+    def __init__(self, message: str, policy: Optional[Policy], approval: Approval, *,
+                 variable: Optional[str] = None, ref: Optional[str] = None) -> None:
+        super().__init__("approval_required", message, policy, variable=variable, ref=ref)
+        self.approval = approval
+
+    def __repr__(self) -> str:
+        return f"ApprovalRequired(message={self.message!r}, policy={self.policy!r}, approval={self.approval!r})"
+
+
+class ApprovalDenied(ClientError):
+    """What ``Client.with_approval`` raises when the approval it waited for
+    was denied or expired: ``state`` says which."""
+
+    def __init__(self, approval: Approval, state: str) -> None:
+        super().__init__(f"approval {approval.id} was {state}")
+        self.approval = approval
+        self.state = state
+
+
+class ValueExpired(ClientError):
+    """``reveal()`` of a value past the end of the grant it was got under
+    (its result's ``expires_at``): the value was dropped; fetch it again."""
+
+    def __init__(self) -> None:
+        super().__init__("the value's grant has ended: fetch it again")
 
 
 class ClosedError(ClientError):

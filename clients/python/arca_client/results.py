@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Optional, Tuple
 
-from ._read import (Policy, _bool, _int, _map, _objs, _opt_bool, _opt_map, _opt_str, _opt_time, _secret, _str,
-                    _strs, _time, parse_time, read_policy, read_raw)
+from ._read import (Policy, _bool, _int, _map, _objs, _opt_bool, _opt_int, _opt_map, _opt_str, _opt_time,
+                    _secret, _str, _strs, _time, parse_time, read_policy, read_raw)
 from ._secret import Secret
 
 __all__ = ["Policy", "Secret", "parse_time", "read_policy", "read_raw", "GetResult", "PutResult",
     "RmResult", "RotateResult", "ListRecord", "ListResult", "CheckResult", "ManifestOp",
     "ManifestResult", "ScrubRedaction", "ScrubResult", "HttpRedaction", "HttpResult",
-    "ExecTruncated", "ExecRedaction", "ExecResult", "ProxyResult", "read_get", "read_put",
-    "read_rm", "read_rotate", "read_list", "read_check", "read_manifest", "read_scrub", "read_http",
-    "read_exec", "read_proxy"]
+    "ExecTruncated", "ExecRedaction", "ExecResult", "ProxyResult", "RevokeResult",
+    "ApprovalStateScope", "ApprovalState", "read_get", "read_put", "read_rm", "read_rotate",
+    "read_list", "read_check", "read_manifest", "read_scrub", "read_http", "read_exec",
+    "read_proxy", "read_revoke", "read_approve", "read_approval"]
 
 
 
@@ -705,3 +706,88 @@ def read_proxy_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ProxyRe
 
 
 read_proxy = read_proxy_result
+
+
+@dataclass
+class RevokeResult:
+    """The result of revoke."""
+
+    revoked: int  # how many open grants were closed
+
+
+def read_revoke_result(d: Mapping[str, Any], policy: Optional[Policy]) -> RevokeResult:
+    v_revoked = d.get('revoked')
+    if type(v_revoked) is int:
+        return RevokeResult(
+            v_revoked,
+        )
+    return RevokeResult(
+        _int(d, 'revoked'),
+    )
+
+
+read_revoke = read_revoke_result
+
+
+@dataclass
+class ApprovalStateScope:
+    """ApprovalState.scope."""
+
+    ttl_s: Optional[int] = None
+    uses: Optional[int] = None
+
+
+def read_approval_state_scope(d: Mapping[str, Any]) -> ApprovalStateScope:
+    v_ttl_s = d.get('ttl_s')
+    v_uses = d.get('uses')
+    if (v_ttl_s is None or type(v_ttl_s) is int) and (v_uses is None or type(v_uses) is int):
+        return ApprovalStateScope(
+            None if v_ttl_s is None else v_ttl_s,
+            None if v_uses is None else v_uses,
+        )
+    return ApprovalStateScope(
+        _opt_int(d, 'ttl_s'),
+        _opt_int(d, 'uses'),
+    )
+
+
+@dataclass
+class ApprovalState:
+    """The result of approve and approval."""
+
+    approval: str
+    state: str
+    approver: Optional[str] = None
+    expires_at: Optional[datetime] = None  # when a pending approval expires
+    scope: Optional[ApprovalStateScope] = None
+
+
+def read_approval_state(d: Mapping[str, Any], policy: Optional[Policy]) -> ApprovalState:
+    v_approval = d.get('approval')
+    v_state = d.get('state')
+    v_approver = d.get('approver')
+    v_expires_at = d.get('expires_at')
+    if (
+        type(v_approval) is str and type(v_state) is str and (v_approver is None or type(v_approver) is str)
+        and (v_expires_at is None or type(v_expires_at) is str)
+    ):
+        return ApprovalState(
+            v_approval,
+            v_state,
+            None if v_approver is None else v_approver,
+            None if v_expires_at is None else parse_time(v_expires_at),
+            None if d.get('scope') is None else read_approval_state_scope(_map(d, 'scope')),
+        )
+    return ApprovalState(
+        _str(d, 'approval'),
+        _str(d, 'state'),
+        _opt_str(d, 'approver'),
+        _opt_time(d, 'expires_at'),
+        None if d.get('scope') is None else read_approval_state_scope(_map(d, 'scope')),
+    )
+
+
+read_approve = read_approval_state
+
+
+read_approval = read_approval_state

@@ -15,7 +15,8 @@ exits 1 when one differs (tests/test_gen.py does the same). The binary is
 $ARCA_BIN, or arca built from this repository. Standard library only.
 
 The mapping, and what it refuses rather than guess:
-- a result is ``<Op>Result``; an object in an array of it is ``<Op><Item>``
+- a result is ``<Op>Result``, or the name of the definition its schema's
+  top-level $ref names when ops share it (``ApprovalState``); an object in an array of it is ``<Op><Item>``
   (``records`` holds ``ListRecord``s);
 - string, integer, boolean, const and enum are str, int, bool; a $ref to a
   ``time`` definition is a datetime in UTC; a top-level ``value`` is a
@@ -34,8 +35,10 @@ The mapping, and what it refuses rather than guess:
   be a Secret (as a result's value is one), a boolean (scrub's ``final``),
   and one the request schema says is an array of strings (a sequence of
   str), an object of strings (a mapping of str to str) or an object of
-  strings or arrays of strings (a mapping of str to either), which
-  _shapes checks and makes a tuple or a dict; any other is refused.
+  strings or arrays of strings (a mapping of str to either) or an object
+  of named integers (a mapping of str to int), which _shapes checks and
+  makes a tuple or a dict; an enum of strings is a str; any other is
+  refused.
 """
 
 from __future__ import annotations
@@ -240,14 +243,50 @@ def snake(cls: str) -> str:
     return out
 
 
+def shared(doc: Mapping[str, Any]) -> Optional[str]:
+    """The definition a result schema is, by a top-level $ref: a shape
+    ops share (approve's and approval's approvalState); None when the
+    schema is its own."""
+    ref = doc.get("$ref")
+    if ref is None or doc.get("properties"):
+        return None
+    if not ref.startswith("#/$defs/") or ref[len("#/$defs/"):] not in doc.get("$defs", {}):
+        raise SystemExit(f"gen: a result's $ref outside its schema: {ref}")
+    return ref[len("#/$defs/"):]
+
+
+def result_class(schemas: Mapping[str, Any], name: str) -> Optional[str]:
+    """The class of op name's result: <Op>Result, or the shared
+    definition's name; None when it has no properties."""
+    doc = schemas[f"result.{name}"]
+    target = shared(doc)
+    if target is not None:
+        return pascal(target)
+    return pascal(name) + "Result" if doc.get("properties") else None
+
+
 def results(schemas: Mapping[str, Any], manifest: Mapping[str, Any]) -> str:
     g = Gen(schemas)
     readers: List[Tuple[str, str, str]] = []  # op, reader, type
+    sharing: Dict[str, List[str]] = {}  # a shared definition: the ops whose result it is
+    for op in manifest["ops"]:
+        target = shared(schemas[f"result.{op['name']}"])
+        if target is not None:
+            sharing.setdefault(target, []).append(op["name"])
     for op in manifest["ops"]:
         name = op["name"]
         doc = schemas[f"result.{name}"]
-        cls = pascal(name) + "Result"
-        if not doc.get("properties"):
+        cls = result_class(schemas, name)
+        target = shared(doc)
+        if target is not None and cls is not None:
+            ops = sharing[target]
+            if name == ops[0]:
+                pdp = " It carries the PDP's verdict, when serve consulted one." if op["consults_pdp"] else ""
+                g.object(cls, doc, doc["$defs"][target], f"The result of {' and '.join(ops)}.{pdp}",
+                         policy=op["consults_pdp"], top=True)
+            g.classes.append(f"\n\n\nread_{name} = read_{snake(cls)}")
+            continue
+        if cls is None:
             readers.append((name, f"read_{name}", "None"))
             g.classes.append(f"\n\n\ndef read_{name}(d: Mapping[str, Any], policy: Optional[Policy]) -> None:\n"
                              f'    """{name} has no result."""\n    return None')
@@ -307,15 +346,22 @@ def reader_names(body: str) -> List[str]:
 
 
 def kind_of(node: Any) -> Optional[str]:
-    """What a request field's schema node holds: "str", "bool", "strings"
-    (an array of strings), "map" (an object of strings), "multimap" (an
-    object of strings or arrays of strings); None for anything else."""
+    """What a request field's schema node holds: "str" (a string, or an
+    enum of strings), "bool", "strings" (an array of strings), "map" (an
+    object of strings), "multimap" (an object of strings or arrays of
+    strings), "ints" (an object of named integers and nothing else); None
+    for anything else."""
     is_str = lambda n: isinstance(n, dict) and n.get("type") == "string"
     is_strs = lambda n: isinstance(n, dict) and n.get("type") == "array" and is_str(n.get("items"))
     if not isinstance(node, dict):
         return None
-    if is_str(node):
+    enum = node.get("enum")
+    if is_str(node) or ("type" not in node and isinstance(enum, list) and enum and all(type(v) is str for v in enum)):
         return "str"
+    props = node.get("properties")
+    if (node.get("type") == "object" and node.get("additionalProperties") is False and isinstance(props, dict) and props
+            and all(isinstance(p, dict) and p.get("type") == "integer" for p in props.values())):
+        return "ints"
     if node.get("type") == "boolean":
         return "bool"
     if is_strs(node):
@@ -342,8 +388,8 @@ def request_fields(schemas: Mapping[str, Any]) -> Dict[str, str]:
             continue
         kind = kind_of(node)
         if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or kind is None:
-            raise SystemExit(f"gen: request field {name!r} is not a string, a boolean, or an array or object of "
-                             "strings a parameter can carry")
+            raise SystemExit(f"gen: request field {name!r} is not a string, a boolean, an array or object of "
+                             "strings or an object of integers a parameter can carry")
         out[name] = kind
     return out
 
@@ -356,6 +402,7 @@ KINDS = {
     "strings": ("Sequence[str]", "strings"),
     "map": ("Mapping[str, str]", "string_map"),
     "multimap": ("Mapping[str, Union[str, Sequence[str]]]", "strings_map"),
+    "ints": ("Mapping[str, int]", "int_map"),
 }
 
 
@@ -425,8 +472,8 @@ class Ops(Calls):
     typed = lambda f: f"Optional[{param_type(f, kinds)}] = None"
     for op in manifest["ops"]:
         name = op["name"]
-        empty = not schemas[f"result.{name}"].get("properties")
-        typ = "None" if empty else f"r.{pascal(name)}Result"
+        cls = result_class(schemas, name)
+        typ = "None" if cls is None else f"r.{cls}"
         req = [] if op["meta"] else [f for f in op["required"] if f != "op"]
         opt = [] if op["meta"] else [f for f in op["optional"] if f not in OWN]
         for f in req + opt:

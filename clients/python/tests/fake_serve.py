@@ -31,6 +31,11 @@ manifest as arca-serve/1 would; then, for the requests after it:
     uses           each request line is appended to the file $FAKE_LOG; http,
                    exec and proxy get a result of their shape, and a service
                    or action named "down" upstream_failed with cause connect
+    approvals      each request line is appended to the file $FAKE_LOG; a get
+                   with no approval is answered approval_required (APPROVAL),
+                   one with it succeeds; each approval op gets the next state
+                   of the file $FAKE_STATES; approve and revoke a result of
+                   their shape
 
 $FAKE_PIDFILE, when set, receives the process id. $FAKE_VALUE is the value
 a get returns (a canary, in the tests).
@@ -134,6 +139,36 @@ def use(rid, req, raw):
         respond({"id": rid, "ok": True, "result": USES[req["op"]], "policy": {"allow": True}})
 
 
+APPROVAL = {"id": "ap_2e2e07a12d71a020ed599842a201b06d",
+            "summary": "a caller that names no actor asks to get app/db in env default",
+            "fingerprint": "4553c33cc7709cb9af3514ab7ab5bb5f8699bd0971eb149e0f2998dd840c8108",
+            "expires_at": "2099-01-01T00:15:00.000000000Z",
+            "url": "http://127.0.0.1:7777/approvals/ap_2e2e07a12d71a020ed599842a201b06d"}
+
+
+def approvals(rid, req, raw):
+    with open(os.environ["FAKE_LOG"], "ab") as f:
+        f.write(raw)
+    op = req.get("op")
+    if op == "approval":
+        with open(os.environ["FAKE_STATES"]) as f:
+            states = f.read().splitlines()
+        with open(os.environ["FAKE_STATES"], "w") as f:
+            f.write("".join(s + "\n" for s in states[1:]))
+        respond({"id": rid, "ok": True, "result": {"approval": APPROVAL["id"], "state": states[0] if states else ""}})
+    elif op == "approve":
+        respond({"id": rid, "ok": True, "result": {"approval": APPROVAL["id"], "state": "approved"}})
+    elif op == "revoke":
+        respond({"id": rid, "ok": True, "result": {"revoked": 0}})
+    elif "approval" in req:
+        get(rid, req.get("ref"))
+    else:
+        respond({"id": rid, "ok": False, "error": {"code": "approval_required",
+                                                   "message": "approval required: " + APPROVAL["summary"],
+                                                   "details": {"approval": APPROVAL}},
+                 "policy": {"allow": False, "reason": "prod", "obligations": ["arca:approval"]}})
+
+
 def main():
     if os.environ.get("FAKE_PIDFILE"):
         with open(os.environ["FAKE_PIDFILE"], "w") as f:
@@ -168,6 +203,8 @@ def main():
             manifest(rid)
         elif MODE == "uses":
             use(rid, req, raw)
+        elif MODE == "approvals":
+            approvals(rid, req, raw)
         elif MODE == "long-response":
             sys.stdout.buffer.write(b'{"id":%d,"ok":true,"result":{"pad":"' % rid + b"x" * (9 << 20) + b'"}}\n')
             sys.stdout.buffer.flush()

@@ -91,12 +91,21 @@ class GeneratedTest(unittest.TestCase):
             ({"type": "array", "items": {"type": "integer"}}, None),
             ({"type": "object"}, None),
             ({}, None),
+            ({"enum": ["grant", "deny"]}, "str"),
+            ({"enum": ["grant", 1]}, None),
+            ({"type": "object", "additionalProperties": False,
+              "properties": {"uses": {"type": "integer"}, "ttl_s": {"type": "integer"}}}, "ints"),
+            ({"type": "object", "properties": {"uses": {"type": "integer"}}}, None),
+            ({"type": "object", "additionalProperties": False,
+              "properties": {"uses": {"type": "integer"}, "name": s}}, None),
         ]:
             with self.subTest(node=node):
                 self.assertEqual(gen.kind_of(node), want)
         request = gen.request(gen.schemas_of(arca_bin()))
         self.assertIn("('query', None if query is None else strings_map('query', query)),", request)
         self.assertIn("args: Optional[Sequence[str]] = None", request)
+        self.assertIn("('scope', None if scope is None else int_map('scope', scope)),", request)
+        self.assertIn("scope: Optional[Mapping[str, int]] = None", request)
         doc = {"type": "object", "required": ["cut"], "properties": {
             "cut": {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}}}
         out = gen.results({"result.peek": doc}, {"ops": [{"name": "peek", "consults_pdp": False}]})
@@ -105,6 +114,17 @@ class GeneratedTest(unittest.TestCase):
             "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
         got = ns["read_peek"]({"cut": {"a": True}}, None)
         self.assertEqual(got.cut, ns["PeekCut"](True))
+        # Two ops whose schemas are one definition, by a top-level $ref,
+        # share its class.
+        both = {"$ref": "#/$defs/seen", "$defs": {"seen": {"type": "object", "required": ["n"], "properties": {
+            "n": {"type": "integer"}}}}}
+        out = gen.results({"result.peek": both, "result.poke": both},
+                          {"ops": [{"name": "peek", "consults_pdp": False}, {"name": "poke", "consults_pdp": False}]})
+        self.assertIn('"""The result of peek and poke."""', out)
+        ns = {}
+        exec(compile(out.replace("from ._read", "from arca_client._read").replace(
+            "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
+        self.assertEqual(ns["read_poke"]({"n": 3}, None), ns["Seen"](3))
 
     def test_an_added_field_is_sent(self) -> None:
         """A request field added to the table, with an op that needs it, is

@@ -13,8 +13,10 @@
 // of a write, which may be a Secret (as a result's value is one), a
 // boolean field (scrub's final), sent as true or false when given, and the
 // fields whose schema is an array of strings (exec's args, proxy's
-// services), an object of strings (http's headers) or an object of strings
-// or arrays of strings (http's query), each sent as JSON when given. A field
+// services), an object of strings (http's headers), an object of strings
+// or arrays of strings (http's query) or an object of integers (approve's
+// scope), each sent as JSON when given; an enum of strings (approve's
+// decision) is a string, typed as the union of them. A field
 // some op requires is sent even when empty (serve says it is empty); one no
 // op requires is left out when empty, as absent. Its result is <Op>Result:
 // the wire's result.<op>, a string value as a Secret, and the PDP's verdict
@@ -58,15 +60,20 @@ export function manifestOf(binary) {
 
 const isString = (n) => n?.type === 'string';
 const isStrings = (n) => n?.type === 'array' && isString(n.items);
+const isStringEnum = (n) => n?.type === undefined && Array.isArray(n?.enum) && n.enum.length > 0 && n.enum.every((v) => typeof v === 'string');
+const isInts = (n) => n?.type === 'object' && n.additionalProperties === false && Object.keys(n.properties ?? {}).length > 0 &&
+  Object.values(n.properties).every((p) => p?.type === 'integer');
 
 /**
- * What a request field holds, from its schema: 'string', 'boolean',
- * 'strings' (an array of strings), 'map' (an object of strings) or
- * 'multimap' (an object of strings or arrays of strings); undefined for
- * anything else, which no method knows how to send.
+ * What a request field holds, from its schema: 'string' (a string, or an
+ * enum of strings), 'boolean', 'strings' (an array of strings), 'map' (an
+ * object of strings), 'multimap' (an object of strings or arrays of
+ * strings) or 'ints' (an object of named integers and nothing else);
+ * undefined for anything else, which no method knows how to send.
  */
 export function kindOf(schema) {
-  if (isString(schema)) return 'string';
+  if (isString(schema) || isStringEnum(schema)) return 'string';
+  if (isInts(schema)) return 'ints';
   if (schema?.type === 'boolean') return 'boolean';
   if (isStrings(schema)) return 'strings';
   const extra = schema?.type === 'object' ? schema.additionalProperties : undefined;
@@ -85,6 +92,13 @@ const TYPES = {
   multimap: 'Readonly<Record<string, string | readonly string[]>>',
 };
 
+/** The TypeScript type of the field whose schema is schema, of kind k. */
+function tsType(k, schema) {
+  if (k === 'string' && schema.enum !== undefined) return schema.enum.map((v) => JSON.stringify(v).replaceAll('"', "'")).join(' | ');
+  if (k === 'ints') return `{ ${Object.keys(schema.properties).sort().map((p) => `readonly ${p}?: number;`).join(' ')} }`;
+  return TYPES[k];
+}
+
 /**
  * The request fields a call may send, from manifest m: each property of
  * the request schema but id and op that kindOf knows, in the schema's
@@ -98,11 +112,11 @@ export function requestFields(m) {
     if (OWN.has(name)) continue;
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`request field ${JSON.stringify(name)} is not a parameter name`);
     const kind = kindOf(schema);
-    if (kind === undefined) throw new Error(`request field ${name} is not a string, a boolean, an array of strings or an object of them: no method knows how to send it`);
+    if (kind === undefined) throw new Error(`request field ${name} is not a string, a boolean, an array of strings, an object of them or an object of integers: no method knows how to send it`);
     const required = m.ops.some((op) => !op.meta && op.required.includes(name));
     const option = m.ops.some((op) => (op.optional ?? []).includes(name));
     const raw = kind === 'string' || kind === 'boolean' ? null : kind;
-    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET, bool: kind === 'boolean', raw, kind });
+    fields.push({ name, key: `,"${name}":`, required, option, secret: name === SECRET, bool: kind === 'boolean', raw, kind, type: tsType(kind, schema) });
   }
   return fields;
 }
@@ -114,7 +128,7 @@ export function requestFields(m) {
 export function generate(m) {
   const fields = requestFields(m);
   const known = new Map(fields.map((f) => [f.name, f]));
-  const typeOf = (f) => (f.secret ? 'string | Secret' : TYPES[f.kind]);
+  const typeOf = (f) => (f.secret ? 'string | Secret' : f.type);
   let js = `${HEADER}
 import { boolField, field, line, rawField, secretField } from './wire.js';
 
@@ -125,7 +139,7 @@ export const SEND = Symbol('arca.send');
  * The request fields a call may send beside op and id, for call(): key is
  * its start on the line; required, some op requires it (sent even when
  * empty, so serve can say so); secret, it may be given as a Secret; raw,
- * the shape of one sent as JSON ('strings', 'map' or 'multimap'), else
+ * the shape of one sent as JSON ('strings', 'map', 'multimap' or 'ints'), else
  * null. Each op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([

@@ -12,7 +12,8 @@
 // does the writer when stdin's pipe is full.
 
 import { spawn } from 'node:child_process';
-import { ArcaError, ClosedError, forVariable, timeoutError } from './errors.js';
+import { ClosedError, errorOf, forVariable, timeoutError } from './errors.js';
+import { withApproval } from './approval.js';
 import { EventReader, MAX_EVENT_LINE } from './events.js';
 import { Lines, TextLines } from './lines.js';
 import { FIELDS, Ops, SEND } from './ops.js';
@@ -151,6 +152,14 @@ export class Client extends Ops {
       if (!FIELD_NAMES.has(k)) return Promise.reject(new TypeError(`no request field ${JSON.stringify(k)}`));
     }
     return this.#op(() => encodeRest(op, FIELDS, fields), options);
+  }
+
+  /**
+   * Run call, and when a human must approve it first, wait for the decision
+   * and run it again with the approval's id (see approval.js).
+   */
+  withApproval(call, options) {
+    return withApproval(this, call, options);
   }
 
   /**
@@ -341,7 +350,7 @@ export class Client extends Ops {
     }
     const e = resp.error;
     if (resp.ok === false && e !== null && typeof e === 'object' && typeof e.code === 'string') {
-      return this.#settle(slot, new ArcaError(e.code, String(e.message ?? ''), resp.policy, e.details));
+      return this.#settle(slot, errorOf(e.code, String(e.message ?? ''), resp.policy, e.details));
     }
     this.#settle(slot, new Error('a response that is neither a success nor an error'));
   }

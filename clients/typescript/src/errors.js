@@ -24,6 +24,62 @@ export class ArcaError extends Error {
 }
 
 /**
+ * The ArcaError of a request a human must approve first (code
+ * approval_required): approval is serve's details.approval, its expires_at
+ * a Date. Retry the request with { approval: approval.id } once it is
+ * approved; client.withApproval does all of it.
+ */
+export class ApprovalRequiredError extends ArcaError {
+  constructor(message, policy, details) {
+    super('approval_required', message, policy, details);
+    this.name = 'ApprovalRequiredError';
+    const a = details.approval;
+    this.approval = Object.freeze({
+      id: a.id,
+      summary: a.summary,
+      fingerprint: a.fingerprint,
+      expires_at: new Date(a.expires_at),
+      ...(typeof a.url === 'string' ? { url: a.url } : {}),
+    });
+  }
+}
+
+/** The ArcaError of a failed response: an ApprovalRequiredError when it names an approval. */
+export function errorOf(code, message, policy, details) {
+  const a = details?.approval;
+  if (code === 'approval_required' && a !== null && typeof a === 'object' && typeof a.id === 'string' && typeof a.expires_at === 'string') {
+    return new ApprovalRequiredError(message, policy, details);
+  }
+  return new ArcaError(code, message, policy, details);
+}
+
+/**
+ * The error of withApproval when the approval it waited for was denied or
+ * expired: state says which, approval is the ApprovalRequiredError's.
+ */
+export class ApprovalDeniedError extends Error {
+  constructor(approval, state) {
+    super(`approval ${approval.id} was ${state}`);
+    this.name = 'ApprovalDeniedError';
+    this.code = 'approval_denied';
+    this.approval = approval;
+    this.state = state;
+  }
+}
+
+/**
+ * What reveal() throws once the grant a value was got under has ended (its
+ * result's expires_at): the value was dropped; fetch it again.
+ */
+export class ExpiredError extends Error {
+  constructor() {
+    super("the value's grant has ended: fetch it again");
+    this.name = 'ExpiredError';
+    this.code = 'expired';
+  }
+}
+
+/**
  * A call made, or in flight, when serve is gone (it exited, was killed, was
  * closed, or the client stopped it because the wire broke: cause says why).
  */
@@ -50,7 +106,7 @@ export function timeoutError(ms) {
 export function forVariable(variable, ref, err) {
   const prefix = `${variable} (${typeof ref === 'string' ? ref : typeof ref}): `;
   let out;
-  if (err instanceof ArcaError) out = new ArcaError(err.code, prefix + err.message, err.policy, err.details);
+  if (err instanceof ArcaError) out = errorOf(err.code, prefix + err.message, err.policy, err.details);
   else if (err instanceof ClosedError) out = new ClosedError(prefix + err.message);
   else if (err instanceof TypeError) out = new TypeError(prefix + err.message);
   else if (err instanceof RangeError) out = new RangeError(prefix + err.message);

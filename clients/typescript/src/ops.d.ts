@@ -8,17 +8,23 @@ import type { CallOptions, Secret, WithPolicy } from '../index.js';
 export interface RequestFields {
   action?: string;
   actor?: string;
+  all?: boolean;
+  approval?: string;
+  approver?: string;
   args?: readonly string[];
   attestation?: string;
   body?: string;
   body_b64?: string;
+  decision?: 'grant' | 'deny';
   env?: string;
   final?: boolean;
+  grant?: string;
   headers?: Readonly<Record<string, string>>;
   method?: string;
   path?: string;
   query?: Readonly<Record<string, string | readonly string[]>>;
   ref?: string;
+  scope?: { readonly ttl_s?: number; readonly uses?: number; };
   service?: string;
   services?: readonly string[];
   stop?: boolean;
@@ -30,14 +36,19 @@ export interface RequestFields {
 /** The request fields an op's method takes in its options: each an op may have. */
 export interface FieldOptions {
   actor?: string;
+  all?: boolean;
+  approval?: string;
   args?: readonly string[];
   attestation?: string;
   body?: string;
   body_b64?: string;
   env?: string;
   final?: boolean;
+  grant?: string;
   headers?: Readonly<Record<string, string>>;
   query?: Readonly<Record<string, string | readonly string[]>>;
+  ref?: string;
+  scope?: { readonly ttl_s?: number; readonly uses?: number; };
   services?: readonly string[];
   stop?: boolean;
   stream?: string;
@@ -79,6 +90,15 @@ export type ExecResult = WithPolicy<Wire.WireResultExec>;
 /** The result of proxy. */
 export type ProxyResult = Wire.WireResultProxy;
 
+/** The result of revoke. */
+export type RevokeResult = Wire.WireResultRevoke;
+
+/** The result of approve. */
+export type ApproveResult = Wire.WireResultApprove;
+
+/** The result of approval. */
+export type ApprovalResult = Wire.WireResultApproval;
+
 /** Each op's method; Client extends it. */
 export declare class Ops {
   /** Send get. serve consults the PDP: its verdict is the result's policy. */
@@ -105,4 +125,10 @@ export declare class Ops {
   exec(action: string, options?: CallOptions): Promise<ExecResult>;
   /** Send proxy. */
   proxy(options?: CallOptions): Promise<ProxyResult>;
+  /** Send revoke. */
+  revoke(options?: CallOptions): Promise<RevokeResult>;
+  /** Send approve. */
+  approve(approval: string, decision: 'grant' | 'deny', approver: string, options?: CallOptions): Promise<ApproveResult>;
+  /** Send approval. */
+  approval(approval: string, options?: CallOptions): Promise<ApprovalResult>;
 }

@@ -10,23 +10,29 @@ export const SEND = Symbol('arca.send');
  * The request fields a call may send beside op and id, for call(): key is
  * its start on the line; required, some op requires it (sent even when
  * empty, so serve can say so); secret, it may be given as a Secret; raw,
- * the shape of one sent as JSON ('strings', 'map' or 'multimap'), else
+ * the shape of one sent as JSON ('strings', 'map', 'multimap' or 'ints'), else
  * null. Each op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([
   Object.freeze({ name: 'action', key: ',"action":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'actor', key: ',"actor":', required: false, secret: false, bool: false, raw: null }),
+  Object.freeze({ name: 'all', key: ',"all":', required: false, secret: false, bool: true, raw: null }),
+  Object.freeze({ name: 'approval', key: ',"approval":', required: true, secret: false, bool: false, raw: null }),
+  Object.freeze({ name: 'approver', key: ',"approver":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'args', key: ',"args":', required: false, secret: false, bool: false, raw: 'strings' }),
   Object.freeze({ name: 'attestation', key: ',"attestation":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'body', key: ',"body":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'body_b64', key: ',"body_b64":', required: false, secret: false, bool: false, raw: null }),
+  Object.freeze({ name: 'decision', key: ',"decision":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'env', key: ',"env":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'final', key: ',"final":', required: false, secret: false, bool: true, raw: null }),
+  Object.freeze({ name: 'grant', key: ',"grant":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'headers', key: ',"headers":', required: false, secret: false, bool: false, raw: 'map' }),
   Object.freeze({ name: 'method', key: ',"method":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'path', key: ',"path":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'query', key: ',"query":', required: false, secret: false, bool: false, raw: 'multimap' }),
   Object.freeze({ name: 'ref', key: ',"ref":', required: true, secret: false, bool: false, raw: null }),
+  Object.freeze({ name: 'scope', key: ',"scope":', required: false, secret: false, bool: false, raw: 'ints' }),
   Object.freeze({ name: 'service', key: ',"service":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'services', key: ',"services":', required: false, secret: false, bool: false, raw: 'strings' }),
   Object.freeze({ name: 'stop', key: ',"stop":', required: false, secret: false, bool: true, raw: null }),
@@ -45,7 +51,8 @@ export class Ops {
       field(',"ref":', 'ref', ref, true) +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send put. serve consults the PDP: its verdict is the result's policy. */
@@ -55,7 +62,8 @@ export class Ops {
       secretField(',"value":', 'value', value, true) +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send rm. serve consults the PDP: its verdict is the result's policy. */
@@ -64,7 +72,8 @@ export class Ops {
       field(',"ref":', 'ref', ref, true) +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send rotate. serve consults the PDP: its verdict is the result's policy. */
@@ -74,7 +83,8 @@ export class Ops {
       secretField(',"value":', 'value', value, true) +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send list. serve consults the PDP: its verdict is the result's policy. */
@@ -82,7 +92,8 @@ export class Ops {
     return this[SEND](() => line('list', ',"op":"list"' +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send check. serve consults the PDP: its verdict is the result's policy. */
@@ -90,7 +101,8 @@ export class Ops {
     return this[SEND](() => line('check', ',"op":"check"' +
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
-      field(',"attestation":', 'attestation', options.attestation, false)), options);
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send manifest, a meta-op: no request fields, and no PDP. */
@@ -132,7 +144,8 @@ export class Ops {
       rawField(',"query":', 'query', options.query, 'multimap') +
       rawField(',"headers":', 'headers', options.headers, 'map') +
       field(',"body":', 'body', options.body, false) +
-      field(',"body_b64":', 'body_b64', options.body_b64, false)), options);
+      field(',"body_b64":', 'body_b64', options.body_b64, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send exec. serve consults the PDP: its verdict is the result's policy. */
@@ -142,7 +155,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      rawField(',"args":', 'args', options.args, 'strings')), options);
+      rawField(',"args":', 'args', options.args, 'strings') +
+      field(',"approval":', 'approval', options.approval, true)), options);
   }
 
   /** Send proxy. */
@@ -153,5 +167,37 @@ export class Ops {
       field(',"attestation":', 'attestation', options.attestation, false) +
       rawField(',"services":', 'services', options.services, 'strings') +
       boolField(',"stop":', 'stop', options.stop, false)), options);
+  }
+
+  /** Send revoke. */
+  revoke(options = NONE) {
+    return this[SEND](() => line('revoke', ',"op":"revoke"' +
+      field(',"ref":', 'ref', options.ref, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"grant":', 'grant', options.grant, false) +
+      boolField(',"all":', 'all', options.all, false)), options);
+  }
+
+  /** Send approve. */
+  approve(approval, decision, approver, options = NONE) {
+    return this[SEND](() => line('approve', ',"op":"approve"' +
+      field(',"approval":', 'approval', approval, true) +
+      field(',"decision":', 'decision', decision, true) +
+      field(',"approver":', 'approver', approver, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      rawField(',"scope":', 'scope', options.scope, 'ints')), options);
+  }
+
+  /** Send approval. */
+  approval(approval, options = NONE) {
+    return this[SEND](() => line('approval', ',"op":"approval"' +
+      field(',"approval":', 'approval', approval, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false)), options);
   }
 }

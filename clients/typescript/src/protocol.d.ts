@@ -15,14 +15,21 @@
  */
 export type WireError = {
   error: {
-    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
+    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required";
     /**
      * upstream_failed: cause names the step of the use that failed; denied:
-     * grant_exhausted or grant_expired when the request's grant is used up or
-     * past its time
+     * cause names the grant or approval rule that denied it;
+     * approval_required: approval names the approval to wait for
      */
     details?: {
-      cause: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired";
+      approval?: {
+        expires_at: WireTime;
+        fingerprint: string;
+        id: string;
+        summary: string;
+        url?: string;
+      };
+      cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired" | "approval_mismatch" | "approval_unknown" | "approval_denied" | "approval_expired" | "approvals_full";
     };
     message: string;
   };
@@ -40,14 +47,28 @@ export type WireEvent = {
   /** a use of an action (exec): its name */
   action?: string;
   actor?: string;
+  /**
+   * the approval a request was retried with (its id), or the one an
+   * approval.request, approval.decide or approval.expire event is about; never
+   * a value
+   */
+  approval?: {
+    approver?: string;
+    decision?: "grant" | "deny";
+    fingerprint?: string;
+    id: string;
+    ttl_s?: number;
+    uses?: number;
+    via?: "op" | "page";
+  };
   attestation_sha256?: string;
   bytes_in?: number;
   bytes_out?: number;
   cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
-  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed";
+  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required";
   elapsed_ms?: number;
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close" | "approval.request" | "approval.decide" | "approval.expire";
   exit_code?: number;
   /**
    * the grant the op ran under, or the one a grant.open or grant.close event
@@ -90,13 +111,23 @@ export type WireEvent = {
 export type WireRequest = {
   action?: string;
   actor?: string;
+  all?: boolean;
+  /**
+   * the approval a request is retried with (its details.approval.id), or the
+   * one approve and approval name
+   */
+  approval?: string;
+  approver?: string;
   /** exec: the extra arguments, each matching the action's pattern */
   args?: string[];
   attestation?: string;
   body?: string;
   body_b64?: string;
+  decision?: "grant" | "deny";
   env?: string;
   final?: boolean;
+  /** revoke: the grant to close */
+  grant?: string;
   /**
    * http: request headers, each a string; a header that carries credentials or
    * routing is refused
@@ -105,7 +136,7 @@ export type WireRequest = {
   /** any JSON value, echoed verbatim */
   id?: unknown;
   method?: string;
-  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy";
+  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval";
   path?: string;
   /**
    * http: query parameters, each a string or an array of strings; the
@@ -113,6 +144,15 @@ export type WireRequest = {
    */
   query?: Record<string, string | string[]>;
   ref?: string;
+  /**
+   * approve: what a grant decision allows, at most uses uses for at most ttl_s
+   * seconds; either left out is unbounded in that dimension, both left out is
+   * the rest of the session
+   */
+  scope?: {
+    ttl_s?: number;
+    uses?: number;
+  };
   service?: string;
   /** proxy: the names of the services to serve */
   services?: string[];
@@ -142,6 +182,18 @@ export type WireResponse = {
  * From result.
  */
 export type WireResult = unknown;
+
+/**
+ * arca serve result of approval
+ * From result.approval.
+ */
+export type WireResultApproval = WireApprovalState;
+
+/**
+ * arca serve result of approve
+ * From result.approve.
+ */
+export type WireResultApprove = WireApprovalState;
 
 /**
  * arca serve result of check
@@ -287,6 +339,15 @@ export type WireResultPut = {
 };
 
 /**
+ * arca serve result of revoke
+ * From result.revoke.
+ */
+export type WireResultRevoke = {
+  /** how many open grants were closed */
+  revoked: number;
+};
+
+/**
  * arca serve result of rm
  * From result.rm.
  */
@@ -329,6 +390,28 @@ export type WireResultScrub = {
  */
 export type WireResultShutdown = Record<string, unknown>;
 
+/** From result#approval. */
+export type WireApproval = WireApprovalState;
+
+/**
+ * From result#approvalState, result.approval#approvalState,
+ * result.approve#approvalState.
+ */
+export type WireApprovalState = {
+  approval: string;
+  approver?: string;
+  /** when a pending approval expires */
+  expires_at?: WireTime;
+  scope?: {
+    ttl_s?: number;
+    uses?: number;
+  };
+  state: "pending" | "approved" | "denied" | "expired";
+};
+
+/** From result#approve. */
+export type WireApprove = WireApprovalState;
+
 /**
  * From result#env, result.check#env, result.get#env, result.list#env,
  * result.manifest#env, result.put#env, result.rm#env, result.rotate#env.
@@ -351,7 +434,8 @@ export type WirePolicy = {
 export type WireRef = string;
 
 /**
- * From result#time, result.get#time, result.list#time, result.proxy#time,
+ * From error#time, response#time, result#time, result.approval#time,
+ * result.approve#time, result.get#time, result.list#time, result.proxy#time,
  * result.put#time, result.rotate#time.
  */
 export type WireTime = string;

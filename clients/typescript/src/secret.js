@@ -1,6 +1,9 @@
 // A secret value: it prints as <redacted> wherever it goes (toString,
 // template strings, JSON, util.inspect and so console.log), and gives its
-// text only through reveal(), one call easy to search for.
+// text only through reveal(), one call easy to search for. A value got
+// under a grant is dropped at the grant's end.
+
+import { ExpiredError } from './errors.js';
 
 const REDACTED = '<redacted>';
 const inspect = Symbol.for('nodejs.util.inspect.custom');
@@ -8,16 +11,38 @@ const inspect = Symbol.for('nodejs.util.inspect.custom');
 export class Secret {
   // A private field: no enumeration, no inspect, no structured clone shows it.
   #value;
+  #expiresAt; // ms since the epoch: when the value is dropped, or undefined
+  #now;
 
-  /** @param {string} value */
-  constructor(value) {
+  /**
+   * @param {string} value
+   * @param {{expiresAt: number, now?: () => number}} [expiry] when the value
+   *   is dropped (the end of the grant it was got under), and the clock
+   */
+  constructor(value, expiry) {
     if (typeof value !== 'string') throw new TypeError('a Secret holds a string');
     this.#value = value;
+    if (expiry !== undefined) {
+      this.#expiresAt = expiry.expiresAt;
+      this.#now = expiry.now ?? Date.now;
+    }
   }
 
-  /** The value itself. */
+  /**
+   * The value itself. Once past expiresAt it is dropped, and this throws
+   * ExpiredError: fetch it again.
+   */
   reveal() {
+    if (this.#value === undefined || (this.#expiresAt !== undefined && this.#now() >= this.#expiresAt)) {
+      this.#value = undefined; // dropped, for good
+      throw new ExpiredError();
+    }
     return this.#value;
+  }
+
+  /** When the value is dropped (the end of its grant), or undefined when never. */
+  get expiresAt() {
+    return this.#expiresAt === undefined ? undefined : new Date(this.#expiresAt);
   }
 
   toString() {

@@ -41,7 +41,8 @@ const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string
  * field for one sent as JSON, of shape raw: 'strings', an array of strings
  * (exec's args, proxy's services); 'map', an object of strings (http's
  * headers); 'multimap', an object of strings or arrays of strings (http's
- * query). Sent when given, as given; an error names the field, never an
+ * query); 'ints', an object of integers (approve's scope), its keys in
+ * order. Sent when given, as given; an error names the field, never an
  * entry of it.
  */
 export function rawField(key, name, v, raw) {
@@ -50,7 +51,13 @@ export function rawField(key, name, v, raw) {
     if (!isStrings(v)) throw new TypeError(`${name} must be an array of strings`);
     return key + JSON.stringify(v);
   }
-  const each = raw === 'map' ? 'a string' : 'a string or an array of strings';
+  const each = raw === 'map' ? 'a string' : raw === 'ints' ? 'an integer' : 'a string or an array of strings';
+  if (raw === 'ints') {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object of which each entry is ${each}`);
+    const entries = Object.entries(v).filter(([, x]) => x !== undefined);
+    if (!entries.every(([, x]) => Number.isSafeInteger(x))) throw new TypeError(`each entry of ${name} must be ${each}`);
+    return key + JSON.stringify(Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : 1))));
+  }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new TypeError(`${name} must be an object of which each entry is ${each}`);
   const entries = Object.entries(v);
   for (const [, x] of entries) {
@@ -98,13 +105,18 @@ export function encodeRest(op, table, fields) {
 
 /**
  * A success's result as the caller gets it: the object as read, a string
- * value wrapped in a Secret, and the PDP's verdict as policy when it gave one.
+ * value wrapped in a Secret (dropped at expires_at, read on now, when the
+ * result has one), and the PDP's verdict as policy when it gave one.
  */
-export function shapeResult(result, policy) {
+export function shapeResult(result, policy, now = Date.now) {
   if (result === null || typeof result !== 'object' || Array.isArray(result)) {
     throw new Error('a success whose result is not an object');
   }
-  if (typeof result.value === 'string') result.value = new Secret(result.value);
+  if (typeof result.value === 'string') {
+    // A get under a grant: the value is dropped at the grant's end.
+    const end = typeof result.expires_at === 'string' ? Date.parse(result.expires_at) : NaN;
+    result.value = Number.isNaN(end) ? new Secret(result.value) : new Secret(result.value, { expiresAt: end, now });
+  }
   if (policy !== undefined) result.policy = policy;
   return result;
 }

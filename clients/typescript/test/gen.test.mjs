@@ -106,12 +106,12 @@ test('an op added to the table gets a method and a result type', () => {
   assert.ok(out.js.includes(`{ name: 'memo', key: ',"memo":', required: true, secret: false, bool: false, raw: null }`), out.js);
   assert.ok(out.dts.includes('export type JotResult = Wire.WireResultJot;'), out.dts);
   assert.ok(out.dts.includes('jot(memo: string, options?: CallOptions): Promise<JotResult>;'), out.dts);
-  assert.ok(/interface RequestFields \{[^}]*memo\?: string;/.test(out.dts), out.dts);
+  assert.ok(/interface RequestFields \{\n(?:  .*\n)*  memo\?: string;/.test(out.dts), out.dts);
   const tag = { name: 'tag', required: ['op', 'label'], consults_pdp: true, meta: false };
   assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
   const raw = structuredClone(m.schemas.request);
   raw.properties.blob = {};
-  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string, a boolean, an array of strings or an object of them/);
+  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string, a boolean, an array of strings, an object of them or an object of integers/);
 });
 
 test('a field that is not a string is typed and sent as its schema says, or refused', () => {
@@ -126,6 +126,11 @@ test('a field that is not a string is typed and sent as its schema says, or refu
     [{ type: 'array', items: { type: 'integer' } }, undefined],
     [{ type: 'object' }, undefined],
     [{}, undefined],
+    [{ enum: ['grant', 'deny'] }, 'string'],
+    [{ enum: ['grant', 1] }, undefined],
+    [{ type: 'object', additionalProperties: false, properties: { uses: { type: 'integer' }, ttl_s: { type: 'integer' } } }, 'ints'],
+    [{ type: 'object', properties: { uses: { type: 'integer' } } }, undefined],
+    [{ type: 'object', additionalProperties: false, properties: { uses: { type: 'integer' }, name: str } }, undefined],
   ]) {
     assert.equal(kindOf(schema), want, JSON.stringify(schema));
   }
@@ -133,6 +138,9 @@ test('a field that is not a string is typed and sent as its schema says, or refu
   assert.ok(out.js.includes(`rawField(',"query":', 'query', options.query, 'multimap')`), out.js);
   assert.ok(out.js.includes(`rawField(',"args":', 'args', options.args, 'strings')`), out.js);
   assert.ok(out.dts.includes('headers?: Readonly<Record<string, string>>;'), out.dts);
+  assert.ok(out.js.includes(`rawField(',"scope":', 'scope', options.scope, 'ints')`), out.js);
+  assert.ok(out.dts.includes('scope?: { readonly ttl_s?: number; readonly uses?: number; };'), out.dts);
+  assert.ok(out.dts.includes("approve(approval: string, decision: 'grant' | 'deny', approver: string, options?: CallOptions): Promise<ApproveResult>;"), out.dts);
 });
 
 test('a field added to the table is sent: a client generated in a scratch copy sends it', async (t) => {

@@ -1,6 +1,6 @@
 // Compiled by tsc in npm test, never run: the declarations say what the
 // client does, and refuse what it does not take.
-import { ArcaError, Client, PROTOCOL, Secret, type Event, type GetResult } from '@arca-secrets/client';
+import { ApprovalDeniedError, ApprovalRequiredError, ArcaError, Client, ExpiredError, PROTOCOL, Secret, type Event, type GetResult } from '@arca-secrets/client';
 
 export async function typed(c: Client): Promise<string> {
   const p: 'arca-serve/1' = PROTOCOL;
@@ -40,8 +40,24 @@ export async function typed(c: Client): Promise<string> {
   } catch (e) {
     if (e instanceof ArcaError && e.code === 'upstream_failed') return e.details?.cause ?? '';
   }
+  const approved: GetResult = await c.withApproval((approval) => c.get('arca://app/db', { approval }), { intervalMs: 500, deadline: new Date() });
+  const decided = await c.approve('ap_0', 'grant', 'human:ana', { scope: { uses: 5, ttl_s: 600 } });
+  const state: 'pending' | 'approved' | 'denied' | 'expired' = decided.state;
+  // @ts-expect-error a decision is grant or deny
+  await c.approve('ap_0', 'maybe', 'human:ana');
+  // @ts-expect-error a scope is uses and ttl_s, integers
+  await c.approve('ap_0', 'grant', 'human:ana', { scope: { uses: '5' } });
+  const revoked: number = (await c.revoke({ all: true })).revoked;
+  const until: Date | undefined = approved.value.expiresAt;
+  try {
+    await c.get('arca://app/db');
+  } catch (e) {
+    if (e instanceof ApprovalRequiredError) return `${e.approval.id} ${e.approval.expires_at.toISOString()} ${e.approval.url ?? ''}`;
+    if (e instanceof ApprovalDeniedError) return e.state;
+    if (e instanceof ExpiredError) return e.code;
+  }
   const exit = await c.close();
-  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code, status, ct, out, cut, base].join();
+  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code, status, ct, out, cut, base, state, revoked, until].join();
 }
 
 export function onEvent(e: Event | null): string | undefined {

@@ -212,6 +212,9 @@ func TestRawFields(t *testing.T) {
 		{map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, ""},
 		{map[string]any{"type": "object"}, ""},
 		{map[string]any{"type": "integer"}, ""},
+		{map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{"n": map[string]any{"type": "integer"}, "max_n": map[string]any{"type": "integer"}}}, "*Blob"},
+		{map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integer"}}}, ""},
+		{map[string]any{"type": "object", "additionalProperties": false, "properties": map[string]any{"n": map[string]any{"type": "integer"}, "s": str}}, ""},
 	} {
 		tb := manifestTables()
 		tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: freeBit(tb), Max: 10, Raw: true})
@@ -228,6 +231,8 @@ func TestRawFields(t *testing.T) {
 			t.Errorf("%v: %v", c.schema, err)
 		case c.want != "" && !strings.Contains(flat, "Blob "+c.want+" // sent when not nil"):
 			t.Errorf("%v: no Blob %s in\n%s", c.schema, c.want, out)
+		case c.want == "*Blob" && !strings.Contains(flat, "type Blob struct { MaxN int `json:\"max_n,omitempty\"` N int `json:\"n,omitempty\"` }"):
+			t.Errorf("%v: no struct Blob of its integers in\n%s", c.schema, out)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -62,7 +63,7 @@ func request(b *bytes.Buffer, t tables) error {
 	raws := map[string]rawKind{}
 	for _, f := range send {
 		if f.Raw {
-			k, err := rawKindOf(props[f.Name])
+			k, err := rawKindOf(f.Name, props[f.Name])
 			if err != nil {
 				return fmt.Errorf("request field %q takes any JSON value: %w", f.Name, err)
 			}
@@ -98,11 +99,16 @@ func request(b *bytes.Buffer, t tables) error {
 		fmt.Fprintf(b, "\t%s %s%s\n", goName(f.Name), typ, note)
 	}
 	b.WriteString("}\n")
+	for _, f := range send {
+		if k := raws[f.Name]; k.ints != nil {
+			intObject(b, f.Name, k)
+		}
+	}
 	b.WriteString(comment("badUTF8 names the first field of r that is not valid UTF-8, \"\" when they all are."))
 	b.WriteString("func badUTF8(r Request) string {\n\tswitch {\n")
 	for _, f := range send {
-		if f.Bool {
-			continue
+		if f.Bool || raws[f.Name].ints != nil {
+			continue // nothing of it is a string
 		}
 		valid := "utf8.ValidString"
 		switch {
@@ -148,36 +154,69 @@ func join(names []string) string {
 
 // rawKind is how Request carries a raw request field: its Go type, and the
 // name the client's helpers for it end with (appendStrings, validStrings).
-type rawKind struct{ typ, helper string }
+// ints, for an object of integers, is its properties in name order: the
+// generated file declares its struct and appender itself.
+type rawKind struct {
+	typ, helper string
+	ints        []string
+}
 
-// rawKindOf is the rawKind of a raw field whose request schema is node: an
-// array of strings, an object of strings, or an object of strings or
-// arrays of strings (sent as arrays, which the schema takes for either).
-// Any other value is refused: Request has no way to carry it.
-func rawKindOf(node any) (rawKind, error) {
+// rawKindOf is the rawKind of the raw field name whose request schema is
+// node: an array of strings, an object of strings, an object of strings or
+// arrays of strings (sent as arrays, which the schema takes for either),
+// or an object of named integers and nothing else (a struct of its own,
+// named after the field). Any other value is refused: Request has no way
+// to carry it.
+func rawKindOf(name string, node any) (rawKind, error) {
 	n, _ := node.(map[string]any)
 	switch {
 	case n == nil:
 		return rawKind{}, fmt.Errorf("the request schema does not say what of it")
 	case isStrings(n):
-		return rawKind{"[]string", "Strings"}, nil
+		return rawKind{typ: "[]string", helper: "Strings"}, nil
 	case n["type"] != "object":
 		return rawKind{}, fmt.Errorf("Request has no way to carry a %v", n["type"])
+	}
+	if props, _ := n["properties"].(map[string]any); len(props) > 0 && n["additionalProperties"] == false {
+		for _, p := range props {
+			if m, _ := p.(map[string]any); m == nil || m["type"] != "integer" {
+				return rawKind{}, fmt.Errorf("Request has no way to carry an object of anything but integers")
+			}
+		}
+		return rawKind{typ: "*" + goName(name), helper: goName(name), ints: slices.Sorted(maps.Keys(props))}, nil
 	}
 	extra, _ := n["additionalProperties"].(map[string]any)
 	switch {
 	case extra == nil:
 	case isString(extra):
-		return rawKind{"map[string]string", "StringMap"}, nil
+		return rawKind{typ: "map[string]string", helper: "StringMap"}, nil
 	case isStrings(extra):
-		return rawKind{"map[string][]string", "StringsMap"}, nil
+		return rawKind{typ: "map[string][]string", helper: "StringsMap"}, nil
 	default:
 		either, _ := extra["anyOf"].([]any)
 		if len(either) == 2 && slices.ContainsFunc(either, isString) && slices.ContainsFunc(either, isStrings) {
-			return rawKind{"map[string][]string", "StringsMap"}, nil
+			return rawKind{typ: "map[string][]string", helper: "StringsMap"}, nil
 		}
 	}
 	return rawKind{}, fmt.Errorf("Request has no way to carry an object of anything but strings or arrays of strings")
+}
+
+// intObject writes the struct of the object-of-integers field name, and
+// its appender: each integer is sent when it is not zero, in name order.
+func intObject(b *bytes.Buffer, name string, k rawKind) {
+	typ := goName(name)
+	b.WriteString(comment(fmt.Sprintf("%s is what Request.%s carries, as the request schema says: an object of integers, each sent when it is not zero.", typ, typ)))
+	fmt.Fprintf(b, "type %s struct {\n", typ)
+	for _, p := range k.ints {
+		fmt.Fprintf(b, "\t%s int `json:\"%s,omitempty\"`\n", goName(p), p)
+	}
+	b.WriteString("}\n")
+	b.WriteString(comment(fmt.Sprintf("append%s appends s as a JSON object.", typ)))
+	fmt.Fprintf(b, "func append%s(b []byte, s *%s) []byte {\n\tb = append(b, '{')\n\tn := len(b)\n", typ, typ)
+	for _, p := range k.ints {
+		fmt.Fprintf(b, "\tif s.%s != 0 {\n\t\tif len(b) > n {\n\t\t\tb = append(b, ',')\n\t\t}\n\t\tb = strconv.AppendInt(append(b, `%q:`...), int64(s.%s), 10)\n\t}\n", goName(p), p, goName(p))
+	}
+	b.WriteString("\treturn append(b, '}')\n}\n")
 }
 
 // isString says whether schema node n is a string.

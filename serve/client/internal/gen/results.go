@@ -47,7 +47,7 @@ func resultTypes(dir string) (map[string]resultType, error) {
 		return nil, err
 	}
 	// The doc comment that declares a result type.
-	resultOf := regexp.MustCompile(`^([A-Z][A-Za-z0-9]*) is the result of ([a-z]+)[.:]`)
+	resultOf := regexp.MustCompile(`^([A-Z][A-Za-z0-9]*) is the result of ([a-z]+(?: and [a-z]+)?)[.:]`)
 	types := map[string]resultType{}
 	for _, path := range matches {
 		if strings.HasSuffix(path, "_test.go") || filepath.Base(path) == target {
@@ -66,13 +66,31 @@ func resultTypes(dir string) (map[string]resultType, error) {
 			if m == nil || m[1] != g.Specs[0].(*ast.TypeSpec).Name.Name {
 				continue
 			}
-			if prev, ok := types[m[2]]; ok {
-				return nil, fmt.Errorf("both %s and %s say they are the result of %s", prev.name, m[1], m[2])
+			for _, op := range strings.Split(m[2], " and ") {
+				if prev, ok := types[op]; ok {
+					return nil, fmt.Errorf("both %s and %s say they are the result of %s", prev.name, m[1], op)
+				}
+				types[op] = resultType{name: m[1], policy: hasField(g.Specs[0].(*ast.TypeSpec), "Policy")}
 			}
-			types[m[2]] = resultType{name: m[1], policy: hasField(g.Specs[0].(*ast.TypeSpec), "Policy")}
 		}
 	}
 	return types, nil
+}
+
+// topLevel is the object a result schema describes: the schema itself, or
+// the definition its top-level $ref names (a shape two ops share).
+func topLevel(schema map[string]any) (map[string]any, error) {
+	ref, ok := schema["$ref"].(string)
+	if !ok {
+		return schema, nil
+	}
+	def, found := strings.CutPrefix(ref, "#/$defs/")
+	defs, _ := schema["$defs"].(map[string]any)
+	node, _ := defs[def].(map[string]any)
+	if !found || node == nil {
+		return nil, fmt.Errorf("a $ref outside its schema: %s", ref)
+	}
+	return node, nil
 }
 
 // resultSchema is op's published result schema, decoded.
