@@ -15,7 +15,7 @@ import (
 // kind to the code:
 //
 //	<!-- example [clock=T] -->  a console session, run (TestDocExamples)
-//	<!-- serve [clock=T] [ARGS] -->
+//	<!-- serve [clock=T] [lockstep] [ARGS] -->
 //	                            JSON lines of an arca serve session, and
 //	                            commands run beside it, run (TestDocServe)
 //	<!-- file: NAME -->         a file the doc's examples use; a NAME.sh

@@ -26,6 +26,14 @@ import (
 // $PROXY_URL_NAME, the base URL of service name (upper case, "-" as "_");
 // and $PROXY_URL, the base URL when there is one. Such a session is run
 // by the helper command servehost (serveHost).
+//
+// The host also keeps a session's requests in step where a doc needs it.
+// A request that names "ap_…" (an approval, which serve names at random)
+// is sent once every request above it has its response, with the id of
+// the latest approval a response named (error.details.approval.id) in
+// its place. In a lockstep session (the mark's word lockstep) every
+// request waits so: a client that sends one request at a time, whose
+// decisions therefore come back in the order it sent them.
 
 // hostStep is one step of such a session: a request line to send, or a
 // command to run.
@@ -33,21 +41,29 @@ type hostStep struct {
 	request, command string
 }
 
+// approvalMark is what a doc's request writes for the id of the latest
+// approval the session's responses named.
+const approvalMark = `"ap_…"`
+
 // hostSteps parses a session file: "> LINE" is a request, "$ CMD" a
-// command.
-func hostSteps(data string) ([]hostStep, error) {
-	var steps []hostStep
-	for _, l := range strings.Split(strings.TrimSuffix(data, "\n"), "\n") {
+// command; "lockstep" alone on the first line makes every request wait
+// for the answers to those above it.
+func hostSteps(data string) (steps []hostStep, lockstep bool, err error) {
+	lines := strings.Split(strings.TrimSuffix(data, "\n"), "\n")
+	if len(lines) > 0 && lines[0] == "lockstep" {
+		lockstep, lines = true, lines[1:]
+	}
+	for _, l := range lines {
 		switch {
 		case strings.HasPrefix(l, "> "):
 			steps = append(steps, hostStep{request: strings.TrimPrefix(l, "> ")})
 		case strings.HasPrefix(l, "$ "):
 			steps = append(steps, hostStep{command: strings.TrimPrefix(l, "$ ")})
 		default:
-			return nil, fmt.Errorf("a line that is neither \"> request\" nor \"$ command\": %q", l)
+			return nil, false, fmt.Errorf("a line that is neither \"> request\" nor \"$ command\": %q", l)
 		}
 	}
-	return steps, nil
+	return steps, lockstep, nil
 }
 
 // hostReplyWait bounds the wait for serve's responses before a command:
@@ -80,7 +96,7 @@ func runHost(file string, argv []string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	steps, err := hostSteps(string(data))
+	steps, lockstep, err := hostSteps(string(data))
 	if err != nil {
 		return 0, err
 	}
@@ -109,8 +125,13 @@ func runHost(file string, argv []string) (int, error) {
 	h := &host{replies: replies, vars: map[string]string{}}
 	for _, s := range steps {
 		if s.command == "" {
-			if _, err := io.WriteString(in, s.request+"\n"); err != nil {
-				return 0, fmt.Errorf("sending %s: %v", s.request, err)
+			line, err := h.prepare(s.request, lockstep)
+			if err != nil {
+				_ = cmd.Process.Kill()
+				return 0, err
+			}
+			if _, err := io.WriteString(in, line+"\n"); err != nil {
+				return 0, fmt.Errorf("sending %s: %v", line, err)
 			}
 			h.sent++
 			continue
@@ -135,29 +156,61 @@ func runHost(file string, argv []string) (int, error) {
 }
 
 // host is the state of a session being run: serve's responses, how many
-// requests were sent and answered, and the variables a command gets.
+// requests were sent and answered, the latest approval a response named,
+// and the variables a command gets.
 type host struct {
 	replies        <-chan string
 	sent, answered int
 	commands       int
+	approval       string
 	vars           map[string]string
 }
 
-// run waits for the response to every request sent, then runs command
-// and writes what it printed to cmd-N.out.
-func (h *host) run(command string) error {
+// wait waits for the response to every request sent; before names the
+// step that waits, for an error.
+func (h *host) wait(before string) error {
 	for h.answered < h.sent {
 		select {
 		case l, ok := <-h.replies:
 			if !ok {
-				return fmt.Errorf("serve ended with %d of %d requests answered, before $ %s", h.answered, h.sent, command)
+				return fmt.Errorf("serve ended with %d of %d requests answered, before %s", h.answered, h.sent, before)
 			}
 			fmt.Println(l)
 			h.answered++
 			h.learn(l)
 		case <-time.After(hostReplyWait):
-			return fmt.Errorf("no response in %s, before $ %s", hostReplyWait, command)
+			return fmt.Errorf("no response in %s, before %s", hostReplyWait, before)
 		}
+	}
+	return nil
+}
+
+// prepare returns the request line to send for request: once the
+// requests above it are answered when it names an approval or the
+// session is in lockstep, with the latest approval's id in place of
+// approvalMark.
+func (h *host) prepare(request string, lockstep bool) (string, error) {
+	names := strings.Contains(request, approvalMark)
+	if !names && !lockstep {
+		return request, nil
+	}
+	if err := h.wait(request); err != nil {
+		return "", err
+	}
+	if !names {
+		return request, nil
+	}
+	if h.approval == "" {
+		return "", fmt.Errorf("%s names an approval, and no response above it named one", request)
+	}
+	return strings.ReplaceAll(request, approvalMark, `"`+h.approval+`"`), nil
+}
+
+// run waits for the response to every request sent, then runs command
+// and writes what it printed to cmd-N.out.
+func (h *host) run(command string) error {
+	if err := h.wait("$ " + command); err != nil {
+		return err
 	}
 	h.commands++
 	c := exec.Command("bash", "-c", command)
@@ -172,15 +225,29 @@ func (h *host) run(command string) error {
 	return os.WriteFile(fmt.Sprintf("cmd-%d.out", h.commands), got, 0o600)
 }
 
-// learn takes the token and base URLs of a proxy result.
+// learn takes the id of the approval an approval_required response
+// names, and the token and base URLs of a proxy result.
 func (h *host) learn(line string) {
 	var r struct {
 		Result struct {
 			BaseURLs map[string]string `json:"base_urls"`
 			Token    string            `json:"token"`
 		} `json:"result"`
+		Error struct {
+			Details struct {
+				Approval struct {
+					ID string `json:"id"`
+				} `json:"approval"`
+			} `json:"details"`
+		} `json:"error"`
 	}
-	if json.Unmarshal([]byte(line), &r) != nil || r.Result.Token == "" {
+	if json.Unmarshal([]byte(line), &r) != nil {
+		return
+	}
+	if id := r.Error.Details.Approval.ID; id != "" {
+		h.approval = id
+	}
+	if r.Result.Token == "" {
 		return
 	}
 	h.vars = map[string]string{"PROXY_TOKEN": r.Result.Token}
@@ -233,5 +300,51 @@ $ sh a.sh
 	h.learn(`{"id":3,"ok":true,"result":{"stopped":true}}`)
 	if h.vars["PROXY_TOKEN"] != "t2" || h.vars["PROXY_URL"] != "http://127.0.0.1:1/c" || h.vars["PROXY_URL_A_B"] != "" {
 		t.Errorf("one service, then stop: %v", h.vars)
+	}
+}
+
+// TestServeScriptApprovals: a lockstep block is run by the host, which
+// sends each request once the one before it is answered; a request
+// naming "ap_…" is sent with the id of the latest approval a response
+// named, and one sent before any is an error.
+func TestServeScriptApprovals(t *testing.T) {
+	b := docBlock{arg: "lockstep --config c.toml", body: `{"id":1,"op":"list"}
+{"id":1,"ok":true}
+`}
+	script, err := serveScript(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"exec servehost session.txt arca serve --config c.toml\n",
+		"-- session.txt --\nlockstep\n> {\"id\":1,\"op\":\"list\"}\n--",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the lockstep transcript lacks %q:\n%s", want, script)
+		}
+	}
+	b = docBlock{body: `{"id":2,"op":"approval","approval":"ap_…"}
+{"id":2,"ok":true}
+`}
+	if script, err = serveScript(b); err != nil || !strings.Contains(script, "exec servehost session.txt arca serve\n") {
+		t.Errorf("a block naming an approval is not run by the host (%v):\n%s", err, script)
+	}
+	steps, lockstep, err := hostSteps("lockstep\n> {}\n$ true\n")
+	if err != nil || !lockstep || len(steps) != 2 {
+		t.Errorf("hostSteps: %v, lockstep %v, %v", steps, lockstep, err)
+	}
+
+	h := &host{vars: map[string]string{}}
+	if _, err := h.prepare(`{"op":"approval","approval":"ap_…"}`, false); err == nil {
+		t.Error("a request naming an approval before any response named one was sent")
+	}
+	h.learn(`{"id":1,"ok":false,"error":{"code":"approval_required","message":"m","details":{"approval":{"id":"ap_1","summary":"s"}}}}`)
+	h.learn(`{"id":2,"ok":true,"result":{"approval":"ap_2","state":"pending"}}`)
+	got, err := h.prepare(`{"op":"approval","approval":"ap_…"}`, false)
+	if err != nil || got != `{"op":"approval","approval":"ap_1"}` {
+		t.Errorf("prepare: %s, %v", got, err)
+	}
+	if got, err := h.prepare(`{"op":"list"}`, true); err != nil || got != `{"op":"list"}` {
+		t.Errorf("prepare in lockstep: %s, %v", got, err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // The serve sessions of the docs are run too. A block marked
 //
-//	<!-- serve [clock=T] [exit=N] [ARGS...] -->
+//	<!-- serve [clock=T] [exit=N] [lockstep] [ARGS...] -->
 //
 // holds JSON lines: the requests (lines with no "ok" and no "event", a
 // malformed one too), the responses ("ok") and the audit events ("event")
@@ -29,8 +29,11 @@ import (
 // goes on to more lines before its "-->" holds commands run first, as a
 // console session whose output is not shown: what the session finds in
 // the vault. The sessions find in $DOC_UPSTREAM the URL of a service
-// they may call (docUpstream). A block may also hold commands ("$ CMD")
-// run while serve runs, with what they print: see dochost_test.go.
+// they may call (docUpstream), and in $DOC_OPA the URL of an OPA server
+// that serves the docs' policies (docOPA). A block may also hold
+// commands ("$ CMD") run while serve runs, with what they print, and
+// the mark's word lockstep has the requests sent one at a time, each
+// once the one before it is answered: see dochost_test.go.
 func TestDocServe(t *testing.T) {
 	dir, files := t.TempDir(), docFilesOf(t)
 	n := 0
@@ -48,7 +51,7 @@ func TestDocServe(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no serve sessions found in the docs")
 	}
-	p := scriptParams(dir, withUpstream(docUpstream(t)))
+	p := scriptParams(dir, withURLs(map[string]string{docUpstreamVar: docUpstream(t), docOPAVar: docOPA(t)}))
 	p.Cmds["cmpdoc"] = cmdCmpdoc
 	p.Cmds["inorder"] = cmdInorder
 	testscript.Run(t, p)
@@ -61,9 +64,11 @@ func serveScript(b docBlock) (string, error) {
 	var cmds, files, requests, responses, events strings.Builder
 	args := strings.Fields(b.arg)
 	var serveArgs []string
-	status := "0"
+	status, lockstep := "0", false
 	for _, a := range args {
 		switch {
+		case a == "lockstep":
+			lockstep = true
 		case strings.HasPrefix(a, "clock="):
 			cmds.WriteString("env ARCATEST_NOW=" + strings.TrimPrefix(a, "clock=") + "\n")
 		case strings.HasPrefix(a, "exit="):
@@ -76,8 +81,11 @@ func serveScript(b docBlock) (string, error) {
 	if err := given(&cmds, &files, b.more); err != nil {
 		return "", err
 	}
-	var session strings.Builder // requests ("> ") and commands ("$ "), when the block runs commands
+	var session strings.Builder // requests ("> ") and commands ("$ "), when the host runs the block
 	var outs []*strings.Builder // what each command prints
+	if lockstep {
+		session.WriteString("lockstep\n")
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(b.body, "\n"), "\n") {
 		if strings.HasPrefix(l, "$ ") {
 			session.WriteString(l + "\n")
@@ -101,7 +109,8 @@ func serveScript(b docBlock) (string, error) {
 		}
 	}
 	serve := strings.TrimSpace("arca serve " + strings.Join(serveArgs, " "))
-	if len(outs) > 0 { // the session's requests are sent by the host, between its commands
+	hosted := lockstep || strings.Contains(requests.String(), approvalMark)
+	if hosted || len(outs) > 0 { // the session's requests are sent by the host, between its commands
 		serve = "servehost session.txt " + serve
 		fmt.Fprintf(&files, "-- session.txt --\n%s", session.String())
 	} else {

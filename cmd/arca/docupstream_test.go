@@ -91,10 +91,13 @@ func docGitBackend(t *testing.T) http.Handler {
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
 }
 
-// withUpstream is a setup that gives each session the upstream's URL.
-func withUpstream(url string) func(*testscript.Env) error {
+// withURLs is a setup that gives each session the URLs of the services
+// the docs call, each in its variable.
+func withURLs(urls map[string]string) func(*testscript.Env) error {
 	return func(env *testscript.Env) error {
-		env.Setenv(docUpstreamVar, url)
+		for name, url := range urls {
+			env.Setenv(name, url)
+		}
 		return nil
 	}
 }
