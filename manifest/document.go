@@ -63,7 +63,7 @@ const ObligationApproval = "arca:approval"
 // ApprovalCauses lists what details.cause of a denied request names
 // when an approval or a grant decided it.
 func ApprovalCauses() []string {
-	return []string{"grant_exhausted", "grant_expired", "approval_mismatch", "approval_unknown", "approval_denied", "approval_expired", "approvals_full"}
+	return []string{"grant_exhausted", "grant_expired", "grant_revoked", "approval_mismatch", "approval_unknown", "approval_denied", "approval_expired", "approvals_full"}
 }
 
 // ObligationPrefix starts every obligation arca enforces; an obligation

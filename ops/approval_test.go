@@ -378,3 +378,45 @@ func TestRevoke(t *testing.T) {
 		t.Errorf("revoke all false: %v", err)
 	}
 }
+
+// TestApprovalGrantRevoked: a retry with an approval whose grant was
+// revoked is denied grant_revoked, its verdict recorded as the deny it
+// became; revoking a grant already spent closes it as exhausted, audited
+// and not counted.
+func TestApprovalGrantRevoked(t *testing.T) {
+	f, _, _ := approvalFixture(t, "")
+	a := mustAsk(t, f, "arca://app/db")
+	if _, err := approve(f, a.ID, "grant", `{"uses":1}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := putAs(f, "arca://app/db", a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _, err := f.svc.Revoke(Request{All: true}, ""); err != nil || r.Revoked != 0 {
+		t.Fatalf("revoking a spent grant: %+v %v, want 0 revoked", r, err)
+	}
+	if !strings.Contains(f.events.String(), `"event":"grant.close","op":"revoke","outcome":"ok","actor":"agent:a","env":"default","ref":"app/db","message":"exhausted"`) {
+		t.Errorf("no grant.close exhausted for the spent grant revoke closed:\n%s", f.events.String())
+	}
+	b := mustAsk(t, f, "arca://app/db")
+	if _, err := approve(f, b.ID, "grant", `{"uses":5}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := putAs(f, "arca://app/db", b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _, err := f.svc.Revoke(Request{Ref: "arca://app/db"}, ""); err != nil || r.Revoked != 1 {
+		t.Fatalf("revoke: %+v %v", r, err)
+	}
+	f.events.Reset()
+	err := putAs(f, "arca://app/db", b.ID)
+	if CodeOf(err) != manifest.Denied || CauseOf(err) != "grant_revoked" {
+		t.Fatalf("retry after revoke: %v (cause %q)", err, CauseOf(err))
+	}
+	if p := PolicyOf(err); p == nil || p.Allow {
+		t.Errorf("the verdict on the refusal: %+v, want the deny it became", p)
+	}
+	if ev := f.events.String(); !strings.Contains(ev, `"policy":{"allow":false,"reason":"approved"}`) {
+		t.Errorf("the event records %s", ev)
+	}
+}

@@ -63,6 +63,7 @@ func (s *Service) settleVerdict(c *call, q asked, v verdict) error {
 			rule, v.bounds = openByApproval, v.bounds.within(q.ap.scope)
 		} else if closed := s.grants.closedState(q.apGrant); closed != "" {
 			c.ev.Grant = q.apGrant.id
+			denyRecorded(c)
 			return &Error{Code: manifest.Denied, Msg: "denied: the grant approval " + q.ap.id + " opened is " + closed, Cause: "grant_" + closed}
 		}
 	}
@@ -73,9 +74,7 @@ func (s *Service) settleVerdict(c *call, q asked, v verdict) error {
 		}
 		if st.opened == nil {
 			c.ev.Grant = st.closedID
-			if p := c.ev.Policy; p != nil && p.Allow {
-				c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations, Degraded: p.Degraded}
-			}
+			denyRecorded(c)
 			return &Error{Code: manifest.Denied, Msg: "denied: grant " + st.closed, Cause: "grant_" + st.closed}
 		}
 	}
@@ -85,9 +84,7 @@ func (s *Service) settleVerdict(c *call, q asked, v verdict) error {
 	case v.refused != nil:
 		return v.refused
 	case st.needsApproval:
-		if p := c.ev.Policy; p != nil {
-			c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations}
-		}
+		denyRecorded(c)
 		return s.askApproval(c, q, "renewing a grant needs an approval ([serve.grants] renew = \"approval\")")
 	}
 	if st.opened != nil {
@@ -102,6 +99,14 @@ func (s *Service) settleVerdict(c *call, q asked, v verdict) error {
 		c.ev.Grant, c.grantExpires = st.id, st.expiresAt
 	}
 	return nil
+}
+
+// denyRecorded records c's verdict, an allow the grant rules turned
+// into a refusal, as the deny it became: reason and obligations kept.
+func denyRecorded(c *call) {
+	if p := c.ev.Policy; p != nil && p.Allow {
+		c.ev.Policy = &audit.Policy{Reason: p.Reason, Obligations: p.Obligations, Degraded: p.Degraded}
+	}
 }
 
 // grantEvent is a grant.open or grant.close event of c's request for key.

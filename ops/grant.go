@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"cmp"
+	"slices"
 	"crypto/rand"
 	"encoding/hex"
 	"strconv"
@@ -215,11 +217,11 @@ const (
 	grantEnded   = "ended"
 )
 
-// closeMatching closes every open grant whose key match accepts, in the
-// state it is in by now (a spent one as exhausted or expired, an active
-// one as state), and returns the keys and ids of those it closed as
-// state (the active ones), for their events.
-func (gs *grants) closeMatching(now time.Time, state string, match func(grantKey, *grant) bool) (keys []grantKey, ids []string) {
+// closeMatching closes every open grant whose key match accepts and
+// returns them for their events: an active one closes as state (the
+// closed, counted), one already spent or past its time as what it is by
+// now (the rest).
+func (gs *grants) closeMatching(now time.Time, state string, match func(grantKey, *grant) bool) (closed, rest []closedGrant) {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	for k, g := range gs.m {
@@ -228,10 +230,26 @@ func (gs *grants) closeMatching(now time.Time, state string, match func(grantKey
 		}
 		if st := g.stateAt(now); st != grantActive {
 			g.closed = st
+			rest = append(rest, closedGrant{k, g.id, st})
 			continue
 		}
 		g.closed = state
-		keys, ids = append(keys, k), append(ids, g.id)
+		closed = append(closed, closedGrant{k, g.id, state})
 	}
-	return keys, ids
+	byKey := func(a, b closedGrant) int { return cmpKeys(a.key, b.key) }
+	slices.SortFunc(closed, byKey) // events in an order of their own, not the map's
+	slices.SortFunc(rest, byKey)
+	return closed, rest
+}
+
+// cmpKeys orders grant keys by ref, env, actor and use.
+func cmpKeys(a, b grantKey) int {
+	return cmp.Or(strings.Compare(a.ref, b.ref), strings.Compare(a.env, b.env), strings.Compare(a.actor, b.actor), strings.Compare(a.use, b.use))
+}
+
+// closedGrant is a grant closeMatching closed: its key, id and state.
+type closedGrant struct {
+	key   grantKey
+	id    string
+	state string
 }

@@ -54,24 +54,26 @@ func (s *Service) Revoke(req Request, env string) (res RevokeResult, services []
 	default:
 		match = func(grantKey, *grant) bool { return true }
 	}
-	keys, ids := s.grants.closeMatching(s.now(), grantRevoked, match)
-	for i, k := range keys {
-		if err := s.write(audit.Event{Event: "grant.close", Op: "revoke", Outcome: audit.OK, Actor: k.actor, Env: k.env, Ref: k.ref, Grant: ids[i], Message: grantRevoked}); err != nil {
+	closed, rest := s.grants.closeMatching(s.now(), grantRevoked, match)
+	for _, g := range append(closed, rest...) {
+		if err := s.write(audit.Event{Event: "grant.close", Op: "revoke", Outcome: audit.OK, Actor: g.key.actor, Env: g.key.env, Ref: g.key.ref, Grant: g.id, Message: g.state}); err != nil {
 			return res, nil, "", auditError(err)
 		}
-		if svc, ok := strings.CutPrefix(k.use, "http:"); ok {
+	}
+	for _, g := range closed {
+		if svc, ok := strings.CutPrefix(g.key.use, "http:"); ok {
 			services = append(services, svc)
 		}
 	}
-	return RevokeResult{Revoked: len(keys)}, services, revokedMessage(len(keys)), nil
+	return RevokeResult{Revoked: len(closed)}, services, revokedMessage(len(closed)), nil
 }
 
 // EndGrants closes every grant still open as serve stops, each with its
 // grant.close event.
 func (s *Service) EndGrants() error {
-	keys, ids := s.grants.closeMatching(s.now(), grantEnded, func(grantKey, *grant) bool { return true })
-	for i, k := range keys {
-		if err := s.write(audit.Event{Event: "grant.close", Outcome: audit.OK, Actor: k.actor, Env: k.env, Ref: k.ref, Grant: ids[i], Message: grantEnded}); err != nil {
+	closed, rest := s.grants.closeMatching(s.now(), grantEnded, func(grantKey, *grant) bool { return true })
+	for _, g := range append(closed, rest...) {
+		if err := s.write(audit.Event{Event: "grant.close", Outcome: audit.OK, Actor: g.key.actor, Env: g.key.env, Ref: g.key.ref, Grant: g.id, Message: g.state}); err != nil {
 			return auditError(err)
 		}
 	}

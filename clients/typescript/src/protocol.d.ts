@@ -29,7 +29,7 @@ export type WireError = {
         summary: string;
         url?: string;
       };
-      cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired" | "approval_mismatch" | "approval_unknown" | "approval_denied" | "approval_expired" | "approvals_full";
+      cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired" | "grant_revoked" | "approval_mismatch" | "approval_unknown" | "approval_denied" | "approval_expired" | "approvals_full";
     };
     message: string;
   };
