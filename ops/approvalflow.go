@@ -12,27 +12,24 @@ import (
 )
 
 // asked is one question to the PDP as the grant and approval rules see
-// it: its grant key, op and fingerprint, when it was asked, and the
+// it: its grant key, op and use's name, when it was asked, and the
 // approval it was retried with (nil none), as of asking.
 type asked struct {
-	key     grantKey
-	op, fp  string
-	now     time.Time
-	ap      *approval
-	apState string
-	apGrant *grant
+	key         grantKey
+	op, useName string
+	now         time.Time
+	ap          *approval
+	apState     string
+	apGrant     *grant
 }
 
 // retried returns the approval a request was retried with (nil when id is
-// ""), after writing the approval.expire events of those past their
-// time. An id of the wrong shape is bad_request; one this session does
+// "", one validate checked the shape of), after writing the
+// approval.expire events of those past their time. One this session does
 // not know, or one for another request (fingerprint), is denied.
-func (s *Service) retried(c *call, id, fp string, now time.Time) (*approval, error) {
+func (s *Service) retried(c *call, id string, q asked, now time.Time) (*approval, error) {
 	if id == "" {
 		return nil, s.writeExpired(c, s.approvals.expire(now))
-	}
-	if !validID(id, "ap_") {
-		return nil, Errorf(manifest.BadRequest, "approval must be \"ap_\" and 32 lowercase hex digits, as details.approval.id gave it")
 	}
 	a, expired := s.approvals.lookup(id, now)
 	if err := s.writeExpired(c, expired); err != nil {
@@ -42,10 +39,16 @@ func (s *Service) retried(c *call, id, fp string, now time.Time) (*approval, err
 	switch {
 	case a == nil:
 		return nil, &Error{Code: manifest.Denied, Msg: "denied: approval " + id + " is not one this session knows", Cause: "approval_unknown"}
-	case a.fingerprint != fp:
+	case a.fingerprint != q.fingerprint():
 		return nil, &Error{Code: manifest.Denied, Msg: "denied: approval " + id + " is for another request", Cause: "approval_mismatch"}
 	}
 	return a, nil
+}
+
+// fingerprint is q's fingerprint, worked out only when an approval needs
+// it.
+func (q asked) fingerprint() string {
+	return fingerprint(q.key.actor, q.op, q.key.env, q.key.ref, q.useName)
 }
 
 // settleVerdict applies the grant and approval rules to the PDP's verdict
@@ -139,7 +142,7 @@ func (s *Service) onApprovalDeny(c *call, q asked, refused error) error {
 // its fingerprint, or a new one (its approval.request event written);
 // with MaxPending pending, denied (approvals_full).
 func (s *Service) askApproval(c *call, q asked, reason string) error {
-	a, opened, full := s.approvals.ask(&approval{fingerprint: q.fp, op: q.op, key: q.key, reason: reason, summary: summary(q)}, q.now)
+	a, opened, full := s.approvals.ask(&approval{fingerprint: q.fingerprint(), op: q.op, key: q.key, reason: reason, summary: summary(q)}, q.now)
 	if full {
 		return &Error{Code: manifest.Denied, Msg: "denied: this session already has " + strconv.Itoa(manifest.MaxPending) + " approvals pending", Cause: "approvals_full"}
 	}

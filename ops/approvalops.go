@@ -36,6 +36,9 @@ func approvalResult(v ApprovalView) ApprovalResult {
 	return r
 }
 
+// badApprovalID is the refusal of an approval id of the wrong shape.
+const badApprovalID = "approval must be \"ap_\" and 32 lowercase hex digits, as details.approval.id gave it"
+
 // Via of a decision: relayed by the host (the approve op) or made on the
 // approval page.
 const (
@@ -49,7 +52,7 @@ const (
 // new state, with the message of the op's own event.
 func (s *Service) Approve(req Request) (ApprovalResult, string, error) {
 	if !validID(req.Approval, "ap_") {
-		return ApprovalResult{}, "", Errorf(manifest.BadRequest, "approval must be \"ap_\" and 32 lowercase hex digits")
+		return ApprovalResult{}, "", Errorf(manifest.BadRequest, badApprovalID)
 	}
 	grant := req.Decision == "grant"
 	if !grant && req.Decision != "deny" {
@@ -76,7 +79,7 @@ func (s *Service) Approve(req Request) (ApprovalResult, string, error) {
 // approval op); an approval this session does not know is not_found.
 func (s *Service) ApprovalState(req Request) (ApprovalResult, string, error) {
 	if !validID(req.Approval, "ap_") {
-		return ApprovalResult{}, "", Errorf(manifest.BadRequest, "approval must be \"ap_\" and 32 lowercase hex digits")
+		return ApprovalResult{}, "", Errorf(manifest.BadRequest, badApprovalID)
 	}
 	v, ok := s.Approval(req.Approval)
 	if !ok {

@@ -2,9 +2,9 @@ package ops
 
 import (
 	"cmp"
-	"slices"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"

@@ -52,11 +52,11 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 	}
 	now := s.now()
 	key := grantKey{actor: req.Actor, env: env, ref: ref, use: grantUse(c.op, use)}
-	q := asked{key: key, op: c.op, fp: fingerprint(req.Actor, c.op, env, ref, pdpUseName(use)), now: now}
+	q := asked{key: key, op: c.op, useName: pdpUseName(use), now: now}
 	if !c.spec.Use {
 		s.turns.enter(c.turn, key) // a use entered all its credentials' keys (decideUse)
 	}
-	ap, err := s.retried(c, approvalID, q.fp, now)
+	ap, err := s.retried(c, approvalID, q, now)
 	if err != nil {
 		return err
 	}

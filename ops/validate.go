@@ -25,6 +25,8 @@ func validate(op manifest.OpSpec, req *Request) error {
 		return Errorf(manifest.BadRequest, "env is longer than %d bytes", manifest.MaxSegment)
 	case len(req.Attestation) > manifest.MaxAttestation:
 		return Errorf(manifest.BadRequest, "attestation is larger than %d bytes", manifest.MaxAttestation)
+	case req.Sent()&manifest.FieldApproval != 0 && !validID(req.Approval, "ap_"):
+		return Errorf(manifest.BadRequest, badApprovalID)
 	}
 	return validateActor(req.Actor)
 }
