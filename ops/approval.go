@@ -41,6 +41,7 @@ type approval struct {
 	approver, via       string
 	scope               pdp.Scope
 	grant               *grant // the grant its first allowed retry opened
+	claimed             bool   // a retry is opening its grant
 }
 
 // ApprovalView is an approval as the approval op and the page show it:
@@ -223,6 +224,18 @@ func (as *approvals) bind(a *approval, g *grant) {
 	if a.grant == nil {
 		a.grant = g
 	}
+}
+
+// claim reports whether the caller is the first retry of a to open its
+// grant: true once, under the lock.
+func (as *approvals) claim(a *approval) bool {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if a.claimed {
+		return false
+	}
+	a.claimed = true
+	return true
 }
 
 // snapshot returns a's state and the grant it opened, under the lock.

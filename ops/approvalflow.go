@@ -12,12 +12,15 @@ import (
 )
 
 // asked is one question to the PDP as the grant and approval rules see
-// it: its grant key, op and use's name, when it was asked, and the
-// approval it was retried with (nil none), as of asking.
+// it: its grant key, op and use's name, when it was asked, the grant the
+// PDP was shown active ("" none), and the approval it was retried with
+// (nil none): its state as the PDP saw it, and the grant it opened as of
+// settling.
 type asked struct {
 	key         grantKey
 	op, useName string
 	now         time.Time
+	shown       string
 	ap          *approval
 	apState     string
 	apGrant     *grant
@@ -62,18 +65,23 @@ func (s *Service) settleVerdict(c *call, q asked, v verdict) error {
 		rule = openOnce
 	}
 	if v.refused == nil && q.apState == ApprovalApproved {
-		if q.apGrant == nil {
+		if q.apGrant == nil && s.approvals.claim(q.ap) {
 			rule, v.bounds = openByApproval, v.bounds.within(q.ap.scope)
+		} else if q.apGrant == nil {
+			denyRecorded(c)
+			return &Error{Code: manifest.Denied, Msg: "denied: approval " + q.ap.id + " already opened its grant", Cause: "grant_exhausted"}
 		} else if closed := s.grants.closedState(q.apGrant); closed != "" {
 			c.ev.Grant = q.apGrant.id
 			denyRecorded(c)
 			return &Error{Code: manifest.Denied, Msg: "denied: the grant approval " + q.ap.id + " opened is " + closed, Cause: "grant_" + closed}
 		}
 	}
-	st := s.grants.settle(q.key, q.now, v.refused == nil, v.bounds, rule)
+	st := s.grants.settle(q.key, q.now, v.refused == nil, v.bounds, rule, q.shown)
 	if st.closed != "" {
-		if err := s.writeGrant(c, grantEvent(c, q.key, "grant.close", st.closedID, st.closed)); err != nil {
-			return err
+		if st.closedNow {
+			if err := s.writeGrant(c, grantEvent(c, q.key, "grant.close", st.closedID, st.closed)); err != nil {
+				return err
+			}
 		}
 		if st.opened == nil {
 			c.ev.Grant = st.closedID

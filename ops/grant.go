@@ -104,6 +104,7 @@ type settled struct {
 	expiresAt     time.Time
 	closedID      string
 	closed        string
+	closedNow     bool // the grant closed as this request settled (not before)
 	opened        *grant
 	needsApproval bool
 }
@@ -113,11 +114,17 @@ type settled struct {
 // spent or past its time closes, whatever the verdict; an allowed request
 // counts one use of the active grant, or opens a new one as rule says
 // when none is active (b bounding it). An active grant is never widened.
-func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBounds, rule openRule) settled {
+// An allow made on a grant shown to the PDP as active (shown, its id)
+// that has closed since, spent by the requests settled before it, is
+// denied as that grant closed, unless an approval opens a new one.
+func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBounds, rule openRule, shown string) settled {
 	gs.mu.Lock()
 	defer gs.mu.Unlock()
 	var st settled
 	g := gs.m[key]
+	if allowed && rule != openByApproval && shown != "" && g != nil && g.id == shown && g.closed != "" {
+		return settled{closedID: g.id, closed: g.closed}
+	}
 	if g != nil && g.closed == "" {
 		state := g.stateAt(now)
 		switch {
@@ -128,7 +135,7 @@ func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBound
 			return settled{}
 		}
 		g.closed = state
-		st.closedID, st.closed = g.id, state
+		st.closedID, st.closed, st.closedNow = g.id, state, true
 		if rule != openByApproval {
 			return st
 		}

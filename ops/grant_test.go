@@ -278,7 +278,7 @@ func TestGrantConcurrent(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out := make(chan settled, 20)
 	for range 20 {
-		go func() { out <- gs.settle(key, now, true, grantBounds{maxUses: 5}, openByPDP) }()
+		go func() { out <- gs.settle(key, now, true, grantBounds{maxUses: 5}, openByPDP, "") }()
 	}
 	closed, opened := 0, 0
 	for range 20 {

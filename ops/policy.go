@@ -62,13 +62,21 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 	}
 	preq := pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
 		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, now)}
+	if g := preq.Grant; g != nil && g.State == grantActive {
+		q.shown = g.ID
+	}
 	if ap != nil {
 		q.ap = ap
-		q.apState, q.apGrant, preq.Approval = s.approvals.snapshot(ap)
+		q.apState, _, preq.Approval = s.approvals.snapshot(ap)
 	}
 	v := s.decideAs(ctx, c, preq)
 	if err := s.turns.wait(ctx, c.turn, key); err != nil {
 		return Errorf(manifest.OpError, "serve is stopping: the request was not settled")
+	}
+	if ap != nil {
+		// What the requests settled before it made of the approval, as of
+		// now: the grant it opened, if one did.
+		_, q.apGrant, _ = s.approvals.snapshot(ap)
 	}
 	return s.settleVerdict(c, q, v)
 }
