@@ -1,0 +1,84 @@
+package serve
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+)
+
+// getHumanPDPScript allows a put; a get only when the request carries an
+// approved approval or falls under an active grant, else it denies it
+// with arca:approval.
+const getHumanPDPScript = `read -r l; case "$l" in *'"op":"put"'*) echo '{"allow":true}';; *'"state":"approved"'*|*'"state":"active"'*) echo '{"allow":true}';; *) echo '{"allow":false,"reason":"a human decides","obligations":["arca:approval"]}';; esac`
+
+// approvedOnce starts a session on getHumanPDPScript, puts app/db, asks
+// for a get of it and approves that get with scope; it returns the
+// session and the approval's id.
+func approvedOnce(t *testing.T, scope string) (*liveSession, string) {
+	t.Helper()
+	l := scriptPDP(t, getHumanPDPScript).live(t)
+	if r := l.ask(t, `{"id":"p","op":"put","ref":"arca://app/db","value":"v"}`); !r.OK {
+		t.Fatalf("put: %s %s", r.code(), r.message())
+	}
+	r := l.ask(t, `{"id":"g","op":"get","ref":"arca://app/db","actor":"agent:a"}`)
+	id, _ := r.Error.Details.Approval["id"].(string)
+	if r.code() != "approval_required" || id == "" {
+		t.Fatalf("get: %s %s", r.code(), r.message())
+	}
+	if r := l.ask(t, `{"id":"a","op":"approve","approval":"`+id+`","decision":"grant","scope":`+scope+`,"approver":"human:ana"}`); r.field("state") != "approved" {
+		t.Fatalf("approve %s: %s %s", scope, r.Result, r.message())
+	}
+	return l, id
+}
+
+// TestPipelinedRetriesOfAnApprovalGetNoMoreThanItsScope: a human approves
+// one use; the caller sends ten retries with the approval in one write.
+// An approval opens one grant no wider than its scope (SPEC §14), so one
+// retry succeeds and the other nine are denied.
+func TestPipelinedRetriesOfAnApprovalGetNoMoreThanItsScope(t *testing.T) {
+	l, id := approvedOnce(t, `{"uses":1}`)
+	const n = 10
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a","approval":"%s"}`+"\n", i, id)
+	}
+	if _, err := io.WriteString(l.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	succeeded := 0
+	for range n {
+		var r response
+		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.OK {
+			succeeded++
+		}
+	}
+	if succeeded != 1 {
+		t.Errorf("%d of %d pipelined retries of an approval of one use succeeded, want 1", succeeded, n)
+	}
+	if opened := strings.Count(strings.Join(l.end().stderr, "\n"), `"event":"grant.open"`); opened != 1 {
+		t.Errorf("the approval opened %d grants, want 1", opened)
+	}
+}
+
+// TestApproveScopeKeysAreExact: the approve op's scope is an object of
+// uses and ttl_s, "nothing else" (protocol.md), and a name given twice
+// is bad_request; encoding/json takes "Uses" for "uses", the last one
+// winning, so {"uses":1,"Uses":5000} approves 5000 uses.
+func TestApproveScopeKeysAreExact(t *testing.T) {
+	l := scriptPDP(t, getHumanPDPScript).live(t)
+	l.ask(t, `{"id":"p","op":"put","ref":"arca://app/db","value":"v"}`)
+	r := l.ask(t, `{"id":"g","op":"get","ref":"arca://app/db","actor":"agent:a"}`)
+	id, _ := r.Error.Details.Approval["id"].(string)
+	if id == "" {
+		t.Fatalf("get: %s %s", r.code(), r.message())
+	}
+	r = l.ask(t, `{"id":"a","op":"approve","approval":"`+id+`","decision":"grant","scope":{"uses":1,"Uses":5000},"approver":"human:ana"}`)
+	if r.code() != "bad_request" {
+		t.Errorf(`scope {"uses":1,"Uses":5000}: %s %s %s, want bad_request`, r.code(), r.message(), r.Result)
+	}
+}
