@@ -82,3 +82,41 @@ func TestApproveScopeKeysAreExact(t *testing.T) {
 		t.Errorf(`scope {"uses":1,"Uses":5000}: %s %s %s, want bad_request`, r.code(), r.message(), r.Result)
 	}
 }
+
+// TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials: pdp.md says a use two
+// of whose credentials the policy asks a human about takes two
+// approvals, the second retry finding the grant the first opened. With
+// each approved for one use (the page's "once"), the first retry spends
+// the first credential's only use on a request the second credential's
+// approval then denies, and the second retry finds that grant exhausted:
+// the action never runs.
+func TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials(t *testing.T) {
+	toml := "[serve.pdp]\nexec = " + quoteTOML(getHumanPDPScript) + "\ntimeout_ms = 20000\n" +
+		"[actions.both]\nargv = [\"sh\", \"-c\", \"echo ran\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/b\" }\n"
+	l := newFixtureConfig(t, toml).live(t)
+	for _, ref := range []string{"app/a", "app/b"} {
+		if r := l.ask(t, `{"id":"p","op":"put","ref":"arca://`+ref+`","value":"v"}`); !r.OK {
+			t.Fatalf("put %s: %s %s", ref, r.code(), r.message())
+		}
+	}
+	exec := `{"id":"x","op":"exec","action":"both","actor":"agent:a"`
+	approval := ""
+	for round := range 2 {
+		line := exec + "}"
+		if approval != "" {
+			line = exec + `,"approval":"` + approval + `"}`
+		}
+		r := l.ask(t, line)
+		id, _ := r.Error.Details.Approval["id"].(string)
+		if r.code() != "approval_required" || id == "" {
+			t.Fatalf("round %d: %s %s, want approval_required", round, r.code(), r.message())
+		}
+		if r := l.ask(t, `{"id":"a","op":"approve","approval":"`+id+`","decision":"grant","scope":{"uses":1},"approver":"human:ana"}`); r.field("state") != "approved" {
+			t.Fatalf("approve: %s %s", r.Result, r.message())
+		}
+		approval = id
+	}
+	if r := l.ask(t, exec+`,"approval":"`+approval+`"}`); !r.OK {
+		t.Errorf("the exec retried with the second approval: %s %s, want it run", r.code(), r.message())
+	}
+}
