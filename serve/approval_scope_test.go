@@ -120,3 +120,21 @@ func TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials(t *testing.T) {
 		t.Errorf("the exec retried with the second approval: %s %s, want it run", r.code(), r.message())
 	}
 }
+
+// TestRevokeRefusesAnEmptyRefOrAnUnknownEnv: protocol.md's errors table
+// makes an empty or invalid ref, and an invalid or unconfigured env,
+// bad_request. revoke answers an empty ref op_error, and a ref pinned to
+// (or a request naming) an env the config does not have {"revoked":0}:
+// a typo in the env of a revoke closes nothing and says it succeeded.
+func TestRevokeRefusesAnEmptyRefOrAnUnknownEnv(t *testing.T) {
+	l := scriptPDP(t, `echo '{"allow":true}'`).live(t)
+	for _, line := range []string{
+		`{"id":1,"op":"revoke","ref":""}`,
+		`{"id":2,"op":"revoke","ref":"arca://nope/app/db"}`,
+		`{"id":3,"op":"revoke","ref":"arca://app/db","env":"nope"}`,
+	} {
+		if r := l.ask(t, line); r.code() != "bad_request" {
+			t.Errorf("%s: %s %s %s, want bad_request", line, r.code(), r.message(), r.Result)
+		}
+	}
+}
