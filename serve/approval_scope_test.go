@@ -138,3 +138,77 @@ func TestRevokeRefusesAnEmptyRefOrAnUnknownEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelinedRequestsPastAGrantNeedAnApprovalAgain: with protocol.md's
+// policy (allow an approved retry or a request under an active grant,
+// else ask a human), a human approves two uses; the retry spends one,
+// then ten gets go in one write. The grant has one use left: one get
+// succeeds, the next finds the grant spent, and the rest must ask a
+// human again. Each was decided on the grant as it stood when the
+// request was read ("active"), and once the grant is closed an allow
+// without arca:ttl or arca:max_uses is taken as a plain allow, so they
+// all get the value.
+func TestPipelinedRequestsPastAGrantNeedAnApprovalAgain(t *testing.T) {
+	l, id := approvedOnce(t, `{"uses":2}`)
+	if r := l.ask(t, `{"id":"r","op":"get","ref":"arca://app/db","actor":"agent:a","approval":"`+id+`"}`); !r.OK {
+		t.Fatalf("retry: %s %s", r.code(), r.message())
+	}
+	const n = 10
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a"}`+"\n", i)
+	}
+	if _, err := io.WriteString(l.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	succeeded := 0
+	for range n {
+		var r response
+		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.OK {
+			succeeded++
+		}
+	}
+	if succeeded != 1 {
+		t.Errorf("%d of %d pipelined gets succeeded on a grant with one use left, want 1", succeeded, n)
+	}
+}
+
+// TestPipelinedRequestsPastAGrantRenewByApproval: with [serve.grants]
+// renew = "approval" only a human opens a key's second grant. A PDP
+// allows a get under an active grant, and opens one of three uses
+// otherwise; two gets spend two uses, then ten go in one write: one
+// succeeds, one finds the grant spent, the rest are approval_required.
+func TestPipelinedRequestsPastAGrantRenewByApproval(t *testing.T) {
+	script := `case "$(cat)" in *'"state":"active"'*) echo '{"allow":true}';; *) echo '{"allow":true,"obligations":["arca:max_uses=3"]}';; esac`
+	l := newFixtureConfig(t, "[serve.grants]\nrenew = \"approval\"\n[serve.pdp]\nexec = "+quoteTOML(script)+"\ntimeout_ms = 20000\n").live(t)
+	l.ask(t, `{"id":"p","op":"put","ref":"arca://app/db","value":"v"}`)
+	for _, id := range []string{"g1", "g2"} {
+		if r := l.ask(t, `{"id":"`+id+`","op":"get","ref":"arca://app/db"}`); !r.OK {
+			t.Fatalf("%s: %s %s", id, r.code(), r.message())
+		}
+	}
+	const n = 10
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db"}`+"\n", i)
+	}
+	if _, err := io.WriteString(l.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	succeeded := 0
+	for range n {
+		var r response
+		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.OK {
+			succeeded++
+		}
+	}
+	if succeeded != 1 {
+		t.Errorf("%d of %d pipelined gets succeeded on a grant with one use left and renew = \"approval\", want 1", succeeded, n)
+	}
+}
