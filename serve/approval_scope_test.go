@@ -92,7 +92,7 @@ func TestApproveScopeKeysAreExact(t *testing.T) {
 // the action never runs.
 func TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials(t *testing.T) {
 	toml := "[serve.pdp]\nexec = " + quoteTOML(getHumanPDPScript) + "\ntimeout_ms = 20000\n" +
-		"[actions.both]\nargv = [\"sh\", \"-c\", \"echo ran\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/b\" }\n"
+		"[actions.both]\nargv = [\"/bin/true\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/b\" }\n"
 	l := newFixtureConfig(t, toml).live(t)
 	for _, ref := range []string{"app/a", "app/b"} {
 		if r := l.ask(t, `{"id":"p","op":"put","ref":"arca://`+ref+`","value":"v"}`); !r.OK {
@@ -210,5 +210,23 @@ func TestPipelinedRequestsPastAGrantRenewByApproval(t *testing.T) {
 	}
 	if succeeded != 1 {
 		t.Errorf("%d of %d pipelined gets succeeded on a grant with one use left and renew = \"approval\", want 1", succeeded, n)
+	}
+}
+
+// TestAnExecCountsOneUseOfACredentialItNamesTwice: a grant counts one
+// use per request (pdp.md, Grants). An action whose env names one
+// credential twice is counted twice per exec, so a grant of four uses
+// runs it twice and the third exec is denied grant_exhausted.
+func TestAnExecCountsOneUseOfACredentialItNamesTwice(t *testing.T) {
+	toml := "[serve.pdp]\nexec = " + quoteTOML(`cat >/dev/null; echo '{"allow":true,"obligations":["arca:max_uses=4"]}'`) + "\ntimeout_ms = 20000\n" +
+		"[actions.twice]\nargv = [\"/bin/true\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/a\" }\n"
+	l := newFixtureConfig(t, toml).live(t)
+	if r := l.ask(t, `{"id":"p","op":"put","ref":"arca://app/a","value":"v"}`); !r.OK {
+		t.Fatalf("put: %s %s", r.code(), r.message())
+	}
+	for i := range 4 {
+		if r := l.ask(t, fmt.Sprintf(`{"id":%d,"op":"exec","action":"twice"}`, i)); !r.OK {
+			t.Errorf("exec %d of a grant of 4 uses: %s %s", i+1, r.code(), r.message())
+		}
 	}
 }
