@@ -230,3 +230,26 @@ func TestAnExecCountsOneUseOfACredentialItNamesTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestProxyAnswersApprovalRequiredAsARefusal: use.md's table of the
+// proxy's refusals has no 500 but for an audit that could not be
+// written. A proxied request the PDP denies with arca:approval is
+// answered 500 with code approval_required and no approval in it: the
+// tool cannot tell a refusal from a failure, nor learn which approval to
+// wait for.
+func TestProxyAnswersApprovalRequiredAsARefusal(t *testing.T) {
+	u := newTestUpstream(t, nil)
+	script := `case "$(cat)" in *'"via":"proxy"'*) echo '{"allow":false,"reason":"a human decides","obligations":["arca:approval"]}';; *) echo '{"allow":true}';; esac`
+	toml := "[serve.pdp]\nexec = " + quoteTOML(script) + "\ntimeout_ms = 20000\n" +
+		u.serviceTOML("echo", "credential = \"arca://t/cred\"\nauth = \"bearer\"\npaths = [\"/echo\"]")
+	l := newFixtureConfig(t, toml).live(t)
+	putCanary(t, l)
+	o := l.openProxy(t, `"p"`, "echo")
+	st, body, err := call(t, "GET", o.BaseURLs["echo"]+"/echo", bearer(o.Token), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st == 500 || !strings.Contains(body, `"approval":{"id":"ap_`) {
+		t.Errorf("a proxied request that needs an approval: %d %s, want a refusal that names its approval", st, body)
+	}
+}
