@@ -238,6 +238,15 @@ func (as *approvals) claim(a *approval) bool {
 	return true
 }
 
+// unclaim undoes a claim that opened no grant.
+func (as *approvals) unclaim(a *approval) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	if a.grant == nil {
+		a.claimed = false
+	}
+}
+
 // snapshot returns a's state and the grant it opened, under the lock.
 func (as *approvals) snapshot(a *approval) (string, *grant, *pdp.Approval) {
 	as.mu.Lock()

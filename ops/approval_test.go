@@ -99,7 +99,7 @@ func TestApprovalRoundTrip(t *testing.T) {
 	a := mustAsk(t, f, "arca://app/db")
 	wantFP := fingerprint("agent:a", "put", "default", "app/db", "")
 	if !validID(a.ID, "ap_") || a.Fingerprint != wantFP || !a.ExpiresAt.Equal(now.Add(15*time.Minute)) ||
-		a.Summary != "agent:a asks to put app/db in env default" {
+		a.Summary != `"agent:a" asks to put app/db in env default` {
 		t.Fatalf("approval %+v", a)
 	}
 	if b := mustAsk(t, f, "arca://app/db"); b.ID != a.ID {
@@ -136,8 +136,8 @@ func TestApprovalRoundTrip(t *testing.T) {
 	}
 	ev := f.events.String()
 	for _, want := range []string{
-		`"event":"approval.request","op":"put","outcome":"ok","actor":"agent:a","env":"default","ref":"app/db","message":"agent:a asks to put app/db in env default","approval":{"id":"` + a.ID + `","fingerprint":"` + wantFP + `"}`,
-		`"code":"approval_required","message":"approval required: agent:a asks to put app/db in env default","policy":{"allow":false,"reason":"prod writes need a human","obligations":["arca:approval","log"]},"approval":{"id":"` + a.ID + `"}`,
+		`"event":"approval.request","op":"put","outcome":"ok","actor":"agent:a","env":"default","ref":"app/db","message":"\"agent:a\" asks to put app/db in env default","approval":{"id":"` + a.ID + `","fingerprint":"` + wantFP + `"}`,
+		`"code":"approval_required","message":"approval required: \"agent:a\" asks to put app/db in env default","policy":{"allow":false,"reason":"prod writes need a human","obligations":["arca:approval","log"]},"approval":{"id":"` + a.ID + `"}`,
 		`"event":"approval.decide","op":"put","outcome":"ok","actor":"agent:a","env":"default","ref":"app/db","approval":{"id":"` + a.ID + `","fingerprint":"` + wantFP + `","decision":"grant","approver":"human:ana","via":"op","uses":2}`,
 		`"event":"grant.open","op":"put"`,
 		`"reason":"approved"},"grant":"gr_`,
@@ -225,7 +225,10 @@ func TestApproveChecks(t *testing.T) {
 		{"grant", `{"uses":0}`, "h", "scope.uses must be 1 to 10000"},
 		{"grant", `{"uses":10001}`, "h", "scope.uses must be 1 to 10000"},
 		{"grant", `{"ttl_s":86401}`, "h", "scope.ttl_s must be 1 to 86400"},
-		{"grant", `{"uses":1.5}`, "h", "scope must be an object"},
+		{"grant", `{"uses":1.5}`, "h", "scope.uses must be 1 to 10000"},
+		{"grant", `{"Uses":1}`, "h", "its keys exactly these"},
+		{"grant", `{"uses":1,"uses":5000}`, "h", "its keys exactly these"},
+		{"grant", `{"uses":{"n":1}}`, "h", "scope must be an object"},
 		{"grant", `{"uses":1,"forever":true}`, "h", "scope must be an object"},
 		{"grant", `[1]`, "h", "scope must be an object"},
 		{"grant", `null`, "h", "scope must be an object"},
@@ -312,7 +315,7 @@ func TestRenewByApproval(t *testing.T) {
 	}
 	err := get("")
 	a := ApprovalOf(err)
-	if CodeOf(err) != manifest.ApprovalRequired || a == nil || !strings.Contains(err.Error(), "agent:a asks to get app/db") {
+	if CodeOf(err) != manifest.ApprovalRequired || a == nil || !strings.Contains(err.Error(), `"agent:a" asks to get app/db`) {
 		t.Fatalf("renewal without an approval: %v", err)
 	}
 	if _, err := approve(f, a.ID, "grant", `{"uses":1}`); err != nil {

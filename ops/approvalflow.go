@@ -120,6 +120,23 @@ func denyRecorded(c *call) {
 	}
 }
 
+// reserveApproved opens, with no use counted, the grant an approved
+// approval q was retried with opens (see settleVerdict), when q's
+// verdict allows, the approval opened none yet and the key has none
+// open; else it does nothing.
+func (s *Service) reserveApproved(c *call, q asked, v verdict) error {
+	if v.refused != nil || q.apState != ApprovalApproved || q.apGrant != nil || !s.approvals.claim(q.ap) {
+		return nil
+	}
+	g := s.grants.openIdle(q.key, q.now, v.bounds.within(q.ap.scope))
+	if g == nil {
+		s.approvals.unclaim(q.ap) // the key has a grant open: the next retry runs under it, or opens one
+		return nil
+	}
+	s.approvals.bind(q.ap, g)
+	return s.writeGrant(c, grantEvent(c, q.key, "grant.open", g.id, ""))
+}
+
 // grantEvent is a grant.open or grant.close event of c's request for key.
 func grantEvent(c *call, key grantKey, event, id, closed string) audit.Event {
 	return audit.Event{Event: event, Op: c.op, Outcome: audit.OK, Actor: key.actor, Env: key.env, Ref: key.ref, Grant: id, Message: closed}
@@ -166,12 +183,14 @@ func (s *Service) askApproval(c *call, q asked, reason string) error {
 		Approval: &ApprovalDetails{ID: a.id, Summary: a.summary, Fingerprint: a.fingerprint, ExpiresAt: a.expiresAt}}
 }
 
-// summary says what q asks, in a human's words: who, which op, on what.
+// summary says what q asks, in a human's words: who (the actor quoted,
+// control and format characters escaped, so that no claim can pass for
+// the rest of the summary), which op, on what.
 func summary(q asked) string {
 	var b strings.Builder
-	who := q.key.actor
-	if who == "" {
-		who = "a caller that names no actor"
+	who := "a caller that names no actor"
+	if q.key.actor != "" {
+		who = strconv.Quote(q.key.actor) // what the caller claims, never words of arca's
 	}
 	b.WriteString(who + " asks to " + q.op)
 	if name, ok := strings.CutPrefix(q.key.use, q.op+":"); ok {

@@ -3,6 +3,7 @@ package ops
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/arca-secrets/arca/audit"
@@ -129,34 +130,61 @@ func (s *Service) Approval(id string) (ApprovalView, bool) {
 
 // parseScope reads an approve's scope: nil (not sent) is the rest of the
 // session; else an object of at most uses (1–10000) and ttl_s (1–86400),
-// integers, nothing else.
+// whole numbers, each once, its keys exactly these.
 func parseScope(raw []byte) (pdp.Scope, error) {
 	if raw == nil {
 		return pdp.Scope{}, nil
 	}
-	var sc struct {
-		Uses *int `json:"uses"`
-		TTLS *int `json:"ttl_s"`
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&sc); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+	dec.UseNumber()
+	var fields map[string]json.Number
+	if err := dec.Decode(&fields); err != nil || fields == nil {
 		return pdp.Scope{}, Errorf(manifest.BadRequest, "scope must be an object of uses and ttl_s, whole numbers (%s)", scopeProblem(err))
 	}
 	var out pdp.Scope
-	if sc.Uses != nil {
-		if *sc.Uses < 1 || *sc.Uses > maxGrantUses {
-			return pdp.Scope{}, Errorf(manifest.BadRequest, "scope.uses must be 1 to %d", maxGrantUses)
+	seen := 0
+	for _, f := range []struct {
+		name  string
+		limit int
+		dst   *int
+	}{{"uses", maxGrantUses, &out.Uses}, {"ttl_s", maxGrantTTL, &out.TTLS}} {
+		n, ok := fields[f.name]
+		if !ok {
+			continue
 		}
-		out.Uses = *sc.Uses
+		seen++
+		v, err := strconv.Atoi(n.String())
+		if err != nil || v < 1 || v > f.limit {
+			return pdp.Scope{}, Errorf(manifest.BadRequest, "scope.%s must be 1 to %d", f.name, f.limit)
+		}
+		*f.dst = v
 	}
-	if sc.TTLS != nil {
-		if *sc.TTLS < 1 || *sc.TTLS > maxGrantTTL {
-			return pdp.Scope{}, Errorf(manifest.BadRequest, "scope.ttl_s must be 1 to %d", maxGrantTTL)
-		}
-		out.TTLS = *sc.TTLS
+	if seen != len(fields) || duplicateKey(raw) {
+		return pdp.Scope{}, Errorf(manifest.BadRequest, "scope must be an object of uses and ttl_s, whole numbers (its keys exactly these, each once)")
 	}
 	return out, nil
+}
+
+// duplicateKey reports whether the object raw (a valid one) names a key
+// twice; encoding/json would keep the last.
+func duplicateKey(raw []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	seen := map[string]bool{}
+	if _, err := dec.Token(); err != nil {
+		return true
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		name, ok := k.(string)
+		if err != nil || !ok || seen[name] {
+			return true
+		}
+		seen[name] = true
+		if _, err := dec.Token(); err != nil { // a number: the scope has no nesting
+			return true
+		}
+	}
+	return false
 }
 
 // scopeProblem says briefly what was wrong with a scope.

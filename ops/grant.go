@@ -151,7 +151,24 @@ func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBound
 		st.needsApproval = true
 		return st
 	}
-	g = &grant{id: newGrantID(), uses: 1, maxUses: b.maxUses}
+	g = gs.openLocked(key, now, b, 1)
+	st.id, st.expiresAt, st.opened = g.id, g.expiresAt, g
+	return st
+}
+
+// openIdle opens a grant for key bounded by b with no use counted, unless
+// the key has an open grant: then it returns nil.
+func (gs *grants) openIdle(key grantKey, now time.Time, b grantBounds) *grant {
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	if g := gs.m[key]; g != nil && g.closed == "" {
+		return nil
+	}
+	return gs.openLocked(key, now, b, 0)
+}
+
+func (gs *grants) openLocked(key grantKey, now time.Time, b grantBounds, uses int) *grant {
+	g := &grant{id: newGrantID(), uses: uses, maxUses: b.maxUses}
 	if b.ttl > 0 {
 		g.expiresAt = now.Add(time.Duration(b.ttl) * time.Second)
 	}
@@ -159,8 +176,7 @@ func (gs *grants) settle(key grantKey, now time.Time, allowed bool, b grantBound
 		gs.m = map[grantKey]*grant{}
 	}
 	gs.m[key] = g
-	st.id, st.expiresAt, st.opened = g.id, g.expiresAt, g
-	return st
+	return g
 }
 
 // closedState is the state g closed in, "" while it is open.

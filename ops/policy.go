@@ -47,8 +47,26 @@ func (s *Service) consult(ctx context.Context, c *call, req Request) error {
 // The grant of the request's key and its approval are in the PDP's
 // input; the verdict is then settled against them (settleVerdict).
 func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use, approvalID string) error {
+	p, err := s.ask(ctx, c, req, env, ref, use, approvalID)
+	if err != nil || p == nil {
+		return err
+	}
+	return s.settle(ctx, c, p, true)
+}
+
+// asking is a PDP's verdict on one question, not yet settled against the
+// grant rules.
+type asking struct {
+	q asked
+	v verdict
+}
+
+// ask asks the PDP about env and ref for c (see consultAs), the grant of
+// the request's key and the approval it was retried with in its input;
+// nil when no PDP is consulted.
+func (s *Service) ask(ctx context.Context, c *call, req Request, env, ref string, use *pdp.Use, approvalID string) (*asking, error) {
 	if s.decider == nil || !c.spec.ConsultsPDP {
-		return nil
+		return nil, nil
 	}
 	now := s.now()
 	key := grantKey{actor: req.Actor, env: env, ref: ref, use: grantUse(c.op, use)}
@@ -58,7 +76,7 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 	}
 	ap, err := s.retried(c, approvalID, q, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	preq := pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
 		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, now)}
@@ -69,16 +87,27 @@ func (s *Service) consultAs(ctx context.Context, c *call, req Request, env, ref 
 		q.ap = ap
 		q.apState, _, preq.Approval = s.approvals.snapshot(ap)
 	}
-	v := s.decideAs(ctx, c, preq)
-	if err := s.turns.wait(ctx, c.turn, key); err != nil {
+	return &asking{q: q, v: s.decideAs(ctx, c, preq)}, nil
+}
+
+// settle settles p once the reads begun before c settled theirs (turns):
+// counting a use when count is set; else (a use refused for another of
+// its credentials) only opening, with no use counted, the grant an
+// approval it was retried with opens, so that the retry after the next
+// approval finds it.
+func (s *Service) settle(ctx context.Context, c *call, p *asking, count bool) error {
+	if err := s.turns.wait(ctx, c.turn, p.q.key); err != nil {
 		return Errorf(manifest.OpError, "serve is stopping: the request was not settled")
 	}
-	if ap != nil {
+	if p.q.ap != nil {
 		// What the requests settled before it made of the approval, as of
 		// now: the grant it opened, if one did.
-		_, q.apGrant, _ = s.approvals.snapshot(ap)
+		_, p.q.apGrant, _ = s.approvals.snapshot(p.q.ap)
 	}
-	return s.settleVerdict(c, q, v)
+	if !count {
+		return s.reserveApproved(c, p.q, p.v)
+	}
+	return s.settleVerdict(c, p.q, p.v)
 }
 
 // pdpUseName is the name of the service or action a use names, "" for

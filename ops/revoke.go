@@ -43,10 +43,15 @@ func (s *Service) Revoke(req Request, env string) (res RevokeResult, services []
 	case sent&manifest.FieldRef != 0:
 		r, err := ref.Parse(req.Ref)
 		if err != nil {
-			return res, nil, "", asError(err)
+			return res, nil, "", Errorf(manifest.BadRequest, "%s", err.Error())
 		}
 		if r.Env != "" {
 			env = r.Env
+		}
+		if env != "" {
+			if _, err := s.cfg.ResolveEnv(env, "", ""); err != nil {
+				return res, nil, "", err
+			}
 		}
 		match = func(k grantKey, _ *grant) bool { return k.ref == r.Path() && (env == "" || k.env == env) }
 	case !req.All:

@@ -146,12 +146,38 @@ func (s *Service) decideUse(ctx context.Context, c *call, req Request, creds []u
 			}
 		}
 	}
+	// Each credential is asked about once, in order, the first refusal
+	// ending it; the uses are counted only once every one is allowed.
+	var allowed []*asking
+	asked := map[[2]string]bool{}
 	for i, cr := range creds {
+		if k := [2]string{cr.env, cr.ref.Path()}; asked[k] {
+			continue // an action that names a credential twice uses it once
+		} else {
+			asked[k] = true
+		}
 		ap := ""
 		if i == apFor {
 			ap = req.Approval
 		}
-		if err := s.consultAs(ctx, c, req, cr.env, cr.ref.Path(), u, ap); err != nil {
+		p, err := s.ask(ctx, c, req, cr.env, cr.ref.Path(), u, ap)
+		switch {
+		case err != nil:
+			return err
+		case p == nil:
+			continue
+		case p.v.refused != nil:
+			for _, a := range allowed {
+				if err := s.settle(ctx, c, a, false); err != nil {
+					return err
+				}
+			}
+			return s.settle(ctx, c, p, true)
+		}
+		allowed = append(allowed, p)
+	}
+	for _, p := range allowed {
+		if err := s.settle(ctx, c, p, true); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ func TestApprovalOverTheWire(t *testing.T) {
 	}
 	ap := r.Error.Details.Approval
 	id, _ := ap["id"].(string)
-	if ap["summary"] != "agent:a asks to put app/db in env default" || ap["url"] != nil || len(id) != 35 {
+	if ap["summary"] != `"agent:a" asks to put app/db in env default` || ap["url"] != nil || len(id) != 35 {
 		t.Fatalf("approval %v", ap)
 	}
 	if r := l.ask(t, put+"}"); r.code() != "approval_required" || r.Error.Details.Approval["id"] != id {

@@ -218,7 +218,7 @@ func statusOf(c manifest.Code) int {
 	switch c {
 	case manifest.BadRequest:
 		return http.StatusBadRequest
-	case manifest.Denied:
+	case manifest.Denied, manifest.ApprovalRequired:
 		return http.StatusForbidden
 	case manifest.NotFound:
 		return http.StatusNotFound
@@ -231,26 +231,41 @@ func statusOf(c manifest.Code) int {
 }
 
 // writeOpsError answers an ops error: its code's status, its code and
-// message (ops's messages never hold a value).
+// message (ops's messages never hold a value), and its details: the cause,
+// or the approval an approval_required names, to wait for and retry.
 func writeOpsError(w http.ResponseWriter, err error) {
 	c := ops.CodeOf(err)
 	if errors.Is(err, ops.ErrAudit) {
 		c = manifest.OpError
 	}
-	writeErrorCause(w, statusOf(c), string(c), err.Error(), ops.CauseOf(err))
+	d := &details{Cause: ops.CauseOf(err)}
+	if a := ops.ApprovalOf(err); a != nil {
+		d.Approval = &approvalDetails{ID: a.ID, Summary: a.Summary, Fingerprint: a.Fingerprint, ExpiresAt: ops.Time{Time: a.ExpiresAt}}
+	}
+	writeErrorDetails(w, statusOf(c), string(c), err.Error(), d)
 }
 
 // writeError answers status with {"error":{"code","message"}}.
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeErrorCause(w, status, code, msg, "")
+	writeErrorDetails(w, status, code, msg, nil)
 }
 
-// writeErrorCause is writeError with the details of an upstream_failed,
-// its cause, as serve's error responses carry them.
-func writeErrorCause(w http.ResponseWriter, status int, code, msg, cause string) {
-	type details struct {
-		Cause string `json:"cause"`
-	}
+// details are an error's details, as serve's error responses carry them.
+type details struct {
+	Cause    string           `json:"cause,omitempty"`
+	Approval *approvalDetails `json:"approval,omitempty"`
+}
+
+// approvalDetails is details.approval of an approval_required.
+type approvalDetails struct {
+	ID          string   `json:"id"`
+	Summary     string   `json:"summary"`
+	Fingerprint string   `json:"fingerprint"`
+	ExpiresAt   ops.Time `json:"expires_at"`
+}
+
+// writeErrorDetails is writeError with details, when d holds any.
+func writeErrorDetails(w http.ResponseWriter, status int, code, msg string, d *details) {
 	var body struct {
 		Error struct {
 			Code    string   `json:"code"`
@@ -259,8 +274,8 @@ func writeErrorCause(w http.ResponseWriter, status int, code, msg, cause string)
 		} `json:"error"`
 	}
 	body.Error.Code, body.Error.Message = code, msg
-	if cause != "" {
-		body.Error.Details = &details{Cause: cause}
+	if d != nil && (d.Cause != "" || d.Approval != nil) {
+		body.Error.Details = d
 	}
 	b, _ := json.Marshal(body)
 	w.Header().Set("Content-Type", "application/json")
