@@ -67,8 +67,8 @@ func TestPipelinedRetriesOfAnApprovalGetNoMoreThanItsScope(t *testing.T) {
 
 // TestApproveScopeKeysAreExact: the approve op's scope is an object of
 // uses and ttl_s, "nothing else" (protocol.md), and a name given twice
-// is bad_request; encoding/json takes "Uses" for "uses", the last one
-// winning, so {"uses":1,"Uses":5000} approves 5000 uses.
+// is bad_request: {"uses":1,"Uses":5000} approves nothing, where a
+// reading that folds case and keeps the last would approve 5000 uses.
 func TestApproveScopeKeysAreExact(t *testing.T) {
 	l := scriptPDP(t, getHumanPDPScript).live(t)
 	l.ask(t, `{"id":"p","op":"put","ref":"arca://app/db","value":"v"}`)
@@ -86,10 +86,10 @@ func TestApproveScopeKeysAreExact(t *testing.T) {
 // TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials: pdp.md says a use two
 // of whose credentials the policy asks a human about takes two
 // approvals, the second retry finding the grant the first opened. With
-// each approved for one use (the page's "once"), the first retry spends
-// the first credential's only use on a request the second credential's
-// approval then denies, and the second retry finds that grant exhausted:
-// the action never runs.
+// each approved for one use (the page's "once"), the first retry opens
+// the first credential's grant without spending its use (the second
+// credential still needs a human), and the retry with the second
+// approval runs the action.
 func TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials(t *testing.T) {
 	toml := "[serve.pdp]\nexec = " + quoteTOML(getHumanPDPScript) + "\ntimeout_ms = 20000\n" +
 		"[actions.both]\nargv = [\"/bin/true\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/b\" }\n"
@@ -123,9 +123,8 @@ func TestTwoApprovalsOfOneUseRunAUseOfTwoCredentials(t *testing.T) {
 
 // TestRevokeRefusesAnEmptyRefOrAnUnknownEnv: protocol.md's errors table
 // makes an empty or invalid ref, and an invalid or unconfigured env,
-// bad_request. revoke answers an empty ref op_error, and a ref pinned to
-// (or a request naming) an env the config does not have {"revoked":0}:
-// a typo in the env of a revoke closes nothing and says it succeeded.
+// bad_request: a typo in the env of a revoke is refused, never answered
+// {"revoked":0} as though nothing were open.
 func TestRevokeRefusesAnEmptyRefOrAnUnknownEnv(t *testing.T) {
 	l := scriptPDP(t, `echo '{"allow":true}'`).live(t)
 	for _, line := range []string{
@@ -143,11 +142,9 @@ func TestRevokeRefusesAnEmptyRefOrAnUnknownEnv(t *testing.T) {
 // policy (allow an approved retry or a request under an active grant,
 // else ask a human), a human approves two uses; the retry spends one,
 // then ten gets go in one write. The grant has one use left: one get
-// succeeds, the next finds the grant spent, and the rest must ask a
-// human again. Each was decided on the grant as it stood when the
-// request was read ("active"), and once the grant is closed an allow
-// without arca:ttl or arca:max_uses is taken as a plain allow, so they
-// all get the value.
+// succeeds and the rest are denied: each was allowed on the grant as it
+// stood when it was decided ("active"), and that grant is spent by the
+// requests before it; such an allow is never taken as a plain allow.
 func TestPipelinedRequestsPastAGrantNeedAnApprovalAgain(t *testing.T) {
 	l, id := approvedOnce(t, `{"uses":2}`)
 	if r := l.ask(t, `{"id":"r","op":"get","ref":"arca://app/db","actor":"agent:a","approval":"`+id+`"}`); !r.OK {
@@ -180,7 +177,8 @@ func TestPipelinedRequestsPastAGrantNeedAnApprovalAgain(t *testing.T) {
 // renew = "approval" only a human opens a key's second grant. A PDP
 // allows a get under an active grant, and opens one of three uses
 // otherwise; two gets spend two uses, then ten go in one write: one
-// succeeds, one finds the grant spent, the rest are approval_required.
+// succeeds, and the rest, allowed on the grant they were shown active,
+// are denied once it is spent.
 func TestPipelinedRequestsPastAGrantRenewByApproval(t *testing.T) {
 	script := `case "$(cat)" in *'"state":"active"'*) echo '{"allow":true}';; *) echo '{"allow":true,"obligations":["arca:max_uses=3"]}';; esac`
 	l := newFixtureConfig(t, "[serve.grants]\nrenew = \"approval\"\n[serve.pdp]\nexec = "+quoteTOML(script)+"\ntimeout_ms = 20000\n").live(t)
@@ -215,8 +213,8 @@ func TestPipelinedRequestsPastAGrantRenewByApproval(t *testing.T) {
 
 // TestAnExecCountsOneUseOfACredentialItNamesTwice: a grant counts one
 // use per request (pdp.md, Grants). An action whose env names one
-// credential twice is counted twice per exec, so a grant of four uses
-// runs it twice and the third exec is denied grant_exhausted.
+// credential twice uses it once per exec: a grant of four uses runs it
+// four times.
 func TestAnExecCountsOneUseOfACredentialItNamesTwice(t *testing.T) {
 	toml := "[serve.pdp]\nexec = " + quoteTOML(`cat >/dev/null; echo '{"allow":true,"obligations":["arca:max_uses=4"]}'`) + "\ntimeout_ms = 20000\n" +
 		"[actions.twice]\nargv = [\"/bin/true\"]\nenv = { A = \"arca://app/a\", B = \"arca://app/a\" }\n"
@@ -233,10 +231,9 @@ func TestAnExecCountsOneUseOfACredentialItNamesTwice(t *testing.T) {
 
 // TestProxyAnswersApprovalRequiredAsARefusal: use.md's table of the
 // proxy's refusals has no 500 but for an audit that could not be
-// written. A proxied request the PDP denies with arca:approval is
-// answered 500 with code approval_required and no approval in it: the
-// tool cannot tell a refusal from a failure, nor learn which approval to
-// wait for.
+// written. A proxied request the PDP denies with arca:approval is a
+// refusal (403) naming the approval in its details, so the tool can
+// tell it from a failure and learn which approval to wait for.
 func TestProxyAnswersApprovalRequiredAsARefusal(t *testing.T) {
 	u := newTestUpstream(t, nil)
 	script := `case "$(cat)" in *'"via":"proxy"'*) echo '{"allow":false,"reason":"a human decides","obligations":["arca:approval"]}';; *) echo '{"allow":true}';; esac`
