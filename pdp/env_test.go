@@ -51,9 +51,10 @@ func childEnv(t *testing.T, environ []string) map[string]string {
 }
 
 func TestChildEnvIsAllowlistOnly(t *testing.T) {
+	// Values no path or name on the machine holds, so a find is a leak.
 	canaries := []string{
-		"ARCA_SECRET_CANARY=x1", "ARCA_APPROVER_TOKEN=x3", "AWS_SECRET_ACCESS_KEY=x2", "CLOUDFLARE_API_TOKEN=x3", "GITHUB_TOKEN=x4",
-		"SOME_PARENT_VAR=x5",
+		"ARCA_SECRET_CANARY=canary-7f3a91", "ARCA_APPROVER_TOKEN=canary-2c8e47", "AWS_SECRET_ACCESS_KEY=canary-b61d05",
+		"CLOUDFLARE_API_TOKEN=canary-94ea3f", "GITHUB_TOKEN=canary-0d5c72", "SOME_PARENT_VAR=canary-e8147b",
 	}
 	allowed := []string{"PATH=" + os.Getenv("PATH"), "HOME=/home/pdp", "LANG=C.UTF-8", "LC_ALL=C", "TZ=UTC"}
 	env := childEnv(t, append(append([]string{}, canaries...), allowed...))
