@@ -216,8 +216,8 @@ func (as *approvals) state(id string, now time.Time) (ApprovalView, bool, []*app
 	return a.view(), true, expired
 }
 
-// bind notes that a's first allowed retry opened g, under the lock; and
-// returns the grant a opened before, nil when none.
+// bind notes that a's first allowed retry opened g, under the lock; a
+// grant bound before stays.
 func (as *approvals) bind(a *approval, g *grant) {
 	as.mu.Lock()
 	defer as.mu.Unlock()

@@ -45,6 +45,9 @@ func (s *Service) Turn() uint64 {
 // enter records the keys turn t will settle (none for 0, a request that
 // took no turn).
 func (ts *turns) enter(t uint64, keys ...grantKey) {
+	if t == 0 {
+		return
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if o := ts.open[t]; o != nil {
@@ -56,6 +59,9 @@ func (ts *turns) enter(t uint64, keys ...grantKey) {
 // wait returns once no turn before t is still to enter its keys or holds
 // key (at once for t 0), or when ctx ends.
 func (ts *turns) wait(ctx context.Context, t uint64, key grantKey) error {
+	if t == 0 {
+		return nil
+	}
 	for {
 		ts.mu.Lock()
 		ready, ch := ts.ready(t, key), ts.changed
@@ -77,9 +83,6 @@ func (ts *turns) wait(ctx context.Context, t uint64, key grantKey) error {
 
 // ready reports, under the lock, whether turn t may settle key.
 func (ts *turns) ready(t uint64, key grantKey) bool {
-	if t == 0 {
-		return true
-	}
 	for u, o := range ts.open {
 		if u < t && (!o.entered || slices.Contains(o.keys, key)) {
 			return false
@@ -91,6 +94,9 @@ func (ts *turns) ready(t uint64, key grantKey) bool {
 // release ends turn t, letting in the turns behind it; releasing a turn
 // twice, or turn 0, does nothing.
 func (ts *turns) release(t uint64) {
+	if t == 0 {
+		return
+	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	if ts.open[t] != nil {

@@ -40,24 +40,7 @@ func approvedOnce(t *testing.T, scope string) (*liveSession, string) {
 func TestPipelinedRetriesOfAnApprovalGetNoMoreThanItsScope(t *testing.T) {
 	l, id := approvedOnce(t, `{"uses":1}`)
 	const n = 10
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a","approval":"%s"}`+"\n", i, id)
-	}
-	if _, err := io.WriteString(l.in, b.String()); err != nil {
-		t.Fatal(err)
-	}
-	succeeded := 0
-	for range n {
-		var r response
-		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.OK {
-			succeeded++
-		}
-	}
-	if succeeded != 1 {
+	if succeeded := pipelinedOK(t, l, n, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a","approval":"`+id+`"}`); succeeded != 1 {
 		t.Errorf("%d of %d pipelined retries of an approval of one use succeeded, want 1", succeeded, n)
 	}
 	if opened := strings.Count(strings.Join(l.end().stderr, "\n"), `"event":"grant.open"`); opened != 1 {
@@ -151,24 +134,7 @@ func TestPipelinedRequestsPastAGrantNeedAnApprovalAgain(t *testing.T) {
 		t.Fatalf("retry: %s %s", r.code(), r.message())
 	}
 	const n = 10
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a"}`+"\n", i)
-	}
-	if _, err := io.WriteString(l.in, b.String()); err != nil {
-		t.Fatal(err)
-	}
-	succeeded := 0
-	for range n {
-		var r response
-		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.OK {
-			succeeded++
-		}
-	}
-	if succeeded != 1 {
+	if succeeded := pipelinedOK(t, l, n, `{"id":%d,"op":"get","ref":"arca://app/db","actor":"agent:a"}`); succeeded != 1 {
 		t.Errorf("%d of %d pipelined gets succeeded on a grant with one use left, want 1", succeeded, n)
 	}
 }
@@ -189,24 +155,7 @@ func TestPipelinedRequestsPastAGrantRenewByApproval(t *testing.T) {
 		}
 	}
 	const n = 10
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, `{"id":%d,"op":"get","ref":"arca://app/db"}`+"\n", i)
-	}
-	if _, err := io.WriteString(l.in, b.String()); err != nil {
-		t.Fatal(err)
-	}
-	succeeded := 0
-	for range n {
-		var r response
-		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.OK {
-			succeeded++
-		}
-	}
-	if succeeded != 1 {
+	if succeeded := pipelinedOK(t, l, n, `{"id":%d,"op":"get","ref":"arca://app/db"}`); succeeded != 1 {
 		t.Errorf("%d of %d pipelined gets succeeded on a grant with one use left and renew = \"approval\", want 1", succeeded, n)
 	}
 }
@@ -249,4 +198,28 @@ func TestProxyAnswersApprovalRequiredAsARefusal(t *testing.T) {
 	if st == 500 || !strings.Contains(body, `"approval":{"id":"ap_`) {
 		t.Errorf("a proxied request that needs an approval: %d %s, want a refusal that names its approval", st, body)
 	}
+}
+
+// pipelinedOK sends n request lines made from format (its one verb the
+// line's number) in one write, and returns how many succeeded.
+func pipelinedOK(t *testing.T, l *liveSession, n int, format string) int {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, format+"\n", i)
+	}
+	if _, err := io.WriteString(l.in, b.String()); err != nil {
+		t.Fatal(err)
+	}
+	succeeded := 0
+	for range n {
+		var r response
+		if err := json.Unmarshal([]byte(<-l.out), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.OK {
+			succeeded++
+		}
+	}
+	return succeeded
 }

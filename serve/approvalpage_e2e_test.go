@@ -53,4 +53,3 @@ func TestApprovalPageInBrowser(t *testing.T) {
 		t.Error("the approver's token reached the wire")
 	}
 }
-

@@ -140,7 +140,7 @@ func (m Manifest) Has(name string) bool {
 }
 
 // Each op has a method of its own, generated from the manifest's op table
-// into ops_gen.go; a type whose doc says "T is the result of OP." is OP's
+// into ops_gen.go (its Request into request_gen.go); a type whose doc says "T is the result of OP." is OP's
 // result; for an op with none declared the generator writes <Op>Result
 // from its result schema.
 //go:generate go run ./internal/gen

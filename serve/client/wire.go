@@ -269,5 +269,5 @@ func (c *Client) goneErr() error {
 }
 
 // appendString appends s as a JSON string: what the generated
-// appendRequest (ops_gen.go) writes each field of a request line with.
+// appendRequest (request_gen.go) writes each field of a request line with.
 func appendString[S ~string | ~[]byte](b []byte, s S) []byte { return jsonstr.Append(b, s) }

@@ -11,21 +11,33 @@ import (
 	"github.com/arca-secrets/arca/manifest"
 )
 
-// TestGenerated: ops_gen.go is what the generator writes from today's op
-// table; run `go generate ./serve/client` when it is not.
+// TestGenerated: ops_gen.go and request_gen.go are what the generator
+// writes from today's op table; run `go generate ./serve/client` when
+// they are not.
 func TestGenerated(t *testing.T) {
 	dir := filepath.Join("..", "..")
-	want, err := generate(dir, manifestTables())
+	files, err := generate(dir, manifestTables())
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, target))
-	if err != nil {
-		t.Fatal(err)
+	if len(files) != 2 || files[target] == nil || files[requestTarget] == nil {
+		t.Fatalf("the generator writes %d files", len(files))
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what the generator writes: run go generate ./serve/client", target)
+	for name, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s differs from what the generator writes: run go generate ./serve/client", name)
+		}
 	}
+}
+
+// joined is the generated files, one after the other, for a test that
+// looks for what they hold.
+func joined(files map[string][]byte) string {
+	return string(files[requestTarget]) + string(files[target])
 }
 
 // TestDeclarations: the generator binds an op to the type that says it is
@@ -37,8 +49,8 @@ func TestDeclarations(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "types.go"), []byte("package client\n\n"+src), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		b, err := generate(dir, manifestTables())
-		return string(b), err
+		files, err := generate(dir, manifestTables())
+		return joined(files), err
 	}
 	out, err := gen("// Got is the result of get.\ntype Got struct{ Policy *Policy }\n")
 	if err != nil {
@@ -129,7 +141,7 @@ func TestWrittenTypesCompile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inModule(t, map[string]string{"stub.go": stub, target: string(out)}, "vet", ".")
+	inModule(t, map[string]string{"stub.go": stub, target: string(out[target]), requestTarget: string(out[requestTarget])}, "vet", ".")
 }
 
 // TestAddedField: a request field added to the table, with an op that
@@ -147,12 +159,13 @@ func TestAddedField(t *testing.T) {
 		}
 		return resultSchema(op)
 	}
-	out, err := generate(t.TempDir(), tb)
+	files, err := generate(t.TempDir(), tb)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := joined(files)
 	for _, want := range []string{"Memo string // needed by jot", "func (c *Client) Jot(ctx context.Context, r Request) (JotResult, error) {", "It needs r.Memo."} {
-		if !strings.Contains(strings.Join(strings.Fields(string(out)), " "), want) {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
@@ -174,7 +187,7 @@ func TestNote(t *testing.T) {
 	}
 }
 `
-	inModule(t, map[string]string{"stub.go": stub, target: string(out), "note_test.go": check}, "test", ".")
+	inModule(t, map[string]string{"stub.go": stub, target: string(files[target]), requestTarget: string(files[requestTarget]), "note_test.go": check}, "test", ".")
 
 	tb.fields = append(tb.fields, manifest.Field{Name: "blob", Bit: freeBit(tb), Max: 10, Raw: true})
 	if _, err := generate(t.TempDir(), tb); err == nil || !strings.Contains(err.Error(), `"blob"`) {
@@ -223,8 +236,9 @@ func TestRawFields(t *testing.T) {
 			s["properties"].(map[string]any)["blob"] = c.schema
 			return s, err
 		}
-		out, err := generate(t.TempDir(), tb)
-		switch flat := strings.Join(strings.Fields(string(out)), " "); {
+		files, err := generate(t.TempDir(), tb)
+		out := joined(files)
+		switch flat := strings.Join(strings.Fields(out), " "); {
 		case c.want == "" && (err == nil || !strings.Contains(err.Error(), `"blob"`)):
 			t.Errorf("%v: %v, want it refused naming blob", c.schema, err)
 		case c.want != "" && err != nil:
