@@ -51,6 +51,18 @@ type Meta struct {
 	UpdatedAt time.Time
 	RotatedAt time.Time // zero until the first rotate
 	Created   bool      // set on the result of a put that created the record
+	// Touch is what a write did beyond the version it left, for the
+	// writes that do more (an erase, a rollback, an undelete, a soft
+	// delete); nil otherwise, and on what reads return but List(deleted).
+	Touch *Touch
+}
+
+// Touch is what a write did to a name's versions beyond Meta.Version.
+type Touch struct {
+	Erased    []uint64  // versions the write erased (max_versions, destroy, an rm that erases), ascending
+	Gone      bool      // no version of the name is left (destroy, an rm that erases)
+	From      uint64    // the version a rollback or undelete wrote again
+	DeletedAt time.Time // set by a soft delete; on List(deleted), when it was deleted
 }
 
 // Record is a stored secret with its metadata.
@@ -64,10 +76,13 @@ type Kind int
 
 // The kinds of change.
 const (
-	Put     Kind = iota + 1 // create or overwrite
-	Rotate                  // overwrite an existing record; ErrNotFound if missing
-	Remove                  // delete an existing record; ErrNotFound if missing
-	Restore                 // create or overwrite with Write.Meta's version and times, as a backup holds them
+	Put      Kind = iota + 1 // create or overwrite
+	Rotate                   // overwrite an existing record; ErrNotFound if missing
+	Remove                   // delete an existing record; ErrNotFound if missing
+	Restore                  // create or overwrite with Write.Meta's version and times (or Write.Chain), as a backup holds them
+	Rollback                 // write version Write.Version's value again, as a new version
+	Undelete                 // make a soft-deleted name's last version current again, as a new version
+	Destroy                  // erase Write.Versions now, or every version of the name when nil
 )
 
 // Write is one change to one record.
@@ -76,6 +91,13 @@ type Write struct {
 	Name  string
 	Value Secret // for Put, Rotate and Restore
 	Meta  Meta   // for Restore: the version and times the record is given
+	// IfVersion, when set, makes the write conditional: it is a
+	// *ConflictError, and nothing is written, unless the current version
+	// is *IfVersion (0: no current record). Checked before anything else.
+	IfVersion *uint64
+	Version   uint64   // for Rollback: the version written again
+	Versions  []uint64 // for Destroy: the versions erased; nil: all of them
+	Chain     *Chain   // for Restore: the whole name as a backup holds it (Meta and Value are then unused)
 }
 
 // Batch is the writes of Store.ApplyBatch: Len of them, the i-th given by
@@ -158,6 +180,8 @@ type Reserver interface {
 // (for a shared vault: the members that answered).
 type Report struct {
 	Records  int
+	Versions int // kept earlier versions authenticated
+	Erased   int // soft-deleted names past keep_deleted that the check erased
 	Problems []string
 	Info     []string
 }
@@ -192,8 +216,34 @@ type Store interface {
 	// fails only when no write could be prepared (the vault cannot be read
 	// or reached); the caller must end the group with Commit or Abort.
 	Group(ctx context.Context) (Group, error)
-	// Check probes the vault: reachability, the key, every record.
+	// Check probes the vault: reachability, the key, every record and
+	// every kept version; it erases the soft-deleted names past
+	// keep_deleted (Report.Erased).
 	Check(ctx context.Context) (Report, error)
+
+	// SetHistory sets the history settings the writes follow (Step); a
+	// store opens with DefaultHistory. Reads show what is kept whatever
+	// the settings.
+	SetHistory(h History)
+	// Chain returns everything the vault holds of name, values included:
+	// its current record, kept earlier versions, soft delete and highest
+	// version; ErrNotFound when it holds nothing of it (a name whose
+	// versions were all erased still has its highest version).
+	Chain(ctx context.Context, name string) (Chain, error)
+	// ListDeleted returns the soft-deleted names, sorted: each the
+	// metadata of the version rm removed, with Touch.DeletedAt.
+	ListDeleted(ctx context.Context) ([]Meta, error)
+	// Chains returns every name's chain, values included, sorted by name,
+	// in one consistent pass: what a backup reads. Names with no version
+	// kept are included (their highest version).
+	Chains(ctx context.Context) ([]Chain, error)
+	// Changes returns the names whose state changed since the cursor
+	// since ("": none; the answer is then the current cursor and no
+	// changes), each once with its state now, in the order they changed,
+	// at most limit of them (Truncated: ask again with the new cursor).
+	// A cursor older than the vault can account for answers Reset; one
+	// the vault never gave is ErrBadCursor.
+	Changes(ctx context.Context, since string, limit int) (Changes, error)
 	// Close releases the store's resources.
 	Close() error
 }
