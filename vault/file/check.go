@@ -30,6 +30,7 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 	}
 	now := f.now().UTC()
 	var expired []change
+	gone := 0 // the earlier versions of the expired names
 	for _, e := range f.cur.entries {
 		if currentPart(e.blob) != "" {
 			rep.Records++
@@ -46,12 +47,15 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 		rep.Versions += len(c.Previous)
 		if expires(c, f.hist, now) {
 			expired = append(expired, change{slot: f.k.SlotBytes(c.Name), i: int32(len(expired))})
+			gone += len(c.Previous)
 		}
 	}
 	if len(expired) > 0 {
 		n, err := f.eraseExpired(expired, now)
 		if err != nil {
 			rep.Problems = append(rep.Problems, err.Error())
+		} else if n == len(expired) {
+			rep.Versions -= gone // the report is of the vault the check leaves
 		}
 		rep.Erased = n
 	}
