@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
 
+	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
@@ -31,7 +32,7 @@ import (
 //
 //	P + "vault"                    the header (JSON): format, vault id, recipients, wrapped data key, MAC
 //	P + "written"                  touched by every record write; a rekey commits only if it did not move
-//	P + "r/" + vaultID + "/" + slot   one sealed record: nonce || ciphertext
+//	P + "r/" + vaultID + "/" + slot   one name: a sealed record, or its chain (stored.go)
 //	P + "lock/r/" + slot + "/" + lease   a record's lock: the oldest such key holds it (lock.go)
 //	P + "token/" + lease           a writer's last commit, to settle a lost answer
 //
@@ -68,6 +69,7 @@ type Vault struct {
 	timeout time.Duration
 
 	mu      sync.Mutex
+	history vault.History // what writes follow (SetHistory)
 	hdr     header
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
 	k       *seal.Keys
@@ -134,7 +136,7 @@ func Open(o Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout, holdFor: holdIdle}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout, holdFor: holdIdle, history: vault.DefaultHistory()}
 	if e.now == nil {
 		e.now = time.Now
 	}

@@ -1,7 +1,9 @@
 package etcd
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -38,3 +40,17 @@ func (e *Vault) PlantOrphan(ctx context.Context, ttl int64, name string) error {
 // OnGetSent has f told as each get's round trip is about to be made,
 // without the handle's lock held. Call it before the handle is used.
 func (e *Vault) OnGetSent(f func()) { e.getSent = f }
+
+// CurrentPart is where a key's value holds its sealed current record: its
+// offset and length (0: none).
+func CurrentPart(v []byte) (off, n int) {
+	cur, _, err := splitStored(v)
+	if err != nil || cur == nil {
+		return 0, 0
+	}
+	if !bytes.HasPrefix(v, []byte(chainMagic)) {
+		return 0, len(v)
+	}
+	_, w := binary.Uvarint(v[len(chainMagic):])
+	return len(chainMagic) + w, len(cur)
+}
