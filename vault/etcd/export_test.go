@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/arca-secrets/arca/vault"
 )
 
 // HoldIdle is holdIdle, for the external benchmarks.
@@ -53,4 +55,46 @@ func CurrentPart(v []byte) (off, n int) {
 	}
 	_, w := binary.Uvarint(v[len(chainMagic):])
 	return len(chainMagic) + w, len(cur)
+}
+
+// PutLegacy stores r as a vault written before history holds a record:
+// the sealed record alone under its key.
+func (e *Vault) PutLegacy(ctx context.Context, r vault.Record) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.loadForWrite(ctx, vault.Put); err != nil {
+		return err
+	}
+	slot := e.k.Slot(r.Name)
+	sealed, err := e.k.Seal(slot, r)
+	if err != nil {
+		return err
+	}
+	_, err = e.cli.Put(ctx, e.recordKey(slot), string(sealed))
+	return err
+}
+
+// KeyOf is the key the vault keeps name under.
+func (e *Vault) KeyOf(ctx context.Context, name string) (string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return "", err
+		}
+	}
+	return e.recordKey(e.k.Slot(name)), nil
+}
+
+// JoinParts is a chain's stored value made of the current record of one
+// stored value and the history part of another.
+func JoinParts(currentOf, historyOf []byte) []byte {
+	cur, _, err1 := splitStored(currentOf)
+	_, hist, err2 := splitStored(historyOf)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	out := append([]byte(chainMagic), binary.AppendUvarint(nil, uint64(len(cur)))...)
+	out = append(out, cur...)
+	return append(out, hist...)
 }
