@@ -53,7 +53,7 @@ func (e *Vault) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.App
 	}
 	e.lockForBulk()
 	defer e.mu.Unlock()
-	if err := e.loadForBatch(ctx, b.At(0).Kind); err != nil {
+	if err := e.loadForBatch(ctx, b.At(0)); err != nil {
 		return 0, err
 	}
 	ws := make([]vault.Write, 0, maxUnitWrites)
@@ -71,13 +71,13 @@ func (e *Vault) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.App
 	return n, nil
 }
 
-// loadForBatch is loadForWrite for a batch whose first write is of kind
-// k, on a deadline of its own: only the first write's kind counts, since
-// when it finds no vault, it is the first to fail unless it creates one.
-func (e *Vault) loadForBatch(ctx context.Context, k vault.Kind) error {
+// loadForBatch is loadForWrite for a batch whose first write is w, on a
+// deadline of its own: only the first write counts, since when it finds
+// no vault, it is the first to fail unless it creates one.
+func (e *Vault) loadForBatch(ctx context.Context, w vault.Write) error {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, k); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return fmt.Errorf("write 1 of the batch: %w; nothing was changed", err)
 	}
 	return nil

@@ -112,8 +112,16 @@ type Options struct {
 	Now     func() time.Time // stamps record times; time.Now when nil
 }
 
-// etcdFormat names the shared vault's header layout.
-const etcdFormat = "arca-etcd-vault/1"
+// The formats of the shared vault's header. A vault whose names may hold
+// chains (stored.go) has format 2, which arca before history refuses (it
+// would take a chain for a record that fails to authenticate, and its rm
+// of one would erase the name's every version); a vault of format 1 holds
+// records alone, is read as it is, and is moved to format 2 by its first
+// write (upgradeHeader). Create and a rekey write format 2.
+const (
+	etcdFormat   = "arca-etcd-vault/2"
+	etcdFormatV1 = "arca-etcd-vault/1"
+)
 
 // Sizes read from etcd are bounded like any input.
 const (
@@ -326,12 +334,12 @@ func Create(ctx context.Context, o Options, recipients []age.Recipient) (created
 	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout, holdFor: holdIdle}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	return e.createHeader(ctx, recipients)
+	return e.createHeader(ctx, etcdFormat, recipients)
 }
 
-// createHeader puts a fresh header wrapped to recipients unless there is
-// one already; created reports which happened.
-func (e *Vault) createHeader(ctx context.Context, recipients []age.Recipient) (created bool, err error) {
+// createHeader puts a fresh header of format wrapped to recipients unless
+// there is one already; created reports which happened.
+func (e *Vault) createHeader(ctx context.Context, format string, recipients []age.Recipient) (created bool, err error) {
 	k, err := seal.Fresh()
 	if err != nil {
 		return false, err
@@ -340,7 +348,7 @@ func (e *Vault) createHeader(ctx context.Context, recipients []age.Recipient) (c
 	if err != nil {
 		return false, err
 	}
-	h, err := sealHeader(k, recipients, chain)
+	h, err := sealHeader(format, k, recipients, chain)
 	if err != nil {
 		return false, err
 	}
@@ -369,7 +377,7 @@ func (e *Vault) createOnWrite(ctx context.Context) error {
 			rs = append(rs, r)
 		}
 	}
-	if _, err := e.createHeader(ctx, rs); err != nil {
+	if _, err := e.createHeader(ctx, etcdFormat, rs); err != nil {
 		return err
 	}
 	return e.loadHeader(ctx)

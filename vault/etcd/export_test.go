@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"filippo.io/age"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/arca-secrets/arca/vault"
@@ -62,8 +63,10 @@ func CurrentPart(v []byte) (off, n int) {
 func (e *Vault) PutLegacy(ctx context.Context, r vault.Record) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.loadForWrite(ctx, vault.Put); err != nil {
-		return err
+	if e.k == nil {
+		if err := e.loadHeader(ctx); err != nil {
+			return err
+		}
 	}
 	slot := e.k.Slot(r.Name)
 	sealed, err := e.k.Seal(slot, r)
@@ -97,4 +100,20 @@ func JoinParts(currentOf, historyOf []byte) []byte {
 	out := append([]byte(chainMagic), binary.AppendUvarint(nil, uint64(len(cur)))...)
 	out = append(out, cur...)
 	return append(out, hist...)
+}
+
+// CreateFormat1 is Create as arca before history made a vault: its header
+// of format 1.
+func CreateFormat1(ctx context.Context, o Options, recipients []age.Recipient) error {
+	cli, r, err := dialEtcd(o)
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, timeout: o.Timeout, holdFor: holdIdle}
+	created, err := e.createHeader(ctx, etcdFormatV1, recipients)
+	if err == nil && !created {
+		err = fmt.Errorf("a vault is already there")
+	}
+	return err
 }

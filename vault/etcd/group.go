@@ -63,7 +63,7 @@ func (g *group) Add(ctx context.Context, w vault.Write, approve vault.Approve) (
 	e := g.e
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, w.Kind); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return vault.Meta{}, err
 	}
 	cost := e.writeCost(w)

@@ -29,10 +29,10 @@ type header struct {
 	Chain []link `json:"chain,omitempty"`
 }
 
-// sealHeader makes the header of a shared vault with keys k, wrapped to
-// recipients, with its key history, as stored: JSON.
-func sealHeader(k *seal.Keys, recipients []age.Recipient, chain []link) ([]byte, error) {
-	sh, err := seal.NewHeader(etcdFormat, k, recipients)
+// sealHeader makes the header of format of a shared vault with keys k,
+// wrapped to recipients, with its key history, as stored: JSON.
+func sealHeader(format string, k *seal.Keys, recipients []age.Recipient, chain []link) ([]byte, error) {
+	sh, err := seal.NewHeader(format, k, recipients)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func (e *Vault) adoptHeader(kvs []*mvccpb.KeyValue) error {
 		return fmt.Errorf("%s is corrupt: header is not valid JSON", e.where())
 	}
 	vaultID, err := hex.DecodeString(h.VaultID)
-	if h.Format != etcdFormat || err != nil || len(vaultID) != seal.VaultIDSize {
+	if (h.Format != etcdFormat && h.Format != etcdFormatV1) || err != nil || len(vaultID) != seal.VaultIDSize {
 		return fmt.Errorf("%s is corrupt: unknown header format or vault id", e.where())
 	}
 	k := e.k

@@ -49,6 +49,42 @@ func BenchmarkEtcdPutHistory(b *testing.B) {
 	b.ReportMetric(float64(ten)/float64(legacy), "put10/put-legacy")
 }
 
+// BenchmarkEtcdGetHistory gets, in one loop on one 1-member cluster, the
+// current version of a name holding 10 versions and of a record written
+// before history (the sealed record alone), and reports their ratio: a
+// get opens only the current part, but the key's whole value crosses the
+// wire.
+func BenchmarkEtcdGetHistory(b *testing.B) {
+	c := etcdtest.Start(b, 1)
+	e := newEtcdVault(b, c, "/arca/gethistbench/").open(b)
+	ctx := context.Background()
+	value := "s3cret-value-of-some-length-0123456789"
+	for range vault.DefaultMaxVersions {
+		mustApply(b, e, put("bench/ten", value))
+	}
+	now := time.Now().UTC()
+	r := vault.Record{Meta: vault.Meta{Name: "bench/legacy", Version: 1, CreatedAt: now, UpdatedAt: now}, Value: vault.NewSecret([]byte(value))}
+	if err := e.PutLegacy(ctx, r); err != nil {
+		b.Fatal(err)
+	}
+	var ten, legacy time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := e.Get(ctx, "bench/ten"); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := e.Get(ctx, "bench/legacy"); err != nil {
+			b.Fatal(err)
+		}
+		ten, legacy = ten+t1.Sub(t0), legacy+time.Since(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(ten.Nanoseconds())/n, "get10-ns")
+	b.ReportMetric(float64(legacy.Nanoseconds())/n, "get-legacy-ns")
+	b.ReportMetric(float64(ten)/float64(legacy), "get10/get-legacy")
+}
+
 // BenchmarkEtcdChangesVsGet measures, in one loop on a 1-member cluster
 // whose vault holds 10,000 names (each with 2 versions), a get of one
 // name's current version, a history read of it (Chain), and a changes

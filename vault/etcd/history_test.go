@@ -2,8 +2,10 @@ package etcd_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/etcd"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 var approveAny = func(vault.Meta) error { return nil }
@@ -397,5 +400,60 @@ func TestEtcdIfVersionRace(t *testing.T) {
 	ch, err := v.open(t).Chain(context.Background(), "app/db")
 	if err != nil || ch.Current.Version != won[0].Version || len(ch.Previous) != 1 {
 		t.Fatalf("after the race: %+v, %v", ch.Versions(), err)
+	}
+}
+
+// headerFormat is the format field of the vault's header as stored.
+func headerFormat(t *testing.T, cli *clientv3.Client, prefix string) string {
+	t.Helper()
+	var h struct {
+		Format string `json:"format"`
+	}
+	resp, err := cli.Get(context.Background(), prefix+"vault")
+	if err != nil || len(resp.Kvs) != 1 || json.Unmarshal(resp.Kvs[0].Value, &h) != nil {
+		t.Fatalf("reading the header: %v", err)
+	}
+	return h.Format
+}
+
+// A vault made before history (header format 1) is read as it is; its
+// first write moves it to format 2, which arca before history refuses,
+// and a handle that loaded format 1 writes on after it.
+func TestEtcdFormat1UpgradedOnFirstWrite(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli := c.Client(t)
+	idPath := filepath.Join(t.TempDir(), "identity.txt")
+	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := identity.Load(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := etcdVault{c: c, opts: etcd.Options{Endpoints: c.Endpoints(), Prefix: "/arca/format1/", Identity: idPath, Timeout: testTimeout}}
+	ctx := context.Background()
+	if err := etcd.CreateFormat1(ctx, v.opts, identity.RecipientsOf(ids)); err != nil {
+		t.Fatal(err)
+	}
+	first, second := v.open(t), v.open(t)
+	t0 := time.Now().UTC()
+	if err := first.PutLegacy(ctx, vault.Record{Meta: vault.Meta{Name: "app/db", Version: 1, CreatedAt: t0, UpdatedAt: t0}, Value: vault.NewSecret([]byte("v1"))}); err != nil {
+		t.Fatal(err)
+	}
+	if f := headerFormat(t, cli, v.opts.Prefix); f != "arca-etcd-vault/1" {
+		t.Fatalf("format %q before any write", f)
+	}
+	if _, err := second.Get(ctx, "app/db"); err != nil {
+		t.Fatal(err)
+	}
+	mustApply(t, first, put("app/db", "v2"))
+	if f := headerFormat(t, cli, v.opts.Prefix); f != "arca-etcd-vault/2" {
+		t.Fatalf("format %q after the first write", f)
+	}
+	if m := mustApply(t, second, put("app/db", "v3")); m.Version != 3 {
+		t.Fatalf("a write through a handle that loaded format 1: %+v", m)
+	}
+	if f := headerFormat(t, cli, newEtcdVault(t, c, "/arca/format2/").opts.Prefix); f != "arca-etcd-vault/2" {
+		t.Fatalf("Create makes format %q", f)
 	}
 }

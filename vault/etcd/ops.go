@@ -140,7 +140,7 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, w.Kind); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return vault.Meta{}, err
 	}
 	recs, err := e.lockRecords(ctx, []string{w.Name})
@@ -214,22 +214,54 @@ func (r recordRead) unmoved(e *Vault) clientv3.Cmp {
 	return clientv3.Compare(clientv3.ModRevision(e.recordKey(r.slot)), "=", rev)
 }
 
-// loadForWrite loads the header for a write of kind k, if none is loaded.
-// A vault that is not there yet is created when k would create a record
-// (Put, Restore); for any other kind it is vault.ErrNotFound, since no
-// vault holds no record. Callers hold e.mu.
-func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
+// loadForWrite loads the header for the write w, if none is loaded. A
+// vault that is not there yet holds nothing of any name: w is worked out
+// against that (vault.Step), and the vault is created only when w would
+// write (a Put or Restore that is not refused); otherwise w's error
+// (vault.ErrNotFound, a *vault.ConflictError) is the answer. Callers hold
+// e.mu.
+func (e *Vault) loadForWrite(ctx context.Context, w vault.Write) error {
 	if e.k != nil {
-		return nil
+		return e.upgradeHeader(ctx)
 	}
 	err := e.loadHeader(ctx)
-	switch {
-	case errors.Is(err, errNoVault) && (k == vault.Put || k == vault.Restore):
-		err = e.createOnWrite(ctx)
-	case errors.Is(err, errNoVault):
-		err = vault.ErrNotFound
+	if errors.Is(err, errNoVault) {
+		if _, _, err = vault.Step(w, vault.Chain{}, e.history, e.now()); err == nil {
+			err = e.createOnWrite(ctx)
+		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return e.upgradeHeader(ctx)
+}
+
+// upgradeHeader moves a vault of format 1 to format 2 before its first
+// write: the same header with the new format, put if the header did not
+// move (swapHeader), then loaded. One another handle moved first is
+// loaded as it is. Callers hold e.mu and a loaded header.
+func (e *Vault) upgradeHeader(ctx context.Context) error {
+	if e.hdr.Format != etcdFormatV1 {
+		return nil
+	}
+	rs, err := seal.ParseRecipients(e.hdr.Recipients)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.where(), err)
+	}
+	h, err := sealHeader(etcdFormat, e.k, rs, e.hdr.Chain)
+	if err != nil {
+		return err
+	}
+	if err := e.swapHeader(ctx, h, nil); err != nil && !errors.Is(err, errChanged) {
+		return err
+	}
+	if err := e.loadHeader(ctx); err != nil {
+		return err
+	}
+	if e.hdr.Format == etcdFormatV1 {
+		return fmt.Errorf("%s: %w", e.where(), errChanged)
+	}
+	return nil
 }
 
 // errLeaseLapsed is a commit refused because the writer's lease lapsed

@@ -126,7 +126,7 @@ func (e *Vault) nextHeader(nk *seal.Keys) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sealHeader(nk, rs, chain)
+	return sealHeader(etcdFormat, nk, rs, chain)
 }
 
 // errInUse is a rekey's new records that the header names after all;
