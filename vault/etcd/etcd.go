@@ -112,17 +112,6 @@ type Options struct {
 	Now     func() time.Time // stamps record times; time.Now when nil
 }
 
-// The formats of the shared vault's header. A vault whose names may hold
-// chains (stored.go) has format 2, which arca before history refuses (it
-// would take a chain for a record that fails to authenticate, and its rm
-// of one would erase the name's every version); a vault of format 1 holds
-// records alone, is read as it is, and is moved to format 2 by its first
-// write (upgradeHeader). Create and a rekey write format 2.
-const (
-	etcdFormat   = "arca-etcd-vault/2"
-	etcdFormatV1 = "arca-etcd-vault/1"
-)
-
 // Sizes read from etcd are bounded like any input.
 const (
 	maxEtcdHeader = 1 << 20

@@ -47,7 +47,7 @@ type group struct {
 type groupRec struct {
 	read   recordRead
 	chain  vault.Chain // the name as the group's writes so far leave it
-	stored []byte      // the key's new value; nil: deleted
+	stored []byte      // the key's new value
 	// broken is why the value read fails to open, until a write of the
 	// group removes it: only an unconditional Remove can.
 	broken error
@@ -210,7 +210,10 @@ func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (va
 	case rec.broken != nil && (w.Kind != vault.Remove || w.IfVersion != nil):
 		return vault.Meta{}, rec.broken
 	case rec.broken != nil:
-		m = vault.Meta{Name: w.Name} // removed: the key is deleted
+		var err error
+		if next, m, stored, err = g.e.erasedUnread(rec.read.slot, w.Name, g.e.now()); err != nil {
+			return vault.Meta{}, err
+		}
 	default:
 		var err error
 		if next, m, stored, err = g.e.stepChain(rec.read.slot, w, rec.chain, g.e.now()); err != nil {

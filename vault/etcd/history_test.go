@@ -457,3 +457,71 @@ func TestEtcdFormat1UpgradedOnFirstWrite(t *testing.T) {
 		t.Fatalf("Create makes format %q", f)
 	}
 }
+
+// An rm of a name whose value fails to authenticate erases it: changes
+// reports it erased (what it was cannot be told: version 0), and the
+// name starts over.
+func TestEtcdRmOfTamperedIsErased(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/rmtampered/")
+	e := v.open(t)
+	ctx := context.Background()
+	mustApply(t, e, put("app/db", "v1"))
+	mustApply(t, e, put("app/db", "v2"))
+	start, err := e.Changes(ctx, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := corruptEtcdRecord(c.Client(t), v.opts.Prefix); err != nil {
+		t.Fatal(err)
+	}
+	m := mustApply(t, e, vault.Write{Kind: vault.Remove, Name: "app/db"})
+	if m.Touch == nil || !m.Touch.Gone {
+		t.Errorf("rm of a tampered record: %+v, want it gone", m)
+	}
+	pages, _ := changesOf(t, e, start.Cursor, 0)
+	if got := pages[0]; len(got) != 1 || got[0].Name != "app/db" || got[0].State != vault.StateErased || got[0].Version != 0 {
+		t.Fatalf("changes after the rm: %+v", pages)
+	}
+	if _, err := e.Chain(ctx, "app/db"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("Chain after the rm: %v", err)
+	}
+	if m := mustApply(t, e, put("app/db", "again")); m.Version != 1 || !m.Created {
+		t.Errorf("put after the rm: %+v", m)
+	}
+}
+
+// A batch whose names keep more than writeCost foretells goes in more
+// units: each under the bound of one transaction, every write landing.
+func TestEtcdBatchUnitsCutByHistory(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/batchcut/")
+	e := v.open(t)
+	ctx := context.Background()
+	big := strings.Repeat("v", 30<<10)
+	const names = 5
+	ws := make([]vault.Write, names)
+	for i := range ws {
+		name := fmt.Sprintf("app/big%d", i)
+		for range vault.DefaultMaxVersions {
+			mustApply(t, e, put(name, big)) // about 300 KiB kept per name
+		}
+		ws[i] = put(name, "small")
+	}
+	var units []int
+	n, err := e.ApplyBatch(ctx, vault.Writes(ws), func(ms []vault.Meta) error {
+		units = append(units, len(ms))
+		return nil
+	})
+	if err != nil || n != names {
+		t.Fatalf("batch: %d landed, %v", n, err)
+	}
+	if len(units) < 2 || units[0] >= names {
+		t.Fatalf("units %v: the first was not cut", units)
+	}
+	for _, w := range ws {
+		if got, err := e.Get(ctx, w.Name); err != nil || got.Version != vault.DefaultMaxVersions+1 || !got.Value.Equal(w.Value) {
+			t.Fatalf("%s after the batch: version %d, %v", w.Name, got.Version, err)
+		}
+	}
+}

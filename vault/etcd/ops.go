@@ -161,7 +161,7 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 }
 
 // prepare works out what w makes of the name r holds (step), and has
-// approve see it: the metadata and the key's new value (nil: deleted).
+// approve see it: the metadata and the key's new value.
 func (e *Vault) prepare(r recordRead, w vault.Write, approve vault.Approve) (vault.Meta, []byte, error) {
 	_, m, stored, err := e.step(r.slot, w, r.kv, e.now())
 	if err != nil {
@@ -177,19 +177,32 @@ func (e *Vault) prepare(r recordRead, w vault.Write, approve vault.Approve) (vau
 // (nil: the vault holds nothing of it): the chain it leaves, the metadata
 // the write answers (vault.Step), and the key's new value, sealed. A value
 // that fails to authenticate fails any write but an unconditional
-// Remove, which deletes the key (the value nil). Callers hold e.mu.
+// Remove, which erases it (erasedUnread). Callers hold e.mu.
 func (e *Vault) step(slot string, w vault.Write, kv *mvccpb.KeyValue, now time.Time) (vault.Chain, vault.Meta, []byte, error) {
 	var c vault.Chain
 	if kv != nil {
 		var err error
 		if c, err = e.openChain(e.k, slot, w.Name, kv); err != nil {
 			if w.Kind == vault.Remove && w.IfVersion == nil {
-				return vault.Chain{}, vault.Meta{Name: w.Name}, nil, nil
+				return e.erasedUnread(slot, w.Name, now)
 			}
 			return vault.Chain{}, vault.Meta{}, nil, err
 		}
 	}
 	return e.stepChain(slot, w, c, now)
+}
+
+// erasedUnread is what an rm makes of a name whose value fails to
+// authenticate: a chain that holds nothing of it, not even a highest
+// version (what it was cannot be told), so that changes reports the name
+// erased. Callers hold e.mu.
+func (e *Vault) erasedUnread(slot, name string, now time.Time) (vault.Chain, vault.Meta, []byte, error) {
+	c := vault.Chain{Name: name, ChangedAt: now.UTC()}
+	stored, err := e.sealChain(slot, c)
+	if err != nil {
+		return vault.Chain{}, vault.Meta{}, nil, err
+	}
+	return c, vault.Meta{Name: name, Touch: &vault.Touch{Gone: true}}, stored, nil
 }
 
 // stepChain is step from the chain c as the vault holds it.
@@ -271,13 +284,10 @@ var errLeaseLapsed = errors.New("this writer's lease lapsed before its commit (t
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
-// recordChange puts a name's stored value at key, or deletes key when
-// sealed is nil.
-func recordChange(key string, sealed []byte) clientv3.Op {
-	if sealed == nil {
-		return clientv3.OpDelete(key)
-	}
-	return clientv3.OpPut(key, string(sealed))
+// recordChange puts a name's new value at key: a write never deletes a
+// name's key (stored.go).
+func recordChange(key string, stored []byte) clientv3.Op {
+	return clientv3.OpPut(key, string(stored))
 }
 
 // commitTxn runs ops in one transaction if the header is as loaded and

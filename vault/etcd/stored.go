@@ -28,8 +28,9 @@ import (
 // costs what it did before history. A name whose versions are all erased
 // keeps its key, with no current part and a history part that holds its
 // highest version, so that numbering continues and changes can say it
-// was erased; keys are only deleted by a rekey (which moves every name to
-// a new vault id) and by an rm of a record that fails to authenticate.
+// was erased (an rm of a value that fails to authenticate leaves it with
+// none: what it was cannot be told). Keys are only deleted by a rekey,
+// which moves every name to a new vault id.
 //
 // An erased version leaves the key's value at the write that erased it.
 // etcd keeps a key's earlier values, as revisions, until the cluster is
