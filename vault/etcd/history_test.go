@@ -525,3 +525,58 @@ func TestEtcdBatchUnitsCutByHistory(t *testing.T) {
 		}
 	}
 }
+
+// A group's writes follow vault.Step against what its earlier writes
+// left: an rm and an undelete of one name, then a put whose if_version is
+// stale, which is a conflict dropped alone.
+func TestEtcdGroupHistory(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/grouphist/")
+	e := v.open(t)
+	ctx := context.Background()
+	mustApply(t, e, put("app/a", "one"))
+	g, err := e.Group(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := uint64(1)
+	for i, w := range []vault.Write{{Kind: vault.Remove, Name: "app/a"}, {Kind: vault.Undelete, Name: "app/a"}} {
+		if _, err := g.Add(ctx, w, approveAny); err != nil {
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+	}
+	w := put("app/a", "late")
+	w.IfVersion = &stale
+	var ce *vault.ConflictError
+	if _, err := g.Add(ctx, w, approveAny); !errors.As(err, &ce) || ce.Current != 2 {
+		t.Fatalf("a stale if_version in the group: %v", err)
+	}
+	if err := g.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := v.open(t).Chain(ctx, "app/a")
+	if err != nil || ch.Current.Version != 2 || string(ch.Current.Value.Reveal()) != "one" || len(ch.Previous) != 1 || ch.Deleted() {
+		t.Fatalf("after the group: %+v, %v", ch.Versions(), err)
+	}
+}
+
+// Where there is no vault yet, changes answers a cursor that the vault's
+// creation resets.
+func TestEtcdChangesBeforeTheVault(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	v := newEtcdVault(t, c, "/arca/changesfirst/")
+	v.opts.Prefix = "/arca/changesnone/"
+	e := v.open(t)
+	ctx := context.Background()
+	first, err := e.Changes(ctx, "", 0)
+	if err != nil || first.Cursor == "" || first.Reset {
+		t.Fatalf("Changes with no vault: %+v, %v", first, err)
+	}
+	if again, err := e.Changes(ctx, first.Cursor, 0); err != nil || again.Reset || len(again.Changes) != 0 {
+		t.Fatalf("Changes again with no vault: %+v, %v", again, err)
+	}
+	mustApply(t, e, put("app/a", "1"))
+	if after, err := e.Changes(ctx, first.Cursor, 0); err != nil || !after.Reset {
+		t.Fatalf("Changes once the vault is made: %+v, %v", after, err)
+	}
+}
