@@ -7,20 +7,29 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/etcd"
 	"github.com/arca-secrets/arca/vault/etcd/etcdtest"
 )
 
-// BenchmarkEtcdPutHistory puts, in one loop on one 1-member cluster, into
-// a name holding 10 versions (the default max_versions, so each put
-// erases the oldest) and into a name holding a record written before
+// BenchmarkEtcdPutHistory puts, in one loop on one cluster (1 member, then
+// 3), into a name holding 10 versions (the default max_versions, so each
+// put erases the oldest) and into a name holding a record written before
 // history (one version, the sealed record alone: what today's vaults
 // hold), put back in that form, untimed, before each put. Each timed put
 // is made while the handle holds the name's lock (a session's next write
 // of it: a read and the commit), as the put before it, untimed, left it.
 // Reported: each one's mean and their ratio.
 func BenchmarkEtcdPutHistory(b *testing.B) {
-	c := etcdtest.Start(b, 1)
-	e := newEtcdVault(b, c, "/arca/histbench/").open(b)
+	for _, members := range []int{1, 3} {
+		b.Run(fmt.Sprintf("members=%d", members), func(b *testing.B) {
+			c := etcdtest.Start(b, members)
+			e := newEtcdVault(b, c, "/arca/histbench/").open(b)
+			benchPutHistory(b, e)
+		})
+	}
+}
+
+func benchPutHistory(b *testing.B, e *etcd.Vault) {
 	ctx := context.Background()
 	value := "s3cret-value-of-some-length-0123456789"
 	for range vault.DefaultMaxVersions {
