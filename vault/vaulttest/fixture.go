@@ -40,6 +40,14 @@ func (c *clock) tick() time.Time {
 	return c.t
 }
 
+// advance moves the clock forward by d and returns the new time.
+func (c *clock) advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
 // fixture is one subtest's vault, clock and helpers. Helpers fail the test
 // on any unexpected error.
 type fixture struct {
