@@ -240,7 +240,7 @@ func (f *fixture) wantRecords(s vault.Store, values map[string]string, want []va
 	for i, r := range recs {
 		w := want[i]
 		w.Created = false
-		if d := diffMeta(r.Meta, w); d != "" {
+		if d := diffRead(r.Meta, w); d != "" {
 			f.t.Errorf("Records[%d]: %s", i, d)
 		}
 		if !r.Value.Equal(secret(values[r.Name])) {

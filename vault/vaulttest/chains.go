@@ -90,6 +90,9 @@ func diffKept(what string, r vault.Record, want kept) []string {
 	if r.Version != want.v {
 		d = append(d, fmt.Sprintf("%s version %d, want %d", what, r.Version, want.v))
 	}
+	if r.Created || r.Touch != nil {
+		d = append(d, fmt.Sprintf("%s version %d: created %t, touch %t on what a read returns", what, r.Version, r.Created, r.Touch != nil))
+	}
 	if !bytes.Equal(r.Value.Reveal(), []byte(want.value)) {
 		d = append(d, fmt.Sprintf("%s version %d: its value of %d bytes is not the one written", what, r.Version, r.Value.Len()))
 	}
