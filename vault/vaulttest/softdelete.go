@@ -106,12 +106,13 @@ func testExpiredByCheck(h *hfix) {
 	h.must(s, put("app/y", "y1"))
 	h.wantReport(s, vault.Report{Records: 2, Versions: 2})
 
-	h.clock.tick()
+	tx := h.clock.tick()
 	h.must(s, rm("app/x"))
 	h.clock.advance(keepDeleted / 2)
 	ty := h.clock.tick()
 	h.must(s, rm("app/y"))
 	h.must(s, put("app/z", "z1"))
+	h.wantDeleted(s, []vault.Meta{h.deletedMeta(s, "app/x", tx), h.deletedMeta(s, "app/y", ty)})
 	h.clock.advance(keepDeleted/2 + time.Second)
 	// y's removed version is a kept version: Check authenticates it.
 	h.wantReport(s, vault.Report{Records: 1, Versions: 1, Erased: 1})

@@ -14,6 +14,7 @@ func testGroupHistoryInTurn(f *fixture) {
 	f.put(s, n, "g1")
 	t := f.clock.tick()
 	g := f.group(s)
+	defer g.Abort() // a failed step must not leave the vault held; a no-op after Commit
 	steps := []struct {
 		w     vault.Write
 		v     uint64
