@@ -172,10 +172,12 @@ func testRemove(f *fixture) {
 	}
 	f.wantList(s, []vault.Meta{kept})
 
-	// A put after rm starts a new record; nothing of the old one survives.
+	// A put after rm creates the record again and continues its
+	// numbering; rm was a soft delete, so it keeps the removed version's
+	// created and rotated times.
 	t4 := f.clock.tick()
 	got = f.put(s, "app/gone", "reborn")
-	want = vault.Meta{Name: "app/gone", Version: 1, CreatedAt: t4, UpdatedAt: t4, Created: true}
+	want = vault.Meta{Name: "app/gone", Version: 3, CreatedAt: t0, UpdatedAt: t4, RotatedAt: t1, Created: true}
 	if d := diffMeta(got, want); d != "" {
 		f.t.Errorf("put after rm: %s", d)
 	}
@@ -217,13 +219,13 @@ func testListSorted(f *fixture) {
 	f.wantList(f.open(), want)
 }
 
-// testUnknownKind: a Write whose Kind is not one of the three is refused
+// testUnknownKind: a Write whose Kind is none of vault's is refused
 // before approve, whether or not the record exists, and changes nothing.
 func testUnknownKind(f *fixture) {
 	s := f.open()
 	f.clock.tick()
 	before := f.put(s, "app/key", "v")
-	for _, k := range []vault.Kind{0, vault.Remove + 1} {
+	for _, k := range []vault.Kind{0, vault.Destroy + 1} {
 		for _, name := range []string{"app/key", "app/missing"} {
 			_, seen, err := applyRecording(f.t.Context(), s, vault.Write{Kind: k, Name: name, Value: secret("x")}, nil)
 			if err == nil || errors.Is(err, vault.ErrNotFound) {

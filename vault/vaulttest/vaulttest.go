@@ -37,6 +37,25 @@
 //     writes share one time;
 //   - a group's write of a record an earlier write of the group created
 //     is not Created; a Commit or Add on an ended group is an error.
+//
+// The history rules (vault.Step, SPEC §11) are held through each of the
+// three ways a write reaches a vault, Apply, ApplyBatch and Group, as cases
+// named for the rule and the way (HistoryRollbackViaBatch): numbering that
+// never repeats, max_versions, soft delete, undelete and its expiry (by the
+// next write of the name, or Check), rollback, destroy, if_version (and a
+// race of 50 handles on it), restore that never lowers a version, Chains,
+// and Changes with its cursors. Where Step leaves room, the suite pins:
+//
+//   - approve is not called for a write Step refuses (a conflict, a
+//     version not kept) and the name is left exactly as it was;
+//   - reads show what is kept whatever the settings: a soft-deleted name
+//     past keep_deleted is still listed by ListDeleted until a write of it
+//     or a Check erases it;
+//   - Check's Report.Versions counts every kept earlier version, a
+//     soft-deleted name's removed version included;
+//   - Changes lists names in the order of their last change, each with
+//     Change.At that change's time in UTC; a cursor from before a Rekey
+//     answers Reset.
 package vaulttest
 
 import (
@@ -73,7 +92,7 @@ type testCase struct {
 }
 
 func cases() []testCase {
-	return []testCase{
+	return append([]testCase{
 		{"PutCreatesVersion1", testPutCreates},
 		{"PutAgainIncrementsVersion", testPutAgain},
 		{"GetReturnsExactBytes", testGetExact},
@@ -101,5 +120,7 @@ func cases() []testCase {
 		{"GroupDropsAlone", testGroupDropsAlone},
 		{"GroupAbort", testGroupAbort},
 		{"GroupEnds", testGroupEnds},
-	}
+		{"GroupHistoryInTurn", testGroupHistoryInTurn},
+		{"BatchHistory", testBatchHistory},
+	}, viaEveryPath(historyCases())...)
 }

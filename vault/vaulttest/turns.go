@@ -1,0 +1,94 @@
+package vaulttest
+
+import (
+	"errors"
+
+	"github.com/arca-secrets/arca/vault"
+)
+
+// A group's history writes of one name are applied in turn, each against
+// what the one before it left; a conflict is dropped alone.
+func testGroupHistoryInTurn(f *fixture) {
+	s, other, n := f.open(), f.open(), "app/key"
+	f.clock.tick()
+	f.put(s, n, "g1")
+	t := f.clock.tick()
+	g := f.group(s)
+	defer g.Abort() // a failed step must not leave the vault held; a no-op after Commit
+	steps := []struct {
+		w     vault.Write
+		v     uint64
+		touch *vault.Touch
+	}{
+		{put(n, "g2"), 2, nil},
+		{rollback(n, 1), 3, &vault.Touch{From: 1}},
+		{ifVersion(rm(n), 3), 3, &vault.Touch{DeletedAt: t}},
+		{undelete(n), 4, &vault.Touch{From: 3}},
+		{destroy(n, 2), 4, &vault.Touch{Erased: []uint64{2}}},
+	}
+	for i, st := range steps {
+		m, shown, err := f.groupAdd(g, st.w, nil)
+		if err != nil {
+			f.t.Fatalf("Add %d (%v): %v", i+1, st.w.Kind, err)
+		}
+		if m.Version != st.v || len(shown) != 1 {
+			f.t.Errorf("Add %d (%v): version %d, approve shown %d; want %d, 1", i+1, st.w.Kind, m.Version, len(shown), st.v)
+		}
+		if d := diffTouch(m.Touch, st.touch); d != "" {
+			f.t.Errorf("Add %d (%v): touch %s", i+1, st.w.Kind, d)
+		}
+	}
+	var ce *vault.ConflictError
+	if _, shown, err := f.groupAdd(g, ifVersion(put(n, "late"), 3), nil); !errors.As(err, &ce) || ce.Current != 4 || len(shown) != 0 {
+		f.t.Errorf("Add of a put whose if_version is behind the group: %v, approve shown %d; want a conflict at 4, unapproved", err, len(shown))
+	}
+	if r := f.get(other, n); r.Version != 1 {
+		f.t.Errorf("before the commit, another handle reads version %d, want 1", r.Version)
+	}
+	if err := g.Commit(f.t.Context()); err != nil {
+		f.t.Fatalf("Commit: %v", err)
+	}
+	f.wantChain(s, n, chainWant{current: kept{4, "g1"}, previous: []kept{{3, "g1"}, {1, "g1"}}, highest: 4})
+}
+
+// A batch of history writes of several names lands as Apply would make
+// each; one whose if_version does not match fails the batch, unapproved.
+func testBatchHistory(f *fixture) {
+	s := f.open()
+	f.clock.tick()
+	for _, n := range []string{"app/a", "app/b", "app/c", "app/d"} {
+		f.put(s, n, n+" 1")
+		f.put(s, n, n+" 2")
+	}
+	f.remove(s, "app/b")
+	t := f.clock.tick()
+	ws := []vault.Write{rollback("app/a", 1), undelete("app/b"), destroy("app/c", 1), ifVersion(rm("app/d"), 2)}
+	want := []struct {
+		v     uint64
+		touch *vault.Touch
+	}{{3, &vault.Touch{From: 1}}, {3, &vault.Touch{From: 2}}, {2, &vault.Touch{Erased: []uint64{1}}}, {2, &vault.Touch{DeletedAt: t}}}
+
+	conflict := append([]vault.Write{put("app/e", "e")}, ifVersion(rm("app/a"), 1))
+	got, calls, err := f.applyBatch(s, conflict, nil)
+	if !errors.As(err, new(*vault.ConflictError)) || len(got) != 0 || len(calls) != 0 {
+		f.t.Errorf("batch with an if_version mismatch: %d landed, %d approve calls, err %v; want none, none, a conflict", len(got), len(calls), err)
+	}
+	f.wantNotFound(s, "app/e")
+
+	got, _, err = f.applyBatch(s, ws, nil)
+	if err != nil || len(got) != len(ws) {
+		f.t.Fatalf("history batch: %d of %d landed, err %v", len(got), len(ws), err)
+	}
+	for i, m := range got {
+		if m.Version != want[i].v {
+			f.t.Errorf("history batch, write %d (%v): version %d, want %d", i+1, ws[i].Kind, m.Version, want[i].v)
+		}
+		if d := diffTouch(m.Touch, want[i].touch); d != "" {
+			f.t.Errorf("history batch, write %d (%v): touch %s", i+1, ws[i].Kind, d)
+		}
+	}
+	f.wantChain(s, "app/a", chainWant{current: kept{3, "app/a 1"}, previous: []kept{{2, "app/a 2"}, {1, "app/a 1"}}, highest: 3})
+	f.wantChain(s, "app/b", chainWant{current: kept{3, "app/b 2"}, previous: []kept{{2, "app/b 2"}, {1, "app/b 1"}}, highest: 3})
+	f.wantChain(s, "app/c", chainWant{current: kept{2, "app/c 2"}, highest: 2})
+	f.wantChain(s, "app/d", chainWant{previous: []kept{{2, "app/d 2"}, {1, "app/d 1"}}, highest: 2, deletedAt: t})
+}
