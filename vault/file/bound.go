@@ -94,5 +94,5 @@ func (l *limitWriter) take(n int) bool {
 
 // tooLargeWrite is the error of a write refused at the bound.
 func (o options) tooLargeWrite(path string) error {
-	return fmt.Errorf("vault %s would grow over its limit of %d bytes; nothing was changed (rm records to make room)", path, o.maxWrite)
+	return fmt.Errorf("vault %s would grow over its limit of %d bytes; nothing was changed (destroy records or their earlier versions to make room)", path, o.maxWrite)
 }

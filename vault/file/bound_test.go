@@ -61,7 +61,7 @@ func fileBytes(t *testing.T, path string) []byte {
 
 // A put that would take the vault past what writes may make is refused
 // before it is approved, changes nothing, and leaves a vault every op still
-// reads; rm makes room again.
+// reads; destroy makes room again (rm keeps what it removed).
 func TestWriteBoundRefusesGrowth(t *testing.T) {
 	path, idPath := newVaultFiles(t)
 	const bound = 4096
@@ -99,18 +99,19 @@ func TestWriteBoundRefusesGrowth(t *testing.T) {
 	if ms, err := g.List(context.Background()); err != nil || len(ms) != i {
 		t.Fatalf("list after the refused put: %d records, %v; want %d", len(ms), err, i)
 	}
-	if _, err := apply(g, vault.Remove, "app/k0", "", &approved); err != nil {
-		t.Fatalf("rm: %v", err)
+	if _, err := apply(g, vault.Destroy, "app/k0", "", &approved); err != nil {
+		t.Fatalf("destroy: %v", err)
 	}
 	if _, err := apply(g, vault.Put, fmt.Sprintf("app/k%d", i), value, &approved); err != nil {
-		t.Fatalf("a put after rm made room: %v", err)
+		t.Fatalf("a put after destroy made room: %v", err)
 	}
 }
 
 // A vault already past the write bound (within the read bound) opens, and
-// every write that does not grow it works: rm, a rotate to a value of the
-// same size. A write that grows it is refused; so are new recipients. A
-// vault past the read bound is refused with its size named.
+// every write that does not grow it works: with no earlier version kept,
+// rm, a rotate to a value of the same size. A write that grows it is
+// refused; so are new recipients. A vault past the read bound is refused
+// with its size named.
 func TestOverBoundVaultShrinks(t *testing.T) {
 	path, idPath := newVaultFiles(t)
 	big, err := Open(path, idPath, nil)
@@ -133,6 +134,7 @@ func TestOverBoundVaultShrinks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a vault past the write bound, within the read bound: %v", err)
 	}
+	f.SetHistory(vault.History{MaxVersions: 1})
 	if _, err := apply(f, vault.Put, "app/new", "x", &approved); err == nil || !strings.Contains(err.Error(), "over its limit") {
 		t.Errorf("a put that grows an over-bound vault: %v, want it refused", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"filippo.io/age"
 
+	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
@@ -34,6 +35,7 @@ type Vault struct {
 	stale    bool        // reread by path at the next refresh
 	lookups  int         // gets since the last read of the file
 	epoch    uint64      // the read epoch of the last check (vault.WithEpoch)
+	hist     vault.History
 	cur      contents
 	k        *seal.Keys
 }
@@ -94,7 +96,7 @@ func open(path, identityPath string, now func() time.Time, o options) (*Vault, e
 	if now == nil {
 		now = time.Now
 	}
-	f := &Vault{path: path, idPath: identityPath, ids: ids, now: now, opt: o}
+	f := &Vault{path: path, idPath: identityPath, ids: ids, now: now, opt: o, hist: vault.DefaultHistory()}
 	if err := f.refresh(); err != nil {
 		return nil, err
 	}

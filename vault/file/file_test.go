@@ -96,6 +96,9 @@ func corruptFirstRecord(path string) error {
 	line := lines[1] // "<slot>":"<blob>"[,]
 	start := bytes.Index(line, []byte(`":"`)) + 3
 	end := bytes.LastIndexByte(line, '"')
+	if dot := bytes.IndexByte(line[start:], '.'); dot >= 0 {
+		end = start + dot // the current record, before the generation and history
+	}
 	if start < 3 || end <= start {
 		return fmt.Errorf("unexpected record line %q", line)
 	}

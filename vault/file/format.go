@@ -17,8 +17,8 @@ import (
 // The file vault is one JSON document in a canonical layout, one record per
 // line so that a change touches one line:
 //
-//	{"arca_vault":{"format":"arca-vault/1","vault_id":…,"recipients":[…],"data_key":…,"mac":…},"records":{
-//	"<slot>":"<sealed record, base64>",
+//	{"arca_vault":{"format":"arca-vault/2","vault_id":…,"recipients":[…],"data_key":…,"mac":…},"records":{
+//	"<slot>":"<the name's chain: line.go>",
 //	…
 //	}}
 //
@@ -26,8 +26,14 @@ import (
 // only this layout: any other, even equivalent JSON, is a corrupt vault. That
 // keeps parsing fast (no general JSON decode of the records) and makes
 // duplicate or reordered slots impossible to smuggle in.
+//
+// Every write writes format arca-vault/2, whose lines may hold history
+// (line.go); arca-vault/1 is read as well: a vault written before history,
+// whose lines are all legacy. An arca that knows only /1 refuses a /2 file
+// rather than misread it.
 const (
-	fileFormat  = "arca-vault/1"
+	fileFormat  = "arca-vault/2"
+	formatV1    = "arca-vault/1"
 	linePrefix  = `{"arca_vault":`
 	lineSuffix  = `,"records":{`
 	fileTrailer = "}}\n"
@@ -50,6 +56,7 @@ type contents struct {
 	indexed  bool             // entries and byPrefix are built
 	entries  []entry          // strictly increasing slots
 	byPrefix map[uint64]entry // an entry for every slot prefix present
+	gen      uint64           // the highest generation of a line (line.go), once indexed
 }
 
 // entry is one record line: a slot and its base64 sealed record, and
@@ -93,6 +100,7 @@ func (c *contents) index() error {
 	raw := c.raw
 	records := strings.Count(raw, "\n")
 	entries, byPrefix := make([]entry, 0, records), make(map[uint64]entry, records)
+	var gen uint64
 	for off, lineNo := 0, 2; off < len(raw); lineNo++ {
 		end := off + strings.IndexByte(raw[off:], '\n')
 		slot, blob, ok := parseRecordLine(raw[off:end], end == len(raw)-1)
@@ -103,11 +111,13 @@ func (c *contents) index() error {
 			return fmt.Errorf("line %d: record out of order or duplicated", lineNo)
 		}
 		e := entry{slot, blob, off + 1}
+		p, _ := splitBlob(blob) // checked by parseRecordLine
+		gen = max(gen, p.gen)
 		entries = append(entries, e)
 		byPrefix[slotPrefix(slot)] = e
 		off = end + 1
 	}
-	c.entries, c.byPrefix, c.indexed = entries, byPrefix, true
+	c.entries, c.byPrefix, c.indexed, c.gen = entries, byPrefix, true, gen
 	return nil
 }
 
@@ -153,7 +163,7 @@ func parseHeader(line string) (header, error) {
 	if again, err := json.Marshal(h); err != nil || string(again) != raw {
 		return h, fmt.Errorf("vault header is not in canonical form")
 	}
-	if h.Format != fileFormat {
+	if h.Format != fileFormat && h.Format != formatV1 {
 		return h, fmt.Errorf("unsupported vault format")
 	}
 	if id, err := hex.DecodeString(h.VaultID); err != nil || len(id) != seal.VaultIDSize || hex.EncodeToString(id) != h.VaultID {
@@ -165,7 +175,8 @@ func parseHeader(line string) (header, error) {
 	return h, nil
 }
 
-// parseRecordLine splits `"<slot>":"<blob>"` (plus "," unless last).
+// parseRecordLine splits `"<slot>":"<blob>"` (plus "," unless last); the
+// blob must have one of the forms of line.go.
 func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 	if !last {
 		if !strings.HasSuffix(line, ",") {
@@ -185,7 +196,10 @@ func parseRecordLine(line string, last bool) (slot, blob string, ok bool) {
 	}
 	// A quote or backslash would make the line mean something else to a
 	// JSON reader than to arca: another key, an escape.
-	if blob == "" || strings.IndexByte(blob, '"') >= 0 || strings.IndexByte(blob, '\\') >= 0 {
+	if strings.IndexByte(blob, '"') >= 0 || strings.IndexByte(blob, '\\') >= 0 {
+		return "", "", false
+	}
+	if _, ok := splitBlob(blob); !ok {
 		return "", "", false
 	}
 	return slot, blob, true

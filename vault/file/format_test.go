@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,9 +68,9 @@ func TestParseVaultRejects(t *testing.T) {
 		{"spaces", strings.Replace(good, `{"arca_vault":{`, `{"arca_vault": {`, 1)},
 		{"header key case", strings.Replace(good, `"format"`, `"Format"`, 1)},
 		{"header unknown key", strings.Replace(good, `"format"`, `"extra":1,"format"`, 1)},
-		{"header duplicate key", strings.Replace(good, `"format":"arca-vault/1"`, `"format":"arca-vault/1","format":"arca-vault/1"`, 1)},
-		{"header escaped char", strings.Replace(good, `"format":"arca-vault/1"`, `"format":"arca-vault\/1"`, 1)},
-		{"other format", strings.Replace(good, `arca-vault/1`, `arca-vault/2`, 1)},
+		{"header duplicate key", strings.Replace(good, `"format":"arca-vault/2"`, `"format":"arca-vault/2","format":"arca-vault/2"`, 1)},
+		{"header escaped char", strings.Replace(good, `"format":"arca-vault/2"`, `"format":"arca-vault\/2"`, 1)},
+		{"other format", strings.Replace(good, `arca-vault/2`, `arca-vault/3`, 1)},
 		{"uppercase vault id", strings.Replace(good, vaultID, strings.ToUpper(vaultID), 1)},
 		{"short vault id", strings.Replace(good, vaultID, vaultID[2:], 1)},
 		// The whole slot: 32 hex digits are all decimal once in 3 million
@@ -83,6 +84,17 @@ func TestParseVaultRejects(t *testing.T) {
 		{"empty blob", join(lines[0], lines[1], lines[2][:36]+`",`, lines[3], lines[4])},
 		{"escape in blob", join(lines[0], strings.Replace(lines[1], `":"`, `":"\u0041`, 1), lines[2], lines[3], lines[4])},
 		{"blank line", join(lines[0], "", lines[1], lines[2], lines[3], lines[4])},
+		// The line forms of line.go: "<current>.<gen>.<history>" or "<current>".
+		{"gen with a leading zero", withBlob(lines, 1, func(c, g, h string) string { return c + ".0" + g + "." + h })},
+		{"gen zero", withBlob(lines, 1, func(c, _, h string) string { return c + ".0." + h })},
+		{"gen signed", withBlob(lines, 1, func(c, g, h string) string { return c + ".+" + g + "." + h })},
+		{"gen not decimal", withBlob(lines, 1, func(c, _, h string) string { return c + ".a." + h })},
+		{"gen empty", withBlob(lines, 1, func(c, _, h string) string { return c + ".." + h })},
+		{"gen past 64 bits", withBlob(lines, 1, func(c, _, h string) string { return c + ".18446744073709551616." + h })},
+		{"no history part", withBlob(lines, 1, func(c, g, _ string) string { return c + "." + g + "." })},
+		{"no gen", withBlob(lines, 1, func(c, _, h string) string { return c + "." + h })},
+		{"a fourth part", withBlob(lines, 1, func(c, g, h string) string { return c + "." + g + "." + h + "." + h })},
+		{"empty line form", withBlob(lines, 1, func(string, string, string) string { return ".." })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.text == good {
@@ -93,6 +105,17 @@ func TestParseVaultRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withBlob is the vault of lines with the blob of line i, a line of the
+// form "<current>.<gen>.<history>", made again by fn from its parts.
+func withBlob(lines []string, i int, fn func(cur, gen, hist string) string) string {
+	out := slices.Clone(lines)
+	start := 1 + slotHexSize + len(`":"`)
+	end := strings.LastIndexByte(out[i], '"')
+	parts := strings.Split(out[i][start:end], ".")
+	out[i] = out[i][:start] + fn(parts[0], parts[1], parts[2]) + out[i][end:]
+	return strings.Join(out, "\n")
 }
 
 func between(s, start, end string) string {

@@ -3,7 +3,6 @@ package file
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -53,8 +52,9 @@ type group struct {
 	unlock func()
 	ended  bool
 
-	fixed  int64 // the header line and the trailer
-	body   int64 // every record line as the group leaves it
+	gen    uint64 // the generation the commit stamps
+	fixed  int64  // the header line and the trailer
+	body   int64  // every record line as the group leaves it
 	lines  int
 	recs   []groupRec
 	bySlot map[[seal.SlotSize]byte]int // index in recs
@@ -62,9 +62,9 @@ type group struct {
 
 // groupRec is what the group leaves in one slot.
 type groupRec struct {
-	slot   [seal.SlotSize]byte
-	next   vault.Record // the record, unless removed
-	remove bool
+	slot  [seal.SlotSize]byte
+	chain vault.Chain // the name's chain, unless the line is dropped
+	drop  bool
 }
 
 // start reads the vault as it stands under the lock and sizes its file.
@@ -76,10 +76,11 @@ func (g *group) start() error {
 	if err := f.index(); err != nil {
 		return err
 	}
-	hb, err := json.Marshal(f.cur.hdr)
+	hb, err := json.Marshal(writtenHeader(f.k, f.cur.hdr))
 	if err != nil {
 		return err
 	}
+	g.gen = f.cur.gen + 1
 	g.fixed = int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
 	g.lines = len(f.cur.entries)
 	g.body = f.heldSize() - g.size(0, g.lines) // every record line, not visited
@@ -90,11 +91,6 @@ func (g *group) start() error {
 // base64, with the newline before it (the comma after it is counted apart).
 func lineSize(blob int) int64 {
 	return int64(len("\n\"") + slotHexSize + len(`":"`) + blob + len(`"`))
-}
-
-// sealedLine is the line size of rec once sealed.
-func sealedLine(rec vault.Record) int64 {
-	return lineSize(base64.StdEncoding.EncodedLen(seal.SealedSize(rec)))
 }
 
 // size is the file's size with body and lines.
@@ -112,11 +108,8 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	f := g.f
 	ch := change{slot: f.k.SlotBytes(w.Name)}
 	h := ch.hexSlot()
-	cur, exists, old, err := g.current(ch.slot, string(h[:]), w)
-	if err != nil {
-		return vault.Meta{}, err
-	}
-	next, err := vault.Next(w, cur, exists, f.now().UTC())
+	c, exists, old, lerr := g.current(ch.slot, string(h[:]), w)
+	next, keep, m, err := stepLine(w, c, exists, lerr, f.hist, f.now().UTC())
 	if err != nil {
 		return vault.Meta{}, err
 	}
@@ -124,8 +117,8 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	if old > 0 {
 		lines--
 	}
-	if w.Kind != vault.Remove {
-		body += sealedLine(next)
+	if keep {
+		body += chainLine(next, g.gen)
 		lines++
 	}
 	// Bound as a single write is: against the file as the group's
@@ -133,43 +126,38 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	if g.size(body, lines) > f.opt.bound(g.size(g.body, g.lines)) {
 		return vault.Meta{}, f.opt.tooLargeWrite(f.path)
 	}
-	if err := approve(next.Meta); err != nil {
+	if err := approve(m); err != nil {
 		return vault.Meta{}, err
 	}
 	g.body, g.lines = body, lines
-	kept := next
-	kept.Created = false // what a later write of the record finds
-	rec := groupRec{slot: ch.slot, next: kept, remove: w.Kind == vault.Remove}
+	rec := groupRec{slot: ch.slot, chain: next, drop: !keep}
 	if j, ok := g.bySlot[ch.slot]; ok {
 		g.recs[j] = rec
 	} else {
 		g.bySlot[ch.slot] = len(g.recs)
 		g.recs = append(g.recs, rec)
 	}
-	return next.Meta, nil
+	return m, nil
 }
 
-// current is the record in slot as the group leaves it so far, whether
-// there is one, and the size of its line (0: none). A record that fails
-// to authenticate is an error, except to a remove.
-func (g *group) current(id [seal.SlotSize]byte, slot string, w vault.Write) (vault.Record, bool, int64, error) {
+// current is the chain in slot as the group leaves it so far, whether a
+// line holds it, the size of that line (0: none), and the error that kept
+// the line from opening.
+func (g *group) current(id [seal.SlotSize]byte, slot string, w vault.Write) (vault.Chain, bool, int64, error) {
 	if j, ok := g.bySlot[id]; ok {
 		r := g.recs[j]
-		if r.remove {
-			return vault.Record{}, false, 0, nil
+		if r.drop {
+			return vault.Chain{}, false, 0, nil
 		}
-		return r.next, true, sealedLine(r.next), nil
+		return r.chain, true, chainLine(r.chain, g.gen), nil
 	}
-	cur, exists, err := g.f.lookup(slot, w.Name)
-	if err != nil && !(w.Kind == vault.Remove && exists) {
-		return vault.Record{}, false, 0, err
-	}
+	c, exists, err := g.f.lookupChain(slot, w.Name)
 	var old int64
 	if exists {
-		b64, _, _ := g.f.cur.find(slot) // found by lookup
+		b64, _, _ := g.f.cur.find(slot) // found by lookupChain
 		old = lineSize(len(b64))
 	}
-	return cur, exists, old, nil
+	return c, exists, old, err
 }
 
 // Commit implements vault.Group: every kept change in one new file,
@@ -187,16 +175,12 @@ func (g *group) Commit(context.Context) error {
 		changes[i] = change{r.slot, int32(i)}
 	}
 	slices.SortFunc(changes, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
-	return g.f.rewriteWith(g.dest, g.size(g.body, g.lines), changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+	return g.f.rewriteWith(g.dest, g.size(g.body, g.lines), g.gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
 		r := g.recs[ch.i]
-		if r.remove {
+		if r.drop {
 			return dst, raw, nil
 		}
-		raw, err := g.f.k.AppendSeal(raw, slot, r.next)
-		if err != nil {
-			return dst, raw, err
-		}
-		return appendEncoded(dst, raw), raw, nil
+		return appendChainBlob(g.f.k, dst, raw, slot, r.chain, g.gen)
 	})
 }
 

@@ -37,9 +37,10 @@ func (f *Vault) SetRecipients(_ context.Context, from []string, rs []age.Recipie
 	})
 }
 
-// Rekey implements vault.Keyed: every record is opened and sealed again under a
-// fresh data key and vault id (so every slot id changes too), and the
-// vault is rewritten whole, under the writer lock.
+// Rekey implements vault.Keyed: every line, its current record and its
+// history part, is opened and sealed again under a fresh data key and
+// vault id (so every slot id changes too, and every changes cursor resets),
+// and the vault is rewritten whole, under the writer lock.
 func (f *Vault) Rekey(_ context.Context) (int, error) {
 	var n int
 	err := f.rewrite(func() (contents, error) {
@@ -55,20 +56,28 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 		if c.hdr, err = fileHeader(nk, rs); err != nil {
 			return contents{}, err
 		}
+		var buf, raw []byte
 		for _, e := range f.cur.entries {
-			r, err := f.openEntry(e)
+			ch, err := openChain(f.k, e.slot, e.blob)
 			if err != nil {
 				return contents{}, fmt.Errorf("vault %s: record %s: %w (rm the record or restore it before a rekey)", f.path, e.slot, err)
 			}
-			slot := nk.Slot(r.Name)
-			sealed, err := nk.Seal(slot, r)
-			if err != nil {
+			// Each line keeps its generation (a legacy line takes the next):
+			// every cursor resets with the vault id anyway.
+			gen := f.cur.gen + 1
+			if p, _ := splitBlob(e.blob); p.gen > 0 {
+				gen = p.gen
+			}
+			slot := nk.Slot(ch.Name)
+			if buf, raw, err = appendChainBlob(nk, buf[:0], raw, slot, ch, gen); err != nil {
 				return contents{}, err
 			}
-			c.entries = append(c.entries, entry{slot: slot, blob: encodeBlob(sealed)})
+			c.entries = append(c.entries, entry{slot: slot, blob: string(buf)})
+			if ch.HasCurrent {
+				n++
+			}
 		}
 		slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
-		n = len(c.entries)
 		return c, nil
 	})
 	return n, err

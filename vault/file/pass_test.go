@@ -117,7 +117,7 @@ func TestWriteSpansAreTheLinesAsWritten(t *testing.T) {
 		if _, err := f.ApplyBatch(ctx, s.ws, func([]vault.Meta) error {
 			changes, err := f.changes(s.ws)
 			if err == nil {
-				size, err = f.sizeWith(s.ws, changes, f.now().UTC())
+				size, err = f.sizeWith(s.ws, changes, f.now().UTC(), f.cur.gen+1)
 			}
 			return err
 		}); err != nil {

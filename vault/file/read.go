@@ -10,13 +10,14 @@ import (
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
 
-// lookup decrypts the record in slot. ok is false when there is none.
+// lookup decrypts the current record in slot, reading nothing of the
+// line past it. ok is false when there is none.
 func (f *Vault) lookup(slot, name string) (r vault.Record, ok bool, err error) {
 	b64, ok, err := f.find(slot)
 	if err != nil {
 		return vault.Record{}, false, err
 	}
-	if !ok {
+	if b64 = currentPart(b64); !ok || b64 == "" {
 		return vault.Record{}, false, nil
 	}
 	blob, err := decodeBlob(b64)
@@ -58,21 +59,28 @@ func (f *Vault) find(slot string) (string, bool, error) {
 func (f *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.refreshIn(vault.EpochOf(ctx)); err != nil {
+	if err := f.lookupReady(vault.EpochOf(ctx)); err != nil {
 		return vault.Record{}, err
-	}
-	// The first lookup after a read searches the lines as they are; a handle
-	// that looks up again is long-lived and indexes them all once.
-	if f.lookups++; f.lookups > 1 {
-		if err := f.index(); err != nil {
-			return vault.Record{}, err
-		}
 	}
 	r, ok, err := f.lookup(f.k.Slot(name), name)
 	if err == nil && !ok {
 		err = vault.ErrNotFound
 	}
 	return r, err
+}
+
+// lookupReady readies the handle for a lookup by name: the vault reread if
+// it changed (once per read epoch). The first lookup after a read searches
+// the lines as they are; a handle that looks up again is long-lived and
+// indexes them all once. Callers hold f.mu.
+func (f *Vault) lookupReady(epoch uint64) error {
+	if err := f.refreshIn(epoch); err != nil {
+		return err
+	}
+	if f.lookups++; f.lookups > 1 {
+		return f.index()
+	}
+	return nil
 }
 
 // List implements vault.Store.
@@ -96,13 +104,17 @@ func (f *Vault) List(_ context.Context) ([]vault.Meta, error) {
 	return vault.SortByName(metas), nil
 }
 
-// eachMeta opens every record in file order and calls fn with its slot and
-// metadata, or with the error that kept it from opening, until fn returns
-// an error. Callers hold f.mu.
+// eachMeta opens every current record in file order and calls fn with its
+// slot and metadata, or with the error that kept it from opening, until fn
+// returns an error. Callers hold f.mu.
 func (f *Vault) eachMeta(fn func(slot string, m vault.Meta, err error) error) error {
 	var buf []byte // reused: only the metadata outlives an iteration
 	for _, e := range f.cur.entries {
-		blob, err := appendBlob(buf[:0], e.blob)
+		b64 := currentPart(e.blob)
+		if b64 == "" {
+			continue
+		}
+		blob, err := appendBlob(buf[:0], b64)
 		var r vault.Record
 		if err == nil {
 			buf = blob
@@ -124,6 +136,9 @@ func (f *Vault) Records(_ context.Context) ([]vault.Record, error) {
 	}
 	recs := make([]vault.Record, 0, len(f.cur.entries))
 	for _, e := range f.cur.entries {
+		if currentPart(e.blob) == "" {
+			continue
+		}
 		r, err := f.openEntry(e)
 		if err != nil {
 			return nil, fmt.Errorf("vault %s: record %s: %w", f.path, e.slot, err)
@@ -143,9 +158,9 @@ func (f *Vault) refreshIndexed() error {
 	return f.index()
 }
 
-// openEntry decrypts one record line.
+// openEntry decrypts the current record of one record line.
 func (f *Vault) openEntry(e entry) (vault.Record, error) {
-	blob, err := decodeBlob(e.blob)
+	blob, err := decodeBlob(currentPart(e.blob))
 	if err != nil {
 		return vault.Record{}, err
 	}

@@ -97,7 +97,7 @@ const keepMax = 64
 // rewrite of the file and one fsync. The writer lock is held from the read
 // of the current records to the rename, so no concurrent write is lost.
 //
-// Every write is first worked out (vault.Next) and the size of the new
+// Every write is first worked out (vault.Step) and the size of the new
 // file computed, so a batch that fails or would grow the file past its
 // limit is refused unapproved; then approve sees every write's metadata,
 // in runs; then the new file is written, each record sealed as the merge
@@ -126,8 +126,8 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 	if err != nil {
 		return 0, err
 	}
-	now := f.now().UTC()
-	size, err := f.sizeWith(b, changes, now)
+	now, gen := f.now().UTC(), f.cur.gen+1
+	size, err := f.sizeWith(b, changes, now, gen)
 	if err != nil {
 		return 0, err
 	}
@@ -137,8 +137,8 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 	if err := f.approveAll(b, now, approve); err != nil {
 		return 0, err
 	}
-	err = f.rewriteWith(dest, size, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
-		return f.sealed(dst, raw, b.At(int(ch.i)), slot, now)
+	err = f.rewriteWith(dest, size, gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+		return f.sealed(dst, raw, b.At(int(ch.i)), slot, now, gen)
 	})
 	if err != nil {
 		return 0, err
@@ -152,19 +152,22 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error)
 
 // rewriteWith writes the vault with changes (sorted by slot, each sealed by
-// seal as the merge reaches it) to a new file of size bytes beside dest,
+// seal as the merge reaches it, at generation gen) to a new file of size
+// bytes beside dest, under the header a write writes (writtenHeader),
 // syncs it and renames it into place, then brings the handle up to date:
 // a small change is applied to what it holds, a larger one makes it
 // reread at its next read, and so does a write that copied more of the
 // records line by line than looseMax allows. Callers hold f.mu and the
 // writer lock.
-func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal sealFunc) error {
+func (f *Vault) rewriteWith(dest string, size int64, gen uint64, changes []change, seal sealFunc) error {
 	n := len(changes)
+	c := f.cur
+	c.hdr = writtenHeader(f.k, c.hdr)
 	var kept []entry // a small change's sealed records, for the handle
 	var buf, raw []byte
 	var loose int
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) (err error) {
-		loose, err = writeVault(w, &f.cur, changes, size, func(ch change, slot string) ([]byte, error) {
+		loose, err = writeVault(w, &c, changes, size, func(ch change, slot string) ([]byte, error) {
 			var err error
 			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
 			if err == nil && n <= keepMax {
@@ -187,6 +190,7 @@ func (f *Vault) rewriteWith(dest string, size int64, changes []change, seal seal
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
+	f.cur.hdr, f.cur.gen = c.hdr, gen
 	if n > keepMax || loose > looseMax(len(f.cur.entries)) {
 		f.stale = true
 		return nil
@@ -227,12 +231,12 @@ func (f *Vault) changes(b vault.Batch) ([]change, error) {
 }
 
 // sizeWith is the size of the file writeVault makes of the vault with
-// the writes of b applied (changes their slots, sorted): the size of the
-// file as it stands, less the record line of every record a write
-// replaces or removes, plus the line of every record a write leaves, and a
-// comma between two lines. Each write is worked out on the way, so one
-// that fails fails here. The records no write names are not visited.
-func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64, error) {
+// the writes of b applied (changes their slots, sorted) at generation gen:
+// the size of the file as it stands, less the record line of every name a
+// write changes, plus the line each write leaves, and a comma between two
+// lines. Each write is worked out on the way, so one that fails fails
+// here. The records no write names are not visited.
+func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time, gen uint64) (int64, error) {
 	size, lines := f.heldSize(), len(f.cur.entries)
 	commas := func(lines int) int64 { return int64(max(lines-1, 0)) }
 	size -= commas(lines)
@@ -245,10 +249,9 @@ func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64,
 			size -= lineSize(len(old.blob))
 			lines--
 		}
-		w := b.At(int(ch.i))
-		var next vault.Record
-		if next, err = f.next(w, slot, now); err == nil && w.Kind != vault.Remove {
-			size += sealedLine(next)
+		next, keep, _, serr := f.step(b.At(int(ch.i)), slot, now)
+		if err = serr; err == nil && keep {
+			size += chainLine(next, gen)
 			lines++
 		}
 	})
@@ -261,26 +264,23 @@ func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time) (int64,
 // hold f.mu and have refreshed the handle.
 func (f *Vault) heldSize() int64 { return f.heldInfo.Size() }
 
-// next is what w makes of the record in slot, at now.
-func (f *Vault) next(w vault.Write, slot string, now time.Time) (vault.Record, error) {
-	cur, exists, err := f.lookup(slot, w.Name)
-	if err != nil && !(w.Kind == vault.Remove && exists) {
-		return vault.Record{}, err
-	}
-	return vault.Next(w, cur, exists, now)
+// step is what w makes of the name in slot at now (stepLine). Step is
+// pure, so the passes of a write each work it out again rather than hold
+// what it made.
+func (f *Vault) step(w vault.Write, slot string, now time.Time) (vault.Chain, bool, vault.Meta, error) {
+	c, exists, err := f.lookupChain(slot, w.Name)
+	return stepLine(w, c, exists, err, f.hist, now)
 }
 
-// sealed appends to dst the record w leaves in slot, sealed (into raw,
-// which it returns for reuse) and base64-encoded; nothing for a remove.
-func (f *Vault) sealed(dst, raw []byte, w vault.Write, slot string, now time.Time) ([]byte, []byte, error) {
-	next, err := f.next(w, slot, now)
-	if err != nil || w.Kind == vault.Remove {
+// sealed appends to dst the blob of the line w leaves in slot at
+// generation gen, base64 (sealing into raw, which it returns for reuse);
+// nothing when the write drops the line.
+func (f *Vault) sealed(dst, raw []byte, w vault.Write, slot string, now time.Time, gen uint64) ([]byte, []byte, error) {
+	next, keep, _, err := f.step(w, slot, now)
+	if err != nil || !keep {
 		return dst, raw, err
 	}
-	if raw, err = f.k.AppendSeal(raw, slot, next); err != nil {
-		return dst, raw, err
-	}
-	return appendEncoded(dst, raw), raw, nil
+	return appendChainBlob(f.k, dst, raw, slot, next, gen)
 }
 
 // approveAll shows approve the metadata every write of b leaves, in the
@@ -292,11 +292,11 @@ func (f *Vault) approveAll(b vault.Batch, now time.Time, approve vault.ApproveBa
 		w := b.At(i)
 		id := f.k.SlotBytes(w.Name)
 		h := (&change{slot: id}).hexSlot()
-		next, err := f.next(w, string(h[:]), now)
+		_, _, m, err := f.step(w, string(h[:]), now)
 		if err != nil {
 			return err
 		}
-		if run = append(run, next.Meta); len(run) == cap(run) || i == n-1 {
+		if run = append(run, m); len(run) == cap(run) || i == n-1 {
 			if err := approve(run); err != nil {
 				return err
 			}

@@ -53,14 +53,36 @@ func (k *Keys) AppendSealHistory(dst []byte, slot string, c vault.Chain) ([]byte
 	return out, nil
 }
 
-// HistorySize is about the length of what SealHistory makes of c: a bound
-// from above, for sizing buffers and files.
+// HistorySize is the length of what SealHistory makes of c, known before
+// it is sealed: the nonce, the encoded history part, the tag.
 func HistorySize(c vault.Chain) int {
-	n := chacha20poly1305.NonceSizeX + chacha20poly1305.Overhead + 1 + 5*binary.MaxVarintLen64 + len(c.Name)
+	n := chacha20poly1305.NonceSizeX + chacha20poly1305.Overhead + 1 +
+		uvarintLen(c.Highest) + uvarintLen(c.CurrentVersion()) +
+		varintLen(nanos(c.ChangedAt)) + varintLen(nanos(c.DeletedAt)) +
+		uvarintLen(uint64(len(c.Name))) + len(c.Name) + uvarintLen(uint64(len(c.Previous)))
 	for _, r := range c.Previous {
-		n += 5*binary.MaxVarintLen64 + r.Value.Len()
+		n += uvarintLen(r.Version) + varintLen(nanos(r.CreatedAt)) + varintLen(nanos(r.UpdatedAt)) +
+			varintLen(nanos(r.RotatedAt)) + uvarintLen(uint64(r.Value.Len())) + r.Value.Len()
 	}
 	return n
+}
+
+// uvarintLen is the length of binary.AppendUvarint's encoding of v.
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// varintLen is the length of binary.AppendVarint's encoding of v.
+func varintLen(v int64) int {
+	u := uint64(v) << 1
+	if v < 0 {
+		u = ^u
+	}
+	return uvarintLen(u)
 }
 
 // OpenChain opens the chain stored in slot from its parts: current, its
