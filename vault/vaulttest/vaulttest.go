@@ -122,5 +122,6 @@ func cases() []testCase {
 		{"GroupEnds", testGroupEnds},
 		{"GroupHistoryInTurn", testGroupHistoryInTurn},
 		{"BatchHistory", testBatchHistory},
+		{"ApproveErrorAbortsHistory", testApproveAbortsHistory},
 	}, viaEveryPath(historyCases())...)
 }
