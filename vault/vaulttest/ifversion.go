@@ -48,6 +48,7 @@ func testIfVersion(h *hfix) {
 		h.t.Errorf("put with if_version 0 over a soft-deleted name: not Created")
 	}
 	h.clock.tick()
+	h.wantRefused(s, ifVersion(destroy(n), 5), isConflict(6))
 	h.must(s, destroy(n))
 	h.wantRefused(s, ifVersion(put(n, "x"), 6), isConflict(0))
 	h.wantVersion(s, ifVersion(put(n, "v7"), 0), 7, nil)

@@ -123,5 +123,6 @@ func cases() []testCase {
 		{"GroupHistoryInTurn", testGroupHistoryInTurn},
 		{"BatchHistory", testBatchHistory},
 		{"ApproveErrorAbortsHistory", testApproveAbortsHistory},
+		{"ChangesPagesOneCommit", testChangesPagesOneCommit},
 	}, viaEveryPath(historyCases())...)
 }
