@@ -25,6 +25,8 @@ func testIfVersion(h *hfix) {
 	h.wantRefused(s, ifVersion(rotate("app/missing", "x"), 0), isNotFound())
 	h.wantRefused(s, ifVersion(rm("app/missing"), 0), isNotFound())
 	h.wantRefused(s, ifVersion(rollback(n, 99), 2), isConflict(3))
+	h.wantRefused(s, ifVersion(rollback(n, 99), 3), isNotFound(99))
+	h.wantRefused(s, ifVersion(undelete(n), 3), isNotFound())
 
 	h.clock.tick()
 	h.wantRefused(s, ifVersion(rollback(n, 1), 2), isConflict(3))
