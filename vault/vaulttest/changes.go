@@ -3,6 +3,8 @@ package vaulttest
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
@@ -116,15 +118,56 @@ func testChangesPages(h *hfix) {
 		h.must(s, put(name, "v"))
 		want = append(want, changeWant{name, vault.StateCurrent, 1, t})
 	}
+	h.wantPages(s, start, want)
+}
+
+// Names changed by one commit (a batch, a group) are paged through like
+// any others: a page may end among them.
+func testChangesPagesOneCommit(f *fixture) {
+	s := f.open()
+	start := f.changes(s, "", 2).Cursor
+	t := f.clock.tick()
+	ws := puts("batch", 5)
+	if _, _, err := f.applyBatch(s, ws, nil); err != nil {
+		f.t.Fatalf("ApplyBatch: %v", err)
+	}
+	var want []changeWant
+	for _, w := range ws {
+		want = append(want, changeWant{w.Name, vault.StateCurrent, 1, t})
+	}
+	f.wantPages(s, start, want)
+
+	start = f.changes(s, "", 2).Cursor
+	t = f.clock.tick()
+	g := f.group(s)
+	defer g.Abort()
+	want = nil
+	for _, w := range puts("group", 5) {
+		if _, _, err := f.groupAdd(g, w, nil); err != nil {
+			f.t.Fatalf("Add: %v", err)
+		}
+		want = append(want, changeWant{w.Name, vault.StateCurrent, 1, t})
+	}
+	if err := g.Commit(f.t.Context()); err != nil {
+		f.t.Fatalf("Commit: %v", err)
+	}
+	f.wantPages(s, start, want)
+}
+
+// wantPages pages through the changes since start, two at a time, and
+// checks that they are want, each once, in order when they changed at
+// different times.
+func (f *fixture) wantPages(s vault.Store, start string, want []changeWant) {
+	f.t.Helper()
 	cursor, seen := start, map[string]int{}
 	var got []vault.Change
 	for page := 0; ; page++ {
 		if page > len(want) {
-			h.t.Fatalf("Changes with limit 2: still truncated after %d pages", page)
+			f.t.Fatalf("Changes with limit 2: still truncated after %d pages", page)
 		}
-		ch := h.changes(h.open(), cursor, 2)
+		ch := f.changes(f.open(), cursor, 2)
 		if len(ch.Changes) > 2 || ch.Reset {
-			h.t.Fatalf("Changes with limit 2: %d changes, reset %t", len(ch.Changes), ch.Reset)
+			f.t.Fatalf("Changes with limit 2: %d changes, reset %t", len(ch.Changes), ch.Reset)
 		}
 		for _, c := range ch.Changes {
 			seen[c.Name]++
@@ -136,11 +179,25 @@ func testChangesPages(h *hfix) {
 	}
 	for name, n := range seen {
 		if n != 1 {
-			h.t.Errorf("paging Changes reported %s %d times, want once", name, n)
+			f.t.Errorf("paging Changes reported %s %d times, want once", name, n)
 		}
 	}
-	h.wantChanges(got, want)
-	h.wantNoChanges(s, cursor)
+	if sameTime(want) {
+		slices.SortFunc(got, func(a, b vault.Change) int { return strings.Compare(a.Name, b.Name) })
+	}
+	f.wantChanges(got, want)
+	f.wantNoChanges(s, cursor)
+}
+
+// sameTime reports whether every change of want is at one time: one
+// commit, whose names may come in any order.
+func sameTime(want []changeWant) bool {
+	for _, w := range want {
+		if !w.at.Equal(want[0].at) {
+			return false
+		}
+	}
+	return true
 }
 
 // wantChanges checks that got is want, in order, each at its time in UTC.

@@ -25,6 +25,8 @@ func testIfVersion(h *hfix) {
 	h.wantRefused(s, ifVersion(rotate("app/missing", "x"), 0), isNotFound())
 	h.wantRefused(s, ifVersion(rm("app/missing"), 0), isNotFound())
 	h.wantRefused(s, ifVersion(rollback(n, 99), 2), isConflict(3))
+	h.wantRefused(s, ifVersion(rollback(n, 99), 3), isNotFound(99))
+	h.wantRefused(s, ifVersion(undelete(n), 3), isNotFound())
 
 	h.clock.tick()
 	h.wantRefused(s, ifVersion(rollback(n, 1), 2), isConflict(3))
@@ -48,6 +50,7 @@ func testIfVersion(h *hfix) {
 		h.t.Errorf("put with if_version 0 over a soft-deleted name: not Created")
 	}
 	h.clock.tick()
+	h.wantRefused(s, ifVersion(destroy(n), 5), isConflict(6))
 	h.must(s, destroy(n))
 	h.wantRefused(s, ifVersion(put(n, "x"), 6), isConflict(0))
 	h.wantVersion(s, ifVersion(put(n, "v7"), 0), 7, nil)

@@ -87,6 +87,24 @@ func testRestoreNeverLowers(h *hfix) {
 		previous: []kept{{6, "b6"}, {5, "b3"}, {4, "old"}, {3, "h3"}, {2, "h2"}, {1, "h1"}},
 		highest:  7,
 	})
+
+	// Nor over a name soft-deleted, or one with nothing kept but its
+	// highest version.
+	h.must(s, put("app/deleted", "d1"))
+	h.must(s, rm("app/deleted"))
+	h.must(s, put("app/erased", "e1"))
+	h.must(s, put("app/erased", "e2"))
+	h.must(s, destroy("app/erased"))
+	t = h.clock.tick()
+	one := vault.Meta{Version: 1, CreatedAt: ta, UpdatedAt: ta}
+	m := h.wantVersion(s, vault.Write{Kind: vault.Restore, Name: "app/deleted", Value: secret("rd"), Meta: one}, 2, nil)
+	if !m.Created || !m.UpdatedAt.Equal(t) {
+		h.t.Errorf("restore over a soft-deleted name: created %t, updated_at %s; want created, now", m.Created, m.UpdatedAt)
+	}
+	h.wantChain(s, "app/deleted", chainWant{current: kept{2, "rd"}, previous: []kept{{1, "d1"}}, highest: 2})
+	h.wantWrite(s, vault.Write{Kind: vault.Restore, Name: "app/erased", Value: secret("re"), Meta: one},
+		vault.Meta{Name: "app/erased", Version: 3, CreatedAt: t, UpdatedAt: t, Created: true}, nil)
+	h.wantChain(s, "app/erased", chainWant{current: kept{3, "re"}, highest: 3})
 }
 
 // Chains holds every name the vault knows, erased ones too, with what

@@ -96,7 +96,8 @@ func testExpiredByWrite(h *hfix) {
 	h.wantDeleted(s, nil)
 }
 
-// Check erases the soft-deleted names past keep_deleted, and only those.
+// Check erases the soft-deleted names past keep_deleted, and only those;
+// Changes reports what it erased.
 func testExpiredByCheck(h *hfix) {
 	s := h.openWith(softHistory())
 	for _, value := range []string{"x1", "x2", "x3"} {
@@ -113,13 +114,15 @@ func testExpiredByCheck(h *hfix) {
 	h.must(s, rm("app/y"))
 	h.must(s, put("app/z", "z1"))
 	h.wantDeleted(s, []vault.Meta{h.deletedMeta(s, "app/x", tx), h.deletedMeta(s, "app/y", ty)})
-	h.clock.advance(keepDeleted/2 + time.Second)
+	cursor := h.changes(s, "", 100).Cursor
+	checked := h.clock.advance(keepDeleted/2 + time.Second)
 	// y's removed version is a kept version: Check authenticates it.
 	h.wantReport(s, vault.Report{Records: 1, Versions: 1, Erased: 1})
 	h.wantKnownOnly(s, "app/x", 3)
 	h.wantChain(s, "app/y", chainWant{previous: []kept{{1, "y1"}}, highest: 1, deletedAt: ty})
 	h.wantDeleted(h.open(), []vault.Meta{h.deletedMeta(s, "app/y", ty)})
 	h.wantReport(s, vault.Report{Records: 1, Versions: 1})
+	h.wantChanges(h.changes(h.open(), cursor, 100).Changes, []changeWant{{"app/x", vault.StateErased, 3, checked}})
 	t := h.clock.tick()
 	h.wantWrite(s, put("app/x", "x4"), vault.Meta{Name: "app/x", Version: 4, CreatedAt: t, UpdatedAt: t, Created: true}, nil)
 }

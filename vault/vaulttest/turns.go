@@ -92,3 +92,32 @@ func testBatchHistory(f *fixture) {
 	f.wantChain(s, "app/c", chainWant{current: kept{2, "app/c 2"}, highest: 2})
 	f.wantChain(s, "app/d", chainWant{previous: []kept{{2, "app/d 2"}, {1, "app/d 1"}}, highest: 2, deletedAt: t})
 }
+
+// A history write whose approve refuses is not committed: the name is
+// left as it was, whatever the kind.
+func testApproveAbortsHistory(f *fixture) {
+	s, n := f.open(), "app/key"
+	for _, value := range []string{"a1", "a2", "a3"} {
+		f.clock.tick()
+		f.put(s, n, value)
+	}
+	f.clock.tick()
+	for _, w := range []vault.Write{rollback(n, 1), destroy(n, 1), destroy(n), rm(n), ifVersion(put(n, "x"), 3)} {
+		before := f.chain(s, n)
+		_, shown, err := applyRecording(f.t.Context(), s, w, denied{})
+		if !errors.Is(err, denied{}) || len(shown) != 1 {
+			f.t.Errorf("%v with a refusing approve: err %v, approve shown %d; want the approve's error, once", w.Kind, err, len(shown))
+		}
+		if d := diffChain(f.chain(f.open(), n), before); d != "" {
+			f.t.Errorf("%v refused by approve, yet the name changed: %s", w.Kind, d)
+		}
+	}
+	f.remove(s, n)
+	before := f.chain(s, n)
+	if _, _, err := applyRecording(f.t.Context(), s, undelete(n), denied{}); !errors.Is(err, denied{}) {
+		f.t.Errorf("undelete with a refusing approve: err %v, want the approve's error", err)
+	}
+	if d := diffChain(f.chain(f.open(), n), before); d != "" {
+		f.t.Errorf("undelete refused by approve, yet the name changed: %s", d)
+	}
+}

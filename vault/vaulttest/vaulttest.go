@@ -122,5 +122,7 @@ func cases() []testCase {
 		{"GroupEnds", testGroupEnds},
 		{"GroupHistoryInTurn", testGroupHistoryInTurn},
 		{"BatchHistory", testBatchHistory},
+		{"ApproveErrorAbortsHistory", testApproveAbortsHistory},
+		{"ChangesPagesOneCommit", testChangesPagesOneCommit},
 	}, viaEveryPath(historyCases())...)
 }
