@@ -44,7 +44,9 @@ func (s *stepper) do(w vault.Write) vault.Meta {
 	return m
 }
 
-func put(v string) vault.Write { return vault.Write{Kind: vault.Put, Value: vault.NewSecret([]byte(v))} }
+func put(v string) vault.Write {
+	return vault.Write{Kind: vault.Put, Value: vault.NewSecret([]byte(v))}
+}
 
 func ver(n uint64) *uint64 { return &n }
 

@@ -1,7 +1,7 @@
 // Package vault is the storage contract every backend meets: Store and
 // Keyed, the records and writes they take (Meta, Record, Write, Approve,
 // Report), the Secret type values travel in, the errors callers branch on,
-// and the rules every backend follows for versions and times (Next) and
+// and the rules every backend follows for versions and times (Step) and
 // for read epochs (WithEpoch).
 //
 // The backends live beneath it: vault/file (kind "file", the embedded
