@@ -60,9 +60,9 @@ func HistorySize(c vault.Chain) int {
 		uvarintLen(c.Highest) + uvarintLen(c.CurrentVersion()) +
 		varintLen(nanos(c.ChangedAt)) + varintLen(nanos(c.DeletedAt)) +
 		uvarintLen(uint64(len(c.Name))) + len(c.Name) + uvarintLen(uint64(len(c.Previous)))
+	var d timeDeltas
 	for _, r := range c.Previous {
-		n += uvarintLen(r.Version) + varintLen(nanos(r.CreatedAt)) + varintLen(nanos(r.UpdatedAt)) +
-			varintLen(nanos(r.RotatedAt)) + uvarintLen(uint64(r.Value.Len())) + r.Value.Len()
+		n += uvarintLen(r.Version) + d.size(r) + uvarintLen(uint64(r.Value.Len())) + r.Value.Len()
 	}
 	return n
 }
@@ -129,7 +129,9 @@ func (k *Keys) OpenChain(slot string, current, history []byte) (vault.Chain, err
 // highest (u), current version (u, 0: none), changed and deleted (v, unix
 // nanoseconds; deleted 0: not deleted), name (u length, bytes), the count
 // of earlier versions (u) and each one newest first: version (u), created,
-// updated, rotated (v; rotated 0: never), value (u length, bytes).
+// updated, rotated (v, each the difference from the same time of the
+// version before it, 0 before the first; a time 0: never), value (u
+// length, bytes).
 func appendHistory(dst []byte, c vault.Chain) []byte {
 	dst = append(dst, historyFmt)
 	dst = binary.AppendUvarint(dst, c.Highest)
@@ -139,16 +141,53 @@ func appendHistory(dst []byte, c vault.Chain) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(c.Name)))
 	dst = append(dst, c.Name...)
 	dst = binary.AppendUvarint(dst, uint64(len(c.Previous)))
+	var d timeDeltas
 	for _, r := range c.Previous {
 		dst = binary.AppendUvarint(dst, r.Version)
-		dst = binary.AppendVarint(dst, nanos(r.CreatedAt))
-		dst = binary.AppendVarint(dst, nanos(r.UpdatedAt))
-		dst = binary.AppendVarint(dst, nanos(r.RotatedAt))
+		dst = d.append(dst, r)
 		v := r.Value.Reveal()
 		dst = binary.AppendUvarint(dst, uint64(len(v)))
 		dst = append(dst, v...)
 	}
 	return dst
+}
+
+// timeDeltas codes the times of a name's earlier versions, newest first,
+// each as the difference from the same time of the version before it (0
+// before the first): versions share their created time and are written
+// close together, so most differences take one to six bytes, not nine.
+type timeDeltas struct{ prev [3]int64 }
+
+func (d *timeDeltas) next(r vault.Record) (deltas [3]int64) {
+	for i, t := range [3]time.Time{r.CreatedAt, r.UpdatedAt, r.RotatedAt} {
+		x := nanos(t)
+		deltas[i], d.prev[i] = x-d.prev[i], x
+	}
+	return deltas
+}
+
+func (d *timeDeltas) append(dst []byte, r vault.Record) []byte {
+	for _, x := range d.next(r) {
+		dst = binary.AppendVarint(dst, x)
+	}
+	return dst
+}
+
+func (d *timeDeltas) size(r vault.Record) (n int) {
+	for _, x := range d.next(r) {
+		n += varintLen(x)
+	}
+	return n
+}
+
+// read decodes the three times of the next version.
+func (d *timeDeltas) read(r *historyReader) (created, updated, rotated time.Time) {
+	var at [3]time.Time
+	for i := range at {
+		d.prev[i] += r.v()
+		at[i] = fromNanos(d.prev[i])
+	}
+	return at[0], at[1], at[2]
 }
 
 func nanos(t time.Time) int64 {
@@ -226,10 +265,11 @@ func decodeHistory(pt []byte) (vault.Chain, uint64, error) {
 	if cur == 0 {
 		below = c.Highest + 1
 	}
+	var d timeDeltas
 	for range count {
 		var rec vault.Record
 		rec.Name, rec.Version = c.Name, r.u()
-		rec.CreatedAt, rec.UpdatedAt, rec.RotatedAt = fromNanos(r.v()), fromNanos(r.v()), fromNanos(r.v())
+		rec.CreatedAt, rec.UpdatedAt, rec.RotatedAt = d.read(&r)
 		rec.Value = vault.NewSecret(r.bytes())
 		if r.err != nil || rec.Version == 0 || rec.Version >= below {
 			return vault.Chain{}, 0, errHistory
