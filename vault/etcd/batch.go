@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -34,7 +33,7 @@ const (
 // ApplyBatch implements vault.Store: ws goes in units of at most
 // maxUnitWrites writes and maxUnitBytes, each its own transaction. For
 // each unit, in order: one read of the header and the unit's records,
-// the change of every write prepared (vault.Next, at one time for the
+// the change of every write prepared (vault.Step, at one time for the
 // unit) and sealed, approve called once with the unit's metadata, then
 // one transaction that commits the unit whole, if the header and every
 // record are as read. A unit takes no record lock (a lock per record
@@ -54,29 +53,31 @@ func (e *Vault) ApplyBatch(ctx context.Context, b vault.Batch, approve vault.App
 	}
 	e.lockForBulk()
 	defer e.mu.Unlock()
-	if err := e.loadForBatch(ctx, b.At(0).Kind); err != nil {
+	if err := e.loadForBatch(ctx, b.At(0)); err != nil {
 		return 0, err
 	}
 	ws := make([]vault.Write, 0, maxUnitWrites)
-	for start := 0; start < n; start += len(ws) {
+	for start := 0; start < n; {
 		if err := ctx.Err(); err != nil {
 			return start, fmt.Errorf("%s: the batch stopped after %d of its %d writes: %w", e.where(), start, n, err)
 		}
 		ws = e.unit(ws[:0], b, start)
-		if err := e.applyUnit(ctx, ws, start, approve); err != nil {
+		landed, err := e.applyUnit(ctx, ws, start, approve)
+		if err != nil {
 			return start, err
 		}
+		start += landed
 	}
 	return n, nil
 }
 
-// loadForBatch is loadForWrite for a batch whose first write is of kind
-// k, on a deadline of its own: only the first write's kind counts, since
-// when it finds no vault, it is the first to fail unless it creates one.
-func (e *Vault) loadForBatch(ctx context.Context, k vault.Kind) error {
+// loadForBatch is loadForWrite for a batch whose first write is w, on a
+// deadline of its own: only the first write counts, since when it finds
+// no vault, it is the first to fail unless it creates one.
+func (e *Vault) loadForBatch(ctx context.Context, w vault.Write) error {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, k); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return fmt.Errorf("write 1 of the batch: %w; nothing was changed", err)
 	}
 	return nil
@@ -98,40 +99,41 @@ func (e *Vault) unit(ws []vault.Write, b vault.Batch, start int) []vault.Write {
 	return ws
 }
 
-// writeCost is the bytes w adds to its unit's transaction: its record's
-// key twice (compare and change) and, unless it removes, the sealed
-// record, whose size the name and value tell before anything is read.
+// writeCost is what w adds to its unit's transaction as far as can be
+// told before anything is read: its record's key twice (compare and
+// change) and the sealed record its name and value make. The versions
+// the name keeps add to it; prepareUnit cuts a unit they make too large.
 func (e *Vault) writeCost(w vault.Write) int {
-	cost := 2 * (len(e.recordsKey()) + 2*seal.SlotSize)
-	if w.Kind != vault.Remove {
-		cost += sealOverhead + len(w.Name) + w.Value.Len()
-	}
-	return cost
+	return 2*(len(e.recordsKey())+2*seal.SlotSize) + sealOverhead + len(w.Name) + w.Value.Len()
 }
 
 // applyUnit prepares ws (the writes first to first+len(ws)-1 of the
 // batch, counted from 0), has approve see them and commits them in one
-// transaction, on a deadline of its own. Callers hold e.mu.
-func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, approve vault.ApproveBatch) error {
+// transaction, on a deadline of its own. It answers how many of ws it
+// committed: all of them, unless the names' kept versions made them too
+// large for one transaction, when it commits those that fit (at least
+// one) and leaves the rest to the next unit. Callers hold e.mu.
+func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, approve vault.ApproveBatch) (int, error) {
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
 	if err := e.ensureSession(ctx); err != nil {
-		return e.unitErr(first, len(ws), err)
+		return 0, e.unitErr(first, len(ws), err)
 	}
 	u, err := e.readUnit(ctx, ws)
 	if err != nil {
-		return e.unitErr(first, len(ws), err)
+		return 0, e.unitErr(first, len(ws), err)
 	}
 	if err := e.prepareUnit(u, ws, first); err != nil {
-		return err
+		return 0, err
 	}
+	n := len(u.metas)
 	if err := approve(u.metas); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
-		return e.unitErr(first, len(ws), err)
+		return 0, e.unitErr(first, n, err)
 	}
-	return nil
+	return n, nil
 }
 
 // unitErr says which writes of the batch err stopped.
@@ -180,48 +182,36 @@ func (e *Vault) readUnit(ctx context.Context, ws []vault.Write) (*unit, error) {
 	return u, nil
 }
 
-// prepareUnit computes what each write of u makes of its record, as Apply
-// would, and seals it: u's compares, changes and metadata. An error names
-// the write by its position in the batch (first: the unit's first, from
-// 0), never the record.
+// prepareUnit computes what each write of u makes of its name, as Apply
+// would (step), and seals it: u's compares, changes and metadata. The
+// unit is cut short, before a write that would take it past
+// maxUnitBytes, when the names' kept versions make it larger than
+// writeCost foretold. An error names the write by its position in the
+// batch (first: the unit's first, from 0), never the record.
 func (e *Vault) prepareUnit(u *unit, ws []vault.Write, first int) error {
 	now := e.now().UTC()
 	u.cmps = make([]clientv3.Cmp, 0, len(ws))
 	u.ops = make([]clientv3.Op, 0, len(ws)+2) // room for commitTxn's two
 	u.metas = make([]vault.Meta, 0, len(ws))
+	size := 0
 	for i, w := range ws {
 		key := e.recordKey(u.slots[i])
-		sealed, meta, err := e.prepareWrite(w, u.slots[i], u.kvs[i], now)
+		_, meta, stored, err := e.step(u.slots[i], w, u.kvs[i], now)
 		if err != nil {
 			return fmt.Errorf("write %d of the batch: %w; nothing of writes %d to %d was changed", first+i+1, err, first+1, first+len(ws))
 		}
+		cost := 2*len(key) + len(stored)
+		if i > 0 && size+cost > maxUnitBytes {
+			break
+		}
+		size += cost
 		var rev int64 // 0: absent
 		if u.kvs[i] != nil {
 			rev = u.kvs[i].ModRevision
 		}
 		u.cmps = append(u.cmps, clientv3.Compare(clientv3.ModRevision(key), "=", rev))
-		u.ops = append(u.ops, recordChange(key, sealed))
+		u.ops = append(u.ops, recordChange(key, stored))
 		u.metas = append(u.metas, meta)
 	}
 	return nil
-}
-
-// prepareWrite is one write of a unit: the record as stored in slot
-// (kv nil: absent) opened, the change computed at now, the result sealed
-// (nil for a remove). A record that fails to open stops any write but a
-// remove, as in Apply.
-func (e *Vault) prepareWrite(w vault.Write, slot string, kv *mvccpb.KeyValue, now time.Time) ([]byte, vault.Meta, error) {
-	var cur vault.Record
-	if kv != nil {
-		var err error
-		if cur, err = e.open(slot, w.Name, kv); err != nil && w.Kind != vault.Remove {
-			return nil, vault.Meta{}, err
-		}
-	}
-	next, err := vault.Next(w, cur, kv != nil, now)
-	if err != nil || w.Kind == vault.Remove {
-		return nil, next.Meta, err
-	}
-	sealed, err := e.k.Seal(slot, next)
-	return sealed, next.Meta, err
 }

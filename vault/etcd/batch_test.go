@@ -453,7 +453,12 @@ func testBatchRestore(t *testing.T, b *batchCluster) {
 	}
 	wantMeta(t, "restore over a record", metas[0], restoreMeta(7, true), "app/old", false)
 	wantMeta(t, "restore of a new record", metas[1], restoreMeta(3, false), "app/new", true)
-	if metas[2].Version != 2 || metas[2].RotatedAt.IsZero() || metas[3] != gone.Meta {
+	removed := metas[3]
+	if removed.Touch == nil || removed.Touch.DeletedAt.IsZero() {
+		t.Errorf("remove %+v: not a soft delete", removed)
+	}
+	removed.Touch = nil
+	if metas[2].Version != 2 || metas[2].RotatedAt.IsZero() || removed != gone.Meta {
 		t.Errorf("rotate %+v, remove %+v (the record had %+v)", metas[2], metas[3], gone.Meta)
 	}
 	fresh := v.open(t)

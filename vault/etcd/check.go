@@ -2,18 +2,22 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/vault"
 )
 
 // Check implements vault.Store: which members answer and who leads, that the
-// identity unwraps the data key, and that every record authenticates and
-// sits in the slot its name hashes to (read in pages at one revision, see
-// eachPage). What it finds healthy is in Info.
+// identity unwraps the data key, and that every name's chain authenticates
+// (its current record and every kept version: Records, Versions) and sits
+// in the slot its name hashes to (read in pages at one revision, see
+// eachPage). What it finds healthy is in Info. The soft-deleted names past
+// keep_deleted are then erased (eraseExpired: Erased).
 func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 	e.lockForBulk()
 	defer e.mu.Unlock()
@@ -29,22 +33,98 @@ func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 	}
 	rep.Info = append(rep.Info, fmt.Sprintf("the identity unwraps the data key (%d recipients)", len(e.hdr.Recipients)))
 	var bad problems
-	err := e.eachRecord(ctx, func() { rep.Records, bad = 0, problems{} }, func(slot string, kv *mvccpb.KeyValue) error {
-		rep.Records++
-		r, err := e.open(slot, "", kv)
+	var expired []expiredName
+	now := e.now().UTC()
+	err := e.eachRecord(ctx, func() { rep.Records, rep.Versions, bad, expired = 0, 0, problems{}, nil }, func(slot string, kv *mvccpb.KeyValue) error {
+		c, err := e.openChain(e.k, slot, "", kv)
 		switch {
 		case err != nil:
+			rep.Records++
 			bad.add(err.Error())
-		case e.k.Slot(r.Name) != slot:
+			return nil
+		case e.k.Slot(c.Name) != slot:
+			rep.Records++
 			bad.add(fmt.Sprintf("%s: record %s: stored in the wrong slot", e.where(), slot))
+			return nil
+		}
+		if c.HasCurrent {
+			rep.Records++
+		}
+		rep.Versions += len(c.Previous)
+		if next, erased := vault.Expire(c, e.history, now); len(erased) > 0 {
+			stored, err := e.sealChain(slot, next)
+			if err != nil {
+				return err
+			}
+			expired = append(expired, expiredName{slot: slot, rev: kv.ModRevision, stored: stored})
 		}
 		return nil
 	})
 	rep.Problems = append(rep.Problems, bad.lines()...)
 	if err != nil {
 		rep.Problems = append(rep.Problems, err.Error())
+		return rep, nil
 	}
+	e.eraseExpired(ctx, expired, &rep)
 	return rep, nil
+}
+
+// expiredName is a soft-deleted name past keep_deleted that a check
+// erases: its slot, its key's mod revision as read, and its new value.
+type expiredName struct {
+	slot   string
+	rev    int64
+	stored []byte
+}
+
+// eraseExpired writes the expired names' new values, in units of
+// transactions as a batch's, each conditioned on the header and on every
+// name's key being as read: a name written since was erased by that
+// write (vault.Step erases first), or is no longer deleted. Callers hold
+// e.mu.
+func (e *Vault) eraseExpired(ctx context.Context, names []expiredName, rep *vault.Report) {
+	moved := 0
+	for len(names) > 0 {
+		n, size := 0, 0
+		for n < len(names) && n < maxUnitWrites && (n == 0 || size+len(names[n].stored) <= maxUnitBytes) {
+			size += len(names[n].stored)
+			n++
+		}
+		unit := names[:n]
+		names = names[n:]
+		cmps := make([]clientv3.Cmp, 0, n)
+		ops := make([]clientv3.Op, 0, n+2)
+		for _, x := range unit {
+			key := e.recordKey(x.slot)
+			cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(key), "=", x.rev))
+			ops = append(ops, clientv3.OpPut(key, string(x.stored)))
+		}
+		err := e.commitUnit(ctx, cmps, ops)
+		switch {
+		case err == nil:
+			rep.Erased += n
+		case errors.Is(err, errConflict):
+			moved += n
+		default:
+			rep.Problems = append(rep.Problems, fmt.Sprintf("erasing %d names past keep_deleted: %v", n, err))
+			return
+		}
+	}
+	if moved > 0 {
+		rep.Info = append(rep.Info, fmt.Sprintf("%d names past keep_deleted were written while the check ran: their writes erase them", moved))
+	}
+}
+
+// commitUnit commits one unit of a bulk change (commitTxn), on a deadline
+// of its own and in a session. Callers hold e.mu.
+func (e *Vault) commitUnit(ctx context.Context, cmps []clientv3.Cmp, ops []clientv3.Op) error {
+	ctx, cancel := e.deadline(ctx)
+	defer cancel()
+	if err := e.ensureSession(ctx); err != nil {
+		return err
+	}
+	_, err := e.commitTxn(ctx, true, cmps, ops)
+	return err
 }
 
 // checkMembers asks every endpoint for its status. It reports whether one

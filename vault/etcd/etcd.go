@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/grpclog"
 
+	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/fsio"
 	"github.com/arca-secrets/arca/vault/identity"
 	"github.com/arca-secrets/arca/vault/internal/seal"
@@ -31,7 +32,7 @@ import (
 //
 //	P + "vault"                    the header (JSON): format, vault id, recipients, wrapped data key, MAC
 //	P + "written"                  touched by every record write; a rekey commits only if it did not move
-//	P + "r/" + vaultID + "/" + slot   one sealed record: nonce || ciphertext
+//	P + "r/" + vaultID + "/" + slot   one name: a sealed record, or its chain (stored.go)
 //	P + "lock/r/" + slot + "/" + lease   a record's lock: the oldest such key holds it (lock.go)
 //	P + "token/" + lease           a writer's last commit, to settle a lost answer
 //
@@ -68,6 +69,7 @@ type Vault struct {
 	timeout time.Duration
 
 	mu      sync.Mutex
+	history vault.History // what writes follow (SetHistory)
 	hdr     header
 	hdrRev  int64 // the header's mod revision as loaded; 0: not loaded
 	k       *seal.Keys
@@ -110,9 +112,6 @@ type Options struct {
 	Now     func() time.Time // stamps record times; time.Now when nil
 }
 
-// etcdFormat names the shared vault's header layout.
-const etcdFormat = "arca-etcd-vault/1"
-
 // Sizes read from etcd are bounded like any input.
 const (
 	maxEtcdHeader = 1 << 20
@@ -134,7 +133,7 @@ func Open(o Options) (*Vault, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout, holdFor: holdIdle}
+	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), ids: ids, extra: o.Recipients, pinFile: o.PinFile, now: o.Now, timeout: o.Timeout, holdFor: holdIdle, history: vault.DefaultHistory()}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -324,12 +323,12 @@ func Create(ctx context.Context, o Options, recipients []age.Recipient) (created
 	e := &Vault{reach: r, cli: cli, prefix: o.Prefix, eps: strings.Join(o.Endpoints, ","), timeout: o.Timeout, holdFor: holdIdle}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
-	return e.createHeader(ctx, recipients)
+	return e.createHeader(ctx, etcdFormat, recipients)
 }
 
-// createHeader puts a fresh header wrapped to recipients unless there is
-// one already; created reports which happened.
-func (e *Vault) createHeader(ctx context.Context, recipients []age.Recipient) (created bool, err error) {
+// createHeader puts a fresh header of format wrapped to recipients unless
+// there is one already; created reports which happened.
+func (e *Vault) createHeader(ctx context.Context, format string, recipients []age.Recipient) (created bool, err error) {
 	k, err := seal.Fresh()
 	if err != nil {
 		return false, err
@@ -338,7 +337,7 @@ func (e *Vault) createHeader(ctx context.Context, recipients []age.Recipient) (c
 	if err != nil {
 		return false, err
 	}
-	h, err := sealHeader(k, recipients, chain)
+	h, err := sealHeader(format, k, recipients, chain)
 	if err != nil {
 		return false, err
 	}
@@ -367,7 +366,7 @@ func (e *Vault) createOnWrite(ctx context.Context) error {
 			rs = append(rs, r)
 		}
 	}
-	if _, err := e.createHeader(ctx, rs); err != nil {
+	if _, err := e.createHeader(ctx, etcdFormat, rs); err != nil {
 		return err
 	}
 	return e.loadHeader(ctx)

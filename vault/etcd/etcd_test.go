@@ -87,7 +87,8 @@ func TestEtcdConformance(t *testing.T) {
 	})
 }
 
-// corruptEtcdRecord flips a ciphertext byte of the one record under prefix.
+// corruptEtcdRecord flips a ciphertext byte of the current record of the
+// one name under prefix (what a get opens: see etcd.CurrentPart).
 func corruptEtcdRecord(cli *clientv3.Client, prefix string) error {
 	ctx := context.Background()
 	resp, err := cli.Get(ctx, prefix+"r/", clientv3.WithPrefix())
@@ -98,7 +99,11 @@ func corruptEtcdRecord(cli *clientv3.Client, prefix string) error {
 		return fmt.Errorf("%d records under %s, want 1", len(resp.Kvs), prefix)
 	}
 	kv := resp.Kvs[0]
-	kv.Value[len(kv.Value)/2] ^= 0x01
+	off, n := etcd.CurrentPart(kv.Value)
+	if n == 0 {
+		return fmt.Errorf("the name under %s has no current record", prefix)
+	}
+	kv.Value[off+n/2] ^= 0x01
 	_, err = cli.Put(ctx, string(kv.Key), string(kv.Value))
 	return err
 }

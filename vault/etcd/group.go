@@ -42,13 +42,15 @@ type group struct {
 	reserved map[string]recordRead
 }
 
-// groupRec is one record the group writes: as read under the lock, and
-// what the group leaves in it.
+// groupRec is one name the group writes: as read under its lock, and
+// what the group's writes so far leave of it.
 type groupRec struct {
 	read   recordRead
-	next   vault.Record
-	exists bool   // after the group's writes so far
-	sealed []byte // nil: removed
+	chain  vault.Chain // the name as the group's writes so far leave it
+	stored []byte      // the key's new value
+	// broken is why the value read fails to open, until a write of the
+	// group removes it: only an unconditional Remove can.
+	broken error
 }
 
 var errGroupEnded = errors.New("the group of writes has ended")
@@ -61,7 +63,7 @@ func (g *group) Add(ctx context.Context, w vault.Write, approve vault.Approve) (
 	e := g.e
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, w.Kind); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return vault.Meta{}, err
 	}
 	cost := e.writeCost(w)
@@ -77,6 +79,13 @@ func (g *group) Add(ctx context.Context, w vault.Write, approve vault.Approve) (
 		var err error
 		if rec, err = g.read(ctx, w); err != nil {
 			return vault.Meta{}, err
+		}
+		if rec.read.kv != nil {
+			// The versions the name keeps go with its next value.
+			cost += len(rec.read.kv.Value)
+		}
+		if len(g.recs) > 0 && g.bytes+cost > maxUnitBytes {
+			return vault.Meta{}, vault.ErrCommitFirst
 		}
 	}
 	m, err := g.prepare(&rec, w, approve)
@@ -129,9 +138,9 @@ func (g *group) read(ctx context.Context, w vault.Write) (groupRec, error) {
 	if err != nil {
 		return groupRec{}, err
 	}
-	rec := groupRec{read: r, exists: r.kv != nil}
-	if rec.next, err = e.current(r, w); err != nil {
-		return groupRec{}, err
+	rec := groupRec{read: r}
+	if r.kv != nil {
+		rec.chain, rec.broken = e.openChain(e.k, r.slot, w.Name, r.kv)
 	}
 	return rec, nil
 }
@@ -191,20 +200,31 @@ func firstSlots(e *Vault, names []string, n int) []string {
 	return kept
 }
 
-// prepare works out what w makes of rec, seals it and has approve see it;
-// rec is changed only when approve returned nil.
+// prepare works out what w makes of rec (vault.Step), seals it and has
+// approve see it; rec is changed only when approve returned nil.
 func (g *group) prepare(rec *groupRec, w vault.Write, approve vault.Approve) (vault.Meta, error) {
-	next, sealed, err := g.e.change(rec.read.slot, w, rec.next, rec.exists, approve)
-	if err != nil {
+	var next vault.Chain
+	var m vault.Meta
+	var stored []byte
+	switch {
+	case rec.broken != nil && (w.Kind != vault.Remove || w.IfVersion != nil):
+		return vault.Meta{}, rec.broken
+	case rec.broken != nil:
+		var err error
+		if next, m, stored, err = g.e.erasedUnread(rec.read.slot, w.Name, g.e.now()); err != nil {
+			return vault.Meta{}, err
+		}
+	default:
+		var err error
+		if next, m, stored, err = g.e.stepChain(rec.read.slot, w, rec.chain, g.e.now()); err != nil {
+			return vault.Meta{}, err
+		}
+	}
+	if err := approve(m); err != nil {
 		return vault.Meta{}, err
 	}
-	kept := next
-	kept.Created = false // what a later write of the record finds
-	rec.next, rec.exists, rec.sealed = kept, w.Kind != vault.Remove, sealed
-	if !rec.exists {
-		rec.next = vault.Record{}
-	}
-	return next.Meta, nil
+	rec.chain, rec.stored, rec.broken = next, stored, nil
+	return m, nil
 }
 
 // Commit implements vault.Group: one transaction (commitLocked) that
@@ -231,7 +251,7 @@ func (g *group) Commit(ctx context.Context) error {
 	slots := make([]string, 0, len(g.recs))
 	for _, r := range g.recs {
 		cmps = append(cmps, r.read.unmoved(e))
-		ops = append(ops, recordChange(e.recordKey(r.read.slot), r.sealed))
+		ops = append(ops, recordChange(e.recordKey(r.read.slot), r.stored))
 		slots = append(slots, r.read.slot)
 	}
 	if err := e.commitLocked(ctx, cmps, ops, slots); err != nil {

@@ -21,6 +21,17 @@ import (
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
 
+// The formats of the shared vault's header. A vault whose names may hold
+// chains (stored.go) has format 2, which arca before history refuses (it
+// would take a chain for a record that fails to authenticate, and its rm
+// of one would erase the name's every version); a vault of format 1 holds
+// records alone, is read as it is, and is moved to format 2 by its first
+// write (upgradeHeader). Create and a rekey write format 2.
+const (
+	etcdFormat   = "arca-etcd-vault/2"
+	etcdFormatV1 = "arca-etcd-vault/1"
+)
+
 // header is a shared vault's header: what every backend seals (the wrapped
 // data key, recipients and MAC), then the vault's key history (pin.go),
 // which the MAC covers too.
@@ -29,10 +40,10 @@ type header struct {
 	Chain []link `json:"chain,omitempty"`
 }
 
-// sealHeader makes the header of a shared vault with keys k, wrapped to
-// recipients, with its key history, as stored: JSON.
-func sealHeader(k *seal.Keys, recipients []age.Recipient, chain []link) ([]byte, error) {
-	sh, err := seal.NewHeader(etcdFormat, k, recipients)
+// sealHeader makes the header of format of a shared vault with keys k,
+// wrapped to recipients, with its key history, as stored: JSON.
+func sealHeader(format string, k *seal.Keys, recipients []age.Recipient, chain []link) ([]byte, error) {
+	sh, err := seal.NewHeader(format, k, recipients)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +97,7 @@ func (e *Vault) adoptHeader(kvs []*mvccpb.KeyValue) error {
 		return fmt.Errorf("%s is corrupt: header is not valid JSON", e.where())
 	}
 	vaultID, err := hex.DecodeString(h.VaultID)
-	if h.Format != etcdFormat || err != nil || len(vaultID) != seal.VaultIDSize {
+	if (h.Format != etcdFormat && h.Format != etcdFormatV1) || err != nil || len(vaultID) != seal.VaultIDSize {
 		return fmt.Errorf("%s is corrupt: unknown header format or vault id", e.where())
 	}
 	k := e.k

@@ -37,7 +37,7 @@ func (e *Vault) SetRecipients(ctx context.Context, from []string, rs []age.Recip
 	if !slices.Equal(e.hdr.Recipients, from) {
 		return fmt.Errorf("%s: %w", e.where(), vault.ErrRecipientsChanged)
 	}
-	h, err := sealHeader(e.k, rs, e.hdr.Chain)
+	h, err := sealHeader(e.hdr.Format, e.k, rs, e.hdr.Chain)
 	if err != nil {
 		return err
 	}

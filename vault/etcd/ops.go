@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -17,32 +17,6 @@ import (
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
-
-// open decrypts one stored record of slot; name, when not "", is the name
-// it must carry. Callers hold e.mu.
-func (e *Vault) open(slot, name string, kv *mvccpb.KeyValue) (vault.Record, error) {
-	return e.openWith(e.k, slot, name, kv)
-}
-
-// openWith is open with the keys k, which may no longer be the handle's
-// (a get that read before a rekey was adopted). Callers hold e.mu: the
-// keys' buffers are shared.
-func (e *Vault) openWith(k *seal.Keys, slot, name string, kv *mvccpb.KeyValue) (vault.Record, error) {
-	var err error
-	var r vault.Record
-	if len(kv.Value) > maxEtcdRecord {
-		err = fmt.Errorf("larger than %d bytes", maxEtcdRecord)
-	} else {
-		r, err = k.Open(slot, bytes.Clone(kv.Value))
-	}
-	if err == nil && name != "" && r.Name != name {
-		err = seal.ErrAuth
-	}
-	if err != nil {
-		return vault.Record{}, fmt.Errorf("%s: record %s: %w", e.where(), slot, err)
-	}
-	return r, nil
-}
 
 // Get implements vault.Store: one round trip, made without holding e.mu,
 // so that gets of one handle run at once (serve runs the reads in its
@@ -79,11 +53,14 @@ func (e *Vault) Get(ctx context.Context, name string) (vault.Record, error) {
 		e.mu.Lock()
 		if resp.Succeeded {
 			var r vault.Record
-			err = vault.ErrNotFound
+			ok := false
 			if len(kvs) > 0 {
-				r, err = e.openWith(g.k, g.slot, name, kvs[0])
+				r, ok, err = e.openCurrent(g.k, g.slot, name, kvs[0])
 			}
 			e.mu.Unlock()
+			if err == nil && !ok {
+				err = vault.ErrNotFound
+			}
 			return r, err
 		}
 		err = e.adoptNewer(kvs)
@@ -124,15 +101,15 @@ func (e *Vault) snapshot(ctx context.Context, name string) (getRead, error) {
 	return getRead{k: e.k, rev: e.hdrRev, slot: slot, hdrKey: e.headerKey(), recKey: e.recordKey(slot)}, nil
 }
 
-// List implements vault.Store: every record's metadata, read in pages at
-// one revision (eachPage).
+// List implements vault.Store: the metadata of every name with a current
+// record, read in pages at one revision (eachPage).
 func (e *Vault) List(ctx context.Context) ([]vault.Meta, error) {
 	e.lockForBulk()
 	defer e.mu.Unlock()
 	var metas []vault.Meta
 	err := e.eachRecord(ctx, func() { metas = metas[:0] }, func(slot string, kv *mvccpb.KeyValue) error {
-		r, err := e.open(slot, "", kv)
-		if err == nil {
+		r, ok, err := e.openCurrent(e.k, slot, "", kv)
+		if ok {
 			metas = append(metas, r.Meta)
 		}
 		return err
@@ -163,7 +140,7 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	defer e.mu.Unlock()
 	ctx, cancel := e.deadline(ctx)
 	defer cancel()
-	if err := e.loadForWrite(ctx, w.Kind); err != nil {
+	if err := e.loadForWrite(ctx, w); err != nil {
 		return vault.Meta{}, err
 	}
 	recs, err := e.lockRecords(ctx, []string{w.Name})
@@ -183,48 +160,62 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 	return m, nil
 }
 
-// prepare works out what w makes of the record r holds, seals it and has
-// approve see it: the metadata and the sealed record (nil: removed).
+// prepare works out what w makes of the name r holds (step), and has
+// approve see it: the metadata and the key's new value.
 func (e *Vault) prepare(r recordRead, w vault.Write, approve vault.Approve) (vault.Meta, []byte, error) {
-	cur, err := e.current(r, w)
+	_, m, stored, err := e.step(r.slot, w, r.kv, e.now())
 	if err != nil {
 		return vault.Meta{}, nil, err
 	}
-	next, sealed, err := e.change(r.slot, w, cur, r.kv != nil, approve)
-	return next.Meta, sealed, err
+	if err := approve(m); err != nil {
+		return vault.Meta{}, nil, err
+	}
+	return m, stored, nil
 }
 
-// current opens the record r holds (the zero Record when none): one that
-// cannot be opened fails any write but a Remove, which removes it anyway.
-func (e *Vault) current(r recordRead, w vault.Write) (vault.Record, error) {
-	if r.kv == nil {
-		return vault.Record{}, nil
-	}
-	cur, err := e.open(r.slot, w.Name, r.kv)
-	if err != nil && w.Kind != vault.Remove {
-		return vault.Record{}, err
-	}
-	return cur, nil
-}
-
-// change works out what w makes of cur (exists: whether there is one) in
-// slot, seals it and has approve see it: the record it leaves and its
-// sealed form (nil: removed).
-func (e *Vault) change(slot string, w vault.Write, cur vault.Record, exists bool, approve vault.Approve) (vault.Record, []byte, error) {
-	next, err := vault.Next(w, cur, exists, e.now().UTC())
-	if err != nil {
-		return vault.Record{}, nil, err
-	}
-	var sealed []byte
-	if w.Kind != vault.Remove {
-		if sealed, err = e.k.Seal(slot, next); err != nil {
-			return vault.Record{}, nil, err
+// step works out what w makes, at now, of the name stored in kv of slot
+// (nil: the vault holds nothing of it): the chain it leaves, the metadata
+// the write answers (vault.Step), and the key's new value, sealed. A value
+// that fails to authenticate fails any write but an unconditional
+// Remove, which erases it (erasedUnread). Callers hold e.mu.
+func (e *Vault) step(slot string, w vault.Write, kv *mvccpb.KeyValue, now time.Time) (vault.Chain, vault.Meta, []byte, error) {
+	var c vault.Chain
+	if kv != nil {
+		var err error
+		if c, err = e.openChain(e.k, slot, w.Name, kv); err != nil {
+			if w.Kind == vault.Remove && w.IfVersion == nil {
+				return e.erasedUnread(slot, w.Name, now)
+			}
+			return vault.Chain{}, vault.Meta{}, nil, err
 		}
 	}
-	if err := approve(next.Meta); err != nil {
-		return vault.Record{}, nil, err
+	return e.stepChain(slot, w, c, now)
+}
+
+// erasedUnread is what an rm makes of a name whose value fails to
+// authenticate: a chain that holds nothing of it, not even a highest
+// version (what it was cannot be told), so that changes reports the name
+// erased. Callers hold e.mu.
+func (e *Vault) erasedUnread(slot, name string, now time.Time) (vault.Chain, vault.Meta, []byte, error) {
+	c := vault.Chain{Name: name, ChangedAt: now.UTC()}
+	stored, err := e.sealChain(slot, c)
+	if err != nil {
+		return vault.Chain{}, vault.Meta{}, nil, err
 	}
-	return next, sealed, nil
+	return c, vault.Meta{Name: name, Touch: &vault.Touch{Gone: true}}, stored, nil
+}
+
+// stepChain is step from the chain c as the vault holds it.
+func (e *Vault) stepChain(slot string, w vault.Write, c vault.Chain, now time.Time) (vault.Chain, vault.Meta, []byte, error) {
+	next, m, err := vault.Step(w, c, e.history, now)
+	if err != nil {
+		return vault.Chain{}, vault.Meta{}, nil, err
+	}
+	stored, err := e.sealChain(slot, next)
+	if err != nil {
+		return vault.Chain{}, vault.Meta{}, nil, err
+	}
+	return next, m, stored, nil
 }
 
 // unmoved is the compare that holds while r's record is as read.
@@ -236,22 +227,54 @@ func (r recordRead) unmoved(e *Vault) clientv3.Cmp {
 	return clientv3.Compare(clientv3.ModRevision(e.recordKey(r.slot)), "=", rev)
 }
 
-// loadForWrite loads the header for a write of kind k, if none is loaded.
-// A vault that is not there yet is created when k would create a record
-// (Put, Restore); for any other kind it is vault.ErrNotFound, since no
-// vault holds no record. Callers hold e.mu.
-func (e *Vault) loadForWrite(ctx context.Context, k vault.Kind) error {
+// loadForWrite loads the header for the write w, if none is loaded. A
+// vault that is not there yet holds nothing of any name: w is worked out
+// against that (vault.Step), and the vault is created only when w would
+// write (a Put or Restore that is not refused); otherwise w's error
+// (vault.ErrNotFound, a *vault.ConflictError) is the answer. Callers hold
+// e.mu.
+func (e *Vault) loadForWrite(ctx context.Context, w vault.Write) error {
 	if e.k != nil {
-		return nil
+		return e.upgradeHeader(ctx)
 	}
 	err := e.loadHeader(ctx)
-	switch {
-	case errors.Is(err, errNoVault) && (k == vault.Put || k == vault.Restore):
-		err = e.createOnWrite(ctx)
-	case errors.Is(err, errNoVault):
-		err = vault.ErrNotFound
+	if errors.Is(err, errNoVault) {
+		if _, _, err = vault.Step(w, vault.Chain{}, e.history, e.now()); err == nil {
+			err = e.createOnWrite(ctx)
+		}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return e.upgradeHeader(ctx)
+}
+
+// upgradeHeader moves a vault of format 1 to format 2 before its first
+// write: the same header with the new format, put if the header did not
+// move (swapHeader), then loaded. One another handle moved first is
+// loaded as it is. Callers hold e.mu and a loaded header.
+func (e *Vault) upgradeHeader(ctx context.Context) error {
+	if e.hdr.Format != etcdFormatV1 {
+		return nil
+	}
+	rs, err := seal.ParseRecipients(e.hdr.Recipients)
+	if err != nil {
+		return fmt.Errorf("%s: %w", e.where(), err)
+	}
+	h, err := sealHeader(etcdFormat, e.k, rs, e.hdr.Chain)
+	if err != nil {
+		return err
+	}
+	if err := e.swapHeader(ctx, h, nil); err != nil && !errors.Is(err, errChanged) {
+		return err
+	}
+	if err := e.loadHeader(ctx); err != nil {
+		return err
+	}
+	if e.hdr.Format == etcdFormatV1 {
+		return fmt.Errorf("%s: %w", e.where(), errChanged)
+	}
+	return nil
 }
 
 // errLeaseLapsed is a commit refused because the writer's lease lapsed
@@ -261,12 +284,10 @@ var errLeaseLapsed = errors.New("this writer's lease lapsed before its commit (t
 // errConflict is a write that lost a race with another writer.
 var errConflict = errors.New("another write to this record, or a rekey, landed first; nothing was changed")
 
-// recordChange puts sealed at key, or deletes key when sealed is nil.
-func recordChange(key string, sealed []byte) clientv3.Op {
-	if sealed == nil {
-		return clientv3.OpDelete(key)
-	}
-	return clientv3.OpPut(key, string(sealed))
+// recordChange puts a name's new value at key: a write never deletes a
+// name's key (stored.go).
+func recordChange(key string, stored []byte) clientv3.Op {
+	return clientv3.OpPut(key, string(stored))
 }
 
 // commitTxn runs ops in one transaction if the header is as loaded and

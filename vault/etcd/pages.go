@@ -18,9 +18,10 @@ import (
 // takes as many pages as its size needs, and a bulk op is bounded by the
 // bytes it may read in all (maxEtcdVault), not by one deadline.
 const (
-	// maxPageRecords is as many records as fit in one answer when each is
-	// as large as a record may be, with room for its key and framing.
-	maxPageRecords = maxEtcdResponse / (maxEtcdRecord + 1<<10)
+	// maxPageRecords is as many names as fit in one answer when each is
+	// as large as a name's value may be (its kept versions included), with
+	// room for its key and framing.
+	maxPageRecords = maxEtcdResponse / (maxEtcdValue + 1<<10)
 	// pageTarget is the size a page aims at once the records read so far
 	// say how large they are, so that a page of large values is a round
 	// trip of seconds at most, even on a slow link.

@@ -11,15 +11,15 @@ import (
 	"github.com/arca-secrets/arca/vault"
 )
 
-// Records implements vault.Store: every record, read in pages at one
-// revision (eachRecord), as List reads them.
+// Records implements vault.Store: every name's current record, read in
+// pages at one revision (eachRecord), as List reads them.
 func (e *Vault) Records(ctx context.Context) ([]vault.Record, error) {
 	e.lockForBulk()
 	defer e.mu.Unlock()
 	var recs []vault.Record
 	err := e.eachRecord(ctx, func() { recs = recs[:0] }, func(slot string, kv *mvccpb.KeyValue) error {
-		r, err := e.open(slot, "", kv)
-		if err == nil {
+		r, ok, err := e.openCurrent(e.k, slot, "", kv)
+		if ok {
 			recs = append(recs, r)
 		}
 		return err

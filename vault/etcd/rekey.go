@@ -13,9 +13,9 @@ import (
 	"github.com/arca-secrets/arca/vault/internal/seal"
 )
 
-// Rekey implements vault.Keyed. Every record is read, a page at a time but
-// all at one revision (eachPage), re-sealed under a new data key and vault
-// id and written beside the old records, a batch at a time; then the
+// Rekey implements vault.Keyed. Every name is read, a page at a time but
+// all at one revision (eachPage), re-sealed (its current record and every
+// kept version, written as a chain) under a new data key and vault id and written beside the old records, a batch at a time; then the
 // header is switched over in one transaction that also deletes the old
 // records (one range delete, however many they are). That transaction
 // holds only if no record was written since the snapshot; otherwise the
@@ -54,11 +54,11 @@ func (e *Vault) rekeyOnce(ctx context.Context) (int, error) {
 	b := &sealBatch{e: e, k: nk, prefix: e.prefix + "r/" + nk.VaultIDHex() + "/"}
 	writtenRev, err := e.eachPage(ctx, func(kvs []*mvccpb.KeyValue) error {
 		for _, kv := range kvs {
-			r, err := e.open(e.slotOf(kv), "", kv)
+			c, err := e.openChain(e.k, e.slotOf(kv), "", kv)
 			if err != nil {
 				return fmt.Errorf("%w (rm the record or restore it before a rekey)", err)
 			}
-			if err := b.add(ctx, r); err != nil {
+			if err := b.add(ctx, c); err != nil {
 				return err
 			}
 		}
@@ -126,7 +126,7 @@ func (e *Vault) nextHeader(nk *seal.Keys) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sealHeader(nk, rs, chain)
+	return sealHeader(etcdFormat, nk, rs, chain)
 }
 
 // errInUse is a rekey's new records that the header names after all;
@@ -179,7 +179,7 @@ type sealBatch struct {
 	prefix string
 	ops    []clientv3.Op
 	size   int  // bytes sealed in ops
-	n      int  // records sealed in all
+	n      int  // current records sealed in all
 	sent   bool // a batch was sent, and may have landed
 }
 
@@ -189,16 +189,24 @@ const (
 	rekeyBatchBytes = 512 << 10
 )
 
-// add seals r into the batch, writing the batch once it is full.
-func (b *sealBatch) add(ctx context.Context, r vault.Record) error {
-	slot := b.k.Slot(r.Name)
-	sealed, err := b.k.Seal(slot, r)
+// add seals the chain c (its current record and kept versions) into the
+// batch, writing the batch first when c would take it past its bounds.
+func (b *sealBatch) add(ctx context.Context, c vault.Chain) error {
+	slot := b.k.Slot(c.Name)
+	stored, err := appendStored(make([]byte, 0, chainSizeHint(c)), b.k, slot, c)
 	if err != nil {
 		return err
 	}
-	b.ops = append(b.ops, clientv3.OpPut(b.prefix+slot, string(sealed)))
-	b.n++
-	if b.size += len(sealed); len(b.ops) >= rekeyBatchOps || b.size >= rekeyBatchBytes {
+	if len(b.ops) > 0 && b.size+len(stored) > rekeyBatchBytes {
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
+	}
+	b.ops = append(b.ops, clientv3.OpPut(b.prefix+slot, string(stored)))
+	if c.HasCurrent {
+		b.n++
+	}
+	if b.size += len(stored); len(b.ops) >= rekeyBatchOps || b.size >= rekeyBatchBytes {
 		return b.flush(ctx)
 	}
 	return nil
