@@ -277,3 +277,27 @@ func TestOldBackupRestores(t *testing.T) {
 		t.Fatalf("a put after the restore made version %d, want 3", m.Version)
 	}
 }
+
+// A backup keeps what the vault held however old: checked long after a
+// name was removed (past any keep_deleted), the backup still holds it, and
+// a restore brings it back deleted, with when it was.
+func TestBackupKeepsOldDeletes(t *testing.T) {
+	f := newFixture(t, twoVaults)
+	ctx := context.Background()
+	historyVault(t, f)
+	path := filepath.Join(t.TempDir(), "dev.backup")
+	if _, err := Backup(ctx, f.svc, "dev", path); err != nil {
+		t.Fatal(err)
+	}
+	f.later = 3 * vault.DefaultKeepDeleted
+	if chk, err := CheckBackup(ctx, f.svc, "copy", path); err != nil || !chk.Healthy {
+		t.Fatalf("check of the backup: %+v %v", chk, err)
+	}
+	res, err := Restore(ctx, f.svc, "copy", path, false, false)
+	if err != nil || res.Rows[2] != (Row{"app/gone", 2, ActionDeleted, true}) {
+		t.Fatalf("restore: %+v %v", res.Rows, err)
+	}
+	if got, want := f.chain(t, "copy", "app/gone"), f.chain(t, "dev", "app/gone"); !got.DeletedAt.Equal(want.DeletedAt) || len(got.Previous) != 2 {
+		t.Fatalf("app/gone restored deleted at %v with %d versions, want %v and 2", got.DeletedAt, len(got.Previous), want.DeletedAt)
+	}
+}
