@@ -301,3 +301,30 @@ func TestBackupKeepsOldDeletes(t *testing.T) {
 		t.Fatalf("app/gone restored deleted at %v with %d versions, want %v and 2", got.DeletedAt, len(got.Previous), want.DeletedAt)
 	}
 }
+
+// A backup keeps every version the vault keeps, beyond the default
+// max_versions; a restore keeps as many as the vault it writes to does.
+func TestBackupKeepsEveryVersion(t *testing.T) {
+	f := newFixture(t, twoVaults)
+	ctx := context.Background()
+	h := vault.History{MaxVersions: 30, KeepDeleted: vault.DefaultKeepDeleted}
+	for _, env := range []string{"dev", "copy"} {
+		st, err := f.svc.Store(env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.SetHistory(h)
+	}
+	for i := range 25 {
+		f.apply(t, "dev", vault.Write{Kind: vault.Put, Name: "app/k", Value: secret(string(rune('a' + i)))})
+	}
+	path := filepath.Join(t.TempDir(), "dev.backup")
+	b, err := Backup(ctx, f.svc, "dev", path)
+	if err != nil || b.Versions != 24 {
+		t.Fatalf("backup: %+v %v", b, err)
+	}
+	if _, err := Restore(ctx, f.svc, "copy", path, false, false); err != nil {
+		t.Fatal(err)
+	}
+	sameChain(t, f.chain(t, "copy", "app/k"), f.chain(t, "dev", "app/k"))
+}
