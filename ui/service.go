@@ -12,9 +12,10 @@ import (
 
 // ServiceHistories reads names' versions from the vaults of an
 // ops.Service as arca history and arca list --deleted do: the guardrails
-// of history (a name's versions) or list (the deleted names) apply, and
-// each read is audited (a history event of the name, with its current
-// version; a list event whose message says it listed the deleted names).
+// of history (a name's versions, which a rule on get of the name covers)
+// or list (the deleted names) apply, and each read is audited (a history
+// event of the name, with its current version; a list event whose message
+// says it listed the deleted names).
 // A name's chain holds its values: it is reduced to its versions'
 // metadata in the function that reads it, and nothing else of it is kept.
 type ServiceHistories struct{ Service *ops.Service }
@@ -33,7 +34,7 @@ func (h ServiceHistories) History(ctx context.Context, env, refText string) (His
 	}
 	name := r.Path()
 	ch := h.Service.Begin("history", env, name, "")
-	for _, op := range [...]string{"history", "list"} {
+	for _, op := range [...]string{"history", "get"} {
 		if reason, denied := h.Service.Config().Guardrail(env, op, name, ""); denied {
 			return History{}, ch.Fail(ops.Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 		}

@@ -76,15 +76,15 @@ func TestHistoryEndpoints(t *testing.T) {
 }
 
 // Guardrails hold for the page's history as for the CLI's: a name's
-// versions (which reveal names, as list does) are refused where list of
-// it is, the deleted names where list is.
+// versions are refused where a get of it is (a rule on get covers its
+// history), the deleted names where list is.
 func TestHistoryGuardrails(t *testing.T) {
 	fx := opstest.New(t, opstest.Options{Config: `
 [[guardrails.rule]]
 env = "default"
 ref = "billing/*"
-ops = ["list"]
-reason = "billing's names are the auditors'"
+ops = ["get"]
+reason = "billing is the auditors'"
 [[guardrails.rule]]
 env = "locked"
 ops = ["list"]
@@ -106,8 +106,8 @@ kind = "file"
 	if _, err := h.History(ctx, "", "arca://billing/card"); ops.CodeOf(err) != "denied" || !strings.Contains(err.Error(), "auditors") {
 		t.Errorf("history of a guarded name: %v, want denied", err)
 	}
-	if _, err := h.History(ctx, "locked", "arca://app/x"); ops.CodeOf(err) != "denied" {
-		t.Errorf("history where list is refused: %v, want denied", err)
+	if _, err := h.History(ctx, "", "arca://app/x"); ops.CodeOf(err) != "not_found" {
+		t.Errorf("history of a name never written: %v, want not_found", err)
 	}
 	if _, err := h.Deleted(ctx, "locked"); ops.CodeOf(err) != "denied" {
 		t.Errorf("deleted names where list is refused: %v, want denied", err)
