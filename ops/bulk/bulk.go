@@ -111,7 +111,11 @@ func Import(ctx context.Context, s *ops.Service, req Request) (Result, error) {
 	for _, m := range metas {
 		exists[m.Name] = true
 	}
-	p := plan(req.Items, exists, req.Overwrite)
+	deleted, err := knownDeleted(ctx, st, req.Items)
+	if err != nil {
+		return res, ops.AsError(err)
+	}
+	p := plan(req.Items, exists, deleted, req.Overwrite)
 	if req.DryRun {
 		res.Rows = p.rows()
 		return res, s.Begin("list", env, "", "").Record(0)
@@ -131,18 +135,41 @@ type bulkPlan struct {
 	todo     []int32  // the items written, in order
 }
 
-// plan plans the write of items into a vault holding exists. A name a
-// backup holds without a current record is restored where the vault has no
-// current record of it (Step leaves a name the vault knows as it is), and
-// skipped where it has one: a restore never lowers a version.
-func plan(items Items, exists map[string]bool, overwrite bool) *bulkPlan {
+// knownDeleted is the names the vault holds soft-deleted, when items hold
+// a name without a current record (a restore's deleted names); nil, read
+// from nowhere, for a migration.
+func knownDeleted(ctx context.Context, st vault.Store, items Items) (map[string]bool, error) {
+	n := items.Len()
+	i := 0
+	for i < n && items.At(i).current() {
+		i++
+	}
+	if i == n {
+		return nil, nil
+	}
+	ms, err := st.ListDeleted(ctx)
+	deleted := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		deleted[m.Name] = true
+	}
+	return deleted, err
+}
+
+// plan plans the write of items into a vault holding the records exists
+// and the soft-deleted names deleted. A name a backup holds without a
+// current record is restored where the vault knows nothing of it, and
+// skipped where it knows the name (Step leaves it as it is); a name the
+// vault holds only as its highest version is found so when the write is
+// approved, and skipped then. A record the backup holds is restored over
+// a name the vault holds soft-deleted. A restore never lowers a version.
+func plan(items Items, exists, deleted map[string]bool, overwrite bool) *bulkPlan {
 	n := items.Len()
 	p := &bulkPlan{items: items, actions: make([]Action, n), versions: make([]uint64, n), todo: make([]int32, 0, n)}
 	for i := range n {
 		it := items.At(i)
 		ref := it.Ref
 		switch {
-		case !it.current() && exists[ref]:
+		case !it.current() && (exists[ref] || deleted[ref]):
 			p.actions[i] = ActionSkip
 			continue
 		case !it.current():

@@ -328,3 +328,40 @@ func TestBackupKeepsEveryVersion(t *testing.T) {
 	}
 	sameChain(t, f.chain(t, "copy", "app/k"), f.chain(t, "dev", "app/k"))
 }
+
+// Into a vault that holds names soft-deleted: a name the backup holds
+// deleted too is planned and left as the vault holds it, a dry run saying
+// so; a record the backup holds comes back over the deleted name, as a
+// version above the vault's highest.
+func TestRestoreOverDeletedNames(t *testing.T) {
+	f := newFixture(t, twoVaults)
+	ctx := context.Background()
+	historyVault(t, f)
+	path := filepath.Join(t.TempDir(), "dev.backup")
+	if _, err := Backup(ctx, f.svc, "dev", path); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []vault.Write{
+		{Kind: vault.Put, Name: "app/a", Value: secret("c1")}, {Kind: vault.Put, Name: "app/a", Value: secret("c2")},
+		{Kind: vault.Put, Name: "app/a", Value: secret("c3")}, {Kind: vault.Remove, Name: "app/a"},
+		{Kind: vault.Put, Name: "app/gone", Value: secret("c1")}, {Kind: vault.Remove, Name: "app/gone"},
+	} {
+		f.apply(t, "copy", w)
+	}
+	want := []Row{{"app/a", 0, ActionCreate, false}, {"app/erased", 0, ActionDeleted, true}, {"app/gone", 0, ActionSkip, true}}
+	if res, err := Restore(ctx, f.svc, "copy", path, false, true); err != nil || !slices.Equal(res.Rows, want) {
+		t.Fatalf("dry run: %+v %v, want %+v", res.Rows, err, want)
+	}
+	res, err := Restore(ctx, f.svc, "copy", path, false, false)
+	want[0].Version, want[1].Version = 4, 1
+	if err != nil || !slices.Equal(res.Rows, want) {
+		t.Fatalf("restore: %+v %v, want %+v", res.Rows, err, want)
+	}
+	a := f.chain(t, "copy", "app/a")
+	if a.Deleted() || a.Current.Version != 4 || string(a.Current.Value.Reveal()) != "a3" || a.Previous[0].Version != 3 || string(a.Previous[0].Value.Reveal()) != "c3" {
+		t.Fatalf("app/a: version %d, previous %v, deleted %v", a.Current.Version, versionsOf(a.Previous), a.DeletedAt)
+	}
+	if g := f.chain(t, "copy", "app/gone"); !g.Deleted() || len(g.Previous) != 1 || string(g.Previous[0].Value.Reveal()) != "c1" {
+		t.Fatalf("app/gone: %d versions, deleted %v: the vault's own should stand", len(g.Previous), g.DeletedAt)
+	}
+}
