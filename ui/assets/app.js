@@ -124,7 +124,13 @@
       b.textContent = "show";
       return;
     }
-    const h = await get("/api/history", { env, ref });
+    b.disabled = true;
+    let h;
+    try {
+      h = await get("/api/history", { env, ref });
+    } finally {
+      b.disabled = false;
+    }
     const row = document.createElement("tr");
     row.className = "versions";
     row.dataset.ref = ref;
