@@ -105,7 +105,8 @@ func TestGroupReadsSeeEarlierWrites(t *testing.T) {
 	if len(rs) != 7 {
 		t.FailNow()
 	}
-	for i, w := range map[int]string{1: `"version":2`, 2: `"value":"two"`, 3: `"version":3`, 5: `"version":1`, 6: `"value":"four"`} {
+	// The put after rm continues the name's numbering (SPEC §11).
+	for i, w := range map[int]string{1: `"version":2`, 2: `"value":"two"`, 3: `"version":3`, 5: `"version":4`, 6: `"value":"four"`} {
 		if !strings.Contains(string(rs[i].Result), w) {
 			t.Errorf("reply %d: %s does not hold %s", i+1, rs[i].Result, w)
 		}

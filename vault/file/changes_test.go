@@ -130,7 +130,7 @@ func TestCheckErasesExpired(t *testing.T) {
 	}
 	clk.tick(2 * time.Hour)
 	rep, err = f.Check(context.Background())
-	if err != nil || len(rep.Problems) != 0 || rep.Erased != 1 || rep.Versions != 5 {
+	if err != nil || len(rep.Problems) != 0 || rep.Erased != 1 || rep.Versions != 2 {
 		t.Fatalf("Check past keep_deleted: %+v, %v", rep, err)
 	}
 	c := chainOf(t, reopen(t, path, idPath, clk), "app/gone")

@@ -29,7 +29,23 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 		return rep, nil
 	}
 	now := f.now().UTC()
-	var expired []change
+	expired, gone := f.checkLines(&rep, now)
+	if len(expired) > 0 {
+		n, err := f.eraseExpired(expired, now)
+		if err != nil {
+			rep.Problems = append(rep.Problems, err.Error())
+		} else if n == len(expired) {
+			rep.Versions -= gone // the report is of the vault the check leaves
+		}
+		rep.Erased = n
+	}
+	return rep, nil
+}
+
+// checkLines opens every line into rep and returns the soft-deleted names
+// past keep_deleted at now (their slots, sorted) and how many earlier
+// versions they hold. Callers hold f.mu and have indexed the lines.
+func (f *Vault) checkLines(rep *vault.Report, now time.Time) (expired []change, gone int) {
 	for _, e := range f.cur.entries {
 		if currentPart(e.blob) != "" {
 			rep.Records++
@@ -46,16 +62,10 @@ func (f *Vault) Check(_ context.Context) (vault.Report, error) {
 		rep.Versions += len(c.Previous)
 		if expires(c, f.hist, now) {
 			expired = append(expired, change{slot: f.k.SlotBytes(c.Name), i: int32(len(expired))})
+			gone += len(c.Previous)
 		}
 	}
-	if len(expired) > 0 {
-		n, err := f.eraseExpired(expired, now)
-		if err != nil {
-			rep.Problems = append(rep.Problems, err.Error())
-		}
-		rep.Erased = n
-	}
-	return rep, nil
+	return expired, gone
 }
 
 // expires reports whether c is soft-deleted past keep_deleted at now.
@@ -83,41 +93,44 @@ func (f *Vault) eraseExpired(slots []change, now time.Time) (int, error) {
 	if err := f.index(); err != nil {
 		return 0, err
 	}
-	gen := f.cur.gen + 1
-	expire := func(slot string) (vault.Chain, bool) {
-		b64, ok, err := f.cur.find(slot)
-		if err != nil || !ok {
-			return vault.Chain{}, false
-		}
-		c, err := openChain(f.k, slot, b64)
-		if err != nil || !expires(c, f.hist, now) {
-			return vault.Chain{}, false
-		}
-		c, _ = vault.Expire(c, f.hist, now)
-		return c, true
-	}
+	// Every line stays (only its versions go): the file changes by the
+	// lengths of the lines rewritten.
+	gen, size := f.cur.gen+1, f.heldSize()
 	changes := slots[:0]
-	size, lines := f.heldSize()-int64(max(len(f.cur.entries)-1, 0)), len(f.cur.entries)
 	for _, ch := range slots {
 		slot := changeSlot(&ch)
-		if c, ok := expire(slot); ok {
-			b64, _, _ := f.cur.find(slot)
-			size += chainLine(c, gen) - lineSize(len(b64))
+		if c, old, ok := f.expired(slot, now); ok {
+			size += chainLine(c, gen) - lineSize(old)
 			changes = append(changes, ch)
 		}
 	}
 	if len(changes) == 0 {
 		return 0, nil
 	}
-	size += int64(max(lines-1, 0))
-	err = f.rewriteWith(dest, size, gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
-		c, _ := expire(slot)
+	err = f.rewriteWith(dest, size, gen, changes, func(dst, raw []byte, _ change, slot string) ([]byte, []byte, error) {
+		c, _, _ := f.expired(slot, now)
 		return appendChainBlob(f.k, dst, raw, slot, c, gen)
 	})
 	if err != nil {
 		return 0, err
 	}
 	return len(changes), nil
+}
+
+// expired is the chain in slot with its versions erased, and the length
+// of the line that holds it now, if it is soft-deleted past keep_deleted
+// at now. Callers hold f.mu.
+func (f *Vault) expired(slot string, now time.Time) (vault.Chain, int, bool) {
+	b64, ok, err := f.cur.find(slot)
+	if err != nil || !ok {
+		return vault.Chain{}, 0, false
+	}
+	c, err := openChain(f.k, slot, b64)
+	if err != nil || !expires(c, f.hist, now) {
+		return vault.Chain{}, 0, false
+	}
+	c, _ = vault.Expire(c, f.hist, now)
+	return c, len(b64), true
 }
 
 // PermissionProblems reports a file vault, its directory or its identity

@@ -1,7 +1,10 @@
 // Package file is the embedded file vault (kind "file"): one file per
 // vault, in the canonical layout format.go describes, rewritten whole on
 // every change by temp file, fsync, rename and directory fsync, under a
-// writer lock (write.go).
+// writer lock (write.go). A line holds everything the vault keeps of one
+// name, its chain (line.go): the current record a get reads alone, the
+// generation at which the line last changed, which changes reads
+// (history.go), and the sealed history part. Writes follow vault.Step.
 //
 // Limits (bound.go): a write may make the file at most maxVaultFile
 // (1 GiB) and is refused, unapproved and with nothing changed, past that;

@@ -59,7 +59,7 @@ type contents struct {
 	gen      uint64           // the highest generation of a line (line.go), once indexed
 }
 
-// entry is one record line: a slot and its base64 sealed record, and
+// entry is one record line: a slot and its blob (line.go), and
 // where its slot starts in contents.raw when the line is there as read
 // (0 when it is not: a record written since). A run of entries whose lines
 // lie together in raw is written out as one span of it (lineWriter.entries).
@@ -322,8 +322,8 @@ func (lw *lineWriter) entries(raw string, es []entry) {
 	}
 }
 
-// decodeBlob decodes a base64 sealed record, accepting only the canonical
-// encoding: a lax decoder ignores the padding bits of the last character,
+// decodeBlob decodes a sealed part of a line from base64, accepting only
+// the canonical encoding: a lax decoder ignores the padding bits of the last character,
 // and even a strict one skips CR and LF, so a changed file would decode to
 // the same record and the change would go unnoticed.
 func decodeBlob(b64 string) ([]byte, error) { return appendBlob(nil, b64) }
@@ -339,5 +339,5 @@ func appendBlob(dst []byte, b64 string) ([]byte, error) {
 
 func encodeBlob(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
 
-// appendEncoded appends the base64 of a sealed record to dst.
+// appendEncoded appends the base64 of a sealed part of a line to dst.
 func appendEncoded(dst, b []byte) []byte { return base64.StdEncoding.AppendEncode(dst, b) }

@@ -84,15 +84,17 @@ func openChain(k *seal.Keys, slot, blob string) (vault.Chain, error) {
 	if !ok {
 		return vault.Chain{}, seal.ErrAuth
 	}
+	// Both parts decoded into one buffer: one allocation.
+	buf := make([]byte, 0, base64.StdEncoding.DecodedLen(len(p.cur))+base64.StdEncoding.DecodedLen(len(p.hist)))
 	var cur, hist []byte
 	var err error
 	if p.cur != "" {
-		if cur, err = decodeBlob(p.cur); err != nil {
+		if cur, err = appendBlob(buf, p.cur); err != nil {
 			return vault.Chain{}, err
 		}
 	}
 	if p.hist != "" {
-		if hist, err = decodeBlob(p.hist); err != nil {
+		if hist, err = appendBlob(buf[len(cur):len(cur)], p.hist); err != nil {
 			return vault.Chain{}, err
 		}
 	}

@@ -90,7 +90,7 @@ func (c *contents) apply(changes []entry) {
 	}
 }
 
-// set gives slot the sealed record blob, or drops it when blob is "".
+// set gives slot the line blob, or drops it when blob is "".
 func (c *contents) set(slot, blob string) {
 	i, found := slices.BinarySearchFunc(c.entries, slot, compareSlot)
 	switch {

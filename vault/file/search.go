@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// find returns slot's sealed record. Indexed, it looks slot up. Unindexed
+// find returns the blob of slot's line. Indexed, it looks slot up. Unindexed
 // (a one-shot get), it binary-searches the record lines, and since its
 // answer is only right if they are in order, it checks the order it relies
 // on: every line it reads must sort between the lines read before it on

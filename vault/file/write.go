@@ -86,7 +86,7 @@ func (f *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 // approveRun is how many writes' metadata approve is shown at a time.
 const approveRun = 1024
 
-// keepMax is the largest batch whose sealed records the handle keeps, to
+// keepMax is the largest batch whose written lines the handle keeps, to
 // update what it holds in place (a put, a small batch). After a larger
 // batch the handle rereads the file at its next read: holding every sealed
 // record of a migration until its commit would take several times the
@@ -100,10 +100,13 @@ const keepMax = 64
 // Every write is first worked out (vault.Step) and the size of the new
 // file computed, so a batch that fails or would grow the file past its
 // limit is refused unapproved; then approve sees every write's metadata,
-// in runs; then the new file is written, each record sealed as the merge
-// reaches its slot and nothing of it kept, synced and renamed into place.
-// Memory is a slot per write beside the vault's own records, whatever the
-// size of the batch.
+// in runs; then the new file is written, each name's line sealed as the
+// merge reaches its slot and nothing of it kept, synced and renamed into
+// place. Each pass works its writes out again from the lines as read
+// (vault.Step is pure), so memory is a slot per write beside the vault's
+// own records, whatever the size of the batch. Every line written is
+// stamped with the next generation, and the header with format
+// arca-vault/2.
 func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.ApproveBatch) (int, error) {
 	n := b.Len()
 	if n == 0 {
@@ -146,9 +149,9 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 	return n, nil
 }
 
-// sealFunc appends to dst the base64 sealed record a change leaves in
-// slot, sealing it into raw; nothing for a remove. Both are returned for
-// reuse.
+// sealFunc appends to dst the blob of the line a change leaves in slot,
+// sealing into raw; nothing when the change drops the line. Both are
+// returned for reuse.
 type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error)
 
 // rewriteWith writes the vault with changes (sorted by slot, each sealed by
@@ -163,7 +166,7 @@ func (f *Vault) rewriteWith(dest string, size int64, gen uint64, changes []chang
 	n := len(changes)
 	c := f.cur
 	c.hdr = writtenHeader(f.k, c.hdr)
-	var kept []entry // a small change's sealed records, for the handle
+	var kept []entry // a small change's lines, for the handle
 	var buf, raw []byte
 	var loose int
 	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) (err error) {
