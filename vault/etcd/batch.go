@@ -2,7 +2,9 @@ package etcd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -131,9 +133,42 @@ func (e *Vault) applyUnit(ctx context.Context, ws []vault.Write, first int, appr
 		return 0, err
 	}
 	if _, err := e.commitTxn(ctx, true, u.cmps, u.ops); err != nil {
+		if i, cur, ok := e.staleVersion(ctx, ws[:n], err); ok {
+			return 0, fmt.Errorf("write %d of the batch: %w; nothing of writes %d to %d was changed", first+i+1, &vault.ConflictError{Current: cur}, first+1, first+n)
+		}
 		return 0, e.unitErr(first, n, err)
 	}
 	return n, nil
+}
+
+// staleVersion settles a commit of ws that lost to another write (err is
+// errConflict): when a write of ws was conditioned on a version that is
+// no longer current, it answers that write's index and the current
+// version, the conflict ws would have met had the other write landed
+// before ws were read. Otherwise ok is false. Callers hold e.mu.
+func (e *Vault) staleVersion(ctx context.Context, ws []vault.Write, err error) (i int, current uint64, ok bool) {
+	if !errors.Is(err, errConflict) || !slices.ContainsFunc(ws, func(w vault.Write) bool { return w.IfVersion != nil }) {
+		return 0, 0, false
+	}
+	u, err := e.readUnit(ctx, ws)
+	if err != nil {
+		return 0, 0, false
+	}
+	for i, w := range ws {
+		if w.IfVersion == nil {
+			continue
+		}
+		var c vault.Chain
+		if u.kvs[i] != nil {
+			if c, err = e.openChain(e.k, u.slots[i], w.Name, u.kvs[i]); err != nil {
+				continue
+			}
+		}
+		if cur := c.CurrentVersion(); cur != *w.IfVersion {
+			return i, cur, true
+		}
+	}
+	return 0, 0, false
 }
 
 // unitErr says which writes of the batch err stopped.

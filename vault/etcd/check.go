@@ -14,10 +14,11 @@ import (
 
 // Check implements vault.Store: which members answer and who leads, that the
 // identity unwraps the data key, and that every name's chain authenticates
-// (its current record and every kept version: Records, Versions) and sits
-// in the slot its name hashes to (read in pages at one revision, see
-// eachPage). What it finds healthy is in Info. The soft-deleted names past
-// keep_deleted are then erased (eraseExpired: Erased).
+// (its current record and every kept version) and sits in the slot its
+// name hashes to (read in pages at one revision, see eachPage). What it
+// finds healthy is in Info. The soft-deleted names past keep_deleted are
+// then erased (eraseExpired: Erased); Versions counts the earlier versions
+// kept once those erases landed.
 func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 	e.lockForBulk()
 	defer e.mu.Unlock()
@@ -56,7 +57,8 @@ func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 			if err != nil {
 				return err
 			}
-			expired = append(expired, expiredName{slot: slot, rev: kv.ModRevision, stored: stored})
+			rep.Versions -= len(erased) // counted back if the erase does not land
+			expired = append(expired, expiredName{slot: slot, rev: kv.ModRevision, stored: stored, versions: len(erased)})
 		}
 		return nil
 	})
@@ -70,11 +72,13 @@ func (e *Vault) Check(ctx context.Context) (vault.Report, error) {
 }
 
 // expiredName is a soft-deleted name past keep_deleted that a check
-// erases: its slot, its key's mod revision as read, and its new value.
+// erases: its slot, its key's mod revision as read, its new value, and
+// how many versions that erases.
 type expiredName struct {
-	slot   string
-	rev    int64
-	stored []byte
+	slot     string
+	rev      int64
+	stored   []byte
+	versions int
 }
 
 // eraseExpired writes the expired names' new values, in units of
@@ -100,15 +104,21 @@ func (e *Vault) eraseExpired(ctx context.Context, names []expiredName, rep *vaul
 			ops = append(ops, clientv3.OpPut(key, string(x.stored)))
 		}
 		err := e.commitUnit(ctx, cmps, ops)
-		switch {
-		case err == nil:
+		if err == nil {
 			rep.Erased += n
-		case errors.Is(err, errConflict):
-			moved += n
-		default:
-			rep.Problems = append(rep.Problems, fmt.Sprintf("erasing %d names past keep_deleted: %v", n, err))
+			continue
+		}
+		for _, x := range unit {
+			rep.Versions += x.versions // still kept, or not this check's to count
+		}
+		if !errors.Is(err, errConflict) {
+			for _, x := range names {
+				rep.Versions += x.versions
+			}
+			rep.Problems = append(rep.Problems, fmt.Sprintf("erasing %d names past keep_deleted: %v", n+len(names), err))
 			return
 		}
+		moved += n
 	}
 	if moved > 0 {
 		rep.Info = append(rep.Info, fmt.Sprintf("%d names past keep_deleted were written while the check ran: their writes erase them", moved))

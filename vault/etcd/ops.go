@@ -155,6 +155,9 @@ func (e *Vault) Apply(ctx context.Context, w vault.Write, approve vault.Approve)
 		return vault.Meta{}, err
 	}
 	if err := e.commitLocked(ctx, []clientv3.Cmp{r.unmoved(e)}, []clientv3.Op{recordChange(e.recordKey(r.slot), sealed)}, []string{r.slot}); err != nil {
+		if _, cur, ok := e.staleVersion(ctx, []vault.Write{w}, err); ok {
+			return vault.Meta{}, &vault.ConflictError{Current: cur}
+		}
 		return vault.Meta{}, err
 	}
 	return m, nil
