@@ -15,7 +15,8 @@ import (
 // the URL arca ui prints, keeps it in the tab's session storage and out of
 // the address bar and of every cookie, loads under its CSP with no error
 // in the console, shows the records table and the chart, the denial with
-// its verdict and the chain's state, and never a value. A screenshot is
+// its verdict and the chain's state, and never a value, a record's
+// versions unfolded included. A screenshot is
 // saved: to $ARCA_UI_SCREENSHOT when set (docs/ui.png is made so), else
 // beside the test's files.
 func TestPageInBrowser(t *testing.T) {
@@ -30,6 +31,10 @@ func TestPageInBrowser(t *testing.T) {
 	chainText := pagetest.Run(t, bctx, chromedp.Text("#chain"))
 	deniedText := pagetest.Run(t, bctx, chromedp.Text("#denied"))
 	recordsText := pagetest.Run(t, bctx, chromedp.Text("#records"))
+	// The screenshot shows a record's versions, unfolded.
+	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-ref="arca://app/db"]`), chromedp.WaitVisible(`#records tr.versions`)); err != nil {
+		t.Fatalf("the versions of app/db did not show: %v", err)
+	}
 	html := pagetest.Run(t, bctx, chromedp.OuterHTML("html"))
 	shot := pagetest.Run(t, bctx, chromedp.FullScreenshot(100))
 	if strings.Contains(url, "token") || url != f.http.URL+"/" {

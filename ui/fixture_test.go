@@ -23,8 +23,9 @@ const canary = "CANARY-ui-7f3a9c"
 const testToken = "test-token-0123456789abcdef"
 
 // fixture is a Server over a real service on a fresh file vault, its
-// audit file in a temp home, holding a few records (one with the canary)
-// and a trail with ok, denied and error events.
+// audit file in a temp home, holding a few records (the canary in each
+// value: app/db's two versions, app/old's two, removed) and a trail with
+// ok, denied and error events.
 type fixture struct {
 	svc       *ops.Service
 	server    *Server
@@ -56,9 +57,18 @@ reason = "billing is read by the payments service only"
 	if _, err := f.svc.Rotate(ctx, ops.Request{Ref: "arca://app/db", Value: vault.NewSecret([]byte(canary + "-2"))}); err != nil {
 		t.Fatal(err)
 	}
+	// app/old: two versions, then removed (soft-deleted, kept).
+	for _, v := range []string{canary + "-old1", canary + "-old2"} {
+		if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://app/old", Value: vault.NewSecret([]byte(v))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.svc.Rm(ctx, ops.Request{Ref: "arca://app/old"}); err != nil {
+		t.Fatal(err)
+	}
 	f.svc.Get(ctx, ops.Request{Ref: "arca://billing/card", Actor: "agent-7"}) // denied
 	f.svc.Get(ctx, ops.Request{Ref: "arca://app/missing"})                    // not found
-	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
+	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Histories: ServiceHistories{f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
 		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,17 @@
 // Package ui is arca ui's web page: a local, read-only view of each env's
-// records (metadata only), the vault's health, its recipients and the
-// audit trail. The page and its assets are embedded and hold no data; every
-// request for data (/api/...) needs the token in an Authorization: Bearer
-// header, which the page takes from the fragment of the URL arca ui prints
-// (#token=...) and keeps in its tab's session storage. No cookie is set or
-// read: a cookie of 127.0.0.1 would go to every server on that host, any
-// port. Only GET and HEAD are served; every list, check and recipients it
-// runs goes through ops and is audited as the CLI's. No endpoint can
-// return a value: the handlers hold no call that reads one.
+// records (metadata only), each record's kept versions (numbers, states
+// and times), the soft-deleted names apart, the vault's health, its
+// recipients and the audit trail. The page and its assets are embedded and
+// hold no data; every request for data (/api/...) needs the token in an
+// Authorization: Bearer header, which the page takes from the fragment of
+// the URL arca ui prints (#token=...) and keeps in its tab's session
+// storage. No cookie is set or read: a cookie of 127.0.0.1 would go to
+// every server on that host, any port. Only GET and HEAD are served; every
+// list, history, check and recipients it runs passes the guardrails and is
+// audited as the CLI's. No endpoint can return a value: the handlers hold
+// no call that reads one, and the one function that reads a name's chain
+// (ServiceHistories.History) reduces it to its versions' metadata where it
+// reads it.
 package ui
 
 import (
@@ -38,10 +42,11 @@ type Vaults interface {
 
 // Options configure a Server.
 type Options struct {
-	Token      string   // required: what every request must carry
-	Vaults     Vaults   // the service
-	Envs       []string // the configured envs, the default first
-	AuditFiles []string // the trails the page reads
+	Token      string    // required: what every request must carry
+	Vaults     Vaults    // the service
+	Histories  Histories // required: names' versions and the deleted names (ServiceHistories)
+	Envs       []string  // the configured envs, the default first
+	AuditFiles []string  // the trails the page reads
 	Now        func() time.Time
 }
 
@@ -60,6 +65,9 @@ func New(o Options) (*Server, error) {
 	if err := webpage.CheckToken(o.Token); err != nil {
 		return nil, fmt.Errorf("ui: %w", err)
 	}
+	if o.Vaults == nil || o.Histories == nil {
+		return nil, fmt.Errorf("ui: Vaults and Histories are required")
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -71,6 +79,8 @@ func New(o Options) (*Server, error) {
 	s.mux.Handle("/assets/", http.FileServerFS(assets))
 	s.mux.HandleFunc("/api/envs", s.envs)
 	s.mux.HandleFunc("/api/records", s.records)
+	s.mux.HandleFunc("/api/history", s.history)
+	s.mux.HandleFunc("/api/deleted", s.deleted)
 	s.mux.HandleFunc("/api/health", s.health)
 	s.mux.HandleFunc("/api/audit", s.audit)
 	return s, nil

@@ -46,6 +46,7 @@ type bulkJSON struct {
 	Created     int           `json:"created"`
 	Overwritten int           `json:"overwritten"`
 	Skipped     int           `json:"skipped"`
+	Deleted     int           `json:"deleted,omitempty"` // names a restore brought back soft-deleted
 	Rows        []bulkRowJSON `json:"rows"`
 }
 
@@ -59,7 +60,7 @@ type bulkRowJSON struct {
 
 func bulkResultJSON(r bulk.Result) bulkJSON {
 	out := bulkJSON{Env: r.Env, DryRun: r.DryRun, Created: r.Count(bulk.ActionCreate),
-		Overwritten: r.Count(bulk.ActionOverwrite), Skipped: r.Count(bulk.ActionSkip), Rows: make([]bulkRowJSON, len(r.Rows))}
+		Overwritten: r.Count(bulk.ActionOverwrite), Skipped: r.Count(bulk.ActionSkip), Deleted: r.Count(bulk.ActionDeleted), Rows: make([]bulkRowJSON, len(r.Rows))}
 	for i, row := range r.Rows {
 		out.Rows[i] = bulkRowJSON{Ref: ref.Scheme + row.Ref, Action: row.Action.String(), Version: row.Version}
 	}

@@ -150,8 +150,14 @@ func (c *cli) printBulk(res bulk.Result, asJSON bool) error {
 	}
 	for _, r := range res.Rows {
 		switch {
+		case r.Action == bulk.ActionSkip && r.Deleted:
+			fmt.Fprintf(c.stdout, "%sskip %s%s (deleted in the backup; the vault has the name)\n", prefix, ref.Scheme, r.Ref)
 		case r.Action == bulk.ActionSkip:
 			fmt.Fprintf(c.stdout, "%sskip %s%s (it exists; --overwrite replaces it)\n", prefix, ref.Scheme, r.Ref)
+		case r.Action == bulk.ActionDeleted && res.DryRun:
+			fmt.Fprintf(c.stdout, "would restore %s%s as deleted\n", ref.Scheme, r.Ref)
+		case r.Action == bulk.ActionDeleted:
+			fmt.Fprintf(c.stdout, "restored %s%s as deleted, version %d\n", ref.Scheme, r.Ref, r.Version)
 		case res.DryRun:
 			fmt.Fprintf(c.stdout, "would %s %s%s\n", r.Action, ref.Scheme, r.Ref)
 		default:
@@ -159,10 +165,16 @@ func (c *cli) printBulk(res bulk.Result, asJSON bool) error {
 		}
 	}
 	n := func(a bulk.Action) int { return res.Count(a) }
+	deleted := ""
+	if d := n(bulk.ActionDeleted); d > 0 && res.DryRun {
+		deleted = fmt.Sprintf(", restore %d as deleted", d)
+	} else if d > 0 {
+		deleted = fmt.Sprintf(", %d restored as deleted", d)
+	}
 	if res.DryRun {
-		c.warnf("env %s: would create %d, overwrite %d, skip %d; nothing was written (dry run)", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip))
+		c.warnf("env %s: would create %d, overwrite %d, skip %d%s; nothing was written (dry run)", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip), deleted)
 	} else {
-		c.warnf("env %s: %d created, %d overwritten, %d skipped", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip))
+		c.warnf("env %s: %d created, %d overwritten, %d skipped%s", res.Env, n(bulk.ActionCreate), n(bulk.ActionOverwrite), n(bulk.ActionSkip), deleted)
 	}
 	return nil
 }

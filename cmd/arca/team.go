@@ -109,7 +109,7 @@ func rekeyCommand() *command {
 func backupCommand() *command {
 	return &command{
 		name: "backup", args: "FILE", summary: "write the env's whole vault to one encrypted file",
-		text:     "Write the env's whole vault to FILE: one encrypted file that opens with the identity of any of its recipients.",
+		text:     "Write the env's whole vault to FILE, every kept version and soft-deleted name too: one encrypted file that opens with the identity of any of its recipients.",
 		examples: []string{"arca vault backup --env prod prod.vault && arca check prod.vault # a backup, checked"},
 		exits:    vaultExits,
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
@@ -117,7 +117,11 @@ func backupCommand() *command {
 				c.bulkMemory()
 				res, err := bulk.Backup(ctx, svc, "", pos[0])
 				if err == nil {
-					c.warnf("env %s: %d records backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check --env %s %s)", res.Env, res.Records, res.Path, len(res.Recipients), res.Env, res.Path)
+					what := fmt.Sprintf("%d records", res.Records)
+					if held := res.Held(); held != "" {
+						what += " (" + held + ")"
+					}
+					c.warnf("env %s: %s backed up to %s, which opens with the identity of any of the vault's %d recipients (verify it: arca check --env %s %s)", res.Env, what, res.Path, len(res.Recipients), res.Env, res.Path)
 				}
 				return err
 			})
@@ -129,7 +133,7 @@ func restoreCommand() *command {
 	var overwrite, dryRun, asJSON *bool
 	return &command{
 		name: "restore", args: "FILE", summary: "write the records of a backup file into the env's vault",
-		text:     "Write the records of a backup FILE into the env's vault, with their versions and times. Records that exist are skipped unless --overwrite; --dry-run writes nothing.",
+		text:     "Write the records of a backup FILE into the env's vault, with their versions, earlier versions and times, and its soft-deleted names. Records that exist are skipped unless --overwrite, which never lowers a version; --dry-run writes nothing.",
 		examples: []string{"arca vault restore --dry-run prod.vault", "arca vault restore --overwrite prod.vault"},
 		exits:    vaultExits,
 		flags: func(fs *flag.FlagSet) {

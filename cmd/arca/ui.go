@@ -24,8 +24,8 @@ import (
 func uiCommand() *command {
 	var addr, token *string
 	return &command{
-		name: "ui", summary: "serve a read-only web page of the envs' records, health and audit trail",
-		text:     "Serve a read-only web page on loopback: per env the records (never a value), the vault's health and recipients, and the audit trail with its chain. It prints the URL, with a token, and serves until interrupted.",
+		name: "ui", summary: "serve a read-only web page of the envs' records, their versions, health and audit trail",
+		text:     "Serve a read-only web page on loopback: per env the records and each one's kept versions (never a value), the soft-deleted names, the vault's health and recipients, and the audit trail with its chain. It prints the URL, with a token, and serves until interrupted.",
 		examples: []string{"arca ui", "arca ui --addr 127.0.0.1:8080"},
 		exits:    plainExits,
 		flags: func(fs *flag.FlagSet) {
@@ -86,7 +86,7 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		}
 		envs = append([]string{first}, slices.DeleteFunc(envs, func(e string) bool { return e == first })...)
 	}
-	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
+	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Histories: ui.ServiceHistories{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,18 +24,31 @@ type BackupResult struct {
 	Env        string
 	Vault      string
 	Path       string
-	Records    int
+	Records    int // names with a current record
+	Versions   int // earlier versions kept, of every name
+	Deleted    int // names without a current record: soft-deleted, or their highest version only
 	Recipients []string
 }
 
-// Backup writes every record of env's vault, with its version and times,
-// to a new file vault at path whose data key is wrapped to the vault's
-// current recipients: one self-contained file that check can verify and
-// Restore can write into a vault of either kind. path must not exist; the
-// file appears whole or not at all. Every record passes the guardrails as
-// a get (one denied refuses the backup): a backup restored into another
-// env hands its values out there. One backup event is written, and
-// flushed, before the file is put in place.
+// Held says what the backup holds beyond its records, for messages: ""
+// when it holds nothing more, else "N earlier versions, M deleted names".
+func (r BackupResult) Held() string {
+	if r.Versions == 0 && r.Deleted == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d earlier versions, %d deleted names", r.Versions, r.Deleted)
+}
+
+// Backup writes every name of env's vault, as its chain (its current
+// record, every earlier version it keeps, its soft delete and its highest
+// version, each version with its times), to a new file vault at path
+// whose data key is wrapped to the vault's current recipients: one
+// self-contained file that check can verify and Restore can write into a
+// vault of either kind. path must not exist; the file appears whole or not
+// at all. Every name passes the guardrails as a get (one denied refuses
+// the backup): a backup restored into another env hands its values out
+// there. One backup event is written, and flushed, before the file is put
+// in place.
 func Backup(ctx context.Context, s *ops.Service, env, path string) (BackupResult, error) {
 	resolved, name, k, err := s.Keyed(env)
 	res := BackupResult{Env: resolved, Vault: name, Path: path}
@@ -51,22 +65,33 @@ func Backup(ctx context.Context, s *ops.Service, env, path string) (BackupResult
 	if err != nil {
 		return res, err
 	}
-	recs, err := st.Records(ctx)
+	chains, err := st.Chains(ctx)
 	if err != nil {
 		return res, ops.AsError(err)
 	}
 	// A backup restored elsewhere hands its values out there: every
-	// record passes the guardrails as a get, as export's do.
-	if err := bulkCheck(s, res.Env, "get", "env "+res.Env, Records(recs)); err != nil {
+	// name passes the guardrails as a get, as export's records do.
+	if err := bulkCheck(s, res.Env, "get", "env "+res.Env, Chains(chains)); err != nil {
 		return res, err
 	}
-	res.Records = len(recs)
-	tmp, err := writeBackup(ctx, s, res, recs)
+	for i := range chains {
+		if chains[i].HasCurrent {
+			res.Records++
+		} else {
+			res.Deleted++
+		}
+		res.Versions += len(chains[i].Previous)
+	}
+	tmp, err := writeBackup(ctx, s, res, chains)
 	defer removeBackupTemp(tmp)
 	if err != nil {
 		return res, err
 	}
-	ch := s.Begin("backup", res.Env, "", fmt.Sprintf("%d records to %s", len(recs), path))
+	what := fmt.Sprintf("%d records", res.Records)
+	if held := res.Held(); held != "" {
+		what += " (" + held + ")"
+	}
+	ch := s.Begin("backup", res.Env, "", what+" to "+path)
 	if err := ch.Audit(0); err != nil {
 		return res, err
 	}
@@ -76,10 +101,10 @@ func Backup(ctx context.Context, s *ops.Service, env, path string) (BackupResult
 	return res, nil
 }
 
-// writeBackup writes recs into a new file vault beside res.Path, wrapped
-// to res.Recipients and opened with the identity of env's vault, and
-// returns its path.
-func writeBackup(ctx context.Context, s *ops.Service, res BackupResult, recs []vault.Record) (string, error) {
+// writeBackup writes chains into a new file vault beside res.Path,
+// wrapped to res.Recipients and opened with the identity of env's vault,
+// and returns its path.
+func writeBackup(ctx context.Context, s *ops.Service, res BackupResult, chains []vault.Chain) (string, error) {
 	_, vc, err := s.Config().VaultFor(res.Env)
 	if err != nil {
 		return "", err
@@ -100,20 +125,29 @@ func writeBackup(ctx context.Context, s *ops.Service, res BackupResult, recs []v
 		return tmp, ops.AsError(err)
 	}
 	defer bst.Close()
-	if _, err := bst.ApplyBatch(ctx, restores(recs), func([]vault.Meta) error { return nil }); err != nil {
+	bst.SetHistory(backupHistory())
+	if _, err := bst.ApplyBatch(ctx, restores(chains), func([]vault.Meta) error { return nil }); err != nil {
 		return tmp, ops.AsError(err)
 	}
 	return tmp, nil
 }
 
-// restores is the batch that writes records as they are, with their
-// versions and times.
-type restores []vault.Record
+// backupHistory is the history a backup file is written and read under:
+// every version a vault can keep, and soft-deleted names kept however old,
+// so that neither writing a backup nor checking it erases anything of
+// what the vault held.
+func backupHistory() vault.History {
+	return vault.History{MaxVersions: vault.MaxMaxVersions, KeepDeleted: math.MaxInt64}
+}
 
-func (rs restores) Len() int { return len(rs) }
+// restores is the batch that writes names whole, as their chains hold
+// them: every version with its times.
+type restores []vault.Chain
 
-func (rs restores) At(i int) vault.Write {
-	return vault.Write{Kind: vault.Restore, Name: rs[i].Name, Value: rs[i].Value, Meta: rs[i].Meta}
+func (cs restores) Len() int { return len(cs) }
+
+func (cs restores) At(i int) vault.Write {
+	return vault.Write{Kind: vault.Restore, Name: cs[i].Name, Chain: &cs[i]}
 }
 
 // placeNew moves the finished file tmp to path, which must not exist: a
@@ -180,13 +214,22 @@ func openBackup(s *ops.Service, env, path string) (vault.Store, error) {
 		return nil, ops.Errorf(manifest.BadRequest, "backup file %s: %v", path, errors.Unwrap(err))
 	}
 	st, err := s.OpenVault("backup", ops.VaultConfig{Kind: ops.KindFile, Path: path, Identity: vc.Identity})
-	return st, ops.AsError(err)
+	if err != nil {
+		return nil, ops.AsError(err)
+	}
+	st.SetHistory(backupHistory())
+	return st, nil
 }
 
-// Restore writes the records of the backup at path into env's vault, of
-// either kind, keeping their versions and times: an Import of them, so
-// records that exist are skipped unless overwrite, each record written gets
-// its put event, and on the file vault it is all or nothing.
+// Restore writes the names of the backup at path into env's vault, of
+// either kind, each whole with every version and time the backup holds
+// (a backup made before vaults kept history holds current records only):
+// an Import of them, so records that exist are skipped unless overwrite,
+// each name written gets its put event, and on the file vault it is all
+// or nothing. No version is ever lowered (vault.Step's rule for a
+// restore): into a name the vault knows, the backup's versions above the
+// vault's highest are added, and a current value that is not above it is
+// written as a new version.
 func Restore(ctx context.Context, s *ops.Service, env, path string, overwrite, dryRun bool) (Result, error) {
 	env, err := s.ResolveEnv(env)
 	if err != nil {
@@ -196,12 +239,12 @@ func Restore(ctx context.Context, s *ops.Service, env, path string, overwrite, d
 	if err != nil {
 		return Result{Env: env}, err
 	}
-	recs, err := bst.Records(ctx)
+	chains, err := bst.Chains(ctx)
 	if err != nil {
 		bst.Close()
 		return Result{Env: env}, ops.AsError(err)
 	}
-	items := Records(recs)
+	items := Chains(chains)
 	source := "backup " + path
 	// Checked before the vault is made: a refused restore makes nothing.
 	err = bulkCheck(s, env, "put", source, items)

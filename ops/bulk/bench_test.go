@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/arca-secrets/arca/ops/secretfile"
+	"github.com/arca-secrets/arca/vault"
 )
 
 // benchDotenv is a dotenv file of n secrets of about 40 bytes.
@@ -53,6 +54,43 @@ func BenchmarkBackupRestore10k(b *testing.B) {
 		os.Remove(copyVault.Path)
 		if res, err := Restore(ctx, f.svc, "copy", path, false, false); err != nil || res.Count(ActionCreate) != items.Len() {
 			b.Fatalf("restore: %d created, %v", res.Count(ActionCreate), err)
+		}
+	}
+}
+
+// BenchmarkBackupRestore10kVersions is BenchmarkBackupRestore10k over a
+// vault whose 10,000 records each keep three versions, and 1,000 names of
+// which are removed (soft-deleted, kept): what a backup of history costs.
+func BenchmarkBackupRestore10kVersions(b *testing.B) {
+	f := newFixture(b, "[envs.default]\nvault = \"a\"\n[envs.copy]\nvault = \"b\"\n[vaults.a]\nkind = \"file\"\n[vaults.b]\nkind = \"file\"\n")
+	items := packDotenv(b, benchDotenv(10_000))
+	ctx := context.Background()
+	for range 3 {
+		if _, err := Import(ctx, f.svc, Request{Items: items, Overwrite: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, err := f.svc.Store("default")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rms := make(vault.Writes, 1000)
+	for i := range rms {
+		rms[i] = vault.Write{Kind: vault.Remove, Name: items.At(i).Ref}
+	}
+	if _, err := st.ApplyBatch(ctx, rms, func([]vault.Meta) error { return nil }); err != nil {
+		b.Fatal(err)
+	}
+	_, copyVault, _ := f.svc.Config().VaultFor("copy")
+	for i := 0; b.Loop(); i++ {
+		path := filepath.Join(b.TempDir(), fmt.Sprintf("b%d.backup", i))
+		res, err := Backup(ctx, f.svc, "default", path)
+		if err != nil || res.Versions != 21_000 || res.Deleted != 1000 {
+			b.Fatalf("backup: %+v %v", res, err)
+		}
+		os.Remove(copyVault.Path)
+		if res, err := Restore(ctx, f.svc, "copy", path, false, false); err != nil || res.Count(ActionCreate) != 9000 || res.Count(ActionDeleted) != 1000 {
+			b.Fatalf("restore: %d created, %d deleted, %v", res.Count(ActionCreate), res.Count(ActionDeleted), err)
 		}
 	}
 }

@@ -9,7 +9,6 @@ package bulk
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -37,15 +36,21 @@ const (
 	ActionCreate Action = iota
 	ActionOverwrite
 	ActionSkip // it exists and Overwrite was not asked for
+	// ActionDeleted restores a name the backup holds soft-deleted (or only
+	// as its highest version, all its versions erased) into a vault that
+	// knows nothing of it: undelete brings it back.
+	ActionDeleted
 )
 
-// String is "create", "overwrite" or "skip".
+// String is "create", "overwrite", "skip" or "deleted".
 func (a Action) String() string {
 	switch a {
 	case ActionCreate:
 		return "create"
 	case ActionOverwrite:
 		return "overwrite"
+	case ActionDeleted:
+		return "deleted"
 	}
 	return "skip"
 }
@@ -53,8 +58,9 @@ func (a Action) String() string {
 // Row is what a bulk write does, or would do, to one record.
 type Row struct {
 	Ref     string // "ns/name", the item's
-	Version uint64 // after the write; 0 on a dry run and for a skip
+	Version uint64 // after the write (deleted: the version rm removed, or the highest); 0 on a dry run and for a skip
 	Action  Action
+	Deleted bool // the backup holds the name without a current record (soft-deleted, or its highest version only)
 }
 
 // Result is a bulk write's plan, or what it did.
@@ -105,7 +111,11 @@ func Import(ctx context.Context, s *ops.Service, req Request) (Result, error) {
 	for _, m := range metas {
 		exists[m.Name] = true
 	}
-	p := plan(req.Items, exists, req.Overwrite)
+	deleted, err := knownDeleted(ctx, st, req.Items)
+	if err != nil {
+		return res, ops.AsError(err)
+	}
+	p := plan(req.Items, exists, deleted, req.Overwrite)
 	if req.DryRun {
 		res.Rows = p.rows()
 		return res, s.Begin("list", env, "", "").Record(0)
@@ -125,13 +135,45 @@ type bulkPlan struct {
 	todo     []int32  // the items written, in order
 }
 
-// plan plans the write of items into a vault holding exists.
-func plan(items Items, exists map[string]bool, overwrite bool) *bulkPlan {
+// knownDeleted is the names the vault holds soft-deleted, when items hold
+// a name without a current record (a restore's deleted names); nil, read
+// from nowhere, for a migration.
+func knownDeleted(ctx context.Context, st vault.Store, items Items) (map[string]bool, error) {
+	n := items.Len()
+	i := 0
+	for i < n && items.At(i).current() {
+		i++
+	}
+	if i == n {
+		return nil, nil
+	}
+	ms, err := st.ListDeleted(ctx)
+	deleted := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		deleted[m.Name] = true
+	}
+	return deleted, err
+}
+
+// plan plans the write of items into a vault holding the records exists
+// and the soft-deleted names deleted. A name a backup holds without a
+// current record is restored where the vault knows nothing of it, and
+// skipped where it knows the name (Step leaves it as it is); a name the
+// vault holds only as its highest version is found so when the write is
+// approved, and skipped then. A record the backup holds is restored over
+// a name the vault holds soft-deleted. A restore never lowers a version.
+func plan(items Items, exists, deleted map[string]bool, overwrite bool) *bulkPlan {
 	n := items.Len()
 	p := &bulkPlan{items: items, actions: make([]Action, n), versions: make([]uint64, n), todo: make([]int32, 0, n)}
 	for i := range n {
-		ref := items.At(i).Ref
+		it := items.At(i)
+		ref := it.Ref
 		switch {
+		case !it.current() && (exists[ref] || deleted[ref]):
+			p.actions[i] = ActionSkip
+			continue
+		case !it.current():
+			p.actions[i] = ActionDeleted
 		case exists[ref] && !overwrite:
 			p.actions[i] = ActionSkip
 			continue
@@ -154,14 +196,18 @@ func (p *bulkPlan) ref(i int) string { return p.items.At(int(p.todo[i])).Ref }
 func (p *bulkPlan) rows() []Row {
 	rows := make([]Row, len(p.actions))
 	for i := range rows {
-		rows[i] = Row{Ref: p.items.At(i).Ref, Action: p.actions[i], Version: p.versions[i]}
+		it := p.items.At(i)
+		rows[i] = Row{Ref: it.Ref, Action: p.actions[i], Version: p.versions[i], Deleted: !it.current()}
 	}
 	return rows
 }
 
 // bulkWrite is the vault write of it: a put, or a restore when it carries
-// metadata.
+// a chain or metadata.
 func bulkWrite(it Item) vault.Write {
+	if it.Chain != nil {
+		return vault.Write{Kind: vault.Restore, Name: it.Ref, Chain: it.Chain}
+	}
 	if it.Meta != nil {
 		return vault.Write{Kind: vault.Restore, Name: it.Ref, Value: it.Value, Meta: *it.Meta}
 	}
@@ -183,7 +229,7 @@ func bulkCheck(s *ops.Service, env, op, source string, items Items) error {
 		it := items.At(i)
 		_, err := ops.ParseRef(ref.Scheme + it.Ref)
 		if err == nil && op == "put" {
-			err = ops.ValidateValue(it.Value)
+			err = it.eachValue(ops.ValidateValue)
 		}
 		if err == nil && i == again {
 			err = fmt.Errorf("also given at %s", where(source, items.At(first).Where))
@@ -245,71 +291,3 @@ func where(source, in string) string {
 }
 
 func isCode(err error, c manifest.Code) bool { return err != nil && ops.CodeOf(err) == c }
-
-// commitBulk applies the writes of p as one batch into env's store st.
-// Each unit's events are written, and flushed, before the unit commits; a
-// unit whose commit then fails gets an error event for every write in it.
-// An item takes its version when its write is approved, and loses it again
-// if the write does not land.
-func commitBulk(ctx context.Context, s *ops.Service, st vault.Store, p *bulkPlan, env string) error {
-	approved := 0
-	var auditErr error
-	var flipped []int // writes whose overwrite became a create when approved
-	landed, err := st.ApplyBatch(ctx, p, func(ms []vault.Meta) error {
-		for j, m := range ms {
-			if i := p.todo[approved+j]; p.actions[i] == ActionCreate && !m.Created {
-				return ops.Errorf(manifest.OpError, "%s%s was created by another writer during the import; nothing more was written: run it again", ref.Scheme, p.ref(approved+j))
-			}
-		}
-		for j, m := range ms {
-			ch := s.Begin("put", env, p.ref(approved+j), "")
-			write := ch.Record
-			if j == len(ms)-1 {
-				write = ch.Audit
-			}
-			if err := write(m.Version); err != nil {
-				approved += j // written, and now not to be committed
-				auditErr = err
-				return auditErr
-			}
-			i := p.todo[approved+j]
-			p.versions[i] = m.Version
-			if m.Created && p.actions[i] != ActionCreate {
-				p.actions[i] = ActionCreate // planned as an overwrite, the record went meanwhile
-				flipped = append(flipped, approved+j)
-			}
-		}
-		approved += len(ms)
-		return nil
-	})
-	for j := landed; j < p.Len(); j++ {
-		p.versions[p.todo[j]] = 0
-	}
-	for _, j := range flipped {
-		if j >= landed { // not landed: back to what was planned
-			p.actions[p.todo[j]] = ActionOverwrite
-		}
-	}
-	if err == nil {
-		return nil
-	}
-	if auditErr != nil {
-		err = auditErr
-	}
-	// Every approved write past what landed: audited, not (or not surely)
-	// committed.
-	what := "was audited but not committed"
-	if errors.Is(err, vault.ErrUnknownOutcome) {
-		what = "was audited, but whether it was committed is unknown"
-	}
-	for j := landed; j < approved; j++ {
-		name := p.ref(j)
-		if ferr := s.Begin("put", env, name, "").Fail(ops.Errorf(manifest.OpError, "put of %s%s %s: %v", ref.Scheme, name, what, err)); errors.Is(ferr, ops.ErrAudit) {
-			return ferr
-		}
-	}
-	if landed > 0 {
-		return ops.Errorf(manifest.OpError, "%d of %d records were written before it failed: %v", landed, p.Len(), err)
-	}
-	return ops.AsError(err)
-}

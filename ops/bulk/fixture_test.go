@@ -23,7 +23,8 @@ import (
 type fixture struct {
 	svc    *ops.Service
 	events *bytes.Buffer
-	store  *spyStore // the vault opened last
+	store  *spyStore     // the vault opened last
+	later  time.Duration // how far past its start the service's clock is
 }
 
 // spyStore can make a batch fail after approval, or List forget what is
@@ -89,7 +90,7 @@ func (spyBackends) Problems(vc ops.VaultConfig) []string {
 func newFixture(t testing.TB, toml string) *fixture {
 	t.Helper()
 	f := &fixture{events: &bytes.Buffer{}}
-	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC) }
+	clock := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC).Add(f.later) }
 	f.svc = opstest.New(t, opstest.Options{Config: toml, Audit: f.events, Now: clock, Backends: spyBackends{f}}).Service
 	return f
 }

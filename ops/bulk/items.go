@@ -15,8 +15,35 @@ type Item struct {
 	Value vault.Secret
 	// Meta, for a restore, is the version and times the record keeps; nil
 	// for a migration, whose records are put.
-	Meta  *vault.Meta
+	Meta *vault.Meta
+	// Chain, for a restore from a backup, is the whole name as the backup
+	// holds it: its current record (Value is its value), its earlier
+	// versions, its soft delete and its highest version. Meta is then nil.
+	Chain *vault.Chain
 	Where string // where in the request's Source the item was read ("line 3"); "" when Source says it
+}
+
+// current reports whether the item makes a current record: a name the
+// backup holds soft-deleted, or only as its highest version, does not.
+func (it Item) current() bool { return it.Chain == nil || it.Chain.HasCurrent }
+
+// eachValue calls f with every value the item writes: its value, and
+// those of the earlier versions of its chain.
+func (it Item) eachValue(f func(vault.Secret) error) error {
+	if it.current() {
+		if err := f(it.Value); err != nil {
+			return err
+		}
+	}
+	if it.Chain == nil {
+		return nil
+	}
+	for _, r := range it.Chain.Previous {
+		if err := f(r.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Items is what a bulk write writes, read by index. A bulk write holds
@@ -46,6 +73,19 @@ func (rs Records) Len() int { return len(rs) }
 // At implements Items.
 func (rs Records) At(i int) Item {
 	return Item{Ref: rs[i].Name, Value: rs[i].Value, Meta: &rs[i].Meta}
+}
+
+// Chains is Items of the names of a backup: a restore writes each whole,
+// with every version it keeps.
+type Chains []vault.Chain
+
+// Len implements Items.
+func (cs Chains) Len() int { return len(cs) }
+
+// At implements Items.
+func (cs Chains) At(i int) Item {
+	c := &cs[i]
+	return Item{Ref: c.Name, Value: c.Current.Value, Chain: c}
 }
 
 // Packed is Items held compactly, for a migration of many secrets: every

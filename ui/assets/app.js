@@ -82,10 +82,82 @@
     $("records-count").textContent = "(" + res.total + ")";
     rows("records", res.records, (tr, r) => {
       cell(tr, r.ref); cell(tr, r.version); cell(tr, short(r.created_at)); cell(tr, short(r.updated_at));
-      cell(tr, short(r.rotated_at)); cell(tr, ago(r.since_rotation_s));
+      cell(tr, short(r.rotated_at)); cell(tr, ago(r.since_rotation_s)); versionsButton(tr, env, r.ref);
     });
     const more = res.total - res.records.length;
     $("records-more").textContent = more > 0 ? more + " more not shown (arca list shows them all)" : "";
+  }
+
+  async function loadDeleted(env) {
+    const res = await get("/api/deleted", { env, limit: 200 });
+    $("deleted-count").textContent = "(" + res.total + ")";
+    rows("deleted", res.deleted, (tr, d) => {
+      cell(tr, d.ref); cell(tr, d.version); cell(tr, short(d.deleted_at)); versionsButton(tr, env, d.ref);
+    });
+    const more = res.total - res.deleted.length;
+    $("deleted-more").textContent = more > 0 ? more + " more not shown (arca list --deleted shows them all)" : "";
+  }
+
+  // versionsButton adds to the row tr a cell whose button shows, in a row
+  // under it, the kept versions of ref, or hides them again.
+  function versionsButton(tr, env, ref) {
+    const td = document.createElement("td");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "versions-toggle";
+    b.textContent = "show";
+    b.dataset.ref = ref;
+    b.addEventListener("click", () => toggleVersions(tr, b, env, ref).catch((e) => {
+      $("status").textContent = e.message;
+      $("status").className = "failed";
+    }));
+    td.appendChild(b);
+    tr.appendChild(td);
+  }
+
+  // toggleVersions shows ref's kept versions under tr (number, state, when
+  // each was written: never a value), or removes them when shown.
+  async function toggleVersions(tr, b, env, ref) {
+    const next = tr.nextElementSibling;
+    if (next && next.classList.contains("versions")) {
+      next.remove();
+      b.textContent = "show";
+      return;
+    }
+    b.disabled = true;
+    let h;
+    try {
+      h = await get("/api/history", { env, ref });
+    } finally {
+      b.disabled = false;
+    }
+    const row = document.createElement("tr");
+    row.className = "versions";
+    row.dataset.ref = ref;
+    const td = document.createElement("td");
+    td.colSpan = tr.children.length;
+    const table = document.createElement("table");
+    const head = table.createTHead().insertRow();
+    for (const t of ["version", "state", "written"]) {
+      const th = document.createElement("th");
+      th.textContent = t;
+      head.appendChild(th);
+    }
+    const body = table.createTBody();
+    for (const v of h.versions) {
+      const r = body.insertRow();
+      cell(r, v.version); cell(r, v.state, "state-" + v.state); cell(r, short(v.written_at));
+    }
+    td.appendChild(table);
+    if (h.deleted_at) {
+      const p = document.createElement("p");
+      p.className = "note";
+      p.textContent = "deleted " + short(h.deleted_at);
+      td.appendChild(p);
+    }
+    row.appendChild(td);
+    tr.after(row);
+    b.textContent = "hide";
   }
 
   function drawChart(buckets) {
@@ -153,7 +225,7 @@
     $("status").textContent = "loading…";
     $("status").className = "";
     try {
-      await Promise.all([loadHealth(env), loadRecords(env), loadTrail(env)]);
+      await Promise.all([loadHealth(env), loadRecords(env), loadDeleted(env), loadTrail(env)]);
       $("status").textContent = "";
       document.body.dataset.loaded = "true";
     } catch (e) {
