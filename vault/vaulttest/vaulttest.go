@@ -124,5 +124,6 @@ func cases() []testCase {
 		{"BatchHistory", testBatchHistory},
 		{"ApproveErrorAbortsHistory", testApproveAbortsHistory},
 		{"ChangesPagesOneCommit", testChangesPagesOneCommit},
+		{"RekeyKeepsHistory", testRekeyKeepsHistory},
 	}, viaEveryPath(historyCases())...)
 }
