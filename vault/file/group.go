@@ -63,8 +63,7 @@ type group struct {
 // groupRec is what the group leaves in one slot.
 type groupRec struct {
 	slot  [seal.SlotSize]byte
-	chain vault.Chain // the name's chain, unless the line is dropped
-	drop  bool
+	chain vault.Chain // the name's chain
 }
 
 // start reads the vault as it stands under the lock and sizes its file.
@@ -109,7 +108,7 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	ch := change{slot: f.k.SlotBytes(w.Name)}
 	h := ch.hexSlot()
 	c, exists, old, lerr := g.current(ch.slot, string(h[:]), w)
-	next, keep, m, err := stepLine(w, c, exists, lerr, f.hist, f.now().UTC())
+	next, m, err := stepLine(w, c, exists, lerr, f.hist, f.now().UTC())
 	if err != nil {
 		return vault.Meta{}, err
 	}
@@ -117,10 +116,8 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	if old > 0 {
 		lines--
 	}
-	if keep {
-		body += chainLine(next, g.gen)
-		lines++
-	}
+	body += chainLine(next, g.gen)
+	lines++
 	// Bound as a single write is: against the file as the group's
 	// earlier writes leave it.
 	if g.size(body, lines) > f.opt.bound(g.size(g.body, g.lines)) {
@@ -130,7 +127,7 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 		return vault.Meta{}, err
 	}
 	g.body, g.lines = body, lines
-	rec := groupRec{slot: ch.slot, chain: next, drop: !keep}
+	rec := groupRec{slot: ch.slot, chain: next}
 	if j, ok := g.bySlot[ch.slot]; ok {
 		g.recs[j] = rec
 	} else {
@@ -146,9 +143,6 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 func (g *group) current(id [seal.SlotSize]byte, slot string, w vault.Write) (vault.Chain, bool, int64, error) {
 	if j, ok := g.bySlot[id]; ok {
 		r := g.recs[j]
-		if r.drop {
-			return vault.Chain{}, false, 0, nil
-		}
 		return r.chain, true, chainLine(r.chain, g.gen), nil
 	}
 	c, exists, err := g.f.lookupChain(slot, w.Name)
@@ -176,11 +170,7 @@ func (g *group) Commit(context.Context) error {
 	}
 	slices.SortFunc(changes, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
 	return g.f.rewriteWith(g.dest, g.size(g.body, g.lines), g.gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
-		r := g.recs[ch.i]
-		if r.drop {
-			return dst, raw, nil
-		}
-		return appendChainBlob(g.f.k, dst, raw, slot, r.chain, g.gen)
+		return appendChainBlob(g.f.k, dst, raw, slot, g.recs[ch.i].chain, g.gen)
 	})
 }
 

@@ -29,8 +29,8 @@ func (f *Vault) Chain(ctx context.Context, name string) (vault.Chain, error) {
 		return vault.Chain{}, err
 	}
 	c, ok, err := f.lookupChain(f.k.Slot(name), name)
-	if err == nil && !ok {
-		err = vault.ErrNotFound
+	if err == nil && (!ok || !c.Known()) {
+		return vault.Chain{}, vault.ErrNotFound // a line that holds nothing: a damaged record's rm
 	}
 	return c, err
 }
@@ -74,7 +74,9 @@ func (f *Vault) Chains(context.Context) ([]vault.Chain, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, c)
+		if c.Known() {
+			out = append(out, c)
+		}
 	}
 	slices.SortFunc(out, func(a, b vault.Chain) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

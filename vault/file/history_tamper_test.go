@@ -124,3 +124,37 @@ func TestGenerationTampered(t *testing.T) {
 		}
 	}
 }
+
+// An rm of a line that fails to authenticate leaves the name erased with
+// nothing kept: changes reports it, the vault is healthy again, and the
+// name starts over.
+func TestRemoveDamagedLine(t *testing.T) {
+	f, path, idPath, clk := histVault(t)
+	do(t, f, putV("app/k", "v1"))
+	do(t, f, putV("app/k", "v2"))
+	slot := SlotOf(f, "app/k")
+	cur, gen, hist := lineParts(t, path, slot)
+	setLine(t, path, slot, cur, gen, hist[:len(hist)-8]+strings.Repeat("A", 8))
+	g := reopen(t, path, idPath, clk)
+	since := changes(t, g, "", 0).Cursor
+	m, err := g.Apply(context.Background(), vault.Write{Kind: vault.Remove, Name: "app/k"}, approveAll)
+	if err != nil || m.Touch == nil || !m.Touch.Gone {
+		t.Fatalf("rm of a damaged line: %+v, %v", m, err)
+	}
+	if _, err := g.Get(context.Background(), "app/k"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("Get after the rm: %v", err)
+	}
+	if _, err := g.Chain(context.Background(), "app/k"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("Chain after the rm: %v", err)
+	}
+	ch := changes(t, g, since, 0)
+	if len(ch.Changes) != 1 || ch.Changes[0].Name != "app/k" || ch.Changes[0].State != vault.StateErased || ch.Changes[0].Version != 0 {
+		t.Errorf("changes after the rm: %+v", ch.Changes)
+	}
+	if rep, err := g.Check(context.Background()); err != nil || len(rep.Problems) != 0 || rep.Records != 0 {
+		t.Errorf("Check after the rm: %+v, %v", rep, err)
+	}
+	if m := do(t, g, putV("app/k", "again")); m.Version != 1 || !m.Created {
+		t.Errorf("a put after the rm: version %d created %t", m.Version, m.Created)
+	}
+}

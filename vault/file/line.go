@@ -153,20 +153,21 @@ func chainLine(c vault.Chain, gen uint64) int64 {
 }
 
 // stepLine is what w makes of a line: c is the chain it holds (exists:
-// there is a line; lerr: it failed to open). It returns the chain to
-// store, whether the line stays, and the metadata the write answers. A
-// remove of a line that fails to authenticate drops the line: the way out
-// of a damaged record.
-func stepLine(w vault.Write, c vault.Chain, exists bool, lerr error, h vault.History, now time.Time) (vault.Chain, bool, vault.Meta, error) {
+// there is a line; lerr: it failed to open). It returns the chain to store
+// and the metadata the write answers. A remove of a line that fails to
+// authenticate, the way out of a damaged record, leaves the name erased
+// with nothing kept, not even a highest version (what it had cannot be
+// told), so that changes reports it, as the shared vault does.
+func stepLine(w vault.Write, c vault.Chain, exists bool, lerr error, h vault.History, now time.Time) (vault.Chain, vault.Meta, error) {
 	if lerr != nil {
 		if exists && w.Kind == vault.Remove {
-			return vault.Chain{}, false, vault.Meta{Name: w.Name}, nil
+			return vault.Chain{Name: w.Name, ChangedAt: now.UTC()}, vault.Meta{Name: w.Name, Touch: &vault.Touch{Gone: true}}, nil
 		}
-		return vault.Chain{}, false, vault.Meta{}, lerr
+		return vault.Chain{}, vault.Meta{}, lerr
 	}
 	next, m, err := vault.Step(w, c, h, now)
 	next.Current.Created = false // what a later write of the name finds
-	return next, err == nil, m, err
+	return next, m, err
 }
 
 // writtenHeader is h as a write writes it: format arca-vault/2 (a vault

@@ -252,8 +252,8 @@ func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time, gen uin
 			size -= lineSize(len(old.blob))
 			lines--
 		}
-		next, keep, _, serr := f.step(b.At(int(ch.i)), slot, now)
-		if err = serr; err == nil && keep {
+		next, _, serr := f.step(b.At(int(ch.i)), slot, now)
+		if err = serr; err == nil {
 			size += chainLine(next, gen)
 			lines++
 		}
@@ -270,17 +270,16 @@ func (f *Vault) heldSize() int64 { return f.heldInfo.Size() }
 // step is what w makes of the name in slot at now (stepLine). Step is
 // pure, so the passes of a write each work it out again rather than hold
 // what it made.
-func (f *Vault) step(w vault.Write, slot string, now time.Time) (vault.Chain, bool, vault.Meta, error) {
+func (f *Vault) step(w vault.Write, slot string, now time.Time) (vault.Chain, vault.Meta, error) {
 	c, exists, err := f.lookupChain(slot, w.Name)
 	return stepLine(w, c, exists, err, f.hist, now)
 }
 
 // sealed appends to dst the blob of the line w leaves in slot at
-// generation gen, base64 (sealing into raw, which it returns for reuse);
-// nothing when the write drops the line.
+// generation gen (sealing into raw, which it returns for reuse).
 func (f *Vault) sealed(dst, raw []byte, w vault.Write, slot string, now time.Time, gen uint64) ([]byte, []byte, error) {
-	next, keep, _, err := f.step(w, slot, now)
-	if err != nil || !keep {
+	next, _, err := f.step(w, slot, now)
+	if err != nil {
 		return dst, raw, err
 	}
 	return appendChainBlob(f.k, dst, raw, slot, next, gen)
@@ -295,7 +294,7 @@ func (f *Vault) approveAll(b vault.Batch, now time.Time, approve vault.ApproveBa
 		w := b.At(i)
 		id := f.k.SlotBytes(w.Name)
 		h := (&change{slot: id}).hexSlot()
-		_, _, m, err := f.step(w, string(h[:]), now)
+		_, m, err := f.step(w, string(h[:]), now)
 		if err != nil {
 			return err
 		}
