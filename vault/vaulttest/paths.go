@@ -108,15 +108,15 @@ func (h *hfix) try(s vault.Store, w vault.Write) (vault.Meta, error) {
 	m, shown, err := h.via.write(h.t.Context(), s, w)
 	switch {
 	case err != nil && len(shown) != 0:
-		h.t.Errorf("%v %s: approve was shown %d metas for a write that failed with %v", w.Kind, w.Name, len(shown), err)
+		h.t.Errorf("%s: approve was shown %d metas for a write that failed with %v", what(w), len(shown), err)
 	case err == nil && len(shown) != 1:
-		h.t.Fatalf("%v %s: approve was shown %d metas, want 1", w.Kind, w.Name, len(shown))
+		h.t.Fatalf("%s: approve was shown %d metas, want 1", what(w), len(shown))
 	case err == nil:
 		if d := diffMeta(shown[0], m); d != "" {
-			h.t.Errorf("%v %s: approve was shown other metadata than the write answered: %s", w.Kind, w.Name, d)
+			h.t.Errorf("%s: approve was shown other metadata than the write answered: %s", what(w), d)
 		}
 		if d := diffTouch(shown[0].Touch, m.Touch); d != "" {
-			h.t.Errorf("%v %s: approve was shown another Touch than the write answered: %s", w.Kind, w.Name, d)
+			h.t.Errorf("%s: approve was shown another Touch than the write answered: %s", what(w), d)
 		}
 	}
 	return m, err
@@ -127,7 +127,7 @@ func (h *hfix) must(s vault.Store, w vault.Write) vault.Meta {
 	h.t.Helper()
 	m, err := h.try(s, w)
 	if err != nil {
-		h.t.Fatalf("%v %s: %v", w.Kind, w.Name, err)
+		h.t.Fatalf("%s: %v", what(w), err)
 	}
 	return m
 }
@@ -138,10 +138,10 @@ func (h *hfix) wantWrite(s vault.Store, w vault.Write, want vault.Meta, touch *v
 	h.t.Helper()
 	m := h.must(s, w)
 	if d := diffMeta(m, want); d != "" {
-		h.t.Errorf("%v %s: %s", w.Kind, w.Name, d)
+		h.t.Errorf("%s: %s", what(w), d)
 	}
 	if d := diffTouch(m.Touch, touch); d != "" {
-		h.t.Errorf("%v %s: touch %s", w.Kind, w.Name, d)
+		h.t.Errorf("%s: touch %s", what(w), d)
 	}
 	return m
 }
@@ -151,10 +151,10 @@ func (h *hfix) wantVersion(s vault.Store, w vault.Write, v uint64, touch *vault.
 	h.t.Helper()
 	m := h.must(s, w)
 	if m.Version != v {
-		h.t.Errorf("%v %s: version %d, want %d", w.Kind, w.Name, m.Version, v)
+		h.t.Errorf("%s: version %d, want %d", what(w), m.Version, v)
 	}
 	if d := diffTouch(m.Touch, touch); d != "" {
-		h.t.Errorf("%v %s: touch %s", w.Kind, w.Name, d)
+		h.t.Errorf("%s: touch %s", what(w), d)
 	}
 	return m
 }
@@ -170,17 +170,17 @@ func (h *hfix) wantRefused(s vault.Store, w vault.Write, check func(error) strin
 	}
 	_, err := h.try(s, w)
 	if d := check(err); d != "" {
-		h.t.Errorf("%v %s: %s", w.Kind, w.Name, d)
+		h.t.Errorf("%s: %s", what(w), d)
 	}
 	after, aerr := h.open().Chain(h.t.Context(), w.Name)
 	switch {
 	case berr != nil && !errors.Is(aerr, vault.ErrNotFound):
-		h.t.Errorf("%v %s refused: Chain after it: %v, want ErrNotFound as before", w.Kind, w.Name, aerr)
+		h.t.Errorf("%s refused: Chain after it: %v, want ErrNotFound as before", what(w), aerr)
 	case berr == nil && aerr != nil:
-		h.t.Errorf("%v %s refused: Chain after it: %v", w.Kind, w.Name, aerr)
+		h.t.Errorf("%s refused: Chain after it: %v", what(w), aerr)
 	case berr == nil:
 		if d := diffChain(after, before); d != "" {
-			h.t.Errorf("%v %s refused, yet the name changed: %s", w.Kind, w.Name, d)
+			h.t.Errorf("%s refused, yet the name changed: %s", what(w), d)
 		}
 	}
 }
@@ -218,6 +218,31 @@ func isNotFound(versions ...uint64) func(error) string {
 		}
 		return ""
 	}
+}
+
+// what names w in a failure message: its kind and name, never its value.
+func what(w vault.Write) string {
+	k := fmt.Sprintf("kind %d", w.Kind)
+	switch w.Kind {
+	case vault.Put:
+		k = "put"
+	case vault.Rotate:
+		k = "rotate"
+	case vault.Remove:
+		k = "rm"
+	case vault.Restore:
+		k = "restore"
+	case vault.Rollback:
+		k = fmt.Sprintf("rollback to %d of", w.Version)
+	case vault.Undelete:
+		k = "undelete"
+	case vault.Destroy:
+		k = fmt.Sprintf("destroy %v of", w.Versions)
+	}
+	if w.IfVersion != nil {
+		k = fmt.Sprintf("%s (if_version %d)", k, *w.IfVersion)
+	}
+	return k + " " + w.Name
 }
 
 // diffTouch describes how got differs from want (nil: no touch).

@@ -82,3 +82,75 @@ func testIfVersionRace(h *hfix) {
 }
 
 func racerValue(i int) string { return fmt.Sprintf("written by racer %d", i) }
+
+// A poller following Changes while writers write misses no change: the
+// last state it is told of each name is the state the name was left in.
+func testChangesWhileWriting(f *fixture) {
+	const names, rounds = 5, 5
+	poller := f.open()
+	cursor := f.changes(poller, "", 3).Cursor
+	handles := make([]vault.Store, writers)
+	for i := range handles {
+		handles[i] = f.open()
+	}
+	done, errs := make(chan struct{}), make(chan error, writers)
+	var wg sync.WaitGroup
+	for w, s := range handles {
+		wg.Go(func() {
+			for r := range rounds {
+				for i := range names {
+					name := fmt.Sprintf("w%d/k%d", w, i)
+					if _, err := s.Apply(f.t.Context(), put(name, fmt.Sprintf("round %d", r)), approveAll); err != nil {
+						errs <- fmt.Errorf("writer %d: %w", w, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	last := map[string]vault.Change{}
+	poll := func() {
+		for {
+			ch, err := poller.Changes(f.t.Context(), cursor, 3)
+			if err != nil || ch.Reset {
+				f.t.Fatalf("Changes while writers write: reset %t, err %v", ch.Reset, err)
+			}
+			for _, c := range ch.Changes {
+				last[c.Name] = c
+			}
+			if cursor = ch.Cursor; !ch.Truncated {
+				return
+			}
+		}
+	}
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		poll()
+	}
+	close(errs)
+	for err := range errs {
+		f.t.Fatal(err)
+	}
+	poll()
+	if len(last) != writers*names {
+		f.t.Errorf("the poller was told of %d names, want %d", len(last), writers*names)
+	}
+	for name, c := range last {
+		if c.State != vault.StateCurrent || c.Version != rounds {
+			f.t.Errorf("the poller was last told %s is %s at version %d, want current at %d", name, c.State, c.Version, rounds)
+		}
+	}
+	// The handle that polled reads what the writers left, as any does.
+	for w := range writers {
+		for i := range names {
+			if r := f.get(poller, fmt.Sprintf("w%d/k%d", w, i)); r.Version != rounds {
+				f.t.Errorf("the poller's handle reads w%d/k%d at version %d once the writers are done, want %d", w, i, r.Version, rounds)
+			}
+		}
+	}
+}

@@ -55,7 +55,8 @@
 //     soft-deleted name's removed version included;
 //   - Changes lists names in the order of their last change, each with
 //     Change.At that change's time in UTC; a cursor from before a Rekey
-//     answers Reset.
+//     answers Reset; a handle that polls Changes while other handles
+//     write misses no change, and reads what they left.
 package vaulttest
 
 import (
@@ -124,5 +125,7 @@ func cases() []testCase {
 		{"BatchHistory", testBatchHistory},
 		{"ApproveErrorAbortsHistory", testApproveAbortsHistory},
 		{"ChangesPagesOneCommit", testChangesPagesOneCommit},
+		{"RekeyKeepsHistory", testRekeyKeepsHistory},
+		{"ChangesWhileWriting", testChangesWhileWriting},
 	}, viaEveryPath(historyCases())...)
 }
