@@ -229,11 +229,17 @@ func (f *Vault) tooLarge() error {
 	return fmt.Errorf("vault %s is larger than the %d bytes arca reads", f.path, f.opt.maxRead)
 }
 
+// hold makes fh, of stat fi, the file the handle reads from.
+//
+// A file already unlinked when it was stat'ed was replaced between the
+// open and the stat: its link count stays 0, so fstat would call it
+// unchanged for good. It is held stale, and the next op reads by path.
 func (f *Vault) hold(fh *os.File, fi fs.FileInfo) {
 	if f.held != nil {
 		f.held.Close()
 	}
-	f.held, f.heldInfo, f.seen, f.stale, f.lookups = fh, fi, fileIDOf(fi), false, 0
+	id := fileIDOf(fi)
+	f.held, f.heldInfo, f.seen, f.stale, f.lookups = fh, fi, id, id.nlink == 0, 0
 }
 
 // adopt holds the file just written by this process under the writer lock,
