@@ -64,11 +64,11 @@ func TestDocumentBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ops = `"ops":[` +
-		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation","approval","version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation","approval","deleted"],"consults_pdp":true,"meta":false},` +
 		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
 		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
 		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
@@ -78,11 +78,33 @@ func TestDocumentBytes(t *testing.T) {
 		`{"name":"proxy","required":["op"],"optional":["id","env","actor","attestation","services","stop"],"consults_pdp":false,"meta":false},` +
 		`{"name":"revoke","required":["op"],"optional":["id","ref","env","actor","attestation","grant","all"],"consults_pdp":false,"meta":false},` +
 		`{"name":"approve","required":["op","approval","decision","approver"],"optional":["id","env","actor","attestation","scope"],"consults_pdp":false,"meta":false},` +
-		`{"name":"approval","required":["op","approval"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":false}]`
+		`{"name":"approval","required":["op","approval"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":false},` +
+		`{"name":"history","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rollback","required":["op","ref","version"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"undelete","required":["op","ref"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"destroy","required":["op","ref"],"optional":["id","env","actor","attestation","approval","versions"],"consults_pdp":true,"meta":false},` +
+		`{"name":"changes","required":["op"],"optional":["id","env","actor","attestation","approval","since"],"consults_pdp":true,"meta":false}]`
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}
 	if !bytes.HasPrefix(b, []byte(`{"protocol":"arca-serve/1","version":"`+Version+`",`)) {
 		t.Errorf("the manifest starts %.80s", b)
+	}
+}
+
+// TestHistoryCapability: the history capability lists each env's vault's
+// settings as the runtime gives them, and the bounds of the ops.
+func TestHistoryCapability(t *testing.T) {
+	h := Capabilities(Runtime{History: map[string]HistoryDoc{"prod": {MaxVersions: 3, KeepDeletedSeconds: 0}}})["history"]
+	envs, _ := h["envs"].(map[string]HistoryDoc)
+	if envs["prod"] != (HistoryDoc{MaxVersions: 3}) || h["max_versions_max"] != MaxKeptVersions || h["destroy_max"] != MaxDestroy || h["changes_max"] != MaxChanges {
+		t.Errorf("history capability = %v", h)
+	}
+	b, err := Document(Runtime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"history":{"changes_max":10000,"destroy_max":100,"envs":{},"max_versions_max":100}`)) {
+		t.Errorf("a runtime with no vaults lists no envs' history: %.3000s", b)
 	}
 }
