@@ -88,7 +88,9 @@ class GeneratedTest(unittest.TestCase):
             ({"type": "object", "additionalProperties": strs}, "multimap"),
             ({"type": "object", "additionalProperties": {"anyOf": [strs, s]}}, "multimap"),
             ({"type": "object", "additionalProperties": {"anyOf": [s, {"type": "integer"}]}}, None),
-            ({"type": "array", "items": {"type": "integer"}}, None),
+            ({"type": "array", "items": {"type": "integer"}}, "int_list"),
+            ({"type": "integer", "minimum": 0}, "int"),
+            ({"type": "array", "items": {"type": "number"}}, None),
             ({"type": "object"}, None),
             ({}, None),
             ({"enum": ["grant", "deny"]}, "str"),
@@ -106,6 +108,8 @@ class GeneratedTest(unittest.TestCase):
         self.assertIn("args: Optional[Sequence[str]] = None", request)
         self.assertIn("('scope', None if scope is None else int_map('scope', scope)),", request)
         self.assertIn("scope: Optional[Mapping[str, int]] = None", request)
+        self.assertIn("('if_version', None if if_version is None else integer('if_version', if_version)),", request)
+        self.assertIn("versions: Optional[Sequence[int]] = None", request)
         doc = {"type": "object", "required": ["cut"], "properties": {
             "cut": {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}}}
         out = gen.results({"result.peek": doc}, {"ops": [{"name": "peek", "consults_pdp": False}]})
