@@ -10,7 +10,7 @@ import subprocess
 import sys
 import unittest
 
-from .support import HERE, Home, arca_bin
+from .support import DENY_ALL, HERE, Home, arca_bin
 
 EXAMPLE = HERE.parent / "examples" / "cas.py"
 REF = "arca://app/keys"
@@ -58,9 +58,18 @@ class CasExampleTest(unittest.TestCase):
         self.assertEqual(self.c.get(REF).version, 4)
 
     def test_the_script_appends_a_line(self) -> None:
+        # The config it pins, and where it runs an arca.toml whose PDP
+        # denies everything, which serve must not read.
+        os.makedirs(os.path.join(self.home.dir, ".config", "arca"), exist_ok=True)
+        with open(os.path.join(self.home.dir, ".config", "arca", "arca.toml"), "w"):
+            pass
+        cwd = os.path.join(self.home.dir, "elsewhere")
+        os.mkdir(cwd)
+        with open(os.path.join(cwd, "arca.toml"), "w") as f:
+            f.write(DENY_ALL)
         env = {"HOME": self.home.dir, "PYTHONPATH": str(HERE.parent),
                "PATH": os.path.dirname(arca_bin()) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")}
-        p = subprocess.run([sys.executable, str(EXAMPLE), REF], env=env, cwd=self.home.dir,
+        p = subprocess.run([sys.executable, str(EXAMPLE), REF], env=env, cwd=cwd,
                            input=b"key-d\n", capture_output=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr.decode(errors="replace"))
         self.assertEqual(p.stdout, b"version 2\n")

@@ -25,7 +25,11 @@ export async function update(arca, ref, change, tries = 10) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const line = readFileSync(0, 'utf8').replace(/\n$/, ''); // a secret: never on the command line
-  const arca = await Client.start({ binary: 'arca', environ: { HOME: process.env.HOME, PATH: process.env.PATH } });
+  const arca = await Client.start({
+    binary: 'arca',
+    config: `${process.env.HOME}/.config/arca/arca.toml`, // pinned: no arca.toml from the directory
+    environ: { HOME: process.env.HOME, PATH: process.env.PATH },
+  });
   try {
     const put = await update(arca, process.argv[2], (v) => `${v.reveal()}\n${line}`);
     console.log(`version ${put.version}`);

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -48,8 +48,15 @@ test('it gives up after its tries', async (t) => {
 
 test('the script appends a line', async (t) => {
   const { h, c } = await seeded(t);
+  // The config it pins, and where it runs an arca.toml whose PDP denies
+  // everything, which serve must not read.
+  mkdirSync(join(h.dir, '.config', 'arca'), { recursive: true });
+  writeFileSync(join(h.dir, '.config', 'arca', 'arca.toml'), '');
+  const cwd = join(h.dir, 'elsewhere');
+  mkdirSync(cwd);
+  writeFileSync(join(cwd, 'arca.toml'), '[serve.pdp]\nexec = "echo \'{\\"allow\\": false}\'"\n');
   const env = { HOME: h.dir, PATH: `${dirname(bin)}:${process.env.PATH}` };
-  const r = spawnSync(process.execPath, [example, REF], { env, cwd: h.dir, input: 'key-d\n', encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [example, REF], { env, cwd, input: 'key-d\n', encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, 'version 2\n');
   assert.equal((await c.get(REF)).value.reveal(), 'key-a\nkey-d');
