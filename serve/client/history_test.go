@@ -228,3 +228,34 @@ func TestIfVersion(t *testing.T) {
 		t.Fatalf("rotate of no record with if_version 2: %v, want a *Conflict at version 0", err)
 	}
 }
+
+// Writers racing with one if_version, pipelined on one session: exactly
+// one wins, and every other gets a *Conflict naming the winner's version.
+func TestIfVersionRace(t *testing.T) {
+	c, ctx := seeded(t), context.Background()
+	const writers = 20
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			_, err := c.Put(ctx, Request{Ref: histRef, Value: fmt.Appendf(nil, "racer-%d", i), IfVersion: new(uint64(3))})
+			errs <- err
+		}()
+	}
+	won := 0
+	for range writers {
+		err := <-errs
+		var lost *Conflict
+		switch {
+		case err == nil:
+			won++
+		case !errors.As(err, &lost) || lost.CurrentVersion != 4:
+			t.Fatalf("a racer: %v, want a *Conflict at version 4", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d racers won, want 1", won)
+	}
+	if h, err := c.History(ctx, Request{Ref: histRef}); err != nil || h.Current == nil || *h.Current != 4 {
+		t.Fatalf("history after the race: %v, %+v", err, h)
+	}
+}

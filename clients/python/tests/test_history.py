@@ -124,6 +124,18 @@ class HistoryTest(unittest.TestCase):
             self.c.rotate("arca://app/none", "x", if_version=2)
         self.assertEqual(cm.exception.current_version, 0)
 
+    def test_writers_racing_with_one_if_version_pipelined_one_wins(self) -> None:
+        futures = [self.c.submit_put(REF, f"racer-{i}", if_version=3) for i in range(20)]
+        won, lost = [], []
+        for f in futures:
+            try:
+                won.append(f.result(timeout=30))
+            except Conflict as e:
+                lost.append(e.current_version)
+        self.assertEqual([p.version for p in won], [4])
+        self.assertEqual(lost, [4] * 19)
+        self.assertEqual(self.c.history(REF).current, 4)
+
     def test_a_field_of_the_wrong_shape_is_refused_before_it_is_sent(self) -> None:
         with self.assertRaises(TypeError):
             self.c.put(REF, "x", if_version="1")  # type: ignore[arg-type]

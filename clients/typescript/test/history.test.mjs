@@ -144,3 +144,16 @@ test('a version field of the wrong shape is refused before it is sent', async (t
   await assert.rejects(c.destroy(REF, { versions: ['1'] }), TypeError);
   assert.equal((await c.get(REF)).version, 3);
 });
+
+test('writers racing with one if_version, pipelined: exactly one wins', async (t) => {
+  const c = await seeded(t);
+  const settled = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => c.put(REF, `racer-${i}`, { if_version: 3 })));
+  const won = settled.filter((s) => s.status === 'fulfilled');
+  assert.equal(won.length, 1);
+  assert.equal(won[0].value.version, 4);
+  for (const s of settled.filter((x) => x.status === 'rejected')) {
+    assert.ok(s.reason instanceof ConflictError, String(s.reason));
+    assert.equal(s.reason.currentVersion, 4);
+  }
+  assert.equal((await c.history(REF)).current, 4);
+});
