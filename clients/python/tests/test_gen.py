@@ -11,6 +11,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from arca_client import ProtocolError
+
 from .support import REPO, arca_bin
 
 GEN = REPO / "clients" / "python" / "scripts" / "gen.py"
@@ -129,6 +131,24 @@ class GeneratedTest(unittest.TestCase):
         exec(compile(out.replace("from ._read", "from arca_client._read").replace(
             "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
         self.assertEqual(ns["read_poke"]({"n": 3}, None), ns["Seen"](3))
+        # An integer or null is always there; an array of integers is a tuple.
+        nums = {"type": "object", "required": ["cur", "gone"], "properties": {
+            "cur": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "gone": {"type": "array", "items": {"type": "integer"}}}}
+        out = gen.results({"result.peek": nums}, {"ops": [{"name": "peek", "consults_pdp": False}]})
+        self.assertIn("cur: Optional[int]\n", out)
+        self.assertIn("gone: Tuple[int, ...]\n", out)
+        ns = {}
+        exec(compile(out.replace("from ._read", "from arca_client._read").replace(
+            "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
+        self.assertEqual(ns["read_peek"]({"cur": None, "gone": [1, 2]}, None), ns["PeekResult"](None, (1, 2)))
+        self.assertEqual(ns["read_peek"]({"cur": 3, "gone": []}, None).cur, 3)
+        for bad in ({"gone": []}, {"cur": "3", "gone": []}, {"cur": 3, "gone": ["1"]}):
+            with self.subTest(bad=bad), self.assertRaises(ProtocolError):
+                ns["read_peek"](bad, None)
+        either = {"type": "object", "properties": {"s": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+        with self.assertRaises(SystemExit):
+            gen.results({"result.peek": either}, {"ops": [{"name": "peek", "consults_pdp": False}]})
 
     def test_an_added_field_is_sent(self) -> None:
         """A request field added to the table, with an op that needs it, is
