@@ -32,12 +32,12 @@ export type Policy = Wire.WirePolicy;
 /** The error codes of arca-serve/1; a newer serve may add one. */
 export type ErrorCode = Wire.WireError['error']['code'];
 
-/** What an error says beside its code: upstream_failed's cause. */
+/** What an error says beside its code: upstream_failed's cause, conflict's current_version. */
 export type ErrorDetails = NonNullable<Wire.WireError['error']['details']>;
 
 /** A request serve refused or failed. Branch on code, never on message. */
 export declare class ArcaError extends Error {
-  readonly name: 'ArcaError' | 'ApprovalRequiredError';
+  readonly name: 'ArcaError' | 'ApprovalRequiredError' | 'ConflictError';
   readonly code: ErrorCode | (string & {});
   /** The PDP's verdict, when serve consulted it and it gave one. */
   readonly policy?: Policy;
@@ -70,6 +70,17 @@ export declare class ApprovalRequiredError extends ArcaError {
   readonly name: 'ApprovalRequiredError';
   readonly code: 'approval_required';
   readonly approval: Approval;
+}
+
+/**
+ * A write whose if_version is not the name's current version: nothing was
+ * written. Read again and write again with { if_version } of what was read.
+ */
+export declare class ConflictError extends ArcaError {
+  readonly name: 'ConflictError';
+  readonly code: 'conflict';
+  /** details.current_version: the version that is current (0: none). */
+  readonly currentVersion: number;
 }
 
 /** withApproval's error when the approval was denied or expired. */

@@ -35,6 +35,9 @@ func TestDecodeErrorsHoldNoValue(t *testing.T) {
 		`{"id":NUM,"ok":true}`, `{"id":-NUM,"ok":true}`, `{"id":[NUM],"ok":true}`,
 		`{"id":7,"ok":false,"error":{"code":NUM},"policy":{"reason":"CANARY","allow":"CANARY"}}`,
 		`{"id":7,"ok":false,"error":"CANARY"}`,
+		`{"id":7,"ok":false,"error":{"code":"conflict","message":"m","details":{"current_version":"CANARY"}}}`,
+		`{"id":7,"ok":false,"error":{"code":"conflict","message":"m","details":{"current_version":-NUM}}}`,
+		`{"id":7,"ok":true,"result":{"ref":"r","version":"CANARY","current":"CANARY","versions":[{"version":"CANARY"}],"destroyed":[NUMNUM]}}`,
 		`CANARY`, `"CANARY"`, `NUM`,
 	}
 	for _, l := range lines {
@@ -46,6 +49,8 @@ func TestDecodeErrorsHoldNoValue(t *testing.T) {
 			decode(line, sent{id: []byte("7")}, new(Got)), decode(line, sent{id: []byte("7")}, new(Put)), decode(line, sent{id: []byte("7")}, new(Rotated)),
 			decode(line, sent{id: []byte("7")}, new(Removed)), decode(line, sent{id: []byte("7")}, new(Listed)), decode(line, sent{id: []byte("7")}, new(Checked)),
 			decode(line, sent{id: []byte("7")}, new(Manifest)), decode(line, sent{id: []byte("7")}, new(struct{})),
+			decode(line, sent{id: []byte("7")}, new(HistoryResult)), decode(line, sent{id: []byte("7")}, new(DestroyResult)),
+			decode(line, sent{id: []byte("7")}, new(ChangesResult)),
 		} {
 			if err == nil {
 				continue // a type that does not read the broken field
@@ -69,7 +74,15 @@ func TestValueNeverPrinted(t *testing.T) {
 	if err != nil || string(g.Value.Reveal()) != canary {
 		t.Fatalf("get: %v", err)
 	}
-	for _, s := range []string{fmt.Sprint(g), fmt.Sprintf("%v %+v %#v %s %q", g, g, g, g.Value, g.Value)} {
+	earlier, err := c.Get(ctx, Request{Ref: "arca://app/db", Version: new(uint64(1))})
+	if err != nil || string(earlier.Value.Reveal()) != canary {
+		t.Fatalf("get of version 1: %v", err)
+	}
+	h, err := c.History(ctx, Request{Ref: "arca://app/db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{fmt.Sprint(g), fmt.Sprintf("%v %+v %#v %s %q", g, g, g, g.Value, g.Value), fmt.Sprintf("%+v %#v", earlier, h)} {
 		if strings.Contains(s, canary) {
 			t.Fatalf("a result printed with its value: %s", s)
 		}
@@ -77,8 +90,10 @@ func TestValueNeverPrinted(t *testing.T) {
 	_, err = c.Put(ctx, Request{Ref: "arca://bad ref", Value: []byte(canary)})
 	_, err2 := c.Rotate(ctx, Request{Ref: "arca://app/missing", Value: []byte(canary)})
 	_, err3 := c.Put(ctx, Request{Ref: "arca://app/db", Env: "nope", Value: []byte(canary)})
-	for _, err := range []error{err, err2, err3} {
-		if err == nil || strings.Contains(err.Error(), canary) {
+	_, err4 := c.Put(ctx, Request{Ref: "arca://app/db", Value: []byte(canary), IfVersion: new(uint64(7))})
+	_, err5 := c.Get(ctx, Request{Ref: "arca://app/db", Version: new(uint64(7))})
+	for _, err := range []error{err, err2, err3, err4, err5} {
+		if err == nil || strings.Contains(fmt.Sprintf("%v %+v", err, err), canary) {
 			t.Fatalf("an error around a value: %v", err)
 		}
 	}

@@ -28,6 +28,17 @@
 // A value under a grant is dropped at expires_at: fetch it again. A get
 // run under a grant that ends in time carries Got.ExpiresAt, and
 // Got.Fresh, past it, wipes the value's bytes and returns ErrExpired.
+//
+// # Versions and compare-and-set
+//
+// A record keeps its earlier versions: Get with Request.Version reads one,
+// History lists them (never a value), Rollback writes one again as a new
+// version, Undelete brings back a name Rm soft-deleted, Destroy erases
+// versions for good, List with Request.Deleted shows soft-deleted names,
+// and Changes reports what changed since a cursor. A write with
+// Request.IfVersion happens only while that is the current version (0:
+// none); else it fails with *Conflict, whose CurrentVersion is the current
+// one, and nothing is written: read again and retry (examples/cas).
 package client
 
 import (

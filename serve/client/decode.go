@@ -15,7 +15,8 @@ import (
 // that failed, one of the manifest's use capability's causes; "" when it
 // names none; denied: the grant or approval rule that denied it), and the
 // policy verdict when the PDP gave one. An approval_required one is
-// returned as an *ApprovalRequired wrapping it.
+// returned as an *ApprovalRequired wrapping it, a conflict one as a
+// *Conflict.
 type Error struct {
 	Code    string  `json:"code"`
 	Message string  `json:"message"`
@@ -109,6 +110,9 @@ func verdict(id, want []byte, ok bool, e *Error, p *Policy) error {
 		e.Policy = p
 		if e.Code == string(manifest.ApprovalRequired) && e.approval != nil {
 			return &ApprovalRequired{Approval: *e.approval, Err: e}
+		}
+		if e.Code == string(manifest.Conflict) {
+			return &Conflict{CurrentVersion: e.CurrentVersion, Err: e}
 		}
 		return e
 	}

@@ -93,11 +93,19 @@ type Removed struct {
 
 // Listed is the result of list.
 type Listed struct {
-	Env       string  `json:"env"`
-	Records   []Meta  `json:"records"`
-	Truncated bool    `json:"truncated"`
-	Omitted   int     `json:"omitted"`
-	Policy    *Policy `json:"-"`
+	Env       string   `json:"env"`
+	Records   []Record `json:"records"`
+	Truncated bool     `json:"truncated"`
+	Omitted   int      `json:"omitted"`
+	Policy    *Policy  `json:"-"`
+}
+
+// Record is a row of Listed: a record's metadata, never its value, and
+// with Request.Deleted, when a soft-deleted name was removed (zero for
+// one that is current); its Version is the one Undelete brings back.
+type Record struct {
+	Meta
+	DeletedAt time.Time `json:"deleted_at"`
 }
 
 // Checked is the result of check.

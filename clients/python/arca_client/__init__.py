@@ -13,13 +13,14 @@ fields are ignored, a timed-out call keeps its slot.
 from ._secret import Secret
 from ._wire import MAX_RESPONSE_LINE
 from .client import PROTOCOL, Client
-from .errors import (Approval, ApprovalDenied, ApprovalRequired, ArcaError, ClientError, ClosedError, ProtocolError,
-                     StartError, StreamError, ValueExpired)
+from .errors import (Approval, ApprovalDenied, ApprovalRequired, ArcaError, ClientError, ClosedError, Conflict,
+                     ProtocolError, StartError, StreamError, ValueExpired)
 from .events import MAX_EVENT_LINE, Event
 from .scrub import ScrubWriter
 from .results import (CheckResult, ExecRedaction, ExecResult, ExecTruncated, GetResult, HttpRedaction, HttpResult,
                       ListRecord, ListResult, ManifestOp, ManifestResult, Policy, ProxyResult, PutResult, RmResult,
-                      RotateResult, ApprovalState, RevokeResult)
+                      RotateResult, ApprovalState, RevokeResult, HistoryResult, HistoryVersion, RollbackResult,
+                      UndeleteResult, DestroyResult, ChangesResult, ChangesChange)
 
 # The names the results had before they were generated from the schemas.
 Got, Put, Rotated, Removed = GetResult, PutResult, RotateResult, RmResult
@@ -36,4 +37,6 @@ __all__ = [
     "GetResult", "PutResult", "RotateResult", "RmResult", "ListResult", "ListRecord", "CheckResult",
     "ManifestResult", "ManifestOp", "ScrubWriter",
     "HttpResult", "HttpRedaction", "ExecResult", "ExecRedaction", "ExecTruncated", "ProxyResult",
+    "Conflict", "HistoryResult", "HistoryVersion", "RollbackResult", "UndeleteResult", "DestroyResult",
+    "ChangesResult", "ChangesChange",
 ]

@@ -19,82 +19,85 @@ class Ops(Calls):
 
     def get(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None, version: Optional[int] = None,
             timeout: Optional[float] = None
     ) -> r.GetResult:
         """Send get. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, version=version)
         return self._call('get', fields, r.read_get, timeout)
 
     def submit_get(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None, version: Optional[int] = None
     ) -> Future[r.GetResult]:
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, version=version)
         return self._future('get', fields, r.read_get)
 
     def put(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
             attestation: Optional[str] = None, approval: Optional[str] = None,
-            timeout: Optional[float] = None
+            if_version: Optional[int] = None, timeout: Optional[float] = None
     ) -> r.PutResult:
         """Send put. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._call('put', fields, r.read_put, timeout)
 
     def submit_put(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None
     ) -> Future[r.PutResult]:
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._future('put', fields, r.read_put)
 
     def rm(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
             attestation: Optional[str] = None, approval: Optional[str] = None,
-            timeout: Optional[float] = None
+            if_version: Optional[int] = None, timeout: Optional[float] = None
     ) -> r.RmResult:
         """Send rm. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._call('rm', fields, r.read_rm, timeout)
 
     def submit_rm(
             self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None
     ) -> Future[r.RmResult]:
-        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._future('rm', fields, r.read_rm)
 
     def rotate(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
             attestation: Optional[str] = None, approval: Optional[str] = None,
-            timeout: Optional[float] = None
+            if_version: Optional[int] = None, timeout: Optional[float] = None
     ) -> r.RotateResult:
         """Send rotate. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._call('rotate', fields, r.read_rotate, timeout)
 
     def submit_rotate(
             self, ref: str, value: Value, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None
     ) -> Future[r.RotateResult]:
-        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(ref=ref, value=value, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
         return self._future('rotate', fields, r.read_rotate)
 
     def list(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None, deleted: Optional[bool] = None,
             timeout: Optional[float] = None
     ) -> r.ListResult:
         """Send list. serve consults the PDP: its verdict is the result's policy."""
-        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval, deleted=deleted)
         return self._call('list', fields, r.read_list, timeout)
 
     def submit_list(
             self, *, env: Optional[str] = None, actor: Optional[str] = None,
-            attestation: Optional[str] = None, approval: Optional[str] = None
+            attestation: Optional[str] = None, approval: Optional[str] = None, deleted: Optional[bool] = None
     ) -> Future[r.ListResult]:
-        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval)
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval, deleted=deleted)
         return self._future('list', fields, r.read_list)
 
     def check(
@@ -250,20 +253,105 @@ class Ops(Calls):
         fields = _fields(approval=approval, env=env, actor=actor, attestation=attestation)
         return self._future('approval', fields, r.read_approval)
 
+    def history(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            timeout: Optional[float] = None
+    ) -> r.HistoryResult:
+        """Send history. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        return self._call('history', fields, r.read_history, timeout)
+
+    def submit_history(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None
+    ) -> Future[r.HistoryResult]:
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval)
+        return self._future('history', fields, r.read_history)
+
+    def rollback(
+            self, ref: str, version: int, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None, timeout: Optional[float] = None
+    ) -> r.RollbackResult:
+        """Send rollback. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(ref=ref, version=version, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
+        return self._call('rollback', fields, r.read_rollback, timeout)
+
+    def submit_rollback(
+            self, ref: str, version: int, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None
+    ) -> Future[r.RollbackResult]:
+        fields = _fields(ref=ref, version=version, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
+        return self._future('rollback', fields, r.read_rollback)
+
+    def undelete(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None, timeout: Optional[float] = None
+    ) -> r.UndeleteResult:
+        """Send undelete. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
+        return self._call('undelete', fields, r.read_undelete, timeout)
+
+    def submit_undelete(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            if_version: Optional[int] = None
+    ) -> Future[r.UndeleteResult]:
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, if_version=if_version)
+        return self._future('undelete', fields, r.read_undelete)
+
+    def destroy(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            versions: Optional[Sequence[int]] = None, timeout: Optional[float] = None
+    ) -> r.DestroyResult:
+        """Send destroy. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, versions=versions)
+        return self._call('destroy', fields, r.read_destroy, timeout)
+
+    def submit_destroy(
+            self, ref: str, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None,
+            versions: Optional[Sequence[int]] = None
+    ) -> Future[r.DestroyResult]:
+        fields = _fields(ref=ref, env=env, actor=actor, attestation=attestation, approval=approval, versions=versions)
+        return self._future('destroy', fields, r.read_destroy)
+
+    def changes(
+            self, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None, since: Optional[str] = None,
+            timeout: Optional[float] = None
+    ) -> r.ChangesResult:
+        """Send changes. serve consults the PDP: its verdict is the result's policy."""
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval, since=since)
+        return self._call('changes', fields, r.read_changes, timeout)
+
+    def submit_changes(
+            self, *, env: Optional[str] = None, actor: Optional[str] = None,
+            attestation: Optional[str] = None, approval: Optional[str] = None, since: Optional[str] = None
+    ) -> Future[r.ChangesResult]:
+        fields = _fields(env=env, actor=actor, attestation=attestation, approval=approval, since=since)
+        return self._future('changes', fields, r.read_changes)
+
     def call(
             self, op: str, *, action: Optional[str] = None, actor: Optional[str] = None,
             all: Optional[bool] = None, approval: Optional[str] = None, approver: Optional[str] = None,
             args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
             body: Optional[str] = None, body_b64: Optional[str] = None, decision: Optional[str] = None,
-            env: Optional[str] = None, final: Optional[bool] = None, grant: Optional[str] = None,
-            headers: Optional[Mapping[str, str]] = None, method: Optional[str] = None,
-            path: Optional[str] = None, query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
-            ref: Optional[str] = None, scope: Optional[Mapping[str, int]] = None,
-            service: Optional[str] = None, services: Optional[Sequence[str]] = None,
+            deleted: Optional[bool] = None, env: Optional[str] = None, final: Optional[bool] = None,
+            grant: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
+            if_version: Optional[int] = None, method: Optional[str] = None, path: Optional[str] = None,
+            query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+            scope: Optional[Mapping[str, int]] = None, service: Optional[str] = None,
+            services: Optional[Sequence[str]] = None, since: Optional[str] = None,
             stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
-            value: Optional[Value] = None, timeout: Optional[float] = None
+            value: Optional[Value] = None, version: Optional[int] = None,
+            versions: Optional[Sequence[int]] = None, timeout: Optional[float] = None
     ) -> Dict[str, Any]:
         """Any op by name, for one this client has no method for (a server
         may add ops): the result as a dict, a ``value`` in it a Secret."""
-        fields = _fields(action=action, actor=actor, all=all, approval=approval, approver=approver, args=args, attestation=attestation, body=body, body_b64=body_b64, decision=decision, env=env, final=final, grant=grant, headers=headers, method=method, path=path, query=query, ref=ref, scope=scope, service=service, services=services, stop=stop, stream=stream, text=text, value=value)
+        fields = _fields(action=action, actor=actor, all=all, approval=approval, approver=approver, args=args, attestation=attestation, body=body, body_b64=body_b64, decision=decision, deleted=deleted, env=env, final=final, grant=grant, headers=headers, if_version=if_version, method=method, path=path, query=query, ref=ref, scope=scope, service=service, services=services, since=since, stop=stop, stream=stream, text=text, value=value, version=version, versions=versions)
         return self._call(op, fields, _read.read_raw, timeout)

@@ -21,13 +21,15 @@ from ._request import Fields as _Fields, fields as _fields
 from ._secret import Secret
 from ._wire import Reader, Settle, Waiter
 from .approval import with_approval
-from .errors import ApprovalRequired, ArcaError, ClosedError
+from .errors import ApprovalRequired, ArcaError, ClosedError, Conflict
 
 
 def _for_variable(name: str, ref: str, e: BaseException) -> BaseException:
     """The error e of the get of name's ref, naming both."""
     if isinstance(e, ApprovalRequired):
         return ApprovalRequired(e.message, e.policy, e.approval, variable=name, ref=ref)
+    if isinstance(e, Conflict):
+        return Conflict(e.message, e.policy, e.current_version, variable=name, ref=ref)
     if isinstance(e, ArcaError):
         return ArcaError(e.code, e.message, e.policy, variable=name, ref=ref, cause=e.cause)
     if isinstance(e, ClosedError):

@@ -77,6 +77,20 @@ def _strs(d: Mapping[str, Any], key: str) -> Tuple[str, ...]:
     return tuple(v)
 
 
+def _ints(d: Mapping[str, Any], key: str) -> Tuple[int, ...]:
+    v = d.get(key, ())
+    if not isinstance(v, (list, tuple)) or any(type(n) is not int for n in v):
+        raise ProtocolError(f"result field {key!r} is not a list of integers")
+    return tuple(v)
+
+
+def _int_or_none(d: Mapping[str, Any], key: str) -> Optional[int]:
+    """A field that is always there, an integer or null (history's current)."""
+    if key not in d:
+        raise ProtocolError(f"result field {key!r} is missing")
+    return None if d[key] is None else _int(d, key)
+
+
 def _time(d: Mapping[str, Any], key: str) -> datetime:
     return parse_time(_str(d, key))
 

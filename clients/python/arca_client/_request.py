@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping, Optional, Sequence, Tuple, Union
 
 from ._secret import Secret, as_value
-from ._shapes import Field, int_map, string_map, strings, strings_map
+from ._shapes import Field, int_map, integer, integers, string_map, strings, strings_map
 
 Value = Union[str, Secret]
 Fields = Sequence[Tuple[str, Field]]
@@ -22,13 +22,15 @@ def fields(
         approval: Optional[str] = None, approver: Optional[str] = None,
         args: Optional[Sequence[str]] = None, attestation: Optional[str] = None,
         body: Optional[str] = None, body_b64: Optional[str] = None, decision: Optional[str] = None,
-        env: Optional[str] = None, final: Optional[bool] = None, grant: Optional[str] = None,
-        headers: Optional[Mapping[str, str]] = None, method: Optional[str] = None,
-        path: Optional[str] = None, query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None,
-        ref: Optional[str] = None, scope: Optional[Mapping[str, int]] = None,
-        service: Optional[str] = None, services: Optional[Sequence[str]] = None,
+        deleted: Optional[bool] = None, env: Optional[str] = None, final: Optional[bool] = None,
+        grant: Optional[str] = None, headers: Optional[Mapping[str, str]] = None,
+        if_version: Optional[int] = None, method: Optional[str] = None, path: Optional[str] = None,
+        query: Optional[Mapping[str, Union[str, Sequence[str]]]] = None, ref: Optional[str] = None,
+        scope: Optional[Mapping[str, int]] = None, service: Optional[str] = None,
+        services: Optional[Sequence[str]] = None, since: Optional[str] = None,
         stop: Optional[bool] = None, stream: Optional[str] = None, text: Optional[str] = None,
-        value: Optional[Value] = None
+        value: Optional[Value] = None, version: Optional[int] = None,
+        versions: Optional[Sequence[int]] = None
 ) -> Fields:
     return (
         ('action', action),
@@ -41,10 +43,12 @@ def fields(
         ('body', body),
         ('body_b64', body_b64),
         ('decision', decision),
+        ('deleted', deleted),
         ('env', env),
         ('final', final),
         ('grant', grant),
         ('headers', None if headers is None else string_map('headers', headers)),
+        ('if_version', None if if_version is None else integer('if_version', if_version)),
         ('method', method),
         ('path', path),
         ('query', None if query is None else strings_map('query', query)),
@@ -52,8 +56,11 @@ def fields(
         ('scope', None if scope is None else int_map('scope', scope)),
         ('service', service),
         ('services', None if services is None else strings('services', services)),
+        ('since', since),
         ('stop', stop),
         ('stream', stream),
         ('text', text),
         ('value', None if value is None else as_value(value)),
+        ('version', None if version is None else integer('version', version)),
+        ('versions', None if versions is None else integers('versions', versions)),
     )

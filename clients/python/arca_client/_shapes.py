@@ -2,7 +2,9 @@
 request schema gives them before a line is written: an array of strings
 (exec's ``args``, proxy's ``services``), an object of strings (http's
 ``headers``), an object of strings or arrays of strings (http's
-``query``) and an object of integers (approve's ``scope``). _request.fields calls these; _wire.encode_body writes what
+``query``), an object of integers (approve's ``scope``), an integer
+(``version``, ``if_version``) and an array of integers (destroy's
+``versions``). _request.fields calls these; _wire.encode_body writes what
 they return (a tuple, a dict). The errors name the field, never an entry
 of it."""
 
@@ -11,7 +13,15 @@ from __future__ import annotations
 from typing import Dict, Mapping, Sequence, Tuple, Union
 
 Strings = Tuple[str, ...]
-Field = Union[None, str, bool, Strings, Dict[str, Union[str, Strings]], Dict[str, int]]
+
+
+class Count(int):
+    """An int a field of integers was given, checked: what _wire writes
+    as a number. A plain int given for another field is refused there."""
+
+
+Counts = Tuple[Count, ...]
+Field = Union[None, str, bool, Count, Strings, Counts, Dict[str, Union[str, Strings]], Dict[str, int]]
 
 
 def strings(name: str, v: Sequence[str]) -> Strings:
@@ -59,3 +69,19 @@ def int_map(name: str, v: Mapping[str, int]) -> Dict[str, int]:
             raise TypeError(f"field {name!r} must map str to int")
         out[k] = v[k]
     return out
+
+
+def integer(name: str, v: int) -> Count:
+    """v, an int of 0 or more (not a bool), as a Count."""
+    if type(v) is not int:
+        raise TypeError(f"field {name!r} must be an int, not {type(v).__name__}")
+    if v < 0:
+        raise ValueError(f"field {name!r} must be 0 or more")
+    return Count(v)
+
+
+def integers(name: str, v: Sequence[int]) -> Counts:
+    """v, a list or tuple of ints of 0 or more, as a tuple of Counts."""
+    if not isinstance(v, (list, tuple)):
+        raise TypeError(f"field {name!r} must be a list or tuple of int, not {type(v).__name__}")
+    return tuple(integer(name, n) for n in v)

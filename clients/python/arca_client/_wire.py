@@ -29,7 +29,7 @@ from .approval import error_of, with_expiry
 from .errors import ClosedError, ProtocolError
 from ._fast import get_line
 from ._read import Policy, read_policy
-from ._shapes import Field
+from ._shapes import Count, Field
 from .results import read_get
 
 # MAX_REQUEST_LINE is serve's cap on a request line, its newline not
@@ -123,7 +123,10 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
         if type(v) is bool:  # a boolean field (scrub's final)
             parts += [',"', name, '":', "true" if v else "false"]
             continue
-        if type(v) is tuple or type(v) is dict:  # args, services; headers, query
+        if type(v) is Count:  # version, if_version (_shapes checked it)
+            parts += [',"', name, '":', int.__repr__(v)]
+            continue
+        if type(v) is tuple or type(v) is dict:  # args, services, versions; headers, query
             parts += [',"', name, '":', _json(name, v)]
             continue
         if type(v) is not str or not v.isascii():  # ASCII, the common case, is a flag read
@@ -136,9 +139,11 @@ def encode_body(op: str, fields: Sequence[Tuple[str, Field]]) -> bytes:
     return body
 
 
-def _json(name: str, v: Union[Tuple[str, ...], Dict[str, Union[str, int, Tuple[str, ...]]]]) -> str:
-    """A tuple of strings as a JSON array, a dict of strings, ints or
+def _json(name: str, v: Union[Tuple[str, ...], Tuple[Count, ...], Dict[str, Union[str, int, Tuple[str, ...]]]]) -> str:
+    """A tuple of strings or of Counts as a JSON array, a dict of strings, ints or
     tuples of strings as an object, each string checked as a field's is."""
+    if type(v) is tuple and v and all(type(n) is Count for n in v):  # destroy's versions
+        return "[" + ",".join(int.__repr__(n) for n in v) + "]"
     if type(v) is tuple:
         for s in v:
             _text(name, s)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, TypeVar
 
 from ._read import Policy, parse_time
 from ._secret import Secret, expiring
-from .errors import Approval, ApprovalDenied, ApprovalRequired, ArcaError, ProtocolError
+from .errors import Approval, ApprovalDenied, ApprovalRequired, ArcaError, Conflict, ProtocolError
 
 if TYPE_CHECKING:
     from .client import Client
@@ -22,8 +22,12 @@ T = TypeVar("T")
 
 def error_of(code: str, message: str, policy: Optional[Policy], details: Any) -> ArcaError:
     """The ArcaError of a failed response: an ApprovalRequired when it
-    names an approval as the protocol says."""
+    names an approval as the protocol says, a Conflict when it names the
+    current version."""
     cause = details.get("cause") if isinstance(details, dict) else None
+    current = details.get("current_version") if isinstance(details, dict) else None
+    if code == "conflict" and type(current) is int and current >= 0:
+        return Conflict(message, policy, current)
     a = details.get("approval") if isinstance(details, dict) else None
     if code == "approval_required" and isinstance(a, dict):
         try:

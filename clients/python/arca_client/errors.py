@@ -22,8 +22,8 @@ class ArcaError(ClientError):
 
     ``code`` is the wire's error code (``bad_request``, ``unknown_op``,
     ``denied``, ``pdp_unreachable``, ``not_found``, ``op_error``,
-    ``upstream_failed``, ``approval_required`` (an ApprovalRequired), or
-    one a later server adds): branch on it, never on ``message``. ``policy`` is the PDP's verdict when serve consulted
+    ``upstream_failed``, ``approval_required`` (an ApprovalRequired),
+    ``conflict`` (a Conflict), or one a later server adds): branch on it, never on ``message``. ``policy`` is the PDP's verdict when serve consulted
     one, else None. ``cause`` is the ``details.cause`` of the error when
     it has one (``upstream_failed``: the step of the use that failed,
     ``dns``, ``connect``, ``tls``, ``timeout``, ``blocked_address``,
@@ -84,6 +84,23 @@ class ApprovalRequired(ArcaError):
 
     def __repr__(self) -> str:
         return f"ApprovalRequired(message={self.message!r}, policy={self.policy!r}, approval={self.approval!r})"
+
+
+class Conflict(ArcaError):
+    """The ArcaError of a write whose ``if_version`` is not the name's
+    current version (code ``conflict``): nothing was written.
+    ``current_version`` is the version that is current (0: none, the name
+    is not stored or is soft-deleted). Read again, and write again with
+    ``if_version`` of what was read: a compare-and-set (the README shows
+    the loop)."""
+
+    def __init__(self, message: str, policy: Optional[Policy], current_version: int, *,
+                 variable: Optional[str] = None, ref: Optional[str] = None) -> None:
+        super().__init__("conflict", message, policy, variable=variable, ref=ref)
+        self.current_version = current_version
+
+    def __repr__(self) -> str:
+        return f"Conflict(message={self.message!r}, policy={self.policy!r}, current_version={self.current_version!r})"
 
 
 class ApprovalDenied(ClientError):

@@ -12,17 +12,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Mapping, Optional, Tuple
 
-from ._read import (Policy, _bool, _int, _map, _objs, _opt_bool, _opt_int, _opt_map, _opt_str, _opt_time,
-                    _secret, _str, _strs, _time, parse_time, read_policy, read_raw)
+from ._read import (Policy, _bool, _int, _int_or_none, _ints, _map, _objs, _opt_bool, _opt_int, _opt_map,
+                    _opt_str, _opt_time, _secret, _str, _strs, _time, parse_time, read_policy, read_raw)
 from ._secret import Secret
 
 __all__ = ["Policy", "Secret", "parse_time", "read_policy", "read_raw", "GetResult", "PutResult",
     "RmResult", "RotateResult", "ListRecord", "ListResult", "CheckResult", "ManifestOp",
     "ManifestResult", "ScrubRedaction", "ScrubResult", "HttpRedaction", "HttpResult",
     "ExecTruncated", "ExecRedaction", "ExecResult", "ProxyResult", "RevokeResult",
-    "ApprovalStateScope", "ApprovalState", "read_get", "read_put", "read_rm", "read_rotate",
-    "read_list", "read_check", "read_manifest", "read_scrub", "read_http", "read_exec",
-    "read_proxy", "read_revoke", "read_approve", "read_approval"]
+    "ApprovalStateScope", "ApprovalState", "HistoryVersion", "HistoryResult", "RollbackResult",
+    "UndeleteResult", "DestroyResult", "ChangesChange", "ChangesResult", "read_get", "read_put",
+    "read_rm", "read_rotate", "read_list", "read_check", "read_manifest", "read_scrub", "read_http",
+    "read_exec", "read_proxy", "read_revoke", "read_approve", "read_approval", "read_history",
+    "read_rollback", "read_undelete", "read_destroy", "read_changes"]
 
 
 
@@ -220,6 +222,7 @@ class ListRecord:
     version: int
     created_at: datetime
     updated_at: datetime
+    deleted_at: Optional[datetime] = None
     rotated_at: Optional[datetime] = None
 
 
@@ -228,16 +231,19 @@ def read_list_record(d: Mapping[str, Any]) -> ListRecord:
     v_version = d.get('version')
     v_created_at = d.get('created_at')
     v_updated_at = d.get('updated_at')
+    v_deleted_at = d.get('deleted_at')
     v_rotated_at = d.get('rotated_at')
     if (
         type(v_ref) is str and type(v_version) is int and type(v_created_at) is str and type(v_updated_at) is
-        str and (v_rotated_at is None or type(v_rotated_at) is str)
+        str and (v_deleted_at is None or type(v_deleted_at) is str) and (v_rotated_at is None or
+        type(v_rotated_at) is str)
     ):
         return ListRecord(
             v_ref,
             v_version,
             parse_time(v_created_at),
             parse_time(v_updated_at),
+            None if v_deleted_at is None else parse_time(v_deleted_at),
             None if v_rotated_at is None else parse_time(v_rotated_at),
         )
     return ListRecord(
@@ -245,6 +251,7 @@ def read_list_record(d: Mapping[str, Any]) -> ListRecord:
         _int(d, 'version'),
         _time(d, 'created_at'),
         _time(d, 'updated_at'),
+        _opt_time(d, 'deleted_at'),
         _opt_time(d, 'rotated_at'),
     )
 
@@ -791,3 +798,280 @@ read_approve = read_approval_state
 
 
 read_approval = read_approval_state
+
+
+@dataclass
+class HistoryVersion:
+    """An entry of HistoryResult.versions."""
+
+    version: int
+    state: str
+    created_at: datetime  # when this version was written
+
+
+def read_history_version(d: Mapping[str, Any]) -> HistoryVersion:
+    v_version = d.get('version')
+    v_state = d.get('state')
+    v_created_at = d.get('created_at')
+    if type(v_version) is int and type(v_state) is str and type(v_created_at) is str:
+        return HistoryVersion(
+            v_version,
+            v_state,
+            parse_time(v_created_at),
+        )
+    return HistoryVersion(
+        _int(d, 'version'),
+        _str(d, 'state'),
+        _time(d, 'created_at'),
+    )
+
+
+@dataclass
+class HistoryResult:
+    """The result of history. It carries the PDP's verdict, when serve consulted one."""
+
+    ref: str
+    env: str
+    current: Optional[int]  # the current version; null while the name is soft-deleted or has no version kept
+    max_versions: int
+    versions: Tuple[HistoryVersion, ...]
+    deleted_at: Optional[datetime] = None  # while soft-deleted: when rm removed it
+    policy: Optional[Policy] = None
+
+
+def read_history_result(d: Mapping[str, Any], policy: Optional[Policy]) -> HistoryResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_max_versions = d.get('max_versions')
+    v_deleted_at = d.get('deleted_at')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_max_versions) is int and (v_deleted_at is None or
+        type(v_deleted_at) is str)
+    ):
+        return HistoryResult(
+            v_ref,
+            v_env,
+            _int_or_none(d, 'current'),
+            v_max_versions,
+            tuple(read_history_version(x) for x in _objs(d, 'versions')),
+            None if v_deleted_at is None else parse_time(v_deleted_at),
+            policy,
+        )
+    return HistoryResult(
+        _str(d, 'ref'),
+        _str(d, 'env'),
+        _int_or_none(d, 'current'),
+        _int(d, 'max_versions'),
+        tuple(read_history_version(x) for x in _objs(d, 'versions')),
+        _opt_time(d, 'deleted_at'),
+        policy,
+    )
+
+
+read_history = read_history_result
+
+
+@dataclass
+class RollbackResult:
+    """The result of rollback. It carries the PDP's verdict, when serve consulted one."""
+
+    ref: str
+    env: str
+    version: int
+    created: bool
+    created_at: datetime
+    updated_at: datetime
+    rolled_back_from: int
+    policy: Optional[Policy] = None
+
+
+def read_rollback_result(d: Mapping[str, Any], policy: Optional[Policy]) -> RollbackResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_version = d.get('version')
+    v_created = d.get('created')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    v_rolled_back_from = d.get('rolled_back_from')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_version) is int and type(v_created) is bool and
+        type(v_created_at) is str and type(v_updated_at) is str and type(v_rolled_back_from) is int
+    ):
+        return RollbackResult(
+            v_ref,
+            v_env,
+            v_version,
+            v_created,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            v_rolled_back_from,
+            policy,
+        )
+    return RollbackResult(
+        _str(d, 'ref'),
+        _str(d, 'env'),
+        _int(d, 'version'),
+        _bool(d, 'created'),
+        _time(d, 'created_at'),
+        _time(d, 'updated_at'),
+        _int(d, 'rolled_back_from'),
+        policy,
+    )
+
+
+read_rollback = read_rollback_result
+
+
+@dataclass
+class UndeleteResult:
+    """The result of undelete. It carries the PDP's verdict, when serve consulted one."""
+
+    ref: str
+    env: str
+    version: int
+    created: bool
+    created_at: datetime
+    updated_at: datetime
+    undeleted: bool
+    policy: Optional[Policy] = None
+
+
+def read_undelete_result(d: Mapping[str, Any], policy: Optional[Policy]) -> UndeleteResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_version = d.get('version')
+    v_created = d.get('created')
+    v_created_at = d.get('created_at')
+    v_updated_at = d.get('updated_at')
+    v_undeleted = d.get('undeleted')
+    if (
+        type(v_ref) is str and type(v_env) is str and type(v_version) is int and type(v_created) is bool and
+        type(v_created_at) is str and type(v_updated_at) is str and type(v_undeleted) is bool
+    ):
+        return UndeleteResult(
+            v_ref,
+            v_env,
+            v_version,
+            v_created,
+            parse_time(v_created_at),
+            parse_time(v_updated_at),
+            v_undeleted,
+            policy,
+        )
+    return UndeleteResult(
+        _str(d, 'ref'),
+        _str(d, 'env'),
+        _int(d, 'version'),
+        _bool(d, 'created'),
+        _time(d, 'created_at'),
+        _time(d, 'updated_at'),
+        _bool(d, 'undeleted'),
+        policy,
+    )
+
+
+read_undelete = read_undelete_result
+
+
+@dataclass
+class DestroyResult:
+    """The result of destroy. It carries the PDP's verdict, when serve consulted one."""
+
+    ref: str
+    env: str
+    destroyed: Tuple[int, ...]
+    removed: bool
+    policy: Optional[Policy] = None
+
+
+def read_destroy_result(d: Mapping[str, Any], policy: Optional[Policy]) -> DestroyResult:
+    v_ref = d.get('ref')
+    v_env = d.get('env')
+    v_removed = d.get('removed')
+    if type(v_ref) is str and type(v_env) is str and type(v_removed) is bool:
+        return DestroyResult(
+            v_ref,
+            v_env,
+            _ints(d, 'destroyed'),
+            v_removed,
+            policy,
+        )
+    return DestroyResult(
+        _str(d, 'ref'),
+        _str(d, 'env'),
+        _ints(d, 'destroyed'),
+        _bool(d, 'removed'),
+        policy,
+    )
+
+
+read_destroy = read_destroy_result
+
+
+@dataclass
+class ChangesChange:
+    """An entry of ChangesResult.changes."""
+
+    ref: str
+    version: int  # the current version, the deleted one, or (erased) the highest the name had
+    state: str
+    at: datetime
+
+
+def read_changes_change(d: Mapping[str, Any]) -> ChangesChange:
+    v_ref = d.get('ref')
+    v_version = d.get('version')
+    v_state = d.get('state')
+    v_at = d.get('at')
+    if type(v_ref) is str and type(v_version) is int and type(v_state) is str and type(v_at) is str:
+        return ChangesChange(
+            v_ref,
+            v_version,
+            v_state,
+            parse_time(v_at),
+        )
+    return ChangesChange(
+        _str(d, 'ref'),
+        _int(d, 'version'),
+        _str(d, 'state'),
+        _time(d, 'at'),
+    )
+
+
+@dataclass
+class ChangesResult:
+    """The result of changes. It carries the PDP's verdict, when serve consulted one."""
+
+    env: str
+    cursor: str
+    changes: Tuple[ChangesChange, ...]
+    truncated: bool
+    reset: bool
+    policy: Optional[Policy] = None
+
+
+def read_changes_result(d: Mapping[str, Any], policy: Optional[Policy]) -> ChangesResult:
+    v_env = d.get('env')
+    v_cursor = d.get('cursor')
+    v_truncated = d.get('truncated')
+    v_reset = d.get('reset')
+    if type(v_env) is str and type(v_cursor) is str and type(v_truncated) is bool and type(v_reset) is bool:
+        return ChangesResult(
+            v_env,
+            v_cursor,
+            tuple(read_changes_change(x) for x in _objs(d, 'changes')),
+            v_truncated,
+            v_reset,
+            policy,
+        )
+    return ChangesResult(
+        _str(d, 'env'),
+        _str(d, 'cursor'),
+        tuple(read_changes_change(x) for x in _objs(d, 'changes')),
+        _bool(d, 'truncated'),
+        _bool(d, 'reset'),
+        policy,
+    )
+
+
+read_changes = read_changes_result

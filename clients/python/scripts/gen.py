@@ -18,7 +18,8 @@ The mapping, and what it refuses rather than guess:
 - a result is ``<Op>Result``, or the name of the definition its schema's
   top-level $ref names when ops share it (``ApprovalState``); an object in an array of it is ``<Op><Item>``
   (``records`` holds ``ListRecord``s);
-- string, integer, boolean, const and enum are str, int, bool; a $ref to a
+- string, integer, boolean, const and enum are str, int, bool; an integer
+  or null (history's ``current``) is Optional[int]; a $ref to a
   ``time`` definition is a datetime in UTC; a top-level ``value`` is a
   Secret; an array is a tuple; an object with no properties a mapping,
   which gets a method that looks one entry up (``capabilities`` has
@@ -33,7 +34,8 @@ The mapping, and what it refuses rather than guess:
   (exec's ``truncated`` is ``ExecTruncated``);
 - a request field is a str, but ``value``, the secret of a write, which may
   be a Secret (as a result's value is one), a boolean (scrub's ``final``),
-  and one the request schema says is an array of strings (a sequence of
+  an integer (``version``, ``if_version``), an array of integers (destroy's
+  ``versions``, a sequence of int), and one the request schema says is an array of strings (a sequence of
   str), an object of strings (a mapping of str to str) or an object of
   strings or arrays of strings (a mapping of str to either) or an object
   of named integers (a mapping of str to int), which _shapes checks and
@@ -127,6 +129,13 @@ class Gen:
             node = doc["$defs"][target]
         kinds = [k for k in node if k not in ("description", "pattern", "minimum", "maximum", "minLength",
                                               "maxLength", "maxItems", "minItems", "title")]
+        either = node.get("anyOf")
+        if isinstance(either, list) and len(either) == 2 and {"type": "null"} in either:
+            # One type or null (history's current): Optional of it, always there.
+            t, read, _ = self.field(schema, doc, name, either[1 - either.index({"type": "null"})], owner, top)
+            if read != "_int":
+                raise SystemExit(f"gen: {owner}.{name}: only an integer or null is supported, not {t} or null")
+            return "Optional[int]", "_int_or_none", "None"
         if "const" in node or "enum" in node:
             values = node.get("enum", [node.get("const")])
             t = {str: "str", bool: "bool", int: "int"}.get(type(values[0]))
@@ -148,6 +157,8 @@ class Gen:
                 items = doc["$defs"][items["$ref"][len("#/$defs/"):]]
             if items is not True and items.get("type") == "string":
                 return "Tuple[str, ...]", "_strs", "()"
+            if items is not True and items.get("type") == "integer":
+                return "Tuple[int, ...]", "_ints", "()"
             if items is not True and items.get("type") == "object" and "properties" in items:
                 cls = owner.removesuffix("Result") + pascal(singular(name))
                 self.object(cls, doc, items, f"An entry of {owner}.{name}.", policy=False, top=False)
@@ -195,7 +206,7 @@ class Gen:
                 reads.append(f"read_{snake(read[4:])}(_map(d, {p!r}))")
             elif read.startswith("one:"):
                 reads.append(f"None if d.get({p!r}) is None else read_{snake(read[4:])}(_map(d, {p!r}))")
-            elif p in required or read in ("_strs",):
+            elif p in required or read in ("_strs", "_ints"):
                 reads.append(f"{read}(d, {p!r})")
             else:
                 reads.append(f"{'_opt' + read if read != '_any' else read}(d, {p!r})")
@@ -332,8 +343,8 @@ FAST = {
 
 # The reading helpers of _read.py a generated reader may call, and what
 # results.py passes on from it.
-HELPERS = ["_any", "_bool", "_int", "_map", "_objs", "_opt_bool", "_opt_int", "_opt_map", "_opt_secret",
-           "_opt_str", "_opt_time", "_secret", "_str", "_strs", "_time"]
+HELPERS = ["_any", "_bool", "_int", "_int_or_none", "_ints", "_map", "_objs", "_opt_bool", "_opt_int", "_opt_map",
+           "_opt_secret", "_opt_str", "_opt_time", "_secret", "_str", "_strs", "_time"]
 EXPORTED = ["parse_time", "read_policy", "read_raw"]
 
 
@@ -347,7 +358,9 @@ def reader_names(body: str) -> List[str]:
 
 def kind_of(node: Any) -> Optional[str]:
     """What a request field's schema node holds: "str" (a string, or an
-    enum of strings), "bool", "strings" (an array of strings), "map" (an
+    enum of strings), "bool", "int" (an integer: version, if_version),
+    "int_list" (an array of integers: destroy's versions), "strings" (an
+    array of strings), "map" (an
     object of strings), "multimap" (an object of strings or arrays of
     strings), "ints" (an object of named integers and nothing else); None
     for anything else."""
@@ -364,8 +377,12 @@ def kind_of(node: Any) -> Optional[str]:
         return "ints"
     if node.get("type") == "boolean":
         return "bool"
+    if node.get("type") == "integer":
+        return "int"
     if is_strs(node):
         return "strings"
+    if node.get("type") == "array" and isinstance(node.get("items"), dict) and node["items"].get("type") == "integer":
+        return "int_list"
     extra = node.get("additionalProperties") if node.get("type") == "object" else None
     if is_str(extra):
         return "map"
@@ -399,6 +416,8 @@ def request_fields(schemas: Mapping[str, Any]) -> Dict[str, str]:
 KINDS = {
     "str": ("str", None),
     "bool": ("bool", None),
+    "int": ("int", "integer"),
+    "int_list": ("Sequence[int]", "integers"),
     "strings": ("Sequence[str]", "strings"),
     "map": ("Mapping[str, str]", "string_map"),
     "multimap": ("Mapping[str, Union[str, Sequence[str]]]", "strings_map"),

@@ -26,6 +26,8 @@ from arca_client import results as r
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent  # clients/python/tests -> the repository
 FAKE = HERE / "fake_serve.py"
+# A config whose PDP denies everything: serve must not read one where it runs.
+DENY_ALL = '[serve.pdp]\nexec = "echo \'{\\"allow\\": false}\'"\n'
 
 _built: Optional[str] = None
 _lock = threading.Lock()

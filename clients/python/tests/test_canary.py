@@ -50,9 +50,14 @@ class CanaryTest(unittest.TestCase):
         results = [c.put("arca://app/db", Secret(CANARY)), c.get("arca://app/db"),
                    c.rotate("arca://app/db", CANARY2), c.get("arca://app/db"), c.list(), c.check(),
                    c.resolve({"DB": "arca://app/db"}), c.call("get", ref="arca://app/db"),
-                   c.submit_get("arca://app/db").result(30)]
+                   c.submit_get("arca://app/db").result(30), c.get("arca://app/db", version=1)]
+        cursor = c.changes().cursor
+        results += [c.history("arca://app/db"), c.rollback("arca://app/db", 1), c.rm("arca://app/db"),
+                    c.list(deleted=True), c.undelete("arca://app/db"), c.changes(since=cursor),
+                    c.destroy("arca://app/db", versions=[2])]
         self.assertEqual(results[1].value.reveal(), CANARY)
         self.assertEqual(results[3].value.reveal(), CANARY2)
+        self.assertEqual(results[9].value.reveal(), CANARY)
         for r in results:
             logging.getLogger("embedder").warning("result %s %r", r, r)
             self.clean("a result's repr", repr(r) + str(r) + f"{r}")
@@ -60,7 +65,9 @@ class CanaryTest(unittest.TestCase):
         self.clean("a log line", "\n".join(self.log))
 
         failures: List[BaseException] = []
-        for call in (lambda: c.put("arca://bad ref", CANARY), lambda: c.put("arca://app/db", CANARY, env="nope"),
+        for call in (lambda: c.put("arca://app/db", CANARY, if_version=1),  # a conflict
+                     lambda: c.rollback("arca://app/db", 2),  # destroyed
+                     lambda: c.put("arca://bad ref", CANARY), lambda: c.put("arca://app/db", CANARY, env="nope"),
                      lambda: c.put("arca://app/db", CANARY, actor="agent:\x07"),
                      lambda: c.rotate("arca://app/missing", Secret(CANARY)),
                      lambda: c.call("export", value=CANARY)):

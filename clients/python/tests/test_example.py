@@ -8,10 +8,9 @@ import subprocess
 import sys
 import unittest
 
-from .support import HERE, Home, arca_bin
+from .support import DENY_ALL, HERE, Home, arca_bin
 
 EXAMPLE = HERE.parent / "examples" / "embed.py"
-DENY_ALL = '[serve.pdp]\nexec = "echo \'{\\"allow\\": false}\'"\n'
 CHECK = '[ "$DB_PASSWORD" = "$1" ] && [ "$API_KEY" = "k-api-2" ] && [ "$TOKEN" = "t 3 with spaces" ] && [ "$KEPT" = yes ]'
 
 

@@ -11,6 +11,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from arca_client import ProtocolError
+
 from .support import REPO, arca_bin
 
 GEN = REPO / "clients" / "python" / "scripts" / "gen.py"
@@ -88,7 +90,9 @@ class GeneratedTest(unittest.TestCase):
             ({"type": "object", "additionalProperties": strs}, "multimap"),
             ({"type": "object", "additionalProperties": {"anyOf": [strs, s]}}, "multimap"),
             ({"type": "object", "additionalProperties": {"anyOf": [s, {"type": "integer"}]}}, None),
-            ({"type": "array", "items": {"type": "integer"}}, None),
+            ({"type": "array", "items": {"type": "integer"}}, "int_list"),
+            ({"type": "integer", "minimum": 0}, "int"),
+            ({"type": "array", "items": {"type": "number"}}, None),
             ({"type": "object"}, None),
             ({}, None),
             ({"enum": ["grant", "deny"]}, "str"),
@@ -106,6 +110,8 @@ class GeneratedTest(unittest.TestCase):
         self.assertIn("args: Optional[Sequence[str]] = None", request)
         self.assertIn("('scope', None if scope is None else int_map('scope', scope)),", request)
         self.assertIn("scope: Optional[Mapping[str, int]] = None", request)
+        self.assertIn("('if_version', None if if_version is None else integer('if_version', if_version)),", request)
+        self.assertIn("versions: Optional[Sequence[int]] = None", request)
         doc = {"type": "object", "required": ["cut"], "properties": {
             "cut": {"type": "object", "required": ["a"], "properties": {"a": {"type": "boolean"}}}}}
         out = gen.results({"result.peek": doc}, {"ops": [{"name": "peek", "consults_pdp": False}]})
@@ -125,6 +131,24 @@ class GeneratedTest(unittest.TestCase):
         exec(compile(out.replace("from ._read", "from arca_client._read").replace(
             "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
         self.assertEqual(ns["read_poke"]({"n": 3}, None), ns["Seen"](3))
+        # An integer or null is always there; an array of integers is a tuple.
+        nums = {"type": "object", "required": ["cur", "gone"], "properties": {
+            "cur": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "gone": {"type": "array", "items": {"type": "integer"}}}}
+        out = gen.results({"result.peek": nums}, {"ops": [{"name": "peek", "consults_pdp": False}]})
+        self.assertIn("cur: Optional[int]\n", out)
+        self.assertIn("gone: Tuple[int, ...]\n", out)
+        ns = {}
+        exec(compile(out.replace("from ._read", "from arca_client._read").replace(
+            "from ._secret", "from arca_client._secret"), "results", "exec"), ns)
+        self.assertEqual(ns["read_peek"]({"cur": None, "gone": [1, 2]}, None), ns["PeekResult"](None, (1, 2)))
+        self.assertEqual(ns["read_peek"]({"cur": 3, "gone": []}, None).cur, 3)
+        for bad in ({"gone": []}, {"cur": "3", "gone": []}, {"cur": 3, "gone": ["1"]}):
+            with self.subTest(bad=bad), self.assertRaises(ProtocolError):
+                ns["read_peek"](bad, None)
+        either = {"type": "object", "properties": {"s": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}
+        with self.assertRaises(SystemExit):
+            gen.results({"result.peek": either}, {"ops": [{"name": "peek", "consults_pdp": False}]})
 
     def test_an_added_field_is_sent(self) -> None:
         """A request field added to the table, with an op that needs it, is

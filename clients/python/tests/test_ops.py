@@ -65,7 +65,8 @@ class OpsTest(unittest.TestCase):
         m = c.manifest()
         self.assertEqual(m.protocol, "arca-serve/1")
         self.assertEqual([o.name for o in m.ops], ["get", "put", "rm", "rotate", "list", "check", "manifest", "shutdown",
-                                                   "scrub", "http", "exec", "proxy", "revoke", "approve", "approval"])
+                                                   "scrub", "http", "exec", "proxy", "revoke", "approve", "approval",
+                                                   "history", "rollback", "undelete", "destroy", "changes"])
         self.assertIn("upstream_failed", m.error_codes)
         self.assertEqual(m.limits["line_bytes"], 4 << 20)
         self.assertIn("not_found", m.error_codes)

@@ -11,7 +11,9 @@
 // CallOptions, which carry the fields an op may have; a meta-op's takes
 // CallOptions alone. Every request field is a string, but value, the secret
 // of a write, which may be a Secret (as a result's value is one), a
-// boolean field (scrub's final), sent as true or false when given, and the
+// boolean field (scrub's final), sent as true or false when given, an
+// integer (version, if_version) or an array of integers (destroy's
+// versions), each sent as JSON when given, and the
 // fields whose schema is an array of strings (exec's args, proxy's
 // services), an object of strings (http's headers), an object of strings
 // or arrays of strings (http's query) or an object of integers (approve's
@@ -60,13 +62,16 @@ export function manifestOf(binary) {
 
 const isString = (n) => n?.type === 'string';
 const isStrings = (n) => n?.type === 'array' && isString(n.items);
+const isInt = (n) => n?.type === 'integer';
 const isStringEnum = (n) => n?.type === undefined && Array.isArray(n?.enum) && n.enum.length > 0 && n.enum.every((v) => typeof v === 'string');
 const isInts = (n) => n?.type === 'object' && n.additionalProperties === false && Object.keys(n.properties ?? {}).length > 0 &&
   Object.values(n.properties).every((p) => p?.type === 'integer');
 
 /**
  * What a request field holds, from its schema: 'string' (a string, or an
- * enum of strings), 'boolean', 'strings' (an array of strings), 'map' (an
+ * enum of strings), 'boolean', 'int' (an integer: version, if_version),
+ * 'numbers' (an array of integers: destroy's versions), 'strings' (an
+ * array of strings), 'map' (an
  * object of strings), 'multimap' (an object of strings or arrays of
  * strings) or 'ints' (an object of named integers and nothing else);
  * undefined for anything else, which no method knows how to send.
@@ -75,7 +80,9 @@ export function kindOf(schema) {
   if (isString(schema) || isStringEnum(schema)) return 'string';
   if (isInts(schema)) return 'ints';
   if (schema?.type === 'boolean') return 'boolean';
+  if (isInt(schema)) return 'int';
   if (isStrings(schema)) return 'strings';
+  if (schema?.type === 'array' && isInt(schema.items)) return 'numbers';
   const extra = schema?.type === 'object' ? schema.additionalProperties : undefined;
   if (isString(extra)) return 'map';
   const either = extra?.anyOf ?? [];
@@ -87,6 +94,8 @@ export function kindOf(schema) {
 const TYPES = {
   string: 'string',
   boolean: 'boolean',
+  int: 'number',
+  numbers: 'readonly number[]',
   strings: 'readonly string[]',
   map: 'Readonly<Record<string, string>>',
   multimap: 'Readonly<Record<string, string | readonly string[]>>',
@@ -112,7 +121,7 @@ export function requestFields(m) {
     if (OWN.has(name)) continue;
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`request field ${JSON.stringify(name)} is not a parameter name`);
     const kind = kindOf(schema);
-    if (kind === undefined) throw new Error(`request field ${name} is not a string, a boolean, an array of strings, an object of them or an object of integers: no method knows how to send it`);
+    if (kind === undefined) throw new Error(`request field ${name} is not a string, a boolean, an integer, an array of strings or integers, an object of strings or an object of integers: no method knows how to send it`);
     const required = m.ops.some((op) => !op.meta && op.required.includes(name));
     const option = m.ops.some((op) => (op.optional ?? []).includes(name));
     const raw = kind === 'string' || kind === 'boolean' ? null : kind;
@@ -139,7 +148,7 @@ export const SEND = Symbol('arca.send');
  * The request fields a call may send beside op and id, for call(): key is
  * its start on the line; required, some op requires it (sent even when
  * empty, so serve can say so); secret, it may be given as a Secret; raw,
- * the shape of one sent as JSON ('strings', 'map', 'multimap' or 'ints'), else
+ * the shape of one sent as JSON ('int', 'numbers', 'strings', 'map', 'multimap' or 'ints'), else
  * null. Each op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([

@@ -44,11 +44,33 @@ export class ApprovalRequiredError extends ArcaError {
   }
 }
 
-/** The ArcaError of a failed response: an ApprovalRequiredError when it names an approval. */
+/**
+ * The ArcaError of a write whose if_version is not the name's current
+ * version (code conflict): nothing was written. currentVersion is serve's
+ * details.current_version, the version that is current (0: none). Read
+ * again, and write again with { if_version } of what was read: a
+ * compare-and-set (the README shows the loop).
+ */
+export class ConflictError extends ArcaError {
+  constructor(message, policy, details) {
+    super('conflict', message, policy, details);
+    this.name = 'ConflictError';
+    this.currentVersion = details.current_version;
+  }
+}
+
+/**
+ * The ArcaError of a failed response: an ApprovalRequiredError when it
+ * names an approval, a ConflictError when it names the current version.
+ */
 export function errorOf(code, message, policy, details) {
   const a = details?.approval;
   if (code === 'approval_required' && a !== null && typeof a === 'object' && typeof a.id === 'string' && typeof a.expires_at === 'string') {
     return new ApprovalRequiredError(message, policy, details);
+  }
+  const current = details?.current_version;
+  if (code === 'conflict' && Number.isSafeInteger(current) && current >= 0) {
+    return new ConflictError(message, policy, details);
   }
   return new ArcaError(code, message, policy, details);
 }

@@ -16,10 +16,12 @@ export interface RequestFields {
   body?: string;
   body_b64?: string;
   decision?: 'grant' | 'deny';
+  deleted?: boolean;
   env?: string;
   final?: boolean;
   grant?: string;
   headers?: Readonly<Record<string, string>>;
+  if_version?: number;
   method?: string;
   path?: string;
   query?: Readonly<Record<string, string | readonly string[]>>;
@@ -27,10 +29,13 @@ export interface RequestFields {
   scope?: { readonly ttl_s?: number; readonly uses?: number; };
   service?: string;
   services?: readonly string[];
+  since?: string;
   stop?: boolean;
   stream?: string;
   text?: string;
   value?: string | Secret;
+  version?: number;
+  versions?: readonly number[];
 }
 
 /** The request fields an op's method takes in its options: each an op may have. */
@@ -42,16 +47,21 @@ export interface FieldOptions {
   attestation?: string;
   body?: string;
   body_b64?: string;
+  deleted?: boolean;
   env?: string;
   final?: boolean;
   grant?: string;
   headers?: Readonly<Record<string, string>>;
+  if_version?: number;
   query?: Readonly<Record<string, string | readonly string[]>>;
   ref?: string;
   scope?: { readonly ttl_s?: number; readonly uses?: number; };
   services?: readonly string[];
+  since?: string;
   stop?: boolean;
   stream?: string;
+  version?: number;
+  versions?: readonly number[];
 }
 
 /** The result of get. */
@@ -99,6 +109,21 @@ export type ApproveResult = Wire.WireResultApprove;
 /** The result of approval. */
 export type ApprovalResult = Wire.WireResultApproval;
 
+/** The result of history. */
+export type HistoryResult = WithPolicy<Wire.WireResultHistory>;
+
+/** The result of rollback. */
+export type RollbackResult = WithPolicy<Wire.WireResultRollback>;
+
+/** The result of undelete. */
+export type UndeleteResult = WithPolicy<Wire.WireResultUndelete>;
+
+/** The result of destroy. */
+export type DestroyResult = WithPolicy<Wire.WireResultDestroy>;
+
+/** The result of changes. */
+export type ChangesResult = WithPolicy<Wire.WireResultChanges>;
+
 /** Each op's method; Client extends it. */
 export declare class Ops {
   /** Send get. serve consults the PDP: its verdict is the result's policy. */
@@ -131,4 +156,14 @@ export declare class Ops {
   approve(approval: string, decision: 'grant' | 'deny', approver: string, options?: CallOptions): Promise<ApproveResult>;
   /** Send approval. */
   approval(approval: string, options?: CallOptions): Promise<ApprovalResult>;
+  /** Send history. serve consults the PDP: its verdict is the result's policy. */
+  history(ref: string, options?: CallOptions): Promise<HistoryResult>;
+  /** Send rollback. serve consults the PDP: its verdict is the result's policy. */
+  rollback(ref: string, version: number, options?: CallOptions): Promise<RollbackResult>;
+  /** Send undelete. serve consults the PDP: its verdict is the result's policy. */
+  undelete(ref: string, options?: CallOptions): Promise<UndeleteResult>;
+  /** Send destroy. serve consults the PDP: its verdict is the result's policy. */
+  destroy(ref: string, options?: CallOptions): Promise<DestroyResult>;
+  /** Send changes. serve consults the PDP: its verdict is the result's policy. */
+  changes(options?: CallOptions): Promise<ChangesResult>;
 }

@@ -10,7 +10,7 @@ export const SEND = Symbol('arca.send');
  * The request fields a call may send beside op and id, for call(): key is
  * its start on the line; required, some op requires it (sent even when
  * empty, so serve can say so); secret, it may be given as a Secret; raw,
- * the shape of one sent as JSON ('strings', 'map', 'multimap' or 'ints'), else
+ * the shape of one sent as JSON ('int', 'numbers', 'strings', 'map', 'multimap' or 'ints'), else
  * null. Each op's method writes its own line, below.
  */
 export const FIELDS = Object.freeze([
@@ -24,10 +24,12 @@ export const FIELDS = Object.freeze([
   Object.freeze({ name: 'body', key: ',"body":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'body_b64', key: ',"body_b64":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'decision', key: ',"decision":', required: true, secret: false, bool: false, raw: null }),
+  Object.freeze({ name: 'deleted', key: ',"deleted":', required: false, secret: false, bool: true, raw: null }),
   Object.freeze({ name: 'env', key: ',"env":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'final', key: ',"final":', required: false, secret: false, bool: true, raw: null }),
   Object.freeze({ name: 'grant', key: ',"grant":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'headers', key: ',"headers":', required: false, secret: false, bool: false, raw: 'map' }),
+  Object.freeze({ name: 'if_version', key: ',"if_version":', required: false, secret: false, bool: false, raw: 'int' }),
   Object.freeze({ name: 'method', key: ',"method":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'path', key: ',"path":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'query', key: ',"query":', required: false, secret: false, bool: false, raw: 'multimap' }),
@@ -35,10 +37,13 @@ export const FIELDS = Object.freeze([
   Object.freeze({ name: 'scope', key: ',"scope":', required: false, secret: false, bool: false, raw: 'ints' }),
   Object.freeze({ name: 'service', key: ',"service":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'services', key: ',"services":', required: false, secret: false, bool: false, raw: 'strings' }),
+  Object.freeze({ name: 'since', key: ',"since":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'stop', key: ',"stop":', required: false, secret: false, bool: true, raw: null }),
   Object.freeze({ name: 'stream', key: ',"stream":', required: false, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'text', key: ',"text":', required: true, secret: false, bool: false, raw: null }),
   Object.freeze({ name: 'value', key: ',"value":', required: true, secret: true, bool: false, raw: null }),
+  Object.freeze({ name: 'version', key: ',"version":', required: true, secret: false, bool: false, raw: 'int' }),
+  Object.freeze({ name: 'versions', key: ',"versions":', required: false, secret: false, bool: false, raw: 'numbers' }),
 ]);
 
 const NONE = Object.freeze({});
@@ -52,7 +57,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      field(',"approval":', 'approval', options.approval, true)), options);
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"version":', 'version', options.version, 'int')), options);
   }
 
   /** Send put. serve consults the PDP: its verdict is the result's policy. */
@@ -63,7 +69,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      field(',"approval":', 'approval', options.approval, true)), options);
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"if_version":', 'if_version', options.if_version, 'int')), options);
   }
 
   /** Send rm. serve consults the PDP: its verdict is the result's policy. */
@@ -73,7 +80,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      field(',"approval":', 'approval', options.approval, true)), options);
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"if_version":', 'if_version', options.if_version, 'int')), options);
   }
 
   /** Send rotate. serve consults the PDP: its verdict is the result's policy. */
@@ -84,7 +92,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      field(',"approval":', 'approval', options.approval, true)), options);
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"if_version":', 'if_version', options.if_version, 'int')), options);
   }
 
   /** Send list. serve consults the PDP: its verdict is the result's policy. */
@@ -93,7 +102,8 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false) +
-      field(',"approval":', 'approval', options.approval, true)), options);
+      field(',"approval":', 'approval', options.approval, true) +
+      boolField(',"deleted":', 'deleted', options.deleted, false)), options);
   }
 
   /** Send check. serve consults the PDP: its verdict is the result's policy. */
@@ -199,5 +209,59 @@ export class Ops {
       field(',"env":', 'env', options.env, false) +
       field(',"actor":', 'actor', options.actor, false) +
       field(',"attestation":', 'attestation', options.attestation, false)), options);
+  }
+
+  /** Send history. serve consults the PDP: its verdict is the result's policy. */
+  history(ref, options = NONE) {
+    return this[SEND](() => line('history', ',"op":"history"' +
+      field(',"ref":', 'ref', ref, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true)), options);
+  }
+
+  /** Send rollback. serve consults the PDP: its verdict is the result's policy. */
+  rollback(ref, version, options = NONE) {
+    return this[SEND](() => line('rollback', ',"op":"rollback"' +
+      field(',"ref":', 'ref', ref, true) +
+      rawField(',"version":', 'version', version, 'int') +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"if_version":', 'if_version', options.if_version, 'int')), options);
+  }
+
+  /** Send undelete. serve consults the PDP: its verdict is the result's policy. */
+  undelete(ref, options = NONE) {
+    return this[SEND](() => line('undelete', ',"op":"undelete"' +
+      field(',"ref":', 'ref', ref, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"if_version":', 'if_version', options.if_version, 'int')), options);
+  }
+
+  /** Send destroy. serve consults the PDP: its verdict is the result's policy. */
+  destroy(ref, options = NONE) {
+    return this[SEND](() => line('destroy', ',"op":"destroy"' +
+      field(',"ref":', 'ref', ref, true) +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true) +
+      rawField(',"versions":', 'versions', options.versions, 'numbers')), options);
+  }
+
+  /** Send changes. serve consults the PDP: its verdict is the result's policy. */
+  changes(options = NONE) {
+    return this[SEND](() => line('changes', ',"op":"changes"' +
+      field(',"env":', 'env', options.env, false) +
+      field(',"actor":', 'actor', options.actor, false) +
+      field(',"attestation":', 'attestation', options.attestation, false) +
+      field(',"approval":', 'approval', options.approval, true) +
+      field(',"since":', 'since', options.since, false)), options);
   }
 }

@@ -15,11 +15,12 @@
  */
 export type WireError = {
   error: {
-    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required";
+    code: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required" | "conflict";
     /**
      * upstream_failed: cause names the step of the use that failed; denied:
      * cause names the grant or approval rule that denied it;
-     * approval_required: approval names the approval to wait for
+     * approval_required: approval names the approval to wait for; conflict:
+     * current_version is the current version
      */
     details?: {
       approval?: {
@@ -30,6 +31,8 @@ export type WireError = {
         url?: string;
       };
       cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start" | "grant_exhausted" | "grant_expired" | "grant_revoked" | "approval_mismatch" | "approval_unknown" | "approval_denied" | "approval_expired" | "approvals_full";
+      /** conflict: the current version (0: no current record) */
+      current_version?: number;
     };
     message: string;
   };
@@ -65,10 +68,10 @@ export type WireEvent = {
   bytes_in?: number;
   bytes_out?: number;
   cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
-  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required";
+  code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required" | "conflict";
   elapsed_ms?: number;
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close" | "approval.request" | "approval.decide" | "approval.expire";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "history" | "rollback" | "undelete" | "destroy" | "changes" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close" | "approval.request" | "approval.decide" | "approval.expire";
   exit_code?: number;
   /**
    * the grant the op ran under, or the one a grant.open or grant.close event
@@ -124,6 +127,7 @@ export type WireRequest = {
   body?: string;
   body_b64?: string;
   decision?: "grant" | "deny";
+  deleted?: boolean;
   env?: string;
   final?: boolean;
   /** revoke: the grant to close */
@@ -135,8 +139,9 @@ export type WireRequest = {
   headers?: Record<string, string>;
   /** any JSON value, echoed verbatim */
   id?: unknown;
+  if_version?: number;
   method?: string;
-  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval";
+  op: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "history" | "rollback" | "undelete" | "destroy" | "changes";
   path?: string;
   /**
    * http: query parameters, each a string or an array of strings; the
@@ -156,10 +161,18 @@ export type WireRequest = {
   service?: string;
   /** proxy: the names of the services to serve */
   services?: string[];
+  /**
+   * changes: the cursor a changes result gave; absent: the current cursor and
+   * no changes
+   */
+  since?: string;
   stop?: boolean;
   stream?: string;
   text?: string;
   value?: string;
+  version?: number;
+  /** destroy: the versions to erase now; absent: every version of the name */
+  versions?: number[];
 };
 
 /**
@@ -196,6 +209,29 @@ export type WireResultApproval = WireApprovalState;
 export type WireResultApprove = WireApprovalState;
 
 /**
+ * arca serve result of changes: the names whose state changed since the
+ * cursor, once each, with their state now; reset: the cursor is older than the
+ * vault can account for, list again
+ * From result.changes.
+ */
+export type WireResultChanges = {
+  changes: Array<{
+    at: WireTime;
+    ref: WireRef;
+    state: "current" | "deleted" | "erased";
+    /**
+     * the current version, the deleted one, or (erased) the highest the name
+     * had
+     */
+    version: number;
+  }>;
+  cursor: string;
+  env: WireEnv;
+  reset: boolean;
+  truncated: boolean;
+};
+
+/**
  * arca serve result of check
  * From result.check.
  */
@@ -207,6 +243,18 @@ export type WireResultCheck = {
   problems: string[];
   records: number;
   vault: string;
+};
+
+/**
+ * arca serve result of destroy: the versions erased now, a deliberate loss;
+ * removed: no version of the name is left
+ * From result.destroy.
+ */
+export type WireResultDestroy = {
+  destroyed: WireVersion[];
+  env: WireEnv;
+  ref: WireRef;
+  removed: boolean;
 };
 
 /**
@@ -250,6 +298,30 @@ export type WireResultGet = {
 };
 
 /**
+ * arca serve result of history: a name's kept versions, newest first, never a
+ * value; erased and destroyed versions are not listed
+ * From result.history.
+ */
+export type WireResultHistory = {
+  /**
+   * the current version; null while the name is soft-deleted or has no version
+   * kept
+   */
+  current: WireVersion | null;
+  /** while soft-deleted: when rm removed it */
+  deleted_at?: WireTime;
+  env: WireEnv;
+  max_versions: number;
+  ref: WireRef;
+  versions: Array<{
+    /** when this version was written */
+    created_at: WireTime;
+    state: "current" | "previous" | "deleted";
+    version: WireVersion;
+  }>;
+};
+
+/**
  * arca serve result of http
  * From result.http.
  */
@@ -276,6 +348,11 @@ export type WireResultList = {
   omitted: number;
   records: Array<{
     created_at: WireTime;
+    /**
+     * list with deleted: a soft-deleted name, and when rm removed it; its
+     * version is the one undelete brings back
+     */
+    deleted_at?: WireTime;
     ref: WireRef;
     rotated_at?: WireTime;
     updated_at: WireTime;
@@ -359,6 +436,21 @@ export type WireResultRm = {
 };
 
 /**
+ * arca serve result of rollback: the put result of the new version, and the
+ * version whose value it wrote again
+ * From result.rollback.
+ */
+export type WireResultRollback = {
+  created: boolean;
+  created_at: WireTime;
+  env: WireEnv;
+  ref: WireRef;
+  rolled_back_from: WireVersion;
+  updated_at: WireTime;
+  version: WireVersion;
+};
+
+/**
  * arca serve result of rotate
  * From result.rotate.
  */
@@ -390,6 +482,21 @@ export type WireResultScrub = {
  */
 export type WireResultShutdown = Record<string, unknown>;
 
+/**
+ * arca serve result of undelete: the put result of the restored version,
+ * written as a new version
+ * From result.undelete.
+ */
+export type WireResultUndelete = {
+  created: boolean;
+  created_at: WireTime;
+  env: WireEnv;
+  ref: WireRef;
+  undeleted: true;
+  updated_at: WireTime;
+  version: WireVersion;
+};
+
 /** From result#approval. */
 export type WireApproval = WireApprovalState;
 
@@ -413,8 +520,10 @@ export type WireApprovalState = {
 export type WireApprove = WireApprovalState;
 
 /**
- * From result#env, result.check#env, result.get#env, result.list#env,
- * result.manifest#env, result.put#env, result.rm#env, result.rotate#env.
+ * From result#env, result.changes#env, result.check#env, result.destroy#env,
+ * result.get#env, result.history#env, result.list#env, result.manifest#env,
+ * result.put#env, result.rm#env, result.rollback#env, result.rotate#env,
+ * result.undelete#env.
  */
 export type WireEnv = string;
 
@@ -427,21 +536,24 @@ export type WirePolicy = {
 };
 
 /**
- * From result#ref, result.exec#ref, result.get#ref, result.http#ref,
- * result.list#ref, result.put#ref, result.rm#ref, result.rotate#ref,
- * result.scrub#ref.
+ * From result#ref, result.changes#ref, result.destroy#ref, result.exec#ref,
+ * result.get#ref, result.history#ref, result.http#ref, result.list#ref,
+ * result.put#ref, result.rm#ref, result.rollback#ref, result.rotate#ref,
+ * result.scrub#ref, result.undelete#ref.
  */
 export type WireRef = string;
 
 /**
  * From error#time, response#time, result#time, result.approval#time,
- * result.approve#time, result.get#time, result.list#time, result.proxy#time,
- * result.put#time, result.rotate#time.
+ * result.approve#time, result.changes#time, result.get#time,
+ * result.history#time, result.list#time, result.proxy#time, result.put#time,
+ * result.rollback#time, result.rotate#time, result.undelete#time.
  */
 export type WireTime = string;
 
 /**
- * From result#version, result.get#version, result.list#version,
- * result.put#version, result.rotate#version.
+ * From result#version, result.destroy#version, result.get#version,
+ * result.history#version, result.list#version, result.put#version,
+ * result.rollback#version, result.rotate#version, result.undelete#version.
  */
 export type WireVersion = number;

@@ -36,9 +36,12 @@ export function boolField(key, name, v) {
 }
 
 const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string');
+const isCount = (v) => Number.isSafeInteger(v) && v >= 0;
 
 /**
- * field for one sent as JSON, of shape raw: 'strings', an array of strings
+ * field for one sent as JSON, of shape raw: 'int', an integer of 0 or more
+ * (version, if_version); 'numbers', an array of them (destroy's
+ * versions); 'strings', an array of strings
  * (exec's args, proxy's services); 'map', an object of strings (http's
  * headers); 'multimap', an object of strings or arrays of strings (http's
  * query); 'ints', an object of integers (approve's scope), its keys in
@@ -47,6 +50,14 @@ const isStrings = (v) => Array.isArray(v) && v.every((s) => typeof s === 'string
  */
 export function rawField(key, name, v, raw) {
   if (v === undefined) return '';
+  if (raw === 'int') {
+    if (!isCount(v)) throw new TypeError(`${name} must be an integer of 0 or more`);
+    return key + String(v);
+  }
+  if (raw === 'numbers') {
+    if (!Array.isArray(v) || !v.every(isCount)) throw new TypeError(`${name} must be an array of integers of 0 or more`);
+    return key + JSON.stringify(v);
+  }
   if (raw === 'strings') {
     if (!isStrings(v)) throw new TypeError(`${name} must be an array of strings`);
     return key + JSON.stringify(v);

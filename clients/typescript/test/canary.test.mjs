@@ -48,7 +48,20 @@ test('the canary through every op and every failure', async (t) => {
   clean(await c.rotate('arca://app/db', new Secret(CANARY + '2')), 'the result of rotate');
   clean(await c.list(), 'the result of list');
   clean(await c.resolve({ A: 'arca://app/db' }), 'the result of resolve');
+  const earlier = await c.get('arca://app/db', { version: 1 });
+  assert.equal(earlier.value.reveal(), CANARY);
+  clean(earlier, 'the result of get of an earlier version');
+  const { cursor } = await c.changes();
+  clean(await c.history('arca://app/db'), 'the result of history');
+  clean(await c.rollback('arca://app/db', 1), 'the result of rollback');
+  clean(await c.rm('arca://app/db'), 'the result of rm');
+  clean(await c.list({ deleted: true }), 'the result of list of the deleted');
+  clean(await c.undelete('arca://app/db'), 'the result of undelete');
+  clean(await c.changes({ since: cursor }), 'the result of changes');
+  clean(await c.destroy('arca://app/db', { versions: [2] }), 'the result of destroy');
   const errors = [
+    await failure(c.put('arca://app/db', CANARY, { if_version: 1 })), // a conflict
+    await failure(c.rollback('arca://app/db', 2)), // destroyed
     await failure(c.put('arca://bad ref', CANARY)),
     await failure(c.put('arca://app/db', CANARY.repeat(4000))), // over 64 KiB
     await failure(c.put('arca://app/db', CANARY + '\ud800')),

@@ -111,7 +111,7 @@ test('an op added to the table gets a method and a result type', () => {
   assert.throws(() => generateOps({ ...m, ops: [...m.ops, tag], schemas: { ...m.schemas, 'result.tag': {} } }), /takes label, which the request schema does not have/);
   const raw = structuredClone(m.schemas.request);
   raw.properties.blob = {};
-  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string, a boolean, an array of strings, an object of them or an object of integers/);
+  assert.throws(() => generateOps({ ...m, schemas: { ...m.schemas, request: raw } }), /blob is not a string, a boolean, an integer, an array of strings or integers, an object of strings or an object of integers/);
 });
 
 test('a field that is not a string is typed and sent as its schema says, or refused', () => {
@@ -123,7 +123,9 @@ test('a field that is not a string is typed and sent as its schema says, or refu
     [{ type: 'object', additionalProperties: strs }, 'multimap'],
     [{ type: 'object', additionalProperties: { anyOf: [str, strs] } }, 'multimap'],
     [{ type: 'object', additionalProperties: { anyOf: [str, { type: 'integer' }] } }, undefined],
-    [{ type: 'array', items: { type: 'integer' } }, undefined],
+    [{ type: 'array', items: { type: 'integer' } }, 'numbers'],
+    [{ type: 'integer', minimum: 0 }, 'int'],
+    [{ type: 'array', items: { type: 'number' } }, undefined],
     [{ type: 'object' }, undefined],
     [{}, undefined],
     [{ enum: ['grant', 'deny'] }, 'string'],
@@ -140,6 +142,10 @@ test('a field that is not a string is typed and sent as its schema says, or refu
   assert.ok(out.dts.includes('headers?: Readonly<Record<string, string>>;'), out.dts);
   assert.ok(out.js.includes(`rawField(',"scope":', 'scope', options.scope, 'ints')`), out.js);
   assert.ok(out.dts.includes('scope?: { readonly ttl_s?: number; readonly uses?: number; };'), out.dts);
+  assert.ok(out.js.includes(`rawField(',"if_version":', 'if_version', options.if_version, 'int')`), out.js);
+  assert.ok(out.js.includes(`rawField(',"versions":', 'versions', options.versions, 'numbers')`), out.js);
+  assert.ok(out.dts.includes('rollback(ref: string, version: number, options?: CallOptions): Promise<RollbackResult>;'), out.dts);
+  assert.ok(out.dts.includes('versions?: readonly number[];'), out.dts);
   assert.ok(out.dts.includes("approve(approval: string, decision: 'grant' | 'deny', approver: string, options?: CallOptions): Promise<ApproveResult>;"), out.dts);
 });
 

@@ -46,9 +46,9 @@ test('every op', async (t) => {
   assert.equal(k.kind, 'file');
   const m = await c.manifest();
   assert.equal(m.protocol, 'arca-serve/1');
-  assert.deepEqual(m.ops.map((o) => o.name), ['get', 'put', 'rm', 'rotate', 'list', 'check', 'manifest', 'shutdown', 'scrub', 'http', 'exec', 'proxy', 'revoke', 'approve', 'approval']);
+  assert.deepEqual(m.ops.map((o) => o.name), ['get', 'put', 'rm', 'rotate', 'list', 'check', 'manifest', 'shutdown', 'scrub', 'http', 'exec', 'proxy', 'revoke', 'approve', 'approval', 'history', 'rollback', 'undelete', 'destroy', 'changes']);
   assert.equal(m.default_env, 'default');
-  assert.deepEqual(m.error_codes, ['bad_request', 'unknown_op', 'denied', 'pdp_unreachable', 'not_found', 'op_error', 'upstream_failed', 'approval_required']);
+  assert.deepEqual(m.error_codes, ['bad_request', 'unknown_op', 'denied', 'pdp_unreachable', 'not_found', 'op_error', 'upstream_failed', 'approval_required', 'conflict']);
   // capabilities is passed on as serve gives it; this build promises the chain.
   assert.deepEqual(m.capabilities.audit_chain, { field: 'prev', hash: 'sha256' });
   const rm = await c.rm('arca://app/db');

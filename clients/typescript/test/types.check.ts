@@ -1,6 +1,6 @@
 // Compiled by tsc in npm test, never run: the declarations say what the
 // client does, and refuse what it does not take.
-import { ApprovalDeniedError, ApprovalRequiredError, ArcaError, Client, ExpiredError, PROTOCOL, Secret, type Event, type GetResult } from '@arca-secrets/client';
+import { ApprovalDeniedError, ApprovalRequiredError, ArcaError, Client, ConflictError, ExpiredError, PROTOCOL, Secret, type Event, type GetResult, type HistoryResult } from '@arca-secrets/client';
 
 export async function typed(c: Client): Promise<string> {
   const p: 'arca-serve/1' = PROTOCOL;
@@ -56,8 +56,30 @@ export async function typed(c: Client): Promise<string> {
     if (e instanceof ApprovalDeniedError) return e.state;
     if (e instanceof ExpiredError) return e.code;
   }
+  const earlier: GetResult = await c.get('arca://app/db', { version: 1 });
+  // @ts-expect-error a version is a number
+  await c.get('arca://app/db', { version: '1' });
+  const hist: HistoryResult = await c.history('arca://app/db');
+  const current: number | null = hist.current;
+  const states: Array<'current' | 'previous' | 'deleted'> = hist.versions.map((v) => v.state);
+  // @ts-expect-error history holds no value
+  hist.versions[0].value;
+  const back: number = (await c.rollback('arca://app/db', 1, { if_version: 2 })).rolled_back_from;
+  const undeleted: true = (await c.undelete('arca://app/db')).undeleted;
+  const destroyed: number[] = (await c.destroy('arca://app/db', { versions: [1, 2] })).destroyed;
+  // @ts-expect-error versions are numbers
+  await c.destroy('arca://app/db', { versions: ['1'] });
+  const ch = await c.changes({ since: 'cursor' });
+  const next: string = ch.cursor;
+  const deletedAt: string | undefined = (await c.list({ deleted: true })).records[0]?.deleted_at;
+  try {
+    await c.put('arca://app/db', 'x', { if_version: earlier.version });
+  } catch (e) {
+    if (e instanceof ConflictError) return String(e.currentVersion);
+  }
   const exit = await c.close();
-  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code, status, ct, out, cut, base, state, revoked, until].join();
+  return [p, text, version, rotated, caps, first, env.A.reveal(), exit.code, status, ct, out, cut, base, state, revoked, until,
+    current, states, back, undeleted, destroyed, next, deletedAt].join();
 }
 
 export function onEvent(e: Event | null): string | undefined {
