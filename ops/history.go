@@ -49,7 +49,7 @@ func (s *Service) history(ctx context.Context, cv call, _ Request) (Result, erro
 	if err != nil {
 		return nil, s.fail(c, err)
 	}
-	res := HistoryResult{Ref: c.ref.Canonical(), Env: c.env, MaxVersions: h.MaxVersions, Versions: []HistoryVersion{}, DeletedAt: Time{ch.DeletedAt}, Decision: c.decision()}
+	res := HistoryResult{Ref: c.ref.Canonical(), Env: c.env, MaxVersions: h.MaxVersions, Versions: make([]HistoryVersion, 0, len(ch.Previous)+1), DeletedAt: Time{ch.DeletedAt}, Decision: c.decision()}
 	if ch.HasCurrent {
 		cur := ch.Current.Version
 		res.Current = &cur

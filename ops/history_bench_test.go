@@ -2,8 +2,6 @@ package ops_test
 
 import (
 	"context"
-	"crypto/rand"
-	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -11,8 +9,6 @@ import (
 
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/opstest"
-	"github.com/arca-secrets/arca/vault"
-	"github.com/arca-secrets/arca/vault/file"
 )
 
 // What history costs the ops a caller sends (issue 32's "Measured by"),
@@ -21,34 +17,12 @@ import (
 // nothing changed, each against a get, on file vaults whose every name
 // holds 10 versions.
 
-// historyService is a service on a file vault of n names, each put
-// versions times (one batch a round), its events discarded.
+// historyService is a service on a file vault of n names of versions
+// versions each, its events discarded.
 func historyService(b *testing.B, n, versions int) (*ops.Service, []string) {
 	b.Helper()
 	f := opstest.New(b, opstest.Options{Audit: io.Discard})
-	_, vc, err := f.Config.VaultFor("default")
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := file.Open(vc.Path, vc.Identity, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("app/key-%05d", i)
-	}
-	for range versions {
-		ws := make(vault.Writes, n)
-		for i, name := range names {
-			ws[i] = vault.Write{Kind: vault.Put, Name: name, Value: vault.NewSecret([]byte(rand.Text()))}
-		}
-		if _, err := st.ApplyBatch(context.Background(), ws, func([]vault.Meta) error { return nil }); err != nil {
-			b.Fatal(err)
-		}
-	}
-	return f.Service, names
+	return f.Service, f.FillVersions(b, n, versions)
 }
 
 // alternate runs each op in turns of 100 calls, the order of the two

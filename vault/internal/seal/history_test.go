@@ -24,7 +24,7 @@ func chainOf(name string, versions ...uint64) vault.Chain {
 	return c
 }
 
-func sealChain(t *testing.T, k *Keys, slot string, c vault.Chain) (cur, hist []byte) {
+func sealChain(t testing.TB, k *Keys, slot string, c vault.Chain) (cur, hist []byte) {
 	t.Helper()
 	var err error
 	if c.HasCurrent {
