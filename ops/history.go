@@ -54,8 +54,8 @@ func (s *Service) history(ctx context.Context, cv call, _ Request) (Result, erro
 		cur := ch.Current.Version
 		res.Current = &cur
 	}
-	for _, v := range ch.Versions() {
-		res.Versions = append(res.Versions, HistoryVersion{Version: v.Version, State: string(v.State), CreatedAt: Time{v.UpdatedAt}})
+	for st, r := range ch.All() {
+		res.Versions = append(res.Versions, HistoryVersion{Version: r.Version, State: string(st), CreatedAt: Time{r.UpdatedAt}})
 	}
 	if err := s.record(c, ch.CurrentVersion()); err != nil {
 		return nil, err
@@ -63,8 +63,15 @@ func (s *Service) history(ctx context.Context, cv call, _ Request) (Result, erro
 	return res, nil
 }
 
-// historyOf is the history settings of env's vault.
+// historyOf is the history settings of env's vault: as its store was
+// opened with them, or from the config.
 func (s *Service) historyOf(env string) (vault.History, error) {
+	s.mu.Lock()
+	h, ok := s.hist[env]
+	s.mu.Unlock()
+	if ok {
+		return h, nil
+	}
 	_, vc, err := s.cfg.VaultFor(env)
 	if err != nil {
 		return vault.History{}, err

@@ -55,6 +55,7 @@ type Service struct {
 	mu     sync.Mutex
 	stores map[string]vault.Store       // by vault name
 	byEnv  map[string]vault.Store       // the same stores, by env
+	hist   map[string]vault.History     // the history settings of each env in byEnv
 	ups    map[string]*upstream.Service // the clients of the services used, by name
 
 	grants    grants    // the session's grants (SPEC §14)
@@ -70,7 +71,7 @@ func New(o Options) *Service {
 	if o.Backends == nil {
 		o.Backends = noBackends{}
 	}
-	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}}
+	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}, hist: map[string]vault.History{}}
 	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
 		p := o.Config.Serve.PDP
 		s.decider = o.Decider
@@ -96,6 +97,7 @@ func (s *Service) Close() error {
 		delete(s.stores, name)
 	}
 	clear(s.byEnv)
+	clear(s.hist)
 	for name, up := range s.ups {
 		up.Close()
 		delete(s.ups, name)

@@ -16,14 +16,14 @@ func (s *Service) store(env string) (vault.Store, error) {
 		return nil, err
 	}
 	if st, ok := s.stores[name]; ok {
-		s.byEnv[env] = st
+		s.byEnv[env], s.hist[env] = st, vc.HistorySettings()
 		return st, nil
 	}
 	st, err := s.backends.Open(name, vc, s.now)
 	if err != nil {
 		return nil, asError(err)
 	}
-	s.stores[name], s.byEnv[env] = st, st
+	s.stores[name], s.byEnv[env], s.hist[env] = st, st, vc.HistorySettings()
 	return st, nil
 }
 

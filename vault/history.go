@@ -3,6 +3,7 @@ package vault
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -101,17 +102,28 @@ type VersionInfo struct {
 // Versions is the history of a name, newest first, without values.
 func (c *Chain) Versions() []VersionInfo {
 	out := make([]VersionInfo, 0, len(c.Previous)+1)
-	if c.HasCurrent {
-		out = append(out, VersionInfo{c.Current.Meta, StateCurrent})
-	}
-	for i, r := range c.Previous {
-		st := StatePrevious
-		if i == 0 && c.Deleted() {
-			st = StateDeleted
-		}
+	for st, r := range c.All() {
 		out = append(out, VersionInfo{r.Meta, st})
 	}
 	return out
+}
+
+// All yields the kept versions, newest first, each with its state.
+func (c *Chain) All() iter.Seq2[VersionState, *Record] {
+	return func(yield func(VersionState, *Record) bool) {
+		if c.HasCurrent && !yield(StateCurrent, &c.Current) {
+			return
+		}
+		for i := range c.Previous {
+			st := StatePrevious
+			if i == 0 && c.Deleted() {
+				st = StateDeleted
+			}
+			if !yield(st, &c.Previous[i]) {
+				return
+			}
+		}
+	}
 }
 
 // State is the name's state as changes reports it, with its version: the

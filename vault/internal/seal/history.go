@@ -260,14 +260,16 @@ func decodeHistory(pt []byte) (vault.Chain, uint64, error) {
 	if r.err != nil || count > uint64(len(r.b)) {
 		return vault.Chain{}, 0, errHistory
 	}
-	c.Previous = make([]vault.Record, 0, count)
+	// Each record is decoded where it lies: a copy of one into the slice
+	// would move its pointers through the write barrier.
+	c.Previous = make([]vault.Record, count)
 	below := cur
 	if cur == 0 {
 		below = c.Highest + 1
 	}
 	var d timeDeltas
-	for range count {
-		var rec vault.Record
+	for i := range c.Previous {
+		rec := &c.Previous[i]
 		rec.Name, rec.Version = c.Name, r.u()
 		rec.CreatedAt, rec.UpdatedAt, rec.RotatedAt = d.read(&r)
 		rec.Value = vault.NewSecret(r.bytes())
@@ -275,7 +277,6 @@ func decodeHistory(pt []byte) (vault.Chain, uint64, error) {
 			return vault.Chain{}, 0, errHistory
 		}
 		below = rec.Version
-		c.Previous = append(c.Previous, rec)
 	}
 	if r.err != nil || len(r.b) != 0 || cur > c.Highest {
 		return vault.Chain{}, 0, errHistory
