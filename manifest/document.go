@@ -20,6 +20,17 @@ type Runtime struct {
 	// details carry the url of its page. Renew is [serve.grants] renew.
 	ApprovalPage bool
 	Renew        string
+	// History is the history settings of each env's vault, by env
+	// name, as the history capability lists them.
+	History map[string]HistoryDoc
+}
+
+// HistoryDoc is an env's vault's history settings as the manifest shows
+// them: the versions it keeps of a name, the current one included, and
+// how long an rm can be undone (0: rm erases at once).
+type HistoryDoc struct {
+	MaxVersions        int   `json:"max_versions"`
+	KeepDeletedSeconds int64 `json:"keep_deleted_seconds"`
 }
 
 // ServiceDoc is a configured service as the manifest shows it.
@@ -127,6 +138,16 @@ func Capabilities(rt Runtime) map[string]map[string]any {
 			"renew":           rt.Renew,
 			"causes":          ApprovalCauses(),
 		},
+		// Versions and history (SPEC §11): each env's vault's settings,
+		// the most versions a vault may keep of a name, the most
+		// versions one destroy names and the most changes one answer
+		// holds.
+		"history": {
+			"envs":             orEmptyMap(rt.History),
+			"max_versions_max": MaxKeptVersions,
+			"destroy_max":      MaxDestroy,
+			"changes_max":      MaxChanges,
+		},
 		// Every event carries prev, the hex SHA-256 of the previous line.
 		"audit_chain": {"field": "prev", "hash": "sha256"},
 		// Every published schema stands alone, with an absolute $id, and
@@ -164,6 +185,14 @@ func orEmpty[T any](s []T) []T {
 	return s
 }
 
+// orEmptyMap is m, or an empty map for none: an object in JSON either way.
+func orEmptyMap[T any](m map[string]T) map[string]T {
+	if m == nil {
+		return map[string]T{}
+	}
+	return m
+}
+
 // Limits returns every limit, in bytes (rows for list_rows, characters for
 // segment_chars, levels for depth_levels).
 func Limits() map[string]int {
@@ -195,6 +224,12 @@ func Limits() map[string]int {
 		"decision_bytes":    MaxDecision,
 		"scope_bytes":       MaxScope,
 		"approvals_pending": MaxPending,
+		"versions_bytes":    MaxVersionsBytes,
+		"cursor_bytes":      MaxCursor,
+		"version_max":       MaxVersion,
+		"destroy_versions":  MaxDestroy,
+		"kept_versions":     MaxKeptVersions,
+		"changes_rows":      MaxChanges,
 	}
 }
 

@@ -64,11 +64,11 @@ func TestDocumentBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ops = `"ops":[` +
-		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
-		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"get","required":["op","ref"],"optional":["id","env","actor","attestation","approval","version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"put","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rm","required":["op","ref"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rotate","required":["op","ref","value"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"list","required":["op"],"optional":["id","env","actor","attestation","approval","deleted"],"consults_pdp":true,"meta":false},` +
 		`{"name":"check","required":["op"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
 		`{"name":"manifest","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
 		`{"name":"shutdown","required":["op"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":true},` +
@@ -78,7 +78,12 @@ func TestDocumentBytes(t *testing.T) {
 		`{"name":"proxy","required":["op"],"optional":["id","env","actor","attestation","services","stop"],"consults_pdp":false,"meta":false},` +
 		`{"name":"revoke","required":["op"],"optional":["id","ref","env","actor","attestation","grant","all"],"consults_pdp":false,"meta":false},` +
 		`{"name":"approve","required":["op","approval","decision","approver"],"optional":["id","env","actor","attestation","scope"],"consults_pdp":false,"meta":false},` +
-		`{"name":"approval","required":["op","approval"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":false}]`
+		`{"name":"approval","required":["op","approval"],"optional":["id","env","actor","attestation"],"consults_pdp":false,"meta":false},` +
+		`{"name":"history","required":["op","ref"],"optional":["id","env","actor","attestation","approval"],"consults_pdp":true,"meta":false},` +
+		`{"name":"rollback","required":["op","ref","version"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"undelete","required":["op","ref"],"optional":["id","env","actor","attestation","approval","if_version"],"consults_pdp":true,"meta":false},` +
+		`{"name":"destroy","required":["op","ref"],"optional":["id","env","actor","attestation","approval","versions"],"consults_pdp":true,"meta":false},` +
+		`{"name":"changes","required":["op"],"optional":["id","env","actor","attestation","approval","since"],"consults_pdp":true,"meta":false}]`
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}

@@ -17,8 +17,9 @@ import (
 //	              events that are not ops)
 //	"properties"  on a request object: a property for each request field
 //	              the source does not write itself, a string of at most
-//	              Max characters (and at least Min), or a boolean for a
-//	              Bool field; a property the
+//	              Max characters (and at least Min), a boolean for a
+//	              Bool field, or an integer from Min to Max for an Int
+//	              field; a property the
 //	              source writes (id, op) stays as written, and must be a
 //	              field of the table
 //	"allOf"       on a request object: one if/then rule for each set of
@@ -97,6 +98,10 @@ func fieldProperties(n map[string]any, fields []Field) error {
 		}
 		if f.Bool {
 			props[f.Name] = map[string]any{"type": "boolean"}
+			continue
+		}
+		if f.Int {
+			props[f.Name] = map[string]any{"type": "integer", "minimum": f.Min, "maximum": f.Max}
 			continue
 		}
 		p := map[string]any{"type": "string", "maxLength": f.Max}

@@ -108,7 +108,7 @@ func TestFillFromOps(t *testing.T) {
 // and the op's rule, with no edit of a source; the properties the source
 // writes (id, op) stay as written.
 func TestFillFromFields(t *testing.T) {
-	memo := Field{Name: "memo", Bit: FieldAll << 1, Max: 300}
+	memo := Field{Name: "memo", Bit: FieldDeleted << 1, Max: 300}
 	fields := append(RequestFields(), memo)
 	jot := OpSpec{Name: "jot", Needs: memo.Bit}
 	req := rawSource(t, "request.json")

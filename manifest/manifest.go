@@ -33,6 +33,12 @@
 //	MaxDecision     16       an approve's decision
 //	MaxScope        256      an approve's scope, serialized
 //	MaxPending      20       approvals one serve session holds pending at once
+//	MaxVersion      9,007,199,254,740,991 a version a request names (a number: 2^53-1, what every JSON client holds exactly)
+//	MaxDestroy      100      versions one destroy names (a count)
+//	MaxVersionsBytes 2 KiB   destroy's versions, serialized
+//	MaxCursor       256      a changes cursor
+//	MaxChanges      10,000   changes in one changes result (vault.MaxChanges)
+//	MaxKeptVersions 100      the most max_versions a vault may keep (vault.MaxMaxVersions)
 //
 // A scrub stream unused for StreamIdle (60 s) is dropped by the next scrub
 // request.
@@ -76,6 +82,13 @@ const (
 	MaxDecision    = 16
 	MaxScope       = 256
 	MaxPending     = 20
+	// The limits of versions and history (SPEC §11).
+	MaxVersion       = 1<<53 - 1
+	MaxDestroy       = 100
+	MaxVersionsBytes = 2 << 10
+	MaxCursor        = 256
+	MaxChanges       = 10_000
+	MaxKeptVersions  = 100
 )
 
 // ApprovalWait is how long an approval stays pending: one no human
@@ -107,11 +120,15 @@ const (
 	// approve it; details.approval names the approval to wait for, and
 	// the request is retried with it (SPEC §14).
 	ApprovalRequired Code = "approval_required"
+	// Conflict: a write's if_version is not the current version, and
+	// nothing was written; details.current_version is the current one
+	// (0: none) (SPEC §11).
+	Conflict Code = "conflict"
 )
 
 // Codes lists every error code.
 func Codes() []Code {
-	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError, UpstreamFailed, ApprovalRequired}
+	return []Code{BadRequest, UnknownOp, Denied, PDPUnreachable, NotFound, OpError, UpstreamFailed, ApprovalRequired, Conflict}
 }
 
 // CLI exit statuses.
@@ -121,6 +138,7 @@ const (
 	ExitUsage    = 2
 	ExitDenied   = 3
 	ExitNotFound = 4
+	ExitConflict = 5 // SPEC §11: an if_version that named another version
 )
 
 // ExitStatus maps an error code to the CLI's exit status.
@@ -132,6 +150,8 @@ func ExitStatus(c Code) int {
 		return ExitDenied
 	case NotFound:
 		return ExitNotFound
+	case Conflict:
+		return ExitConflict
 	default:
 		return ExitOpError
 	}

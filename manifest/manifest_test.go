@@ -14,7 +14,7 @@ import (
 )
 
 // TestExitStatuses: every error code has the one exit status SPEC §10
-// gives it, no code exits 0, and the statuses are exactly 0 to 4.
+// (and §6, conflict) gives it, no code exits 0, and the statuses are exactly 0 to 5.
 func TestExitStatuses(t *testing.T) {
 	want := map[Code]int{
 		BadRequest:       2,
@@ -25,6 +25,7 @@ func TestExitStatuses(t *testing.T) {
 		OpError:          1,
 		UpstreamFailed:   1,
 		ApprovalRequired: 3,
+		Conflict:         5,
 	}
 	codes := Codes()
 	if got := slices.Sorted(slices.Values(codes)); !slices.Equal(got, slices.Sorted(maps.Keys(want))) {
@@ -41,13 +42,13 @@ func TestExitStatuses(t *testing.T) {
 		}
 		statuses[st] = true
 	}
-	if got := slices.Sorted(maps.Keys(statuses)); !slices.Equal(got, []int{0, 1, 2, 3, 4}) {
-		t.Errorf("exit statuses are %v, want the documented 0-4", got)
+	if got := slices.Sorted(maps.Keys(statuses)); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Errorf("exit statuses are %v, want the documented 0-5", got)
 	}
 	for _, c := range []struct {
 		name      string
 		got, want int
-	}{{"ExitOK", ExitOK, 0}, {"ExitOpError", ExitOpError, 1}, {"ExitUsage", ExitUsage, 2}, {"ExitDenied", ExitDenied, 3}, {"ExitNotFound", ExitNotFound, 4}} {
+	}{{"ExitOK", ExitOK, 0}, {"ExitOpError", ExitOpError, 1}, {"ExitUsage", ExitUsage, 2}, {"ExitDenied", ExitDenied, 3}, {"ExitNotFound", ExitNotFound, 4}, {"ExitConflict", ExitConflict, 5}} {
 		if c.got != c.want {
 			t.Errorf("%s = %d, want %d", c.name, c.got, c.want)
 		}
@@ -66,6 +67,8 @@ var exportedLimits = map[string]int{
 	"MaxName": MaxName, "MaxMethod": MaxMethod, "MaxPath": MaxPath, "MaxQuery": MaxQuery, "MaxHeaders": MaxHeaders,
 	"MaxBody": MaxBody, "MaxArgs": MaxArgs, "MaxServices": MaxServices, "MaxUses": MaxUses,
 	"MaxApprovalID": MaxApprovalID, "MaxGrantID": MaxGrantID, "MaxDecision": MaxDecision, "MaxScope": MaxScope, "MaxPending": MaxPending,
+	"MaxVersion": MaxVersion, "MaxDestroy": MaxDestroy, "MaxVersionsBytes": MaxVersionsBytes, "MaxCursor": MaxCursor,
+	"MaxChanges": MaxChanges, "MaxKeptVersions": MaxKeptVersions,
 }
 
 // TestLimitsDoc: the limits the package doc lists are exactly the Max
@@ -164,6 +167,8 @@ func TestLimitsPublished(t *testing.T) {
 		"uses_in_flight": MaxUses,
 		"approval_bytes": MaxApprovalID, "grant_bytes": MaxGrantID, "decision_bytes": MaxDecision, "scope_bytes": MaxScope,
 		"approvals_pending": MaxPending,
+		"versions_bytes":    MaxVersionsBytes, "cursor_bytes": MaxCursor, "version_max": MaxVersion,
+		"destroy_versions": MaxDestroy, "kept_versions": MaxKeptVersions, "changes_rows": MaxChanges,
 	}
 	got := Limits()
 	if !maps.Equal(got, want) {

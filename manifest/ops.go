@@ -1,7 +1,7 @@
 package manifest
 
 // FieldSet is a set of request fields, one bit each (the Field* constants).
-type FieldSet uint32
+type FieldSet uint64
 
 // The request fields, one bit each, in the order of the field table.
 const (
@@ -32,12 +32,18 @@ const (
 	FieldApprover
 	FieldGrant
 	FieldAll
+	FieldVersion
+	FieldIfVersion
+	FieldVersions
+	FieldSince
+	FieldDeleted
 )
 
 // Field describes one request field: its name, its bit, its cap in bytes
 // (and its floor, when sent), and whether every op accepts it. Raw fields
 // take any JSON value, kept as sent (id); Bool fields take true or false
-// (final); the others are strings. The
+// (final); Int fields take a JSON integer from Min to Max (their bounds,
+// not bytes: version, if_version); the others are strings. The
 // request schema's properties are written from this table (fromops.go),
 // and each client sends the fields it lists: a new field is a row here.
 type Field struct {
@@ -47,6 +53,7 @@ type Field struct {
 	Min    int // the fewest bytes it has when sent: 1 for a value to store
 	Raw    bool
 	Bool   bool
+	Int    bool // a JSON integer from Min to Max
 	Common bool // every op accepts it: it is neither required nor refused by any
 	Secret bool // a value or a credential: never kept past its request
 }
@@ -91,6 +98,16 @@ var requestFields = [...]Field{
 	{Name: "approver", Bit: FieldApprover, Max: MaxActor, Min: 1},
 	{Name: "grant", Bit: FieldGrant, Max: MaxGrantID, Min: 1},
 	{Name: "all", Bit: FieldAll, Bool: true},
+	// The fields of versions and history (SPEC §11): the version a get
+	// reads or a rollback writes again, the version a write is
+	// conditional on (0: no current record), the versions destroy
+	// erases, the cursor changes continues from, and whether list shows
+	// soft-deleted names.
+	{Name: "version", Bit: FieldVersion, Int: true, Min: 1, Max: MaxVersion},
+	{Name: "if_version", Bit: FieldIfVersion, Int: true, Max: MaxVersion},
+	{Name: "versions", Bit: FieldVersions, Max: MaxVersionsBytes, Raw: true},
+	{Name: "since", Bit: FieldSince, Max: MaxCursor, Min: 1},
+	{Name: "deleted", Bit: FieldDeleted, Bool: true},
 }
 
 // RequestFields returns the table of request fields, a fresh copy each call.
@@ -167,11 +184,11 @@ func (o OpSpec) Governed() bool { return !o.Meta && !o.Session }
 // opTable is the table of served ops, in the order the manifest lists them.
 // Nothing writes it; it is read through Ops and Op.
 var opTable = [...]OpSpec{
-	{Name: "get", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
-	{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-	{Name: "rm", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-	{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-	{Name: "list", Accepts: FieldApproval, ConsultsPDP: true},
+	{Name: "get", Needs: FieldRef, Accepts: FieldVersion | FieldApproval, ConsultsPDP: true},
+	{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "rm", Needs: FieldRef, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "list", Accepts: FieldDeleted | FieldApproval, ConsultsPDP: true},
 	{Name: "check", Accepts: FieldApproval, ConsultsPDP: true},
 	{Name: "manifest", Meta: true},
 	{Name: "shutdown", Meta: true},
@@ -182,6 +199,12 @@ var opTable = [...]OpSpec{
 	{Name: "revoke", Accepts: FieldGrant | FieldRef | FieldAll, Session: true},
 	{Name: "approve", Needs: FieldApproval | FieldDecision | FieldApprover, Accepts: FieldScope, Session: true},
 	{Name: "approval", Needs: FieldApproval, Session: true},
+	// Versions and history (SPEC §11).
+	{Name: "history", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
+	{Name: "rollback", Needs: FieldRef | FieldVersion, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "undelete", Needs: FieldRef, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "destroy", Needs: FieldRef, Accepts: FieldVersions | FieldApproval, ConsultsPDP: true, Writes: true},
+	{Name: "changes", Accepts: FieldSince | FieldApproval, ConsultsPDP: true},
 }
 
 // Ops returns the table of served ops, a fresh copy each call.

@@ -69,11 +69,11 @@ func TestOpTable(t *testing.T) {
 // TestOpTableSpec: the table says what SPEC §5 says of each op.
 func TestOpTableSpec(t *testing.T) {
 	want := []OpSpec{
-		{Name: "get", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
-		{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-		{Name: "rm", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-		{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldApproval, ConsultsPDP: true, Writes: true},
-		{Name: "list", Accepts: FieldApproval, ConsultsPDP: true},
+		{Name: "get", Needs: FieldRef, Accepts: FieldVersion | FieldApproval, ConsultsPDP: true},
+		{Name: "put", Needs: FieldRef | FieldValue, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "rm", Needs: FieldRef, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "rotate", Needs: FieldRef | FieldValue, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "list", Accepts: FieldDeleted | FieldApproval, ConsultsPDP: true},
 		{Name: "check", Accepts: FieldApproval, ConsultsPDP: true},
 		{Name: "manifest", Meta: true},
 		{Name: "shutdown", Meta: true},
@@ -84,6 +84,11 @@ func TestOpTableSpec(t *testing.T) {
 		{Name: "revoke", Accepts: FieldGrant | FieldRef | FieldAll, Session: true},
 		{Name: "approve", Needs: FieldApproval | FieldDecision | FieldApprover, Accepts: FieldScope, Session: true},
 		{Name: "approval", Needs: FieldApproval, Session: true},
+		{Name: "history", Needs: FieldRef, Accepts: FieldApproval, ConsultsPDP: true},
+		{Name: "rollback", Needs: FieldRef | FieldVersion, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "undelete", Needs: FieldRef, Accepts: FieldIfVersion | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "destroy", Needs: FieldRef, Accepts: FieldVersions | FieldApproval, ConsultsPDP: true, Writes: true},
+		{Name: "changes", Accepts: FieldSince | FieldApproval, ConsultsPDP: true},
 	}
 	if got := Ops(); !slices.Equal(got, want) {
 		t.Errorf("Ops() =\n%+v\nwant\n%+v", got, want)
@@ -115,7 +120,7 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("field %q: name is not lowercase letters and underscores", f.Name)
 		case f.Bit == 0 || f.Bit&(f.Bit-1) != 0 || bits&f.Bit != 0:
 			t.Errorf("field %q: bit %b is not a bit of its own", f.Name, f.Bit)
-		case f.Max <= 0 && !f.Bool, f.Bool && (f.Max != 0 || f.Raw || f.Secret):
+		case f.Max <= 0 && !f.Bool, f.Bool && (f.Max != 0 || f.Raw || f.Secret), f.Int && (f.Raw || f.Bool || f.Secret):
 			t.Errorf("field %q has no cap, or is a boolean with one", f.Name)
 		case f.Min < 0 || f.Min > f.Max || (f.Raw && f.Min != 0):
 			t.Errorf("field %q: floor %d is outside 0..%d, or on a raw field", f.Name, f.Min, f.Max)
@@ -125,7 +130,7 @@ func TestRequestFields(t *testing.T) {
 			t.Errorf("RequestField(%q) = %+v, %v; want the table's row", f.Name, got, ok)
 		}
 	}
-	if bits != FieldAll<<1-1 {
+	if bits != FieldDeleted<<1-1 {
 		t.Errorf("the table's bits are %b: a Field constant has no row", bits)
 	}
 	for _, n := range []string{"", "REF", "Ref", "ref ", "nope"} {
@@ -140,10 +145,14 @@ func TestRequestFields(t *testing.T) {
 // optional as its row says.
 func TestOpFields(t *testing.T) {
 	want := map[string][]string{"put": {"ref", "value"}, "rotate": {"ref", "value"}, "get": {"ref"}, "rm": {"ref"}, "scrub": {"text"},
-		"http": {"service", "method", "path"}, "exec": {"action"}, "approve": {"approval", "decision", "approver"}, "approval": {"approval"}}
-	own := map[string][]string{"get": {"approval"}, "put": {"approval"}, "rm": {"approval"}, "rotate": {"approval"}, "list": {"approval"},
+		"http": {"service", "method", "path"}, "exec": {"action"}, "approve": {"approval", "decision", "approver"}, "approval": {"approval"},
+		"history": {"ref"}, "rollback": {"ref", "version"}, "undelete": {"ref"}, "destroy": {"ref"}}
+	own := map[string][]string{"get": {"approval", "version"}, "put": {"approval", "if_version"}, "rm": {"approval", "if_version"},
+		"rotate": {"approval", "if_version"}, "list": {"approval", "deleted"},
 		"check": {"approval"}, "scrub": {"stream", "final"}, "http": {"query", "headers", "body", "body_b64", "approval"},
-		"exec": {"args", "approval"}, "proxy": {"services", "stop"}, "revoke": {"grant", "all"}, "approve": {"scope"}}
+		"exec": {"args", "approval"}, "proxy": {"services", "stop"}, "revoke": {"grant", "all"}, "approve": {"scope"},
+		"history": {"approval"}, "rollback": {"approval", "if_version"}, "undelete": {"approval", "if_version"},
+		"destroy": {"approval", "versions"}, "changes": {"approval", "since"}}
 	for _, o := range Ops() {
 		if got := o.Required(); !slices.Equal(got, want[o.Name]) {
 			t.Errorf("%s: Required() = %q, want %q", o.Name, got, want[o.Name])
@@ -214,13 +223,15 @@ func TestOpTableMatchesSchemas(t *testing.T) {
 func ExampleOp() {
 	o, ok := Op("rotate")
 	fmt.Println(ok, o.Writes, o.ConsultsPDP, o.Required(), o.Optional())
-	// Output: true true true [ref value] [id env actor attestation approval]
+	// Output: true true true [ref value] [id env actor attestation approval if_version]
 }
 
 // sampleField is a well-formed value of the request field named name, for
 // a schema test that sends each required field.
-func sampleField(name string) string {
+func sampleField(name string) any {
 	switch name {
+	case "version":
+		return 1
 	case "approval":
 		return "ap_" + strings.Repeat("0", 32)
 	case "decision":

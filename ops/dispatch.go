@@ -41,6 +41,12 @@ func handlers() map[string]handler {
 		"put":    {change: putChange, result: putResult},
 		"rotate": {change: rotateChange, result: rotateResult},
 		"rm":     {change: rmChange, result: rmResult},
+		// Versions and history (history.go, historywrites.go).
+		"history":  {read: (*Service).history},
+		"changes":  {read: (*Service).changes},
+		"rollback": {change: rollbackChange, result: rollbackResult},
+		"undelete": {change: undeleteChange, result: undeleteResult},
+		"destroy":  {change: destroyChange, result: destroyResult},
 	}
 }
 
@@ -216,4 +222,31 @@ func (s *Service) List(ctx context.Context, req Request) (ListResult, error) {
 // Check probes the env's vault. A problem found is reported, not an error.
 func (s *Service) Check(ctx context.Context, req Request) (CheckResult, error) {
 	return doAs[CheckResult](ctx, s, "check", req)
+}
+
+// History returns a name's kept versions, never a value.
+func (s *Service) History(ctx context.Context, req Request) (HistoryResult, error) {
+	return doAs[HistoryResult](ctx, s, "history", req)
+}
+
+// Rollback writes a kept version's value again, as a new version.
+func (s *Service) Rollback(ctx context.Context, req Request) (RollbackResult, error) {
+	return doAs[RollbackResult](ctx, s, "rollback", req)
+}
+
+// Undelete makes a soft-deleted name's last version current again, as a
+// new version.
+func (s *Service) Undelete(ctx context.Context, req Request) (UndeleteResult, error) {
+	return doAs[UndeleteResult](ctx, s, "undelete", req)
+}
+
+// Destroy erases versions of a name now, or the whole name: a deliberate
+// loss.
+func (s *Service) Destroy(ctx context.Context, req Request) (DestroyResult, error) {
+	return doAs[DestroyResult](ctx, s, "destroy", req)
+}
+
+// Changes returns the names whose state changed since a cursor.
+func (s *Service) Changes(ctx context.Context, req Request) (ChangesResult, error) {
+	return doAs[ChangesResult](ctx, s, "changes", req)
 }

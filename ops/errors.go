@@ -7,6 +7,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/vault"
 )
 
 // Error is an ops failure carrying its wire code. Its message names what was
@@ -86,4 +87,15 @@ func CauseOf(err error) string {
 		return e.Cause
 	}
 	return ""
+}
+
+// ConflictOf returns the current version a conflict error names
+// (details.current_version: 0 when there is no current record), and
+// whether err is one.
+func ConflictOf(err error) (uint64, bool) {
+	var ce *vault.ConflictError
+	if CodeOf(err) == manifest.Conflict && errors.As(err, &ce) {
+		return ce.Current, true
+	}
+	return 0, false
 }

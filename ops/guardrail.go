@@ -34,8 +34,30 @@ func ruleMatchesOp(r *config.Rule, op string) bool {
 		if o == op || glob.Match(o, op) {
 			return true
 		}
+		if c := coveredBy(op); c != "" && (o == c || glob.Match(o, c)) {
+			return true
+		}
 	}
 	return false
+}
+
+// coveredBy is the op whose guardrail rules also cover op, "" for none:
+// a rule must never miss what it seems to cover (SPEC §11). Reading a
+// ref's versions (history) is covered by its get; rollback and undelete
+// write a value as put does, and destroy erases as rm does; changes
+// reveals names as list does. (A get of an earlier version is a get.)
+func coveredBy(op string) string {
+	switch op {
+	case "history":
+		return "get"
+	case "rollback", "undelete":
+		return "put"
+	case "destroy":
+		return "rm"
+	case "changes":
+		return "list"
+	}
+	return ""
 }
 
 // globMatches reports whether the rule field pattern matches s: an omitted

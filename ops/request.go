@@ -48,6 +48,18 @@ type Request struct {
 	Approval, Decision, Approver, Grant string
 	Scope                               []byte
 	All                                 bool
+	// The fields of versions and history (SPEC §11): the version get
+	// reads or rollback writes again (0: none), the version a write is
+	// conditional on (nil: none; 0: no current record), the versions
+	// destroy erases (nil: all of them; serve sends them as JSON, which
+	// validation reads), the cursor changes continues from, and whether
+	// list shows soft-deleted names.
+	Version   uint64
+	IfVersion *uint64
+	Versions  []uint64
+	Since     string
+	Deleted   bool
+	versions  []byte // destroy's versions as serve decoded them, JSON
 
 	// Turn is the request's turn (Service.Turn) when it is a read run at
 	// once with others: its grant is settled in that order. 0: none.
@@ -102,6 +114,20 @@ func (r *Request) Set(f manifest.Field, s string) {
 		r.Approver = s
 	case manifest.FieldGrant:
 		r.Grant = s
+	case manifest.FieldSince:
+		r.Since = s
+	}
+}
+
+// SetInt sets the integer field f of r (version, if_version) to v and
+// notes that it was sent.
+func (r *Request) SetInt(f manifest.Field, v uint64) {
+	r.sent |= f.Bit
+	switch f.Bit {
+	case manifest.FieldVersion:
+		r.Version = v
+	case manifest.FieldIfVersion:
+		r.IfVersion = &v
 	}
 }
 
@@ -116,6 +142,8 @@ func (r *Request) SetBool(f manifest.Field, v bool) {
 		r.Stop = v
 	case manifest.FieldAll:
 		r.All = v
+	case manifest.FieldDeleted:
+		r.Deleted = v
 	}
 }
 
@@ -131,8 +159,8 @@ func (r *Request) SetValue(v vault.Secret) {
 }
 
 // SetRaw sets the raw field f of r to the JSON value b, as sent: id as
-// b itself, the others (query, headers, args, services) as a copy, since
-// a use outlives the line it came in.
+// b itself, the others (query, headers, args, services, versions) as a
+// copy, since a use outlives the line it came in.
 func (r *Request) SetRaw(f manifest.Field, b []byte) {
 	r.sent |= f.Bit
 	switch f.Bit {
@@ -148,6 +176,8 @@ func (r *Request) SetRaw(f manifest.Field, b []byte) {
 		r.Services = bytes.Clone(b)
 	case manifest.FieldScope:
 		r.Scope = bytes.Clone(b)
+	case manifest.FieldVersions:
+		r.versions = bytes.Clone(b)
 	}
 }
 
@@ -189,6 +219,11 @@ func (r *Request) filled() manifest.FieldSet {
 		{manifest.FieldApprover, r.Approver != ""},
 		{manifest.FieldGrant, r.Grant != ""},
 		{manifest.FieldAll, r.All},
+		{manifest.FieldVersion, r.Version != 0},
+		{manifest.FieldIfVersion, r.IfVersion != nil},
+		{manifest.FieldVersions, r.Versions != nil || r.versions != nil},
+		{manifest.FieldSince, r.Since != ""},
+		{manifest.FieldDeleted, r.Deleted},
 	} {
 		if f.set {
 			s |= f.bit

@@ -118,11 +118,14 @@ type RmResult struct {
 	Decision
 }
 
-// ListRecord is one row of a list.
+// ListRecord is one row of a list. DeletedAt is set on a soft-deleted
+// name (list with deleted): when rm removed it; its version is the one
+// undelete brings back.
 type ListRecord struct {
 	Ref     string `json:"ref"`
 	Version uint64 `json:"version"`
 	Stamp
+	DeletedAt Time `json:"deleted_at,omitzero"`
 }
 
 // ListResult is the result of list: at most manifest.MaxListRows rows,
@@ -145,5 +148,67 @@ type CheckResult struct {
 	Records  int      `json:"records"`
 	Problems []string `json:"problems"`
 	Info     []string `json:"info,omitempty"` // what was found healthy (a shared vault's members)
+	Decision
+}
+
+// RollbackResult is the result of rollback: the put result of the new
+// version, and the version whose value it wrote again.
+type RollbackResult struct {
+	PutResult
+	RolledBackFrom uint64 `json:"rolled_back_from"`
+}
+
+// UndeleteResult is the result of undelete: the put result of the
+// version it made current again, as a new version.
+type UndeleteResult struct {
+	PutResult
+	Undeleted bool `json:"undeleted"`
+}
+
+// DestroyResult is the result of destroy: the versions it erased, and
+// whether no version of the name is left.
+type DestroyResult struct {
+	Ref       string   `json:"ref"`
+	Env       string   `json:"env"`
+	Destroyed []uint64 `json:"destroyed"`
+	Removed   bool     `json:"removed"`
+	Decision
+}
+
+// HistoryVersion is one kept version as history shows it: never a value.
+// CreatedAt is when this version was written.
+type HistoryVersion struct {
+	Version   uint64 `json:"version"`
+	State     string `json:"state"`
+	CreatedAt Time   `json:"created_at"`
+}
+
+// HistoryResult is the result of history: a name's kept versions, newest
+// first. Current is nil while the name has no current version.
+type HistoryResult struct {
+	Ref         string           `json:"ref"`
+	Env         string           `json:"env"`
+	Current     *uint64          `json:"current"`
+	DeletedAt   Time             `json:"deleted_at,omitzero"`
+	MaxVersions int              `json:"max_versions"`
+	Versions    []HistoryVersion `json:"versions"`
+	Decision
+}
+
+// ChangeRow is one name whose state changed, with its state now.
+type ChangeRow struct {
+	Ref     string `json:"ref"`
+	Version uint64 `json:"version"`
+	State   string `json:"state"`
+	At      Time   `json:"at"`
+}
+
+// ChangesResult is the result of changes.
+type ChangesResult struct {
+	Env       string      `json:"env"`
+	Cursor    string      `json:"cursor"`
+	Changes   []ChangeRow `json:"changes"`
+	Truncated bool        `json:"truncated"`
+	Reset     bool        `json:"reset"`
 	Decision
 }

@@ -20,6 +20,9 @@ func validate(op manifest.OpSpec, req *Request) error {
 			return err
 		}
 	}
+	if err := validateVersions(req); err != nil {
+		return err
+	}
 	switch {
 	case len(req.Env) > manifest.MaxSegment:
 		return Errorf(manifest.BadRequest, "env is longer than %d bytes", manifest.MaxSegment)

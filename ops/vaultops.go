@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/manifest"
@@ -16,7 +17,11 @@ func (s *Service) get(ctx context.Context, cv call, req Request) (Result, error)
 	c.ev.Message = req.Dest // a failure's message replaces it
 	st, err := s.store(c.env)
 	var rec vault.Record
-	if err == nil {
+	switch {
+	case err != nil:
+	case req.Version != 0:
+		rec, err = versionOf(ctx, st, c.ref.Path(), req.Version)
+	default:
 		rec, err = st.Get(ctx, c.ref.Path())
 	}
 	if err != nil {
@@ -29,7 +34,7 @@ func (s *Service) get(ctx context.Context, cv call, req Request) (Result, error)
 }
 
 func putChange(c *call, req *Request) vault.Write {
-	return vault.Write{Kind: vault.Put, Name: c.ref.Path(), Value: req.Value}
+	return vault.Write{Kind: vault.Put, Name: c.ref.Path(), Value: req.Value, IfVersion: req.IfVersion}
 }
 
 func putResult(c *call, m vault.Meta) Result {
@@ -38,15 +43,15 @@ func putResult(c *call, m vault.Meta) Result {
 }
 
 func rotateChange(c *call, req *Request) vault.Write {
-	return vault.Write{Kind: vault.Rotate, Name: c.ref.Path(), Value: req.Value}
+	return vault.Write{Kind: vault.Rotate, Name: c.ref.Path(), Value: req.Value, IfVersion: req.IfVersion}
 }
 
 func rotateResult(c *call, m vault.Meta) Result {
 	return RotateResult{Ref: c.ref.Canonical(), Env: c.env, Version: m.Version, Stamp: stampOf(m), Decision: c.decision()}
 }
 
-func rmChange(c *call, _ *Request) vault.Write {
-	return vault.Write{Kind: vault.Remove, Name: c.ref.Path()}
+func rmChange(c *call, req *Request) vault.Write {
+	return vault.Write{Kind: vault.Remove, Name: c.ref.Path(), IfVersion: req.IfVersion}
 }
 
 func rmResult(c *call, m vault.Meta) Result {
@@ -62,12 +67,15 @@ func (s *Service) failCommit(c *call, err error) error {
 	return s.fail(c, Errorf(manifest.OpError, "%s of %s was audited but not committed: %v", c.op, c.ref.Canonical(), err))
 }
 
-func (s *Service) list(ctx context.Context, cv call, _ Request) (Result, error) {
+func (s *Service) list(ctx context.Context, cv call, req Request) (Result, error) {
 	c := &cv
 	st, err := s.store(c.env)
 	var metas []vault.Meta
 	if err == nil {
 		metas, err = st.List(ctx)
+	}
+	if err == nil && req.Deleted {
+		metas, err = withDeleted(ctx, st, metas)
 	}
 	if err != nil {
 		return nil, s.fail(c, s.vaultErr(c, err))
@@ -78,7 +86,7 @@ func (s *Service) list(ctx context.Context, cv call, _ Request) (Result, error) 
 		metas = metas[:manifest.MaxListRows]
 	}
 	for _, m := range metas {
-		res.Records = append(res.Records, ListRecord{Ref: "arca://" + m.Name, Version: m.Version, Stamp: stampOf(m)})
+		res.Records = append(res.Records, listRecord(m))
 	}
 	if err := s.record(c, 0); err != nil {
 		return nil, err
@@ -112,10 +120,18 @@ func (s *Service) check(ctx context.Context, cv call, _ Request) (Result, error)
 
 // vaultErr gives a vault failure its wire code.
 func (s *Service) vaultErr(c *call, err error) error {
-	var e *Error
+	var (
+		e  *Error
+		ce *vault.ConflictError
+		vn *vault.VersionNotFoundError
+	)
 	switch {
 	case errors.As(err, &e):
 		return err
+	case errors.As(err, &ce):
+		return &Error{Code: manifest.Conflict, Msg: fmt.Sprintf("%s in env %q: %v; nothing was written", c.ref.Canonical(), c.env, ce), Err: err}
+	case errors.As(err, &vn):
+		return &Error{Code: manifest.NotFound, Msg: fmt.Sprintf("%s in env %q: %v", c.ref.Canonical(), c.env, vn), Err: err}
 	case errors.Is(err, vault.ErrNotFound):
 		return Errorf(manifest.NotFound, "%s not found in env %q", c.ref.Canonical(), c.env)
 	default:

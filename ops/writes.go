@@ -91,6 +91,7 @@ func (ws *Writes) Add(ctx context.Context, op manifest.OpSpec, req Request) *Wri
 		}
 		var auditErr error
 		m, err := ws.g.Add(ctx, write, func(m vault.Meta) error {
+			c.ev.Message = touched(c.op, m) // what it did to the name's versions
 			auditErr = ws.s.recordCommit(c, m.Version)
 			return auditErr
 		})

@@ -125,6 +125,14 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 		}
 		return "", false
 	}
+	if f.Int {
+		v, ok := s.uint()
+		if !ok || v < uint64(f.Min) || v > uint64(f.Max) {
+			return fmt.Sprintf("field %q must be an integer from %d to %d", key, f.Min, f.Max), false
+		}
+		req.SetInt(f, v)
+		return "", false
+	}
 	if s.peek() != '"' {
 		s.skipValue(len(s.b))
 		return fmt.Sprintf("field %q must be a string", key), false
@@ -144,6 +152,35 @@ func decodeField(s *scanner, req *ops.Request, has *manifest.FieldSet, key strin
 	}
 	req.Set(f, v)
 	return "", false
+}
+
+// uint decodes the JSON value at s.i as an integer of at most 16 digits,
+// written as digits alone (no sign, fraction or exponent). Any other
+// value is skipped, and false returned.
+func (s *scanner) uint() (uint64, bool) {
+	start, v := s.i, uint64(0)
+	for s.i < len(s.b) && s.i-start < 17 && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+		v = v*10 + uint64(s.b[s.i]-'0')
+		s.i++
+	}
+	n := s.i - start
+	switch {
+	case n > 0 && n <= 16 && !(n > 1 && s.b[start] == '0') && !s.numberGoesOn():
+		return v, true
+	}
+	s.i = start
+	s.skipValue(len(s.b))
+	return 0, false
+}
+
+// numberGoesOn reports whether the number before s.i goes on: a fraction,
+// an exponent or more digits.
+func (s *scanner) numberGoesOn() bool {
+	switch s.peek() {
+	case '.', 'e', 'E', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
 }
 
 // quoteKey quotes an unknown key for a message, cut to 64 bytes.

@@ -163,6 +163,7 @@ func (s *session) answerError(id []byte, err error) {
 		s.w.setBroken()
 	}
 	d := details{cause: ops.CauseOf(err), approval: ops.ApprovalOf(err)}
+	d.current, d.conflict = ops.ConflictOf(err)
 	if d.approval != nil && s.page != nil {
 		d.url = s.page.URL(d.approval.ID)
 	}
@@ -210,5 +211,6 @@ func (s *session) manifest() ([]byte, error) {
 		def = "" // no default env: every request must name one
 	}
 	return manifest.Document(manifest.Runtime{Envs: s.cfg.EnvNames(), DefaultEnv: def, PDPConfigured: s.cfg.Serve.PDP != nil,
-		Services: s.cfg.ServiceDocs(), Actions: s.cfg.ActionDocs(), ApprovalPage: s.cfg.Serve.Approvals != nil, Renew: s.cfg.Serve.Grants.Rule()})
+		Services: s.cfg.ServiceDocs(), Actions: s.cfg.ActionDocs(), ApprovalPage: s.cfg.Serve.Approvals != nil, Renew: s.cfg.Serve.Grants.Rule(),
+		History: s.cfg.HistoryDocs()})
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"errors"
+	"strconv"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/jsonstr"
@@ -30,16 +31,19 @@ func appendErrorPolicy(b, id []byte, code, msg string, p *audit.Policy) []byte {
 
 // details are an error response's details: the cause of an
 // upstream_failed or of a denial, or the approval an approval_required
-// names with the url of its page ("" when serve runs none).
+// names with the url of its page ("" when serve runs none), or the
+// current version a conflict names.
 type details struct {
 	cause    string
 	approval *ops.ApprovalDetails
 	url      string
+	current  uint64
+	conflict bool
 }
 
 // appendDetails appends `,"details":{…}` when d holds anything.
 func appendDetails(b []byte, d details) []byte {
-	if d.cause == "" && d.approval == nil {
+	if d.cause == "" && d.approval == nil && !d.conflict {
 		return b
 	}
 	b = append(b, `,"details":{`...)
@@ -56,6 +60,9 @@ func appendDetails(b []byte, d details) []byte {
 			b = jsonstr.Append(append(b, `,"url":`...), d.url)
 		}
 		b = append(b, '}', ',')
+	}
+	if d.conflict {
+		b = append(strconv.AppendUint(append(b, `"current_version":`...), d.current, 10), ',')
 	}
 	b[len(b)-1] = '}'
 	return b

@@ -21,15 +21,26 @@ type Kinds struct{}
 
 var _ ops.Backends = Kinds{}
 
-// Open opens the vault named name by its kind.
+// Open opens the vault named name by its kind, with the history settings
+// its config gives (vault.Store.SetHistory).
 func (Kinds) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
+	var (
+		st  vault.Store
+		err error
+	)
 	switch vc.Kind {
 	case ops.KindFile:
-		return file.Open(vc.Path, vc.Identity, now)
+		st, err = file.Open(vc.Path, vc.Identity, now)
 	case ops.KindEtcd:
-		return etcd.Open(etcdOptions(vc, now))
+		st, err = etcd.Open(etcdOptions(vc, now))
+	default:
+		return nil, unknownKind(name, vc)
 	}
-	return nil, unknownKind(name, vc)
+	if err != nil {
+		return nil, err
+	}
+	st.SetHistory(vc.HistorySettings())
+	return st, nil
 }
 
 // Create makes an empty vault of vc's kind, keeping one already there.

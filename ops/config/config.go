@@ -22,6 +22,8 @@ package config
 import (
 	"slices"
 	"time"
+
+	"github.com/arca-secrets/arca/vault"
 )
 
 // Config is arca's configuration. Build it with Load or Parse: they validate
@@ -107,6 +109,9 @@ type VaultConfig struct {
 	// the timeout rule (timeout.go) when the table is decoded.
 	TimeoutMS int    `toml:"-"`
 	PinFile   string `toml:"-"` // where this machine pins the vault's key (derived)
+	// History is [vaults.NAME.history] resolved, defaults filled in
+	// (history.go); read it through HistorySettings.
+	History vault.History `toml:"-"`
 }
 
 // EtcdTimeout is how long one op on v may take, retries included.

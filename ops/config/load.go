@@ -103,7 +103,8 @@ type document struct {
 // vaultDoc is a [vaults.NAME] table as decoded.
 type vaultDoc struct {
 	VaultConfig
-	TimeoutMS *int `toml:"timeout_ms"`
+	TimeoutMS *int        `toml:"timeout_ms"`
+	History   *historyDoc `toml:"history"` // history.go
 }
 
 // pdpDoc is the [serve.pdp] table as decoded.
@@ -136,6 +137,7 @@ func parse(data []byte, name, path string, getenv func(string) string) (*Config,
 		c.Vaults = make(map[string]VaultConfig, len(doc.Vaults))
 		for vn, v := range doc.Vaults {
 			v.VaultConfig.TimeoutMS = timeoutMS(v.TimeoutMS)
+			v.VaultConfig.History, _ = resolveHistory(v.History) // validate reports its problem
 			c.Vaults[vn] = v.VaultConfig
 		}
 	}

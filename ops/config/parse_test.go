@@ -107,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 		{"rule with empty ops", "[[guardrails.rule]]\nreason = \"r\"\nops = []\n",
 			[]string{"arca.toml: guardrails.rule #1: ops is empty (omit it to mean every op)"}},
 		{"rule with unknown op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"get\", \"read\"]\n",
-			[]string{`arca.toml: guardrails.rule #1: ops: unknown op "read" (want get, put, rm, rotate, list, check, http, exec)`}},
+			[]string{`arca.toml: guardrails.rule #1: ops: unknown op "read" (want get, put, rm, rotate, list, check, http, exec, history, rollback, undelete, destroy, changes)`}},
 		{"rule with meta op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"manifest\"]\n",
 			[]string{`guardrails.rule #1: ops: unknown op "manifest"`}},
 		{"rule with bad env glob", "[[guardrails.rule]]\nreason = \"r\"\nenv = \"prod[\"\n",
@@ -127,7 +127,7 @@ func TestParseErrors(t *testing.T) {
 		{"rule with bad ops glob", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"get\", \"r[\"]\n",
 			[]string{`arca.toml: guardrails.rule #1: ops: invalid glob "r[": [ without ]`}},
 		{"rule with ops glob that matches no op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"gte*\"]\n",
-			[]string{`arca.toml: guardrails.rule #1: ops: glob "gte*" matches no op (want get, put, rm, rotate, list, check, http, exec)`}},
+			[]string{`arca.toml: guardrails.rule #1: ops: glob "gte*" matches no op (want get, put, rm, rotate, list, check, http, exec, history, rollback, undelete, destroy, changes)`}},
 		{"rule with ops glob that matches only a meta-op", "[[guardrails.rule]]\nreason = \"r\"\nops = [\"man*\"]\n",
 			[]string{`ops: glob "man*" matches no op`}},
 		// PDP. (Every timeout_ms: timeout_test.go.)

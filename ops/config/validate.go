@@ -133,6 +133,9 @@ func vaultProblem(name string, v vaultDoc) string {
 	default:
 		return key + ".kind " + strconv.Quote(string(v.Kind)) + " is not file or etcd"
 	}
+	if _, msg := resolveHistory(v.History); msg != "" {
+		return key + "." + msg
+	}
 	if slices.Contains(v.Endpoints, "") {
 		return key + ".endpoints has an empty entry"
 	}

@@ -21,6 +21,10 @@ type Error struct {
 	Message string  `json:"message"`
 	Cause   string  `json:"-"`
 	Policy  *Policy `json:"-"`
+	// CurrentVersion is details.current_version of a conflict: the
+	// version that is current (0: none), so that a caller can read again
+	// and retry with it.
+	CurrentVersion uint64 `json:"-"`
 	// approval is details.approval, which verdict makes an
 	// *ApprovalRequired of.
 	approval *Approval
@@ -34,14 +38,16 @@ func (e *Error) UnmarshalJSON(b []byte) error {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 		Details struct {
-			Cause    string    `json:"cause"`
-			Approval *Approval `json:"approval"`
+			Cause          string    `json:"cause"`
+			Approval       *Approval `json:"approval"`
+			CurrentVersion uint64    `json:"current_version"`
 		} `json:"details"`
 	}
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
 	e.Code, e.Message, e.Cause, e.approval = w.Code, w.Message, w.Details.Cause, w.Details.Approval
+	e.CurrentVersion = w.Details.CurrentVersion
 	return nil
 }
 

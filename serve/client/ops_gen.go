@@ -8,37 +8,37 @@ import (
 	"time"
 )
 
-// Get sends get. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation
-// and r.Approval. serve consults the PDP for it: the verdict is on the
-// result's Policy.
+// Get sends get. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation,
+// r.Approval and r.Version. serve consults the PDP for it: the verdict is
+// on the result's Policy.
 func (c *Client) Get(ctx context.Context, r Request) (Got, error) {
 	return Call[Got](ctx, c, "get", r)
 }
 
 // Put sends put. It needs r.Ref and r.Value. It may have r.Env, r.Actor,
-// r.Attestation and r.Approval. serve consults the PDP for it: the verdict
-// is on the result's Policy.
+// r.Attestation, r.Approval and r.IfVersion. serve consults the PDP for it:
+// the verdict is on the result's Policy.
 func (c *Client) Put(ctx context.Context, r Request) (Put, error) {
 	return Call[Put](ctx, c, "put", r)
 }
 
-// Rm sends rm. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation
-// and r.Approval. serve consults the PDP for it: the verdict is on the
-// result's Policy.
+// Rm sends rm. It needs r.Ref. It may have r.Env, r.Actor, r.Attestation,
+// r.Approval and r.IfVersion. serve consults the PDP for it: the verdict is
+// on the result's Policy.
 func (c *Client) Rm(ctx context.Context, r Request) (Removed, error) {
 	return Call[Removed](ctx, c, "rm", r)
 }
 
 // Rotate sends rotate. It needs r.Ref and r.Value. It may have r.Env,
-// r.Actor, r.Attestation and r.Approval. serve consults the PDP for it: the
-// verdict is on the result's Policy.
+// r.Actor, r.Attestation, r.Approval and r.IfVersion. serve consults the
+// PDP for it: the verdict is on the result's Policy.
 func (c *Client) Rotate(ctx context.Context, r Request) (Rotated, error) {
 	return Call[Rotated](ctx, c, "rotate", r)
 }
 
-// List sends list. It may have r.Env, r.Actor, r.Attestation and
-// r.Approval. serve consults the PDP for it: the verdict is on the result's
-// Policy.
+// List sends list. It may have r.Env, r.Actor, r.Attestation, r.Approval
+// and r.Deleted. serve consults the PDP for it: the verdict is on the
+// result's Policy.
 func (c *Client) List(ctx context.Context, r Request) (Listed, error) {
 	return Call[Listed](ctx, c, "list", r)
 }
@@ -108,6 +108,41 @@ func (c *Client) Approval(ctx context.Context, r Request) (ApprovalState, error)
 	return Call[ApprovalState](ctx, c, "approval", r)
 }
 
+// History sends history. It needs r.Ref. It may have r.Env, r.Actor,
+// r.Attestation and r.Approval. serve consults the PDP for it: the verdict
+// is on the result's Policy.
+func (c *Client) History(ctx context.Context, r Request) (HistoryResult, error) {
+	return Call[HistoryResult](ctx, c, "history", r)
+}
+
+// Rollback sends rollback. It needs r.Ref and r.Version. It may have r.Env,
+// r.Actor, r.Attestation, r.Approval and r.IfVersion. serve consults the
+// PDP for it: the verdict is on the result's Policy.
+func (c *Client) Rollback(ctx context.Context, r Request) (RollbackResult, error) {
+	return Call[RollbackResult](ctx, c, "rollback", r)
+}
+
+// Undelete sends undelete. It needs r.Ref. It may have r.Env, r.Actor,
+// r.Attestation, r.Approval and r.IfVersion. serve consults the PDP for it:
+// the verdict is on the result's Policy.
+func (c *Client) Undelete(ctx context.Context, r Request) (UndeleteResult, error) {
+	return Call[UndeleteResult](ctx, c, "undelete", r)
+}
+
+// Destroy sends destroy. It needs r.Ref. It may have r.Env, r.Actor,
+// r.Attestation, r.Approval and r.Versions. serve consults the PDP for it:
+// the verdict is on the result's Policy.
+func (c *Client) Destroy(ctx context.Context, r Request) (DestroyResult, error) {
+	return Call[DestroyResult](ctx, c, "destroy", r)
+}
+
+// Changes sends changes. It may have r.Env, r.Actor, r.Attestation,
+// r.Approval and r.Since. serve consults the PDP for it: the verdict is on
+// the result's Policy.
+func (c *Client) Changes(ctx context.Context, r Request) (ChangesResult, error) {
+	return Call[ChangesResult](ctx, c, "changes", r)
+}
+
 // withPolicy puts the verdict of a success on its result: the result of
 // each op that consults the PDP has a Policy.
 func withPolicy[T any](r *T, p *Policy) {
@@ -127,6 +162,16 @@ func withPolicy[T any](r *T, p *Policy) {
 	case *HTTPResult:
 		r.Policy = p
 	case *ExecResult:
+		r.Policy = p
+	case *HistoryResult:
+		r.Policy = p
+	case *RollbackResult:
+		r.Policy = p
+	case *UndeleteResult:
+		r.Policy = p
+	case *DestroyResult:
+		r.Policy = p
+	case *ChangesResult:
 		r.Policy = p
 	}
 }
@@ -199,4 +244,73 @@ type ProxyResult struct {
 // RevokeResult is the result of revoke, as its schema says.
 type RevokeResult struct {
 	Revoked int64 `json:"revoked"`
+}
+
+// HistoryVersion is an entry of HistoryResult.Versions.
+type HistoryVersion struct {
+	CreatedAt time.Time `json:"created_at"`
+	State     string    `json:"state"`
+	Version   int64     `json:"version"`
+}
+
+// HistoryResult is the result of history, as its schema says.
+type HistoryResult struct {
+	Current     *int64           `json:"current"`
+	DeletedAt   time.Time        `json:"deleted_at"`
+	Env         string           `json:"env"`
+	MaxVersions int64            `json:"max_versions"`
+	Ref         string           `json:"ref"`
+	Versions    []HistoryVersion `json:"versions"`
+	Policy      *Policy          `json:"-"`
+}
+
+// RollbackResult is the result of rollback, as its schema says.
+type RollbackResult struct {
+	Created        bool      `json:"created"`
+	CreatedAt      time.Time `json:"created_at"`
+	Env            string    `json:"env"`
+	Ref            string    `json:"ref"`
+	RolledBackFrom int64     `json:"rolled_back_from"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	Version        int64     `json:"version"`
+	Policy         *Policy   `json:"-"`
+}
+
+// UndeleteResult is the result of undelete, as its schema says.
+type UndeleteResult struct {
+	Created   bool      `json:"created"`
+	CreatedAt time.Time `json:"created_at"`
+	Env       string    `json:"env"`
+	Ref       string    `json:"ref"`
+	Undeleted bool      `json:"undeleted"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   int64     `json:"version"`
+	Policy    *Policy   `json:"-"`
+}
+
+// DestroyResult is the result of destroy, as its schema says.
+type DestroyResult struct {
+	Destroyed []int64 `json:"destroyed"`
+	Env       string  `json:"env"`
+	Ref       string  `json:"ref"`
+	Removed   bool    `json:"removed"`
+	Policy    *Policy `json:"-"`
+}
+
+// ChangesChange is an entry of ChangesResult.Changes.
+type ChangesChange struct {
+	At      time.Time `json:"at"`
+	Ref     string    `json:"ref"`
+	State   string    `json:"state"`
+	Version int64     `json:"version"`
+}
+
+// ChangesResult is the result of changes, as its schema says.
+type ChangesResult struct {
+	Changes   []ChangesChange `json:"changes"`
+	Cursor    string          `json:"cursor"`
+	Env       string          `json:"env"`
+	Reset     bool            `json:"reset"`
+	Truncated bool            `json:"truncated"`
+	Policy    *Policy         `json:"-"`
 }

@@ -3,13 +3,14 @@ package client
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
 // The request fields that are not strings (query, headers, args,
-// services) are written and checked by these, as the generated
-// appendRequest and badUTF8 call them: an array of strings, an object of
-// strings, an object of arrays of strings. An object's keys go in sorted
+// services, versions) are written and checked by these, as the generated
+// appendRequest and badUTF8 call them: an array of strings, an array of
+// integers, an object of strings, an object of arrays of strings. An object's keys go in sorted
 // order, so that a request is written the same way every time.
 
 // appendStrings appends ss as a JSON array of strings.
@@ -20,6 +21,18 @@ func appendStrings(b []byte, ss []string) []byte {
 			b = append(b, ',')
 		}
 		b = appendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// appendUints appends vs as a JSON array of integers (destroy's versions).
+func appendUints(b []byte, vs []uint64) []byte {
+	b = append(b, '[')
+	for i, v := range vs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, v, 10)
 	}
 	return append(b, ']')
 }

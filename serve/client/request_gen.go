@@ -12,7 +12,7 @@ import (
 // empty is not sent, but to an op that needs it; Value, a secret, is sent
 // when it is not nil (an empty one is serve's to refuse).
 type Request struct {
-	Ref         string // needed by get, put, rm and rotate
+	Ref         string // needed by get, put, rm, rotate, history, rollback, undelete and destroy
 	Env         string
 	Value       []byte // a secret; needed by put and rotate
 	Actor       string
@@ -36,7 +36,12 @@ type Request struct {
 	Scope       *Scope   // sent when not nil
 	Approver    string   // needed by approve
 	Grant       string
-	All         *bool // sent when not nil
+	All         *bool    // sent when not nil
+	Version     *uint64  // sent when not nil; needed by rollback
+	IfVersion   *uint64  // sent when not nil
+	Versions    []uint64 // sent when not nil
+	Since       string
+	Deleted     *bool // sent when not nil
 }
 
 // Scope is what Request.Scope carries, as the request schema says: an
@@ -111,6 +116,8 @@ func badUTF8(r Request) string {
 		return "approver"
 	case !utf8.ValidString(r.Grant):
 		return "grant"
+	case !utf8.ValidString(r.Since):
+		return "since"
 	}
 	return ""
 }
@@ -120,7 +127,7 @@ func badUTF8(r Request) string {
 func appendRequest(b, id []byte, op string, r Request) []byte {
 	b = append(append(append(b, `{"id":`...), id...), `,"op":`...)
 	b = appendString(b, op)
-	if r.Ref != "" || op == "get" || op == "put" || op == "rm" || op == "rotate" {
+	if r.Ref != "" || op == "get" || op == "put" || op == "rm" || op == "rotate" || op == "history" || op == "rollback" || op == "undelete" || op == "destroy" {
 		b = append(b, `,"ref":`...)
 		b = appendString(b, r.Ref)
 	}
@@ -219,6 +226,26 @@ func appendRequest(b, id []byte, op string, r Request) []byte {
 	if r.All != nil {
 		b = append(b, `,"all":`...)
 		b = strconv.AppendBool(b, *r.All)
+	}
+	if r.Version != nil {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendUint(b, *r.Version, 10)
+	}
+	if r.IfVersion != nil {
+		b = append(b, `,"if_version":`...)
+		b = strconv.AppendUint(b, *r.IfVersion, 10)
+	}
+	if r.Versions != nil {
+		b = append(b, `,"versions":`...)
+		b = appendUints(b, r.Versions)
+	}
+	if r.Since != "" {
+		b = append(b, `,"since":`...)
+		b = appendString(b, r.Since)
+	}
+	if r.Deleted != nil {
+		b = append(b, `,"deleted":`...)
+		b = strconv.AppendBool(b, *r.Deleted)
 	}
 	return append(b, '}', '\n')
 }

@@ -110,6 +110,7 @@ func appendJSON(b []byte, v any) []byte {
 func appendStrings(b []byte, v []string) []byte              { return appendJSON(b, v) }
 func appendStringMap(b []byte, v map[string]string) []byte    { return appendJSON(b, v) }
 func appendStringsMap(b []byte, v map[string][]string) []byte { return appendJSON(b, v) }
+func appendUints(b []byte, v []uint64) []byte                 { return appendJSON(b, v) }
 func validStrings([]string) bool                              { return true }
 func validStringMap(map[string]string) bool                   { return true }
 func validStringsMap(map[string][]string) bool                { return true }

@@ -87,6 +87,8 @@ func request(b *bytes.Buffer, t tables) error {
 			typ, note = "[]byte", "a secret"
 		case f.Bool:
 			typ, note = "*bool", "sent when not nil"
+		case f.Int:
+			typ, note = "*uint64", "sent when not nil"
 		case f.Raw:
 			typ, note = raws[f.Name].typ, "sent when not nil"
 		}
@@ -107,7 +109,7 @@ func request(b *bytes.Buffer, t tables) error {
 	b.WriteString(comment("badUTF8 names the first field of r that is not valid UTF-8, \"\" when they all are."))
 	b.WriteString("func badUTF8(r Request) string {\n\tswitch {\n")
 	for _, f := range send {
-		if f.Bool || raws[f.Name].ints != nil {
+		if f.Bool || f.Int || raws[f.Name].ints != nil || raws[f.Name].numbers {
 			continue // nothing of it is a string
 		}
 		valid := "utf8.ValidString"
@@ -126,6 +128,10 @@ func request(b *bytes.Buffer, t tables) error {
 	for _, f := range send {
 		if f.Bool {
 			fmt.Fprintf(b, "\tif r.%s != nil {\n\t\tb = append(b, `,%q:`...)\n\t\tb = strconv.AppendBool(b, *r.%s)\n\t}\n", goName(f.Name), f.Name, goName(f.Name))
+			continue
+		}
+		if f.Int {
+			fmt.Fprintf(b, "\tif r.%s != nil {\n\t\tb = append(b, `,%q:`...)\n\t\tb = strconv.AppendUint(b, *r.%s, 10)\n\t}\n", goName(f.Name), f.Name, goName(f.Name))
 			continue
 		}
 		set, appendFn := fmt.Sprintf("r.%s != \"\"", goName(f.Name)), "appendString"
@@ -159,12 +165,14 @@ func join(names []string) string {
 type rawKind struct {
 	typ, helper string
 	ints        []string
+	numbers     bool // an array of integers: nothing of it is text
 }
 
 // rawKindOf is the rawKind of the raw field name whose request schema is
 // node: an array of strings, an object of strings, an object of strings or
 // arrays of strings (sent as arrays, which the schema takes for either),
-// or an object of named integers and nothing else (a struct of its own,
+// an array of integers of 0 or more, or an object of named integers and
+// nothing else (a struct of its own,
 // named after the field). Any other value is refused: Request has no way
 // to carry it.
 func rawKindOf(name string, node any) (rawKind, error) {
@@ -174,6 +182,8 @@ func rawKindOf(name string, node any) (rawKind, error) {
 		return rawKind{}, fmt.Errorf("the request schema does not say what of it")
 	case isStrings(n):
 		return rawKind{typ: "[]string", helper: "Strings"}, nil
+	case n["type"] == "array" && isInteger(n["items"]):
+		return rawKind{typ: "[]uint64", helper: "Uints", numbers: true}, nil
 	case n["type"] != "object":
 		return rawKind{}, fmt.Errorf("Request has no way to carry a %v", n["type"])
 	}
@@ -223,6 +233,12 @@ func intObject(b *bytes.Buffer, name string, k rawKind) {
 func isString(n any) bool {
 	m, _ := n.(map[string]any)
 	return m != nil && m["type"] == "string"
+}
+
+// isInteger says whether schema node n is an integer of 0 or more.
+func isInteger(n any) bool {
+	m, _ := n.(map[string]any)
+	return m != nil && m["type"] == "integer" && m["minimum"] != nil
 }
 
 // isStrings says whether schema node n is an array of strings.

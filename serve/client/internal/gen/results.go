@@ -157,6 +157,9 @@ func (g *structs) typeOf(owner, prop string, root map[string]any, v any, top boo
 		}
 		node = defs[def].(map[string]any)
 	}
+	if t, ok, err := g.nullable(owner, prop, root, node, top); ok {
+		return t, err
+	}
 	if c, ok := node["const"]; ok {
 		return constType(c)
 	}
@@ -203,6 +206,22 @@ func (g *structs) typeOf(owner, prop string, root map[string]any, v any, top boo
 		return "any", nil
 	}
 	return "", fmt.Errorf("type %v is not supported", node["type"])
+}
+
+// nullable is the type of a node that is one type or null (anyOf the two,
+// as history's current): a pointer to it, nil for null.
+func (g *structs) nullable(owner, prop string, root, node map[string]any, top bool) (string, bool, error) {
+	either, _ := node["anyOf"].([]any)
+	if len(either) != 2 {
+		return "", false, nil
+	}
+	for i, n := range either {
+		if m, _ := n.(map[string]any); m != nil && m["type"] == "null" {
+			t, err := g.typeOf(owner, prop, root, either[1-i], top)
+			return "*" + t, true, err
+		}
+	}
+	return "", false, nil
 }
 
 // constType is the Go type of a const or enum value.
