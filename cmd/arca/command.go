@@ -38,10 +38,10 @@ const (
 // are bound to variables its run reads.
 func commands() *command {
 	return &command{name: "arca", subs: []*command{
-		auditCommand(), checkCommand(), completionCommand(), deployCommand(), envCommand(),
-		exportCommand(), getCommand(), identityCommand(), initCommand(), listCommand(),
-		migrateCommand(), putCommand(), rmCommand(), rotateCommand(), runCommand(),
-		schemaCommand(), serveCommand(), statusCommand(), uiCommand(), vaultCommand(),
+		auditCommand(), changesCommand(), checkCommand(), completionCommand(), deployCommand(), destroyCommand(), envCommand(),
+		exportCommand(), getCommand(), historyCommand(), identityCommand(), initCommand(), listCommand(),
+		migrateCommand(), putCommand(), rmCommand(), rollbackCommand(), rotateCommand(), runCommand(),
+		schemaCommand(), serveCommand(), statusCommand(), uiCommand(), undeleteCommand(), vaultCommand(),
 		versionCommand(),
 	}}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 
@@ -14,26 +15,28 @@ import (
 )
 
 func listCommand() *command {
-	var asJSON *bool
+	var asJSON, deleted *bool
 	return &command{
 		name: "list", args: "[PREFIX]", summary: "list secrets and their metadata, never values",
-		text:     "List the env's records, sorted by ref, never a value. PREFIX keeps a namespace (app), the start of a name (app/db) or a glob ('*/token'). In a pipe: one tab-separated line a record (ref, version, updated, rotated); on a terminal: a table.",
-		examples: []string{"arca list", "arca list app", "arca list --env prod '*/token'", "arca list --json"},
+		text:     "List the env's records, sorted by ref, never a value. PREFIX keeps a namespace (app), the start of a name (app/db) or a glob ('*/token'). In a pipe: one tab-separated line a record (ref, version, updated, rotated; with --deleted, then when it was removed or -); on a terminal: a table.",
+		examples: []string{"arca list", "arca list app", "arca list --env prod '*/token'", "arca list --json", "arca list --deleted # removed secrets arca undelete can bring back"},
 		exits:    vaultExits,
-		flags:    jsonFlag(&asJSON, "print the result as JSON"),
+		flags: withJSON(&asJSON, "print the result as JSON", func(fs *flag.FlagSet) {
+			deleted = fs.Bool("deleted", false, "list the removed secrets that can still be undeleted too")
+		}),
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
-			return runList(ctx, c, fs, args, asJSON)
+			return runList(ctx, c, fs, args, asJSON, deleted)
 		},
 	}
 }
 
-func runList(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *bool) error {
+func runList(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON, deleted *bool) error {
 	return c.vaultVerb(ctx, fs, args, optionalArg, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		match, err := listFilter(pos)
 		if err != nil {
 			return err
 		}
-		res, err := svc.List(ctx, ops.Request{})
+		res, err := svc.List(ctx, ops.Request{Deleted: *deleted})
 		if err != nil {
 			return err
 		}
@@ -46,7 +49,7 @@ func runList(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON *
 		res.Records = kept
 		if *asJSON {
 			err = c.printJSON(res)
-		} else if err = printList(c.stdout, res.Records, c.stdoutTTY, c.now()); err != nil {
+		} else if err = printList(c.stdout, res.Records, c.stdoutTTY, *deleted, c.now()); err != nil {
 			err = opErrorf("write the list: %v", err)
 		}
 		if err == nil && res.Truncated {

@@ -40,19 +40,33 @@ func listFilter(pos []string) (func(nsName string) bool, error) {
 // table with a header and times relative to now; for a program (a pipe),
 // one line per record of tab-separated ref, version, updated and rotated
 // (RFC 3339 in UTC to the second, "-" when never rotated), no header.
-func printList(w io.Writer, recs []ops.ListRecord, tty bool, now time.Time) error {
+// With deleted (list --deleted), each line ends with when the record was
+// removed ("-" for one that was not).
+func printList(w io.Writer, recs []ops.ListRecord, tty, deleted bool, now time.Time) error {
 	if !tty {
 		for _, r := range recs {
-			if _, err := fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", r.Ref, r.Version, stamp(r.UpdatedAt.Time), stamp(r.RotatedAt.Time)); err != nil {
+			line := fmt.Sprintf("%s\t%d\t%s\t%s", r.Ref, r.Version, stamp(r.UpdatedAt.Time), stamp(r.RotatedAt.Time))
+			if deleted {
+				line += "\t" + stamp(r.DeletedAt.Time)
+			}
+			if _, err := fmt.Fprintln(w, line); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "REF\tVERSION\tUPDATED\tROTATED")
+	head := "REF\tVERSION\tUPDATED\tROTATED"
+	if deleted {
+		head += "\tDELETED"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range recs {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", r.Ref, r.Version, ago(r.UpdatedAt.Time, now), ago(r.RotatedAt.Time, now))
+		line := fmt.Sprintf("%s\t%d\t%s\t%s", r.Ref, r.Version, ago(r.UpdatedAt.Time, now), ago(r.RotatedAt.Time, now))
+		if deleted {
+			line += "\t" + ago(r.DeletedAt.Time, now)
+		}
+		fmt.Fprintln(tw, line)
 	}
 	return tw.Flush()
 }

@@ -24,7 +24,7 @@ func TestPrintListTable(t *testing.T) {
 		rec("arca://ci/skew", 1, now.Add(time.Hour), time.Time{}),
 	}
 	var b strings.Builder
-	if err := printList(&b, recs, true, now); err != nil {
+	if err := printList(&b, recs, true, false, now); err != nil {
 		t.Fatal(err)
 	}
 	want := "" +
@@ -37,7 +37,7 @@ func TestPrintListTable(t *testing.T) {
 		t.Errorf("the table is\n%s\nwant\n%s", b.String(), want)
 	}
 	b.Reset()
-	if err := printList(&b, recs[:1], false, now); err != nil {
+	if err := printList(&b, recs[:1], false, false, now); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.String(); got != "arca://app/db\t12\t2026-12-01T11:58:30Z\t2026-12-01T09:00:00Z\n" {

@@ -26,6 +26,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/arca-secrets/arca/internal/termsafe"
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/ops/backend"
 )
 
 // cli is the process's outside world, passed down so tests can replace it.
@@ -45,6 +47,17 @@ type cli struct {
 	// raw is stdout and stderr as given, once guarded has put termsafe
 	// writers in their place; nil before.
 	raw *rawStreams
+	// backends opens the vaults; nil: backend.Kinds, the real ones (a
+	// test hands in vaults of its own).
+	backends ops.Backends
+}
+
+// kinds is what opens c's vaults.
+func (c *cli) kinds() ops.Backends {
+	if c.backends != nil {
+		return c.backends
+	}
+	return backend.Kinds{}
 }
 
 // rawStreams are the process's stdout and stderr, unescaped.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
 )
 
 // statusCommand is `arca status [--json]`: what is in effect for this
@@ -73,7 +72,7 @@ func (c *cli) unaudited(co common) (*ops.Service, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := ops.New(ops.Options{Config: cfg, Backends: backend.Kinds{}, Now: c.now, Env: c.contextEnv(co)})
+	svc := ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Now: c.now, Env: c.contextEnv(co)})
 	return svc, func() { svc.Close() }, nil
 }
 
