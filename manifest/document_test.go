@@ -91,3 +91,20 @@ func TestDocumentBytes(t *testing.T) {
 		t.Errorf("the manifest starts %.80s", b)
 	}
 }
+
+// TestHistoryCapability: the history capability lists each env's vault's
+// settings as the runtime gives them, and the bounds of the ops.
+func TestHistoryCapability(t *testing.T) {
+	h := Capabilities(Runtime{History: map[string]HistoryDoc{"prod": {MaxVersions: 3, KeepDeletedSeconds: 0}}})["history"]
+	envs, _ := h["envs"].(map[string]HistoryDoc)
+	if envs["prod"] != (HistoryDoc{MaxVersions: 3}) || h["max_versions_max"] != MaxKeptVersions || h["destroy_max"] != MaxDestroy || h["changes_max"] != MaxChanges {
+		t.Errorf("history capability = %v", h)
+	}
+	b, err := Document(Runtime{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"history":{"changes_max":10000,"destroy_max":100,"envs":{},"max_versions_max":100}`)) {
+		t.Errorf("a runtime with no vaults lists no envs' history: %.3000s", b)
+	}
+}

@@ -157,15 +157,20 @@ func (r *Request) destroyVersions() ([]uint64, error) {
 	return vs, nil
 }
 
-// validateVersions checks the version fields r sends: their bounds (a
-// door that sets them directly is held to what serve's decoding holds
-// the wire to) and destroy's versions.
+// validateVersions checks the fields of versions and history r sends:
+// their bounds (a door that sets them directly is held to what serve's
+// decoding holds the wire to), a since sent empty, and destroy's
+// versions.
 func validateVersions(r *Request) error {
 	switch {
 	case r.Sent()&manifest.FieldVersion != 0 && (r.Version < 1 || r.Version > manifest.MaxVersion):
 		return Errorf(manifest.BadRequest, "version must be an integer from 1 to %d", uint64(manifest.MaxVersion))
 	case r.IfVersion != nil && *r.IfVersion > manifest.MaxVersion:
 		return Errorf(manifest.BadRequest, "if_version must be an integer from 0 to %d", uint64(manifest.MaxVersion))
+	case r.sent&manifest.FieldSince != 0 && r.Since == "":
+		return Errorf(manifest.BadRequest, "since is empty (send the cursor a changes result gave, or none)")
+	case len(r.Since) > manifest.MaxCursor:
+		return Errorf(manifest.BadRequest, "since is longer than %d bytes", manifest.MaxCursor)
 	}
 	_, err := r.destroyVersions()
 	return err

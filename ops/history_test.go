@@ -86,7 +86,7 @@ func TestVersionsAndHistory(t *testing.T) {
 	if err != nil || !un.Undeleted || un.Version != 5 {
 		t.Fatalf("undelete = %+v, %v", un, err)
 	}
-	if _, err := s.Undelete(ctx, ops.Request{Ref: ref}); ops.CodeOf(err) != manifest.NotFound {
+	if _, err := s.Undelete(ctx, ops.Request{Ref: ref}); ops.CodeOf(err) != manifest.NotFound || !strings.Contains(err.Error(), "not a removed secret") {
 		t.Errorf("undelete of a name not deleted: %v, want not_found", err)
 	}
 	d, err := s.Destroy(ctx, ops.Request{Ref: ref, Versions: []uint64{1, 2}})

@@ -56,7 +56,7 @@ func touched(op string, m vault.Meta) string {
 	var parts []string
 	switch {
 	case op == "destroy":
-		parts = append(parts, "destroyed "+versionList(t.Erased)+": a deliberate loss, they cannot be read or restored")
+		parts = append(parts, "destroyed "+versionList(t.Erased)+": a deliberate loss, never to be read or restored again")
 	case op == "rollback":
 		parts = append(parts, fmt.Sprintf("rolled back from version %d", t.From))
 	case op == "undelete":

@@ -132,6 +132,8 @@ func (s *Service) vaultErr(c *call, err error) error {
 		return &Error{Code: manifest.Conflict, Msg: fmt.Sprintf("%s in env %q: %v; nothing was written", c.ref.Canonical(), c.env, ce), Err: err}
 	case errors.As(err, &vn):
 		return &Error{Code: manifest.NotFound, Msg: fmt.Sprintf("%s in env %q: %v", c.ref.Canonical(), c.env, vn), Err: err}
+	case errors.Is(err, vault.ErrNotFound) && c.op == "undelete":
+		return Errorf(manifest.NotFound, "%s in env %q is not a removed secret: nothing to undelete", c.ref.Canonical(), c.env)
 	case errors.Is(err, vault.ErrNotFound):
 		return Errorf(manifest.NotFound, "%s not found in env %q", c.ref.Canonical(), c.env)
 	default:

@@ -35,6 +35,12 @@ func TestHistoryOps(t *testing.T) {
 		`{"id":15,"op":"changes","since":"not-a-cursor"}`,
 		`{"id":16,"op":"get","ref":"arca://app/db","version":"1"}`,
 		`{"id":17,"op":"get","ref":"arca://app/db","version":7}`,
+		`{"id":18,"op":"changes","since":""}`,
+		`{"id":19,"op":"get","ref":"arca://app/db","version":01}`,
+		`{"id":20,"op":"get","ref":"arca://app/db","version":-1}`,
+		`{"id":21,"op":"get","ref":"arca://app/db","version":12345678901234567}`,
+		`{"id":22,"op":"get","ref":"arca://app/db","version":9007199254740992}`,
+		`{"id":23,"op":"rm","ref":"arca://app/db","if_version":1e0}`,
 	}, "\n") + "\n"
 	f := &fixture{home: o.Home, cfg: o.Config, ops: o}
 	var out, errb lockedBuffer
@@ -61,6 +67,12 @@ func TestHistoryOps(t *testing.T) {
 		`{"id":15,"ok":false,"error":{"code":"bad_request","message":"since: not a changes cursor arca gave (a cursor is valid only for the env whose changes gave it)"}}`,
 		`{"id":16,"ok":false,"error":{"code":"bad_request","message":"field \"version\" must be an integer from 1 to 9007199254740991"}}`,
 		`{"id":17,"ok":false,"error":{"code":"not_found","message":"arca://app/db in env \"default\": version 7 is not kept"}}`,
+		`{"id":18,"ok":false,"error":{"code":"bad_request","message":"since is empty (send the cursor a changes result gave, or none)"}}`,
+		`{"id":null,"ok":false,"error":{"code":"bad_request","message":"request is not valid JSON`,
+		`{"id":20,"ok":false,"error":{"code":"bad_request","message":"field \"version\" must be an integer from 1 to 9007199254740991"}}`,
+		`{"id":21,"ok":false,"error":{"code":"bad_request","message":"field \"version\" must be an integer from 1 to 9007199254740991"}}`,
+		`{"id":22,"ok":false,"error":{"code":"bad_request","message":"field \"version\" must be an integer from 1 to 9007199254740991"}}`,
+		`{"id":23,"ok":false,"error":{"code":"bad_request","message":"field \"if_version\" must be an integer from 0 to 9007199254740991"}}`,
 	}
 	if len(tr.stdout) != len(want) {
 		t.Fatalf("%d replies, want %d:\n%s", len(tr.stdout), len(want), tr.rawOut)

@@ -3,6 +3,7 @@ package client
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -292,6 +293,8 @@ var edgeLines = []string{
 	`{"id":7,"ok":false,"error":{"code":"upstream_failed","message":"m","details":{"cause":"dns"}}}`,
 	`{"id":7,"ok":false,"error":{"code":"upstream_failed","details":{"extra":[1],"cause":"tls"},"message":"m"},"policy":{"allow":true}}`,
 	`{"id":7,"ok":false,"error":{"code":"upstream_failed","message":"m","Details":{"CAUSE":"read"}}}`,
+	`{"id":7,"ok":false,"error":{"code":"conflict","message":"m","details":{"current_version":3}}}`,
+	`{"id":7,"ok":false,"error":{"code":"conflict","message":"m","details":{"current_version":-1}}}`,
 	`{"id":7,"ok":false,"error":{"code":"c","message":"m","details":null}}`, `{"id":7,"ok":false,"error":{"code":"c","details":{"cause":1}}}`,
 	`{"id":7,"ok":false,"error":{"code":"c","details":"x"}}`, `{"id":7,"ok":false,"error":{"code":"c","details":{}}}`,
 	`{"id":7,"ok":true,"result":{"service":"echo","status":404,"headers":{"Content-Type":["text/plain"]},"body":"<redacted:app/token>","truncated":false,"redactions":[{"ref":"arca://app/token","count":1}],"elapsed_ms":3}}`,
@@ -361,5 +364,16 @@ func TestDaysSinceEpoch(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A conflict's details.current_version reaches Error.CurrentVersion.
+func TestConflictCurrentVersion(t *testing.T) {
+	var e Error
+	if err := json.Unmarshal([]byte(`{"code":"conflict","message":"m","details":{"current_version":3}}`), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Code != "conflict" || e.CurrentVersion != 3 {
+		t.Errorf("conflict decoded as %+v", e)
 	}
 }
