@@ -106,7 +106,7 @@ func TestVersionsAndHistory(t *testing.T) {
 		t.Errorf("a name written again after destroy = %+v: numbering must continue", r)
 	}
 	ev := events.String()
-	for _, want := range []string{`"event":"rollback"`, "rolled back from version 1", "soft-deleted", "undeleted version 4",
+	for _, want := range []string{`"event":"rollback"`, "rolled back from version 1", "undeleted version 4",
 		"destroyed versions 1, 2: a deliberate loss", `"event":"history"`, "no version of the name is left"} {
 		if !strings.Contains(ev, want) {
 			t.Errorf("the audit trail has no %q", want)
@@ -250,5 +250,27 @@ func TestVersionFields(t *testing.T) {
 	}
 	if !errors.Is(&vault.VersionNotFoundError{Versions: []uint64{1}}, vault.ErrNotFound) {
 		t.Error("a version not kept is not a not_found")
+	}
+}
+
+// TestRmErasesAtOnce: with keep_deleted "0s", rm erases, and its event
+// says which versions, as a put past max_versions says what it erased.
+func TestRmErasesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	s, events := historyFixture(t, "[vaults.default]\nkind = \"file\"\n[vaults.default.history]\nkeep_deleted = \"0s\"\nmax_versions = 2\n")
+	for _, v := range []string{"one", "two", "three"} {
+		put(t, s, "arca://app/db", v)
+	}
+	if !strings.Contains(events.String(), `"version":3,"message":"erased version 1"`) {
+		t.Errorf("a put past max_versions does not say what it erased:\n%s", events)
+	}
+	if _, err := s.Rm(ctx, ops.Request{Ref: "arca://app/db"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(events.String(), `"message":"erased versions 2, 3; no version of the name is left"`) {
+		t.Errorf("an rm that erases does not say so:\n%s", events)
+	}
+	if _, err := s.Undelete(ctx, ops.Request{Ref: "arca://app/db"}); ops.CodeOf(err) != manifest.NotFound {
+		t.Errorf("undelete after an erasing rm: %v, want not_found", err)
 	}
 }

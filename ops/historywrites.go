@@ -46,7 +46,8 @@ func destroyResult(c *call, m vault.Meta) Result {
 
 // touched is what the audit event of a write says it did to the name's
 // versions beyond the version it records (m.Touch): versions only, never
-// a value; "" when it did nothing more. A destroy says it is a
+// a value; "" when it did nothing more (an rm that soft-deletes records
+// the version it removed, as rm always has). A destroy says it is a
 // deliberate loss.
 func touched(op string, m vault.Meta) string {
 	t := m.Touch
@@ -61,8 +62,6 @@ func touched(op string, m vault.Meta) string {
 		parts = append(parts, fmt.Sprintf("rolled back from version %d", t.From))
 	case op == "undelete":
 		parts = append(parts, fmt.Sprintf("undeleted version %d", t.From))
-	case !t.DeletedAt.IsZero():
-		parts = append(parts, "soft-deleted: undelete brings it back")
 	}
 	if op != "destroy" && len(t.Erased) > 0 {
 		parts = append(parts, "erased "+versionList(t.Erased))
