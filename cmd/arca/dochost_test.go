@@ -33,7 +33,10 @@ import (
 // the latest approval a response named (error.details.approval.id) in
 // its place. In a lockstep session (the mark's word lockstep) every
 // request waits so: a client that sends one request at a time, whose
-// decisions therefore come back in the order it sent them.
+// decisions therefore come back in the order it sent them. A request
+// that names "f1.…" (a changes cursor, which holds the vault's id) is
+// sent so too, with the cursor the latest changes result named in its
+// place.
 
 // hostStep is one step of such a session: a request line to send, or a
 // command to run.
@@ -44,6 +47,10 @@ type hostStep struct {
 // approvalMark is what a doc's request writes for the id of the latest
 // approval the session's responses named.
 const approvalMark = `"ap_…"`
+
+// cursorMark is what a doc's request writes for the cursor of the latest
+// changes result.
+const cursorMark = `"f1.…"`
 
 // hostSteps parses a session file: "> LINE" is a request, "$ CMD" a
 // command; "lockstep" alone on the first line makes every request wait
@@ -163,6 +170,7 @@ type host struct {
 	sent, answered int
 	commands       int
 	approval       string
+	cursor         string
 	vars           map[string]string
 }
 
@@ -186,24 +194,32 @@ func (h *host) wait(before string) error {
 }
 
 // prepare returns the request line to send for request: once the
-// requests above it are answered when it names an approval or the
-// session is in lockstep, with the latest approval's id in place of
-// approvalMark.
+// requests above it are answered when it names an approval or a cursor
+// or the session is in lockstep, with the latest approval's id in place
+// of approvalMark and the latest cursor in place of cursorMark.
 func (h *host) prepare(request string, lockstep bool) (string, error) {
-	names := strings.Contains(request, approvalMark)
-	if !names && !lockstep {
+	if !hostWaits(request) && !lockstep {
 		return request, nil
 	}
 	if err := h.wait(request); err != nil {
 		return "", err
 	}
-	if !names {
-		return request, nil
+	for _, m := range []struct{ mark, what, got string }{{approvalMark, "an approval", h.approval}, {cursorMark, "a cursor", h.cursor}} {
+		if !strings.Contains(request, m.mark) {
+			continue
+		}
+		if m.got == "" {
+			return "", fmt.Errorf("%s names %s, and no response above it named one", request, m.what)
+		}
+		request = strings.ReplaceAll(request, m.mark, `"`+m.got+`"`)
 	}
-	if h.approval == "" {
-		return "", fmt.Errorf("%s names an approval, and no response above it named one", request)
-	}
-	return strings.ReplaceAll(request, approvalMark, `"`+h.approval+`"`), nil
+	return request, nil
+}
+
+// hostWaits reports whether request waits for the answers above it: it
+// names an approval or a cursor they hold.
+func hostWaits(request string) bool {
+	return strings.Contains(request, approvalMark) || strings.Contains(request, cursorMark)
 }
 
 // run waits for the response to every request sent, then runs command
@@ -226,10 +242,12 @@ func (h *host) run(command string) error {
 }
 
 // learn takes the id of the approval an approval_required response
-// names, and the token and base URLs of a proxy result.
+// names, the cursor of a changes result, and the token and base URLs of
+// a proxy result.
 func (h *host) learn(line string) {
 	var r struct {
 		Result struct {
+			Cursor   string            `json:"cursor"`
 			BaseURLs map[string]string `json:"base_urls"`
 			Token    string            `json:"token"`
 		} `json:"result"`
@@ -246,6 +264,9 @@ func (h *host) learn(line string) {
 	}
 	if id := r.Error.Details.Approval.ID; id != "" {
 		h.approval = id
+	}
+	if r.Result.Cursor != "" {
+		h.cursor = r.Result.Cursor
 	}
 	if r.Result.Token == "" {
 		return
@@ -346,5 +367,27 @@ func TestServeScriptApprovals(t *testing.T) {
 	}
 	if got, err := h.prepare(`{"op":"list"}`, true); err != nil || got != `{"op":"list"}` {
 		t.Errorf("prepare in lockstep: %s, %v", got, err)
+	}
+}
+
+// TestServeScriptCursors: a request naming "f1.…" is run by the host and
+// sent with the cursor of the latest changes result; one sent before any
+// is an error.
+func TestServeScriptCursors(t *testing.T) {
+	b := docBlock{body: `{"id":2,"op":"changes","since":"f1.…"}
+{"id":2,"ok":true}
+`}
+	if script, err := serveScript(b); err != nil || !strings.Contains(script, "exec servehost session.txt arca serve\n") {
+		t.Errorf("a block naming a cursor is not run by the host (%v):\n%s", err, script)
+	}
+	h := &host{vars: map[string]string{}}
+	if _, err := h.prepare(`{"op":"changes","since":"f1.…"}`, false); err == nil {
+		t.Error("a request naming a cursor before any response named one was sent")
+	}
+	h.learn(`{"id":1,"ok":true,"result":{"env":"default","cursor":"f1.ab.1.","changes":[]}}`)
+	h.learn(`{"id":2,"ok":true,"result":{"env":"default","cursor":"f1.ab.2.","changes":[]}}`)
+	got, err := h.prepare(`{"op":"changes","since":"f1.…"}`, false)
+	if err != nil || got != `{"op":"changes","since":"f1.ab.2."}` {
+		t.Errorf("prepare: %s, %v", got, err)
 	}
 }

@@ -109,7 +109,7 @@ func serveScript(b docBlock) (string, error) {
 		}
 	}
 	serve := strings.TrimSpace("arca serve " + strings.Join(serveArgs, " "))
-	hosted := lockstep || strings.Contains(requests.String(), approvalMark)
+	hosted := lockstep || hostWaits(requests.String())
 	if hosted || len(outs) > 0 { // the session's requests are sent by the host, between its commands
 		serve = "servehost session.txt " + serve
 		fmt.Fprintf(&files, "-- session.txt --\n%s", session.String())
