@@ -73,8 +73,8 @@ func (s *casSession) ask(t *testing.T, req string) casReply {
 // Two live serve sessions and the CLI write one name with if_version,
 // each after the other's reply: a write that names a version another has
 // since replaced is a conflict that names the current version and holds
-// no value; the casSession that wrote nothing still reads the winner; a
-// cursor a casSession holds reports the CLI's write once.
+// no value; the session that wrote nothing still reads the winner; a
+// cursor a session holds reports the CLI's write once.
 func TestIfVersionAcrossSessionsAndCLI(t *testing.T) {
 	h := newArcaHome(t)
 	a, b := h.casServe(t), h.casServe(t)
