@@ -22,8 +22,8 @@ func versionOf(ctx context.Context, st vault.Store, name string, v uint64) (vaul
 	if err != nil {
 		return vault.Record{}, err
 	}
-	if !ch.HasCurrent {
-		return vault.Record{}, vault.ErrNotFound // soft-deleted, or nothing kept
+	if ch.Deleted() {
+		return vault.Record{}, vault.ErrNotFound // removed: undelete first
 	}
 	rec, ok := ch.Find(v)
 	if !ok {
@@ -49,6 +49,7 @@ func (s *Service) history(ctx context.Context, cv call, _ Request) (Result, erro
 	if err != nil {
 		return nil, s.fail(c, err)
 	}
+	ch, _ = vault.Expire(ch, h, s.now()) // past keep_deleted, as its next write or check leaves it
 	res := HistoryResult{Ref: c.ref.Canonical(), Env: c.env, MaxVersions: h.MaxVersions, Versions: make([]HistoryVersion, 0, len(ch.Previous)+1), DeletedAt: Time{ch.DeletedAt}, Decision: c.decision()}
 	if ch.HasCurrent {
 		cur := ch.Current.Version
@@ -94,12 +95,21 @@ func (c *Config) HistoryDocs() map[string]manifest.HistoryDoc {
 }
 
 // withDeleted is metas, a vault's list, with its soft-deleted names
-// merged in, sorted by name.
-func withDeleted(ctx context.Context, st vault.Store, metas []vault.Meta) ([]vault.Meta, error) {
+// merged in, sorted by name: those still within keep_deleted (one past it
+// is erased by its next write or check, and shown as such).
+func (s *Service) withDeleted(ctx context.Context, env string, st vault.Store, metas []vault.Meta) ([]vault.Meta, error) {
 	deleted, err := st.ListDeleted(ctx)
 	if err != nil || len(deleted) == 0 {
 		return metas, err
 	}
+	h, err := s.historyOf(env)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	deleted = slices.DeleteFunc(deleted, func(m vault.Meta) bool {
+		return m.Touch != nil && now.Sub(m.Touch.DeletedAt) >= h.KeepDeleted
+	})
 	out := slices.Concat(metas, deleted)
 	slices.SortStableFunc(out, func(a, b vault.Meta) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

@@ -75,7 +75,7 @@ func (s *Service) list(ctx context.Context, cv call, req Request) (Result, error
 		metas, err = st.List(ctx)
 	}
 	if err == nil && req.Deleted {
-		metas, err = withDeleted(ctx, st, metas)
+		metas, err = s.withDeleted(ctx, c.env, st, metas)
 	}
 	if err != nil {
 		return nil, s.fail(c, s.vaultErr(c, err))

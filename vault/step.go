@@ -26,6 +26,20 @@ func Step(w Write, c Chain, h History, now time.Time) (Chain, Meta, error) {
 	}
 	now = now.UTC()
 	c.Name = w.Name
+	if w.Kind == Destroy {
+		// A destroy erases what it names even past keep_deleted, where the
+		// versions are still stored: what is left then expires with it.
+		next, m, err := destroy(c, w.Versions, now)
+		if err != nil {
+			return c, Meta{}, err
+		}
+		next, expired := Expire(next, h, now)
+		if len(expired) > 0 {
+			t := touch(&m)
+			t.Erased, t.Gone = sortedVersions(append(t.Erased, expired...)), true
+		}
+		return next, m, nil
+	}
 	c, expired := Expire(c, h, now)
 	var (
 		next Chain
@@ -52,8 +66,6 @@ func Step(w Write, c Chain, h History, now time.Time) (Chain, Meta, error) {
 		next, m = write(c, from.Value, false, h, now)
 		m.Created = false
 		touch(&m).From = from.Version
-	case Destroy:
-		next, m, err = destroy(c, w.Versions, now)
 	case Restore:
 		next, m, err = restore(c, w, h, now)
 	default:
@@ -88,7 +100,7 @@ func write(c Chain, value Secret, rotate bool, h History, now time.Time) (Chain,
 	switch {
 	case c.HasCurrent:
 		rec.CreatedAt, rec.RotatedAt = c.Current.CreatedAt, c.Current.RotatedAt
-	case c.Deleted() && len(c.Previous) > 0:
+	case len(c.Previous) > 0: // removed, or its current version destroyed
 		rec.CreatedAt, rec.RotatedAt = c.Previous[0].CreatedAt, c.Previous[0].RotatedAt
 		rec.Created = true
 	default:
@@ -130,8 +142,8 @@ func remove(c Chain, h History, now time.Time) (Chain, Meta, error) {
 }
 
 func rollback(c Chain, v uint64, h History, now time.Time) (Chain, Meta, error) {
-	if !c.HasCurrent {
-		return c, Meta{}, ErrNotFound
+	if c.Deleted() {
+		return c, Meta{}, ErrNotFound // undelete first
 	}
 	from, ok := c.Find(v)
 	if !ok {
@@ -172,12 +184,12 @@ func destroy(c Chain, versions []uint64, now time.Time) (Chain, Meta, error) {
 			out.Previous = append(out.Previous, r)
 		}
 	}
-	switch {
-	case len(out.Previous) == 0 && !out.HasCurrent:
+	if len(out.Previous) == 0 && !out.HasCurrent {
 		out.DeletedAt = time.Time{}
-	case c.HasCurrent && !out.HasCurrent:
-		out.DeletedAt = now // the current version is gone: what is left can only be undeleted
 	}
+	// A destroyed current version leaves the name with no current one and
+	// its earlier versions kept as they were (not removed: they never
+	// expire), read by get with a version and brought back by rollback.
 	m := Meta{Name: c.Name, Version: out.CurrentVersion()}
 	t := touch(&m)
 	t.Erased, t.Gone = versions, !out.HasCurrent && len(out.Previous) == 0

@@ -223,11 +223,15 @@ func TestStepDestroy(t *testing.T) {
 		t.Fatalf("destroy 1: %+v %+v", m, m.Touch)
 	}
 	m = s.do(vault.Write{Kind: vault.Destroy, Versions: []uint64{3}})
-	if m.Version != 0 || m.Touch.Gone || s.c.HasCurrent || !s.c.Deleted() {
+	if m.Version != 0 || m.Touch.Gone || s.c.HasCurrent || s.c.Deleted() {
 		t.Fatalf("destroy of the current version: %+v %+v", m, m.Touch)
 	}
-	if got := kept(s.c); !slices.Equal(got, []string{"d2"}) {
+	if got := kept(s.c); !slices.Equal(got, []string{"p2"}) {
 		t.Fatalf("kept %v", got)
+	}
+	// What is left never expires: it was not removed.
+	if c, erased := vault.Expire(s.c, vault.History{MaxVersions: 10}, s.now.Add(1000*time.Hour)); erased != nil || len(c.Previous) != 1 {
+		t.Fatalf("the versions a destroy left expired: %v", erased)
 	}
 	m = s.do(vault.Write{Kind: vault.Destroy})
 	if !m.Touch.Gone || !slices.Equal(m.Touch.Erased, []uint64{2}) || s.c.Deleted() || s.c.Highest != 3 {
@@ -284,5 +288,31 @@ func TestStepRestore(t *testing.T) {
 	lm := l.do(vault.Write{Kind: vault.Restore, Value: vault.NewSecret([]byte("v")), Meta: vault.Meta{Version: 3, CreatedAt: t0, UpdatedAt: t0}})
 	if lm.Version != 3 || l.c.Highest != 3 {
 		t.Fatalf("legacy restore: %+v", lm)
+	}
+}
+
+func TestStepRollbackAfterTheCurrentVersionIsDestroyed(t *testing.T) {
+	s := newStepper(t, vault.History{MaxVersions: 10})
+	s.do(put("a"))
+	s.do(put("b"))
+	s.do(vault.Write{Kind: vault.Destroy, Versions: []uint64{2}})
+	if _, err := s.try(vault.Write{Kind: vault.Undelete}); !errors.Is(err, vault.ErrNotFound) {
+		t.Fatalf("undelete of a name that was not removed: %v", err)
+	}
+	m := s.do(vault.Write{Kind: vault.Rollback, Version: 1})
+	if m.Version != 3 || m.Touch.From != 1 || value(t, s.c, 3) != "a" || !slices.Equal(kept(s.c), []string{"c3", "p1"}) {
+		t.Fatalf("rollback: %+v %v", m, kept(s.c))
+	}
+}
+
+func TestStepDestroyPastKeepDeleted(t *testing.T) {
+	s := newStepper(t, vault.History{MaxVersions: 10, KeepDeleted: time.Hour})
+	s.do(put("a"))
+	s.do(put("b"))
+	s.do(vault.Write{Kind: vault.Remove})
+	s.now = s.now.Add(2 * time.Hour)
+	m := s.do(vault.Write{Kind: vault.Destroy, Versions: []uint64{2}})
+	if !m.Touch.Gone || !slices.Equal(m.Touch.Erased, []uint64{1, 2}) || len(s.c.Previous) != 0 || s.c.Deleted() {
+		t.Fatalf("destroy past keep_deleted: %+v %v", m.Touch, kept(s.c))
 	}
 }

@@ -165,12 +165,15 @@ func testDestroy(h *hfix) {
 	h.wantRefused(s, destroy(n, 1), isNotFound(1))
 	h.wantRefused(s, destroy("app/never"), isNotFound())
 
-	// Destroying the current version leaves no current record: what is
-	// left can only be undeleted.
-	t5 := h.clock.tick()
+	// Destroying the current version leaves no current record and the
+	// earlier versions kept as they were: not removed, so they never
+	// expire and undelete has nothing to do.
+	h.clock.tick()
 	h.wantVersion(s, destroy(n, 4), 0, &vault.Touch{Erased: []uint64{4}})
-	h.wantChain(s, n, chainWant{previous: []kept{{2, "2"}}, highest: 4, deletedAt: t5})
+	h.wantChain(s, n, chainWant{previous: []kept{{2, "2"}}, highest: 4})
 	h.wantList(s, nil)
+	h.wantDeleted(s, nil)
+	h.wantRefused(s, undelete(n), isNotFound())
 
 	h.clock.tick()
 	h.wantVersion(s, destroy(n), 0, &vault.Touch{Erased: []uint64{2}, Gone: true})
