@@ -64,7 +64,7 @@ func TestCommitMarksOnePerCommit(t *testing.T) {
 	want("a new vault", 1, 0)
 	do(t, f, putV("app/a", "1"))
 	want("a put", 2, 1)
-	if _, err := f.ApplyBatch(ctx, batchOf(vault.Put, 0, 10), approveAll2); err != nil {
+	if _, err := f.ApplyBatch(ctx, batchOf(vault.Put, 0, 10), func([]vault.Meta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	want("a batch of 10", 3, 2)
@@ -116,8 +116,6 @@ func TestCommitMarksOnePerCommit(t *testing.T) {
 	}
 	want("a rekey", 1, 5)
 }
-
-func approveAll2([]vault.Meta) error { return nil }
 
 // A cursor holds while the header keeps the mark of its generation: 63
 // commits on, the changes since are answered; 64 and 65 on, its mark is
@@ -202,4 +200,36 @@ func TestCommitMarksParsedStrictly(t *testing.T) {
 		t.Fatal(err)
 	}
 	changes(t, reopen(t, path, idPath, clk), "", 0)
+}
+
+// A file no commit has marked (one an earlier arca wrote) is marked by
+// the hash of its lines: a cursor on it holds while they are as they
+// were, and resets once this arca writes it (what an earlier arca wrote
+// before cannot be told apart), and after. A new vault's cursor, marked by
+// its first commit, holds through the first write.
+func TestChangesMarkOfUnmarkedFile(t *testing.T) {
+	at := time.Date(2024, 1, 2, 3, 4, 5, 6, time.UTC)
+	path, idPath := legacyVault(t, []vault.Record{legacyRecord("app/a", "alpha", 1, at)})
+	clk := &clock{t: at.Add(time.Hour)}
+	f := reopen(t, path, idPath, clk)
+	seen := changes(t, f, "", 0).Cursor
+	if ch := changes(t, reopen(t, path, idPath, clk), seen, 0); ch.Reset || len(ch.Changes) != 0 || ch.Cursor != seen {
+		t.Fatalf("a cursor on an unmarked file as it was: %+v", ch)
+	}
+	do(t, f, putV("app/b", "1"))
+	if n := len(marksOf(t, path)); n != 1 {
+		t.Fatalf("the first write of an unmarked file: %d marks, want 1", n)
+	}
+	for _, g := range []*Vault{f, reopen(t, path, idPath, clk)} {
+		if ch := changes(t, g, seen, 0); !ch.Reset {
+			t.Errorf("a cursor from before this arca first wrote the file: %+v, want a reset", ch)
+		}
+	}
+
+	n, _, _, _ := histVault(t)
+	fresh := changes(t, n, "", 0).Cursor
+	do(t, n, putV("app/a", "1"))
+	if ch := changes(t, n, fresh, 0); ch.Reset || len(ch.Changes) != 1 {
+		t.Errorf("a new vault's cursor after its first write: %+v", ch)
+	}
 }
