@@ -55,7 +55,9 @@ var errTooLarge = errors.New("past the bound")
 
 // bound is the most a write may make of a vault file that is old bytes
 // now: o.maxWrite, or old when it is larger already, so that a write that
-// does not grow the file is never refused.
+// does not grow the file is never refused. A commit's old is the file with
+// the commit's mark in its header (commits.go), a few bytes: that growth,
+// at most a few KiB in all, never makes it refused either.
 func (o options) bound(old int64) int64 { return max(o.maxWrite, old) }
 
 // limitWriter passes at most left bytes on to w. A write that would take

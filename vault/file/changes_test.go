@@ -81,18 +81,32 @@ func TestChangesCursors(t *testing.T) {
 	do(t, f, putV("app/a", "1"))
 	cur := changes(t, f, "", 0).Cursor
 	parts := strings.Split(cur, ".")
+	mark := parts[4]
 	for _, bad := range []string{
-		"x", "f1", "f2." + parts[1] + ".1.", cur + ".", cur + "0", strings.ToUpper(cur),
-		"f1." + parts[1] + ".01.", "f1." + parts[1] + "..", "f1." + parts[1][2:] + ".1.",
-		"f1." + parts[1] + ".1." + strings.Repeat("A", slotHexSize), "f1." + parts[1] + ".1.ab",
+		"x", "f1", "f2." + parts[1] + ".1.." + mark, cur + ".", cur + "0", strings.ToUpper(cur),
+		"f1." + parts[1] + ".01.." + mark, "f1." + parts[1] + "..." + mark, "f1." + parts[1][2:] + ".1.." + mark,
+		"f1." + parts[1] + ".1." + strings.Repeat("A", slotHexSize) + "." + mark, "f1." + parts[1] + ".1.ab." + mark,
+		"f1." + parts[1] + ".1.", // the form before marks
+		"f1." + parts[1] + ".1..", "f1." + parts[1] + ".1.." + mark[1:], "f1." + parts[1] + ".1.." + strings.ToUpper(mark),
+		"f1." + parts[1] + ".1.." + mark + "0", "f1." + parts[1] + ".1.." + mark[:15] + "g",
 	} {
 		if _, err := f.Changes(context.Background(), bad, 0); !errors.Is(err, vault.ErrBadCursor) {
 			t.Errorf("cursor %q: %v, want ErrBadCursor", bad, err)
 		}
 	}
-	ahead := "f1." + parts[1] + ".99."
+	ahead := "f1." + parts[1] + ".99.." + mark
 	if ch := changes(t, f, ahead, 0); !ch.Reset || ch.Cursor != cur || len(ch.Changes) != 0 {
 		t.Errorf("a cursor past the file: %+v", ch)
+	}
+	// A well-formed mark that is not the file's at the cursor's generation
+	// is a cursor of another file history: a reset, not a bad cursor.
+	for _, other := range []string{"0123456789abcdef", strings.Repeat("0", 16)} {
+		if other == mark {
+			continue
+		}
+		if ch := changes(t, f, "f1."+parts[1]+".1.."+other, 0); !ch.Reset || ch.Cursor != cur || len(ch.Changes) != 0 {
+			t.Errorf("a cursor with another mark: %+v", ch)
+		}
 	}
 	other, _, _, _ := histVault(t)
 	if ch := changes(t, other, cur, 0); !ch.Reset {

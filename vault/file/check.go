@@ -95,7 +95,12 @@ func (f *Vault) eraseExpired(slots []change, now time.Time) (int, error) {
 	}
 	// Every line stays (only its versions go): the file changes by the
 	// lengths of the lines rewritten.
-	gen, size := f.cur.gen+1, f.heldSize()
+	gen := f.cur.gen + 1
+	hdr, err := nextHeader(f.k, f.cur.hdr, gen)
+	if err != nil {
+		return 0, err
+	}
+	size := f.heldSize() + f.headerGrowth(gen)
 	changes := slots[:0]
 	for _, ch := range slots {
 		slot := changeSlot(&ch)
@@ -107,7 +112,7 @@ func (f *Vault) eraseExpired(slots []change, now time.Time) (int, error) {
 	if len(changes) == 0 {
 		return 0, nil
 	}
-	err = f.rewriteWith(dest, size, gen, changes, func(dst, raw []byte, _ change, slot string) ([]byte, []byte, error) {
+	err = f.rewriteWith(dest, hdr, size, gen, changes, func(dst, raw []byte, _ change, slot string) ([]byte, []byte, error) {
 		c, _, _ := f.expired(slot, now)
 		return appendChainBlob(f.k, dst, raw, slot, c, gen)
 	})

@@ -4,7 +4,10 @@
 // writer lock (write.go). A line holds everything the vault keeps of one
 // name, its chain (line.go): the current record a get reads alone, the
 // generation at which the line last changed, which changes reads
-// (history.go), and the sealed history part. Writes follow vault.Step.
+// (history.go), and the sealed history part. Every commit marks the
+// header with its generation and a random id, the newest 64 kept, and a
+// changes cursor carries the mark of its generation (commits.go). Writes
+// follow vault.Step.
 //
 // Limits (bound.go): a write may make the file at most maxVaultFile
 // (1 GiB) and is refused, unapproved and with nothing changed, past that;

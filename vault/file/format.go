@@ -17,7 +17,7 @@ import (
 // The file vault is one JSON document in a canonical layout, one record per
 // line so that a change touches one line:
 //
-//	{"arca_vault":{"format":"arca-vault/2","vault_id":…,"recipients":[…],"data_key":…,"mac":…},"records":{
+//	{"arca_vault":{"format":"arca-vault/2","vault_id":…,"recipients":[…],"data_key":…,"mac":…,"commits":[…]},"records":{
 //	"<slot>":"<the name's chain: line.go>",
 //	…
 //	}}
@@ -40,8 +40,9 @@ const (
 	slotHexSize = 2 * seal.SlotSize
 )
 
-// header is the vault's first line (seal.Header: the wrapped data key and
-// the MAC that binds format, vault id and recipients to it).
+// header is the vault's first line (seal.Header: the wrapped data key, the
+// MAC that binds format, vault id and recipients to it, and the marks of
+// the latest commits, commits.go, which it does not bind).
 type header = seal.Header
 
 // contents is a vault file: its header, its record lines as read (raw),
@@ -57,6 +58,7 @@ type contents struct {
 	entries  []entry          // strictly increasing slots
 	byPrefix map[uint64]entry // an entry for every slot prefix present
 	gen      uint64           // the highest generation of a line (line.go), once indexed
+	hash     string           // the mark of a file with no commits, once computed (linesMark)
 }
 
 // entry is one record line: a slot and its blob (line.go), and
@@ -117,6 +119,9 @@ func (c *contents) index() error {
 		byPrefix[slotPrefix(slot)] = e
 		off = end + 1
 	}
+	if newest, ok := newestCommit(c.hdr.Commits); ok && newest != gen {
+		return fmt.Errorf("line 1: vault header's newest commit is of generation %d, its lines' highest generation is %d", newest, gen)
+	}
 	c.entries, c.byPrefix, c.indexed, c.gen = entries, byPrefix, true, gen
 	return nil
 }
@@ -171,6 +176,9 @@ func parseHeader(line string) (header, error) {
 	}
 	if len(h.DataKey) == 0 || len(h.DataKey) > seal.MaxWrapped {
 		return h, fmt.Errorf("malformed wrapped data key")
+	}
+	if err := checkCommits(h.Commits); err != nil {
+		return h, err
 	}
 	return h, nil
 }

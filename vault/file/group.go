@@ -53,6 +53,7 @@ type group struct {
 	ended  bool
 
 	gen    uint64 // the generation the commit stamps
+	hdr    header // the header it writes, with its mark (nextHeader)
 	fixed  int64  // the header line and the trailer
 	body   int64  // every record line as the group leaves it
 	lines  int
@@ -75,14 +76,21 @@ func (g *group) start() error {
 	if err := f.index(); err != nil {
 		return err
 	}
-	hb, err := json.Marshal(writtenHeader(f.k, f.cur.hdr))
+	g.gen = f.cur.gen + 1
+	hdr, err := nextHeader(f.k, f.cur.hdr, g.gen)
 	if err != nil {
 		return err
 	}
-	g.gen = f.cur.gen + 1
+	hb, err := json.Marshal(hdr)
+	if err != nil {
+		return err
+	}
+	g.hdr = hdr
 	g.fixed = int64(len(linePrefix) + len(hb) + len(lineSuffix) + len("\n"+fileTrailer))
 	g.lines = len(f.cur.entries)
-	g.body = f.heldSize() - g.size(0, g.lines) // every record line, not visited
+	// Every record line, not visited: the held file less its header, which
+	// the commit's mark makes longer.
+	g.body = f.heldSize() + f.headerGrowth(g.gen) - g.size(0, g.lines)
 	return nil
 }
 
@@ -119,7 +127,7 @@ func (g *group) Add(_ context.Context, w vault.Write, approve vault.Approve) (va
 	body += chainLine(next, g.gen)
 	lines++
 	// Bound as a single write is: against the file as the group's
-	// earlier writes leave it.
+	// earlier writes leave it, the commit's mark in its header.
 	if g.size(body, lines) > f.opt.bound(g.size(g.body, g.lines)) {
 		return vault.Meta{}, f.opt.tooLargeWrite(f.path)
 	}
@@ -169,7 +177,7 @@ func (g *group) Commit(context.Context) error {
 		changes[i] = change{r.slot, int32(i)}
 	}
 	slices.SortFunc(changes, func(a, b change) int { return bytes.Compare(a.slot[:], b.slot[:]) })
-	return g.f.rewriteWith(g.dest, g.size(g.body, g.lines), g.gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+	return g.f.rewriteWith(g.dest, g.hdr, g.size(g.body, g.lines), g.gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
 		return appendChainBlob(g.f.k, dst, raw, slot, g.recs[ch.i].chain, g.gen)
 	})
 }

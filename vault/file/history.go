@@ -94,9 +94,12 @@ func (f *Vault) openLine(e entry) (vault.Chain, error) {
 	return c, nil
 }
 
-// A changes cursor is "f1.<vault id>.<gen>.<slot>": the vault id in hex,
-// and the place in the order of changes, by generation then slot, up to
-// which the caller has seen every line. An empty slot is the whole of gen.
+// A changes cursor is "f1.<vault id>.<gen>.<slot>.<mark>": the vault id in
+// hex, the place in the order of changes, by generation then slot, up to
+// which the caller has seen every line (an empty slot is the whole of
+// gen), and the mark of the file at gen (contents.markAt: the id of the
+// commit that stamped gen, or the hash of the lines of a file no commit
+// marked), 16 hex digits.
 const cursorPrefix = "f1."
 
 // cursor is a parsed changes cursor.
@@ -104,21 +107,22 @@ type cursor struct {
 	vaultID string
 	gen     uint64
 	slot    string // "": every line of gen seen
+	mark    string
 }
 
 func (c cursor) String() string {
-	return cursorPrefix + c.vaultID + "." + strconv.FormatUint(c.gen, 10) + "." + c.slot
+	return cursorPrefix + c.vaultID + "." + strconv.FormatUint(c.gen, 10) + "." + c.slot + "." + c.mark
 }
 
 // parseCursor accepts only the form String makes.
 func parseCursor(s string) (cursor, error) {
 	parts := strings.Split(strings.TrimPrefix(s, cursorPrefix), ".")
-	if !strings.HasPrefix(s, cursorPrefix) || len(parts) != 3 {
+	if !strings.HasPrefix(s, cursorPrefix) || len(parts) != 4 {
 		return cursor{}, vault.ErrBadCursor
 	}
-	c := cursor{vaultID: parts[0], slot: parts[2]}
+	c := cursor{vaultID: parts[0], slot: parts[2], mark: parts[3]}
 	gen, ok := parseGen(parts[1])
-	if !ok || !lowerHex(c.vaultID, 2*seal.VaultIDSize) || c.slot != "" && !lowerHex(c.slot, slotHexSize) {
+	if !ok || !lowerHex(c.vaultID, 2*seal.VaultIDSize) || c.slot != "" && !lowerHex(c.slot, slotHexSize) || !lowerHex(c.mark, commitIDHex) {
 		return cursor{}, vault.ErrBadCursor
 	}
 	c.gen = gen
@@ -143,8 +147,12 @@ func (c cursor) after(gen uint64, slot string) bool {
 // with the next generation, so the lines after a cursor are the names
 // changed since: none at all, and nothing to read, when the cursor is the
 // vault's current one. A cursor of another vault id (a rekey, another
-// vault) or of a generation the file does not reach (a vault replaced by
-// an older copy) answers Reset.
+// vault), of a generation the file does not reach, or whose mark is not
+// the file's at its generation answers Reset: the file was put back from
+// an older copy and written again since, the commit is older than the
+// marks the header keeps, or a file no commit marked (written by an
+// earlier arca, whose lines carry no generation) changed or was written
+// since by this one.
 func (f *Vault) Changes(ctx context.Context, since string, limit int) (vault.Changes, error) {
 	var from cursor
 	if since != "" {
@@ -162,12 +170,17 @@ func (f *Vault) Changes(ctx context.Context, since string, limit int) (vault.Cha
 		return vault.Changes{}, err
 	}
 	now := cursor{vaultID: f.k.VaultIDHex(), gen: f.cur.gen}
-	switch {
-	case since == "":
+	now.mark, _ = f.cur.markAt(now.gen) // the newest commit's, or the lines'
+	if since == "" {
 		return vault.Changes{Cursor: now.String()}, nil
-	case from.vaultID != now.vaultID || from.gen > now.gen:
+	}
+	if from.vaultID != now.vaultID || from.gen > now.gen {
 		return vault.Changes{Cursor: now.String(), Reset: true}, nil
-	case from.gen == now.gen && from.slot == "":
+	}
+	if mark, ok := f.cur.markAt(from.gen); !ok || mark != from.mark {
+		return vault.Changes{Cursor: now.String(), Reset: true}, nil
+	}
+	if from.gen == now.gen && from.slot == "" {
 		return vault.Changes{Cursor: now.String()}, nil
 	}
 	return f.changesAfter(from, now, limit)
@@ -197,7 +210,10 @@ func (f *Vault) changesAfter(from, now cursor, limit int) (vault.Changes, error)
 	if len(hits) > limit {
 		hits, out.Truncated = hits[:limit], true
 		last := hits[limit-1]
-		out.Cursor = cursor{vaultID: now.vaultID, gen: last.gen, slot: last.e.slot}.String()
+		// Every gen after from's has its commit's mark: the header keeps
+		// the newest, and from's is among them.
+		mark, _ := f.cur.markAt(last.gen)
+		out.Cursor = cursor{vaultID: now.vaultID, gen: last.gen, slot: last.e.slot, mark: mark}.String()
 	}
 	for _, h := range hits {
 		c, err := f.openLine(*h.e)

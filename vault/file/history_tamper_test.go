@@ -90,16 +90,18 @@ func TestReplayedCurrentFails(t *testing.T) {
 	wantBroken(t, reopen(t, path, idPath, clk), "app/k")
 }
 
-// A generation is not sealed: changed to another, the line still reads
-// (only changes orders by it); changed to anything but a generation, the
-// vault is corrupt, an error and never a wrong value.
+// A generation is not sealed: changed to another under the newest commit's,
+// the line still reads (only changes orders by it); changed past it, or to
+// anything but a generation, the vault is corrupt, an error and never a
+// wrong value.
 func TestGenerationTampered(t *testing.T) {
 	f, path, idPath, clk := histVault(t)
 	do(t, f, putV("app/k", "v1"))
 	do(t, f, putV("app/k", "v2"))
+	do(t, f, putV("app/other", "x"))
 	slot := SlotOf(f, "app/k")
 	cur, _, hist := lineParts(t, path, slot)
-	setLine(t, path, slot, cur, "7", hist)
+	setLine(t, path, slot, cur, "1", hist)
 	g := reopen(t, path, idPath, clk)
 	if r, err := g.Get(context.Background(), "app/k"); err != nil || string(r.Value.Reveal()) != "v2" {
 		t.Fatalf("Get after the generation changed: %v", err)
@@ -108,11 +110,15 @@ func TestGenerationTampered(t *testing.T) {
 		t.Errorf("Chain after the generation changed: %q", got)
 	}
 	ch, err := g.Changes(context.Background(), "", 0)
-	if err != nil || !strings.HasSuffix(ch.Cursor, ".7.") {
+	if err != nil || !strings.Contains(ch.Cursor, ".3..") {
 		t.Errorf("the cursor follows the highest generation: %q, %v", ch.Cursor, err)
 	}
+	setLine(t, path, slot, cur, "7", hist)
+	if _, err := reopen(t, path, idPath, clk).Changes(context.Background(), "", 0); err == nil || !strings.Contains(err.Error(), "corrupt") || !strings.Contains(err.Error(), "header's newest commit") {
+		t.Errorf("a generation past the newest commit's: %v, want a corrupt vault naming the header", err)
+	}
 	for _, bad := range []string{"07", "0", "-1", "x", "", "99999999999999999999"} {
-		setLine(t, path, slot, cur, "7", hist)
+		setLine(t, path, slot, cur, "2", hist)
 		setLine(t, path, slot, cur, bad, hist)
 		h, err := open(path, idPath, clk.now, defaultOptions())
 		if err == nil {

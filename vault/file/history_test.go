@@ -160,7 +160,7 @@ func TestLegacyVaultOpensUnchanged(t *testing.T) {
 	if !c.HasCurrent || c.Highest != 3 || len(c.Previous) != 0 || !c.ChangedAt.Equal(at) {
 		t.Errorf("legacy chain: current %t highest %d previous %d changed %v", c.HasCurrent, c.Highest, len(c.Previous), c.ChangedAt)
 	}
-	if ch, err := f.Changes(ctx, "", 0); err != nil || !strings.HasSuffix(ch.Cursor, ".0.") {
+	if ch, err := f.Changes(ctx, "", 0); err != nil || !strings.Contains(ch.Cursor, ".0..") {
 		t.Errorf("the cursor of a vault with no generation: %q, %v", ch.Cursor, err)
 	}
 	if rep, err := f.Check(ctx); err != nil || len(rep.Problems) != 0 || rep.Records != 3 {

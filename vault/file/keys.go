@@ -24,7 +24,9 @@ func (f *Vault) Recipients(_ context.Context) ([]string, error) {
 
 // SetRecipients implements vault.Keyed: the vault is rewritten with the same
 // records and a header whose data key is wrapped to rs, under the writer
-// lock, if its recipients are still from.
+// lock, if its recipients are still from. It stamps no line, so the
+// header's commit marks stay as they are, and with them every changes
+// cursor: no name changed.
 func (f *Vault) SetRecipients(_ context.Context, from []string, rs []age.Recipient) error {
 	return f.rewrite(func() (contents, error) {
 		if !slices.Equal(f.cur.hdr.Recipients, from) {
@@ -32,6 +34,7 @@ func (f *Vault) SetRecipients(_ context.Context, from []string, rs []age.Recipie
 		}
 		c := f.cur
 		hdr, err := fileHeader(f.k, rs)
+		hdr.Commits = f.cur.hdr.Commits
 		c.hdr = hdr
 		return c, err
 	})
@@ -40,7 +43,8 @@ func (f *Vault) SetRecipients(_ context.Context, from []string, rs []age.Recipie
 // Rekey implements vault.Keyed: every line, its current record and its
 // history part, is opened and sealed again under a fresh data key and
 // vault id (so every slot id changes too, and every changes cursor resets),
-// and the vault is rewritten whole, under the writer lock.
+// and the vault is rewritten whole, under the writer lock. The new vault's
+// commit marks start over: one, at its highest generation.
 func (f *Vault) Rekey(_ context.Context) (int, error) {
 	var n int
 	err := f.rewrite(func() (contents, error) {
@@ -57,6 +61,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 			return contents{}, err
 		}
 		var buf, raw []byte
+		var top uint64 // the highest generation of a line
 		for _, e := range f.cur.entries {
 			ch, err := openChain(f.k, e.slot, e.blob)
 			if err != nil {
@@ -68,6 +73,7 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 			if p, _ := splitBlob(e.blob); p.gen > 0 {
 				gen = p.gen
 			}
+			top = max(top, gen)
 			slot := nk.Slot(ch.Name)
 			if buf, raw, err = appendChainBlob(nk, buf[:0], raw, slot, ch, gen); err != nil {
 				return contents{}, err
@@ -78,7 +84,8 @@ func (f *Vault) Rekey(_ context.Context) (int, error) {
 			}
 		}
 		slices.SortFunc(c.entries, func(a, b entry) int { return strings.Compare(a.slot, b.slot) })
-		return c, nil
+		c.hdr, err = withCommit(c.hdr, top)
+		return c, err
 	})
 	return n, err
 }

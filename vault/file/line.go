@@ -169,10 +169,3 @@ func stepLine(w vault.Write, c vault.Chain, exists bool, lerr error, h vault.His
 	next.Current.Created = false // what a later write of the name finds
 	return next, m, err
 }
-
-// writtenHeader is h as a write writes it: format arca-vault/2 (a vault
-// that may hold history), its MAC made again over it.
-func writtenHeader(k *seal.Keys, h header) header {
-	h.Format, h.MAC = fileFormat, k.HeaderMAC(fileFormat, h.Recipients)
-	return h
-}

@@ -52,13 +52,18 @@ func create(path string, recipients []age.Recipient, o options) (created bool, e
 	if c.hdr, err = fileHeader(k, recipients); err != nil {
 		return false, err
 	}
+	// The empty vault's commit, at generation 0: a cursor given on it
+	// holds through the first write.
+	if c.hdr, err = withCommit(c.hdr, 0); err != nil {
+		return false, err
+	}
 	return true, o.replace(dest, path, &c, 0)
 }
 
 // replace writes c as the vault at dest, the target of the vault named
 // path, in place of a file of old bytes: writeTemp, then commit.
 func (o options) replace(dest, path string, c *contents, old int64) error {
-	tmp, err := o.writeTemp(dest, old, func(w io.Writer) error {
+	tmp, err := o.writeTemp(dest, o.bound(old), func(w io.Writer) error {
 		_, err := writeVault(w, c, nil, 0, nil)
 		return err
 	})
@@ -130,17 +135,21 @@ func (f *Vault) ApplyBatch(_ context.Context, b vault.Batch, approve vault.Appro
 		return 0, err
 	}
 	now, gen := f.now().UTC(), f.cur.gen+1
+	hdr, err := nextHeader(f.k, f.cur.hdr, gen)
+	if err != nil {
+		return 0, err
+	}
 	size, err := f.sizeWith(b, changes, now, gen)
 	if err != nil {
 		return 0, err
 	}
-	if size > f.opt.bound(f.heldInfo.Size()) {
+	if size > f.writeBound(gen) {
 		return 0, f.opt.tooLargeWrite(f.path)
 	}
 	if err := f.approveAll(b, now, approve); err != nil {
 		return 0, err
 	}
-	err = f.rewriteWith(dest, size, gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
+	err = f.rewriteWith(dest, hdr, size, gen, changes, func(dst, raw []byte, ch change, slot string) ([]byte, []byte, error) {
 		return f.sealed(dst, raw, b.At(int(ch.i)), slot, now, gen)
 	})
 	if err != nil {
@@ -156,20 +165,20 @@ type sealFunc func(dst, raw []byte, ch change, slot string) ([]byte, []byte, err
 
 // rewriteWith writes the vault with changes (sorted by slot, each sealed by
 // seal as the merge reaches it, at generation gen) to a new file of size
-// bytes beside dest, under the header a write writes (writtenHeader),
-// syncs it and renames it into place, then brings the handle up to date:
+// bytes beside dest, under hdr (nextHeader: the header with the commit's
+// mark), syncs it and renames it into place, then brings the handle up to date:
 // a small change is applied to what it holds, a larger one makes it
 // reread at its next read, and so does a write that copied more of the
 // records line by line than looseMax allows. Callers hold f.mu and the
 // writer lock.
-func (f *Vault) rewriteWith(dest string, size int64, gen uint64, changes []change, seal sealFunc) error {
+func (f *Vault) rewriteWith(dest string, hdr header, size int64, gen uint64, changes []change, seal sealFunc) error {
 	n := len(changes)
 	c := f.cur
-	c.hdr = writtenHeader(f.k, c.hdr)
+	c.hdr = hdr
 	var kept []entry // a small change's lines, for the handle
 	var buf, raw []byte
 	var loose int
-	tmp, err := f.opt.writeTemp(dest, f.heldInfo.Size(), func(w io.Writer) (err error) {
+	tmp, err := f.opt.writeTemp(dest, f.writeBound(gen), func(w io.Writer) (err error) {
 		loose, err = writeVault(w, &c, changes, size, func(ch change, slot string) ([]byte, error) {
 			var err error
 			buf, raw, err = seal(buf[:0], raw[:0], ch, slot)
@@ -193,7 +202,7 @@ func (f *Vault) rewriteWith(dest string, size int64, gen uint64, changes []chang
 	}
 	// Renamed into place: the change is visible and the events stand. Any
 	// doubt about what this handle now holds is settled by rereading.
-	f.cur.hdr, f.cur.gen = c.hdr, gen
+	f.cur.hdr, f.cur.gen, f.cur.hash = c.hdr, gen, ""
 	if n > keepMax || loose > looseMax(len(f.cur.entries)) {
 		f.stale = true
 		return nil
@@ -236,8 +245,8 @@ func (f *Vault) changes(b vault.Batch) ([]change, error) {
 // sizeWith is the size of the file writeVault makes of the vault with
 // the writes of b applied (changes their slots, sorted) at generation gen:
 // the size of the file as it stands, less the record line of every name a
-// write changes, plus the line each write leaves, and a comma between two
-// lines. Each write is worked out on the way, so one that fails fails
+// write changes, plus the line each write leaves, a comma between two
+// lines, and the commit's mark in the header. Each write is worked out on the way, so one that fails fails
 // here. The records no write names are not visited.
 func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time, gen uint64) (int64, error) {
 	size, lines := f.heldSize(), len(f.cur.entries)
@@ -258,7 +267,21 @@ func (f *Vault) sizeWith(b vault.Batch, changes []change, now time.Time, gen uin
 			lines++
 		}
 	})
-	return size + commas(lines), err
+	return size + commas(lines) + f.headerGrowth(gen), err
+}
+
+// headerGrowth is how many bytes longer the header a commit at gen writes
+// (nextHeader) is than the one the handle holds: the commit's mark, less
+// an old one dropped. Format and MAC keep their lengths, and every mark's
+// id has one.
+func (f *Vault) headerGrowth(gen uint64) int64 {
+	return commitGrowth(f.cur.hdr.Commits, gen)
+}
+
+// writeBound is the most a commit at gen may make of the file the handle
+// holds: its bound (options.bound) with the commit's mark in its header.
+func (f *Vault) writeBound(gen uint64) int64 {
+	return f.opt.bound(f.heldSize() + f.headerGrowth(gen))
 }
 
 // heldSize is the size of the vault file as the handle holds it: the size
@@ -308,12 +331,12 @@ func (f *Vault) approveAll(b vault.Batch, now time.Time, approve vault.ApproveBa
 	return nil
 }
 
-// writeTemp writes a new vault file beside path with body, bounded (see
-// options.bound; past it, errTooLarge) and synced, and returns its name:
+// writeTemp writes a new vault file beside path with body, of at most limit
+// bytes (options.bound; past it, errTooLarge) and synced, and returns its name:
 // what commit puts in place. The caller holds the writer lock, so the
 // temp name is ours alone; a temp file a crashed writer left is removed
 // rather than reused, so the new vault is always a fresh 0600 file.
-func (o options) writeTemp(path string, old int64, body func(io.Writer) error) (string, error) {
+func (o options) writeTemp(path string, limit int64, body func(io.Writer) error) (string, error) {
 	tmp := path + ".tmp"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("write vault: %w", err)
@@ -322,7 +345,7 @@ func (o options) writeTemp(path string, old int64, body func(io.Writer) error) (
 	if err != nil {
 		return "", fmt.Errorf("write vault: %w", err)
 	}
-	err = body(&limitWriter{w: t, left: o.bound(old)})
+	err = body(&limitWriter{w: t, left: limit})
 	if err == nil && o.syncFile != nil {
 		err = o.syncFile(t)
 	} else if err == nil {

@@ -13,12 +13,19 @@ import (
 // the recipients, and a MAC that binds format, vault id and recipients to
 // the data key. Its JSON form is the backends' stored form; a backend that
 // stores more embeds it (fields after these).
+//
+// Commits is the file vault's marks of its latest commits, for its changes
+// cursors (vault/file); other backends leave it empty, and omitempty keeps
+// their headers as they were. The MAC does not cover it: it only tells a
+// cursor whether the file is still the one the cursor was given on, and
+// whoever can write the file can put an older copy back anyway.
 type Header struct {
 	Format     string   `json:"format"`
 	VaultID    string   `json:"vault_id"`
 	Recipients []string `json:"recipients"`
 	DataKey    []byte   `json:"data_key"`
 	MAC        string   `json:"mac"`
+	Commits    []string `json:"commits,omitempty"`
 }
 
 // NewHeader is a header of format for keys k, the data key wrapped to rs

@@ -1,6 +1,7 @@
 package seal
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -27,5 +28,20 @@ func TestNewHeaderBound(t *testing.T) {
 	}
 	if _, err := NewHeader("arca-vault/1", k, rs[:100]); err != nil {
 		t.Fatalf("a header for 100 recipients: %v", err)
+	}
+}
+
+// A header with no commits is stored as it was before the field: no
+// "commits" key, so format-1 files and the shared vault's headers keep
+// their bytes; one with commits lists them last.
+func TestHeaderCommitsOmittedWhenEmpty(t *testing.T) {
+	h := Header{Format: "f", VaultID: "v", Recipients: []string{"r"}, DataKey: []byte{1}, MAC: "m"}
+	b, err := json.Marshal(h)
+	if err != nil || string(b) != `{"format":"f","vault_id":"v","recipients":["r"],"data_key":"AQ==","mac":"m"}` {
+		t.Fatalf("a header without commits: %s, %v", b, err)
+	}
+	h.Commits = []string{"1-0123456789abcdef"}
+	if b, err = json.Marshal(h); err != nil || !strings.HasSuffix(string(b), `"mac":"m","commits":["1-0123456789abcdef"]}`) {
+		t.Fatalf("a header with commits: %s, %v", b, err)
 	}
 }
