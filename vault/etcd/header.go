@@ -97,7 +97,8 @@ func (e *Vault) adoptHeader(kvs []*mvccpb.KeyValue) error {
 		return fmt.Errorf("%s is corrupt: header is not valid JSON", e.where())
 	}
 	vaultID, err := hex.DecodeString(h.VaultID)
-	if (h.Format != etcdFormat && h.Format != etcdFormatV1) || err != nil || len(vaultID) != seal.VaultIDSize {
+	// Commits are the file vault's commit marks: no shared vault has them.
+	if (h.Format != etcdFormat && h.Format != etcdFormatV1) || err != nil || len(vaultID) != seal.VaultIDSize || h.Commits != nil {
 		return fmt.Errorf("%s is corrupt: unknown header format or vault id", e.where())
 	}
 	k := e.k
