@@ -330,19 +330,15 @@ func (s *stubVaults) Recipients(_ context.Context, env string) (access.TeamResul
 	return access.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
 }
 
-func (s *stubVaults) History(_ context.Context, env, ref string) (History, error) {
-	return History{Env: env, Ref: ref}, nil
-}
-
-func (s *stubVaults) Deleted(_ context.Context, env string) (DeletedList, error) {
-	return DeletedList{Env: env}, nil
+func (s *stubVaults) History(_ context.Context, req ops.Request) (ops.HistoryResult, error) {
+	return ops.HistoryResult{Env: "team", Ref: req.Ref}, nil
 }
 
 // For a shared vault the health answer carries its recipients; for a file
 // vault it does not ask.
 func TestHealthOfASharedVault(t *testing.T) {
 	v := &stubVaults{}
-	s, err := New(Options{Token: testToken, Vaults: v, Histories: v, Envs: []string{"team"}})
+	s, err := New(Options{Token: testToken, Vaults: v, Envs: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)
 	}
