@@ -194,7 +194,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	var h map[string]any
 	get(t, f, "/api/health?env=default", &h)
-	if h["healthy"] != true || h["records"] != float64(3) || h["kind"] != "file" {
+	if h["healthy"] != true || h["records"] != float64(3) || h["versions"] != float64(3) || h["erased"] != float64(0) || h["kind"] != "file" {
 		t.Fatalf("health: %v", h)
 	}
 	var tr struct {
