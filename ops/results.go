@@ -139,13 +139,17 @@ type ListResult struct {
 }
 
 // CheckResult is the result of check. A problem found is a successful check
-// that reports it.
+// that reports it. Versions and Erased are what the check found of
+// history: the earlier versions it authenticated, and the soft-deleted
+// names past keep_deleted it erased.
 type CheckResult struct {
 	Env      string   `json:"env"`
 	Vault    string   `json:"vault"`
 	Kind     Kind     `json:"kind"`
 	Healthy  bool     `json:"healthy"`
 	Records  int      `json:"records"`
+	Versions int      `json:"versions"`
+	Erased   int      `json:"erased"`
 	Problems []string `json:"problems"`
 	Info     []string `json:"info,omitempty"` // what was found healthy (a shared vault's members)
 	Decision

@@ -111,11 +111,25 @@ func (s *Service) check(ctx context.Context, cv call, _ Request) (Result, error)
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
+	res.Versions, res.Erased = rep.Versions, rep.Erased
 	res.Healthy = len(res.Problems) == 0
+	if rep.Erased > 0 {
+		c.ev.Message = erasedMessage(rep.Erased)
+	}
 	if err := s.record(c, 0); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// erasedMessage is what the event of a check that erased n soft-deleted
+// names past keep_deleted says of it: a loss, counted (the vault reports
+// no names).
+func erasedMessage(n int) string {
+	if n == 1 {
+		return "erased 1 soft-deleted name past keep_deleted"
+	}
+	return fmt.Sprintf("erased %d soft-deleted names past keep_deleted", n)
 }
 
 // vaultErr gives a vault failure its wire code.

@@ -52,7 +52,7 @@ func TestServeOnEtcd(t *testing.T) {
 	if got := string(rs[1].Result); !strings.Contains(got, `"value":"`+value+`","version":1`) {
 		t.Errorf("get: %s", got)
 	}
-	if got := string(rs[4].Result); !strings.Contains(got, `"kind":"etcd","healthy":true,"records":1,"problems":[],"info":["etcd member `+c.Endpoints()[0]) {
+	if got := string(rs[4].Result); !strings.Contains(got, `"kind":"etcd","healthy":true,"records":1,"versions":1,"erased":0,"problems":[],"info":["etcd member `+c.Endpoints()[0]) {
 		t.Errorf("check: %s", got)
 	}
 	if strings.Contains(string(tr.rawErr), value) {

@@ -122,7 +122,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := map[string]any{"env": res.Env, "vault": res.Vault, "kind": res.Kind, "healthy": res.Healthy,
-		"records": res.Records, "problems": res.Problems, "info": res.Info}
+		"records": res.Records, "versions": res.Versions, "erased": res.Erased, "problems": res.Problems, "info": res.Info}
 	if res.Kind == ops.KindEtcd {
 		team, err := s.o.Vaults.Recipients(r.Context(), res.Env)
 		if err != nil {

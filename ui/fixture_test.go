@@ -68,7 +68,7 @@ reason = "billing is read by the payments service only"
 	}
 	f.svc.Get(ctx, ops.Request{Ref: "arca://billing/card", Actor: "agent-7"}) // denied
 	f.svc.Get(ctx, ops.Request{Ref: "arca://app/missing"})                    // not found
-	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Histories: ServiceHistories{f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
+	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
 		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err != nil {
 		t.Fatal(err)
 	}

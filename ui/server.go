@@ -7,11 +7,10 @@
 // the URL arca ui prints (#token=...) and keeps in its tab's session
 // storage. No cookie is set or read: a cookie of 127.0.0.1 would go to
 // every server on that host, any port. Only GET and HEAD are served; every
-// list, history, check and recipients it runs passes the guardrails and is
-// audited as the CLI's. No endpoint can return a value: the handlers hold
-// no call that reads one, and the one function that reads a name's chain
-// (ServiceHistories.History) reduces it to its versions' metadata where it
-// reads it.
+// list, history, check and recipients it runs is the ops layer's, as the
+// CLI's: the PDP, the guardrails and the audit are ops'. No endpoint can
+// return a value: the handlers hold no call that reads one (history and
+// list answer versions' and records' metadata only).
 package ui
 
 import (
@@ -33,20 +32,21 @@ import (
 var assets embed.FS
 
 // Vaults is what the page reads of the vaults, through ops: every call is
-// audited as the CLI's, and none of them returns a value.
+// audited as the CLI's, and none of them returns a value. A name's
+// versions are its history; the deleted names, a list with deleted.
 type Vaults interface {
 	List(ctx context.Context, req ops.Request) (ops.ListResult, error)
+	History(ctx context.Context, req ops.Request) (ops.HistoryResult, error)
 	Check(ctx context.Context, req ops.Request) (ops.CheckResult, error)
 	Recipients(ctx context.Context, env string) (access.TeamResult, error)
 }
 
 // Options configure a Server.
 type Options struct {
-	Token      string    // required: what every request must carry
-	Vaults     Vaults    // the service
-	Histories  Histories // required: names' versions and the deleted names (ServiceHistories)
-	Envs       []string  // the configured envs, the default first
-	AuditFiles []string  // the trails the page reads
+	Token      string   // required: what every request must carry
+	Vaults     Vaults   // required: the service (access.Service)
+	Envs       []string // the configured envs, the default first
+	AuditFiles []string // the trails the page reads
 	Now        func() time.Time
 }
 
@@ -65,8 +65,8 @@ func New(o Options) (*Server, error) {
 	if err := webpage.CheckToken(o.Token); err != nil {
 		return nil, fmt.Errorf("ui: %w", err)
 	}
-	if o.Vaults == nil || o.Histories == nil {
-		return nil, fmt.Errorf("ui: Vaults and Histories are required")
+	if o.Vaults == nil {
+		return nil, fmt.Errorf("ui: Vaults is required")
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -194,7 +194,7 @@ func TestEndpoints(t *testing.T) {
 	}
 	var h map[string]any
 	get(t, f, "/api/health?env=default", &h)
-	if h["healthy"] != true || h["records"] != float64(3) || h["kind"] != "file" {
+	if h["healthy"] != true || h["records"] != float64(3) || h["versions"] != float64(3) || h["erased"] != float64(0) || h["kind"] != "file" {
 		t.Fatalf("health: %v", h)
 	}
 	var tr struct {
@@ -330,19 +330,15 @@ func (s *stubVaults) Recipients(_ context.Context, env string) (access.TeamResul
 	return access.TeamResult{Env: env, Recipients: []string{"age1alice", "age1bob"}}, nil
 }
 
-func (s *stubVaults) History(_ context.Context, env, ref string) (History, error) {
-	return History{Env: env, Ref: ref}, nil
-}
-
-func (s *stubVaults) Deleted(_ context.Context, env string) (DeletedList, error) {
-	return DeletedList{Env: env}, nil
+func (s *stubVaults) History(_ context.Context, req ops.Request) (ops.HistoryResult, error) {
+	return ops.HistoryResult{Env: "team", Ref: req.Ref}, nil
 }
 
 // For a shared vault the health answer carries its recipients; for a file
 // vault it does not ask.
 func TestHealthOfASharedVault(t *testing.T) {
 	v := &stubVaults{}
-	s, err := New(Options{Token: testToken, Vaults: v, Histories: v, Envs: []string{"team"}})
+	s, err := New(Options{Token: testToken, Vaults: v, Envs: []string{"team"}})
 	if err != nil {
 		t.Fatal(err)
 	}

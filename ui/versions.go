@@ -1,11 +1,11 @@
 package ui
 
 import (
-	"context"
 	"net/http"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/ops"
 )
 
 // Version is one kept version of a name as the page shows it: its number,
@@ -32,56 +32,60 @@ type Deleted struct {
 	DeletedAt string `json:"deleted_at"`
 }
 
-// DeletedList is an env's soft-deleted names, sorted by ref.
-type DeletedList struct {
-	Env     string    `json:"env"`
-	Deleted []Deleted `json:"deleted"`
-}
-
-// Histories is what the page reads of names' versions: each read passes
-// the guardrails and is audited as the CLI's, and none returns a value.
-type Histories interface {
-	History(ctx context.Context, env, ref string) (History, error)
-	Deleted(ctx context.Context, env string) (DeletedList, error)
-}
-
-// history is a name's versions (the query's env and ref), never a value.
+// history is a name's versions (the query's env and ref), never a value:
+// the history op's result, as arca history answers it.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("ref") == "" {
 		badRequest(w, "ref is required")
 		return
 	}
-	h, err := s.o.Histories.History(r.Context(), q.Get("env"), q.Get("ref"))
+	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	if h.Versions == nil {
-		h.Versions = []Version{}
+	writeJSON(w, http.StatusOK, historyOf(res))
+}
+
+// historyOf is what the page shows of a history result: its versions'
+// numbers, states and times.
+func historyOf(res ops.HistoryResult) History {
+	h := History{Env: res.Env, Ref: res.Ref, Current: res.Current, DeletedAt: stamp(res.DeletedAt.Time), Versions: make([]Version, 0, len(res.Versions))}
+	for _, v := range res.Versions {
+		h.Versions = append(h.Versions, Version{Version: v.Version, State: v.State, WrittenAt: stamp(v.CreatedAt.Time)})
 	}
-	writeJSON(w, http.StatusOK, h)
+	return h
 }
 
 // deleted is an env's soft-deleted names, a page of them (offset and limit
-// in the query), apart from its records.
+// in the query), apart from its records: the rows of list with deleted
+// (as arca list --deleted) that carry deleted_at. Truncated says list
+// left rows out (it caps a vault's rows, records and deleted names
+// together, at manifest.MaxListRows).
 func (s *Server) deleted(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	offset, limit, ok := page(w, q.Get("offset"), q.Get("limit"))
 	if !ok {
 		return
 	}
-	res, err := s.o.Histories.Deleted(r.Context(), q.Get("env"))
+	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Deleted: true})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	from := min(offset, len(res.Deleted))
-	rows := res.Deleted[from : from+min(limit, len(res.Deleted)-from)]
+	var all []Deleted
+	for _, rec := range res.Records {
+		if !rec.DeletedAt.IsZero() {
+			all = append(all, Deleted{Ref: rec.Ref, Version: rec.Version, DeletedAt: stamp(rec.DeletedAt.Time)})
+		}
+	}
+	from := min(offset, len(all))
+	rows := all[from : from+min(limit, len(all)-from)]
 	if rows == nil {
 		rows = []Deleted{}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": len(res.Deleted), "offset": offset, "deleted": rows})
+	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": len(all), "offset": offset, "deleted": rows, "truncated": res.Truncated})
 }
 
 // stamp is t as the page's other times are written; "" for the zero time.

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -67,19 +68,27 @@ func TestHistoryEndpoints(t *testing.T) {
 	}
 	trail := readFile(t, f.auditFile)
 	for _, want := range []string{`"event":"history","op":"history","outcome":"ok","env":"default","ref":"app/db","version":2`,
-		`"event":"list","op":"list","outcome":"ok","env":"default","message":"deleted names"`, `"outcome":"not_found","env":"default","ref":"app/never"`} {
+		`"outcome":"not_found","env":"default","ref":"app/never"`, `"op":"history","outcome":"bad_request","ref":"app/db","code":"bad_request","message":"unknown env`} {
 		if !strings.Contains(trail, want) {
 			t.Errorf("the trail lacks %s:\n%s", want, trail)
 		}
 	}
+	// The deleted names are ops' list (with deleted) events, as arca list
+	// --deleted writes them: two here (the limit=0 request is refused
+	// before it lists), and the records' one.
+	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","source":"cli"`); n != 3 {
+		t.Errorf("%d list events, want 3:\n%s", n, trail)
+	}
 	noCanary(t, "the audit file", []byte(trail))
 }
 
-// Guardrails hold for the page's history as for the CLI's: a name's
-// versions are refused where a get of it is (a rule on get covers its
-// history), the deleted names where list is.
+// Guardrails hold for the page's history as for the CLI's, ops' own: a
+// name's versions are refused where a get of it is (a rule on get covers
+// its history), the deleted names where list is; each refusal is ops'
+// denied event.
 func TestHistoryGuardrails(t *testing.T) {
-	fx := opstest.New(t, opstest.Options{Config: `
+	events := &strings.Builder{}
+	fx := opstest.New(t, opstest.Options{Audit: events, Config: `
 [[guardrails.rule]]
 env = "default"
 ref = "billing/*"
@@ -102,21 +111,36 @@ kind = "file"
 	if _, err := fx.Service.Put(ctx, ops.Request{Ref: "arca://billing/card", Value: vault.NewSecret([]byte(canary))}); err != nil {
 		t.Fatal(err)
 	}
-	h := ServiceHistories{fx.Service}
-	if _, err := h.History(ctx, "", "arca://billing/card"); ops.CodeOf(err) != "denied" || !strings.Contains(err.Error(), "auditors") {
-		t.Errorf("history of a guarded name: %v, want denied", err)
+	s, err := New(Options{Token: testToken, Vaults: access.Service{Service: fx.Service}, Envs: []string{"default", "locked"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := h.History(ctx, "", "arca://app/x"); ops.CodeOf(err) != "not_found" {
-		t.Errorf("history of a name never written: %v, want not_found", err)
+	f := &fixture{svc: fx.Service, server: s, http: httptest.NewServer(s)}
+	t.Cleanup(f.http.Close)
+	for path, want := range map[string]struct {
+		status int
+		body   string
+	}{
+		historyPath("arca://billing/card"):         {http.StatusForbidden, "auditors"},
+		historyPath("arca://app/x"):                {http.StatusNotFound, "not found"},
+		"/api/deleted?env=locked":                  {http.StatusForbidden, "no listing here"},
+		"/api/deleted?env=default":                 {http.StatusOK, `"deleted":[]`},
+		"/api/history?env=locked&ref=arca://app/x": {http.StatusNotFound, "not found"},
+	} {
+		resp, body := request(t, f, "GET", path, bearer(testToken))
+		if resp.StatusCode != want.status || !strings.Contains(string(body), want.body) {
+			t.Errorf("%s: %d %s, want %d and %q", path, resp.StatusCode, body, want.status, want.body)
+		}
+		noCanary(t, path, body)
 	}
-	if _, err := h.Deleted(ctx, "locked"); ops.CodeOf(err) != "denied" {
-		t.Errorf("deleted names where list is refused: %v, want denied", err)
+	for _, want := range []string{`"event":"denied","op":"history","outcome":"denied","env":"default","ref":"billing/card"`,
+		`"event":"denied","op":"list","outcome":"denied","env":"locked"`} {
+		if !strings.Contains(events.String(), want) {
+			t.Errorf("the trail lacks %s:\n%s", want, events)
+		}
 	}
-	if _, err := h.Deleted(ctx, "default"); err != nil {
-		t.Errorf("deleted names: %v", err)
-	}
-	if _, err := New(Options{Token: testToken, Vaults: access.Service{Service: fx.Service}}); err == nil {
-		t.Error("New took Options without Histories")
+	if _, err := New(Options{Token: testToken}); err == nil {
+		t.Error("New took Options without Vaults")
 	}
 }
 

@@ -63,7 +63,7 @@ func checkCommand() *command {
 	var asJSON *bool
 	return &command{
 		name: "check", args: "[BACKUP-FILE]", summary: "probe the vault, or a backup file: key, records, permissions",
-		text:     "Probe the env's vault, or a backup file: the identity opens it, every record authenticates, files have safe modes. A problem found exits 1.",
+		text:     "Probe the env's vault, or a backup file: the identity opens it, every record and every earlier version kept authenticates, files have safe modes; soft-deleted names past keep_deleted are erased. A problem found exits 1.",
 		examples: []string{"arca check", "arca check backup.vault"},
 		exits:    "0 healthy; 1 a problem found, or an operation error; 2 usage",
 		flags:    jsonFlag(&asJSON, "print the result as JSON"),
@@ -106,6 +106,9 @@ func runCheck(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON 
 		// escaped, so that none can pass for a line of its own.
 		health := map[bool]string{true: "healthy", false: "UNHEALTHY"}[res.Healthy]
 		fmt.Fprintf(c.stdout, "env %s: vault %s (%s): %s, %d records\n", termsafe.Escape(res.Env), termsafe.Escape(res.Vault), res.Kind, health, res.Records)
+		if h := checkedHistory(res); h != "" {
+			fmt.Fprintf(c.stdout, "  history: %s\n", h)
+		}
 		for _, i := range res.Info {
 			fmt.Fprintf(c.stdout, "  %s\n", termsafe.Escape(i))
 		}
@@ -114,6 +117,28 @@ func runCheck(ctx context.Context, c *cli, fs *verbFlags, args []string, asJSON 
 		}
 		return unhealthy
 	})
+}
+
+// checkedHistory is what a check found of history, for its report: the
+// earlier versions it authenticated and the soft-deleted names past
+// keep_deleted it erased; "" when it found neither.
+func checkedHistory(res ops.CheckResult) string {
+	var parts []string
+	if res.Versions > 0 {
+		parts = append(parts, counted(res.Versions, "earlier version", "earlier versions")+" authenticated")
+	}
+	if res.Erased > 0 {
+		parts = append(parts, counted(res.Erased, "soft-deleted name", "soft-deleted names")+" past keep_deleted erased")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// counted is "1 " and one, or n and many.
+func counted(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func (c *cli) printJSON(v any) error {

@@ -86,7 +86,7 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		}
 		envs = append([]string{first}, slices.DeleteFunc(envs, func(e string) bool { return e == first })...)
 	}
-	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Histories: ui.ServiceHistories{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
+	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
 	if err != nil {
 		return err
 	}

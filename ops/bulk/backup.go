@@ -310,6 +310,7 @@ func CheckBackup(ctx context.Context, s *ops.Service, env, path string) (ops.Che
 	}
 	rep.Problems = backupProblems(rep.Problems, s.VaultProblems(ops.VaultConfig{Kind: ops.KindFile, Path: path}), path)
 	res.Records, res.Problems, res.Info = rep.Records, append(res.Problems, rep.Problems...), rep.Info
+	res.Versions = rep.Versions // a backup keeps deleted names however old: it erases none
 	res.Healthy = len(res.Problems) == 0
 	return res, ch.Record(0)
 }

@@ -115,6 +115,8 @@ type Checked struct {
 	Kind     string   `json:"kind"`
 	Healthy  bool     `json:"healthy"`
 	Records  int      `json:"records"`
+	Versions int      `json:"versions"` // earlier versions kept that the check authenticated
+	Erased   int      `json:"erased"`   // soft-deleted names past keep_deleted that the check erased
 	Problems []string `json:"problems"`
 	Info     []string `json:"info"`
 	Policy   *Policy  `json:"-"`

@@ -57,7 +57,8 @@
 
   async function loadHealth(env) {
     const h = await get("/api/health", { env });
-    $("health").textContent = (h.healthy ? "healthy" : "NOT HEALTHY") + ", " + h.records + " records (" + h.kind + " vault " + h.vault + ")";
+    $("health").textContent = (h.healthy ? "healthy" : "NOT HEALTHY") + ", " + h.records + " records, " + h.versions + " earlier versions kept" +
+      (h.erased > 0 ? ", " + h.erased + " soft-deleted past keep_deleted erased" : "") + " (" + h.kind + " vault " + h.vault + ")";
     $("health").className = h.healthy ? "ok" : "error";
     const ul = $("problems");
     ul.replaceChildren();

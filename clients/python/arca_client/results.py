@@ -300,6 +300,8 @@ class CheckResult:
     kind: str
     healthy: bool
     records: int
+    versions: int  # the earlier versions kept that the check authenticated
+    erased: int  # the soft-deleted names past keep_deleted that the check erased
     problems: Tuple[str, ...]
     info: Tuple[str, ...] = ()
     policy: Optional[Policy] = None
@@ -311,9 +313,11 @@ def read_check_result(d: Mapping[str, Any], policy: Optional[Policy]) -> CheckRe
     v_kind = d.get('kind')
     v_healthy = d.get('healthy')
     v_records = d.get('records')
+    v_versions = d.get('versions')
+    v_erased = d.get('erased')
     if (
         type(v_env) is str and type(v_vault) is str and type(v_kind) is str and type(v_healthy) is bool and
-        type(v_records) is int
+        type(v_records) is int and type(v_versions) is int and type(v_erased) is int
     ):
         return CheckResult(
             v_env,
@@ -321,6 +325,8 @@ def read_check_result(d: Mapping[str, Any], policy: Optional[Policy]) -> CheckRe
             v_kind,
             v_healthy,
             v_records,
+            v_versions,
+            v_erased,
             _strs(d, 'problems'),
             _strs(d, 'info'),
             policy,
@@ -331,6 +337,8 @@ def read_check_result(d: Mapping[str, Any], policy: Optional[Policy]) -> CheckRe
         _str(d, 'kind'),
         _bool(d, 'healthy'),
         _int(d, 'records'),
+        _int(d, 'versions'),
+        _int(d, 'erased'),
         _strs(d, 'problems'),
         _strs(d, 'info'),
         policy,

@@ -237,12 +237,16 @@ export type WireResultChanges = {
  */
 export type WireResultCheck = {
   env: WireEnv;
+  /** the soft-deleted names past keep_deleted that the check erased */
+  erased: number;
   healthy: boolean;
   info?: string[];
   kind: "file" | "etcd";
   problems: string[];
   records: number;
   vault: string;
+  /** the earlier versions kept that the check authenticated */
+  versions: number;
 };
 
 /**
