@@ -17,7 +17,7 @@ import (
 // The file vault is one JSON document in a canonical layout, one record per
 // line so that a change touches one line:
 //
-//	{"arca_vault":{"format":"arca-vault/2","vault_id":…,"recipients":[…],"data_key":…,"mac":…,"commits":[…]},"records":{
+//	{"arca_vault":{"format":"arca-vault/2","vault_id":…,"recipients":[…],"data_key":…,"commits":[…],"mac":…},"records":{
 //	"<slot>":"<the name's chain: line.go>",
 //	…
 //	}}

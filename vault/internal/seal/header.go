@@ -24,8 +24,8 @@ type Header struct {
 	VaultID    string   `json:"vault_id"`
 	Recipients []string `json:"recipients"`
 	DataKey    []byte   `json:"data_key"`
+	Commits    []string `json:"commits,omitempty"` // before the MAC, so that the header line ends in what authenticates it
 	MAC        string   `json:"mac"`
-	Commits    []string `json:"commits,omitempty"`
 }
 
 // NewHeader is a header of format for keys k, the data key wrapped to rs

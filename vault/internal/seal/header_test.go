@@ -33,7 +33,8 @@ func TestNewHeaderBound(t *testing.T) {
 
 // A header with no commits is stored as it was before the field: no
 // "commits" key, so format-1 files and the shared vault's headers keep
-// their bytes; one with commits lists them last.
+// their bytes; one with commits lists them before the MAC, so that the
+// header line ends in what authenticates it.
 func TestHeaderCommitsOmittedWhenEmpty(t *testing.T) {
 	h := Header{Format: "f", VaultID: "v", Recipients: []string{"r"}, DataKey: []byte{1}, MAC: "m"}
 	b, err := json.Marshal(h)
@@ -41,7 +42,7 @@ func TestHeaderCommitsOmittedWhenEmpty(t *testing.T) {
 		t.Fatalf("a header without commits: %s, %v", b, err)
 	}
 	h.Commits = []string{"1-0123456789abcdef"}
-	if b, err = json.Marshal(h); err != nil || !strings.HasSuffix(string(b), `"mac":"m","commits":["1-0123456789abcdef"]}`) {
+	if b, err = json.Marshal(h); err != nil || !strings.HasSuffix(string(b), `"commits":["1-0123456789abcdef"],"mac":"m"}`) {
 		t.Fatalf("a header with commits: %s, %v", b, err)
 	}
 }
