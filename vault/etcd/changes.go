@@ -116,7 +116,9 @@ func (e *Vault) Changes(ctx context.Context, since string, limit int) (vault.Cha
 	case from.vaultID != now.vaultID || from.rev > now.rev:
 		return vault.Changes{Cursor: now.String(), Changes: []vault.Change{}, Reset: true}, nil
 	case written < from.rev || written == from.rev && from.slot == "":
-		return vault.Changes{Cursor: now.String(), Changes: []vault.Change{}}, nil
+		// Nothing changed: the cursor stays as it was, whatever else the
+		// cluster did meanwhile (locks, tokens, other vaults).
+		return vault.Changes{Cursor: since, Changes: []vault.Change{}}, nil
 	}
 	return e.changedSince(ctx, from, now, limit)
 }

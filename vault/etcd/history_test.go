@@ -355,9 +355,14 @@ func TestEtcdIfVersionRace(t *testing.T) {
 	v := newEtcdVault(t, c, "/arca/ifversion/")
 	seed := mustApply(t, v.open(t), put("app/db", "seed"))
 	const writers = 50
+	// The losers queue for the name's lock one after another: under -race
+	// on two cores that takes longer than an op's default deadline, and
+	// this test is of who wins, not of how fast.
+	queued := v
+	queued.opts.Timeout = time.Minute
 	handles := make([]*etcd.Vault, writers)
 	for i := range handles {
-		handles[i] = v.open(t)
+		handles[i] = queued.open(t)
 	}
 	type result struct {
 		m   vault.Meta
