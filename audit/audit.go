@@ -27,6 +27,7 @@ const TimeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 const (
 	SourceServe = "serve"
 	SourceCLI   = "cli"
+	SourceMCP   = "mcp" // arca mcp: in the CLI's audit file, or on its stderr with --audit-stderr
 )
 
 // Outcomes of a request.
@@ -48,21 +49,24 @@ type Policy struct {
 
 // Event is one audit line. Writer fills V, TS, Seq and Source.
 type Event struct {
-	V                 int             `json:"v"`
-	TS                string          `json:"ts"`
-	Seq               uint64          `json:"seq"`
-	Event             string          `json:"event"`
-	Op                string          `json:"op,omitempty"`
-	Outcome           string          `json:"outcome,omitempty"`
-	ID                json.RawMessage `json:"id,omitempty"`
-	Actor             string          `json:"actor,omitempty"`
-	AttestationSHA256 string          `json:"attestation_sha256,omitempty"`
-	Env               string          `json:"env,omitempty"`
-	Ref               string          `json:"ref,omitempty"`
-	Version           uint64          `json:"version,omitempty"`
-	Code              string          `json:"code,omitempty"`
-	Message           string          `json:"message,omitempty"`
-	Policy            *Policy         `json:"policy,omitempty"`
+	V       int             `json:"v"`
+	TS      string          `json:"ts"`
+	Seq     uint64          `json:"seq"`
+	Event   string          `json:"event"`
+	Op      string          `json:"op,omitempty"`
+	Outcome string          `json:"outcome,omitempty"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Actor   string          `json:"actor,omitempty"`
+	// Client is the name an MCP client gave for itself (arca mcp), beside
+	// the actor; it is a claim, recorded as one.
+	Client            string  `json:"client,omitempty"`
+	AttestationSHA256 string  `json:"attestation_sha256,omitempty"`
+	Env               string  `json:"env,omitempty"`
+	Ref               string  `json:"ref,omitempty"`
+	Version           uint64  `json:"version,omitempty"`
+	Code              string  `json:"code,omitempty"`
+	Message           string  `json:"message,omitempty"`
+	Policy            *Policy `json:"policy,omitempty"`
 	// Grant is the id of the grant the op ran under (SPEC §14), or the
 	// grant a grant.open or grant.close event is about.
 	Grant string `json:"grant,omitempty"`

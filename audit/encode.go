@@ -31,6 +31,7 @@ func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) 
 		b = append(append(b, `,"id":`...), e.ID...)
 	}
 	b = appendField(b, "actor", e.Actor, false)
+	b = appendField(b, "client", e.Client, false)
 	b = appendField(b, "attestation_sha256", e.AttestationSHA256, false)
 	b = appendField(b, "env", e.Env, false)
 	b = appendField(b, "ref", e.Ref, false)

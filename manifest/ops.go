@@ -244,5 +244,5 @@ func (o OpSpec) optionalIn(table []Field) []string {
 // hold this list to its verbs).
 func CLIOnly() []string {
 	return []string{"run", "env", "deploy", "init", "ui", "migrate", "schema", "vault",
-		"export", "audit", "status", "identity", "completion", "version"}
+		"export", "audit", "status", "identity", "completion", "version", "mcp"}
 }

@@ -78,7 +78,7 @@ func (s *Service) ask(ctx context.Context, c *call, req Request, env, ref string
 	if err != nil {
 		return nil, err
 	}
-	preq := pdp.Request{Actor: req.Actor, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
+	preq := pdp.Request{Actor: req.Actor, Client: req.Client, Attestation: req.Attestation, Op: c.op, Env: env, Ref: ref, Use: use,
 		SupportedObligations: manifest.Obligations(), Grant: s.grants.view(key, now)}
 	if g := preq.Grant; g != nil && g.State == grantActive {
 		q.shown = g.ID

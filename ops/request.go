@@ -21,6 +21,10 @@ type Request struct {
 	Value       vault.Secret
 	Actor       string
 	Attestation string
+	// Client is the name an MCP client gave for itself (arca mcp sets
+	// it; no other door does): it goes to the PDP and the audit event
+	// beside the actor. It is checked as an actor claim is.
+	Client string
 	// Dest says where the value of a successful get goes, as the message of
 	// its audit event ("to DB_PASSWORD"; arca deploy: "for target NAME
 	// (PATH)"): arca run, arca env and arca deploy set it, serve never does.

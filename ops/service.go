@@ -185,13 +185,16 @@ func (s *Service) route(c *call, req *Request) error {
 // request that fails here is audited (into held, when set).
 func (s *Service) validated(op manifest.OpSpec, req Request, held *heldEvent) (call, error) {
 	req.Op = op.Name
-	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor}, held: held, scrub: req.Scrub, turn: req.Turn}
+	c := call{op: op.Name, spec: op, ev: audit.Event{Op: op.Name, ID: req.ID, Actor: req.Actor, Client: req.Client}, held: held, scrub: req.Scrub, turn: req.Turn}
 	if req.Sent()&manifest.FieldAttestation != 0 {
 		c.ev.AttestationSHA256 = audit.HashAttestation(req.Attestation)
 	}
 	if err := validate(op, &req); err != nil {
 		if validateActor(req.Actor) != nil {
 			c.ev.Actor = "" // an invalid actor is not recorded
+		}
+		if !ValidActor(req.Client) {
+			c.ev.Client = "" // nor an invalid client name
 		}
 		return call{}, s.fail(&c, err)
 	}

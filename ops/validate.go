@@ -31,7 +31,10 @@ func validate(op manifest.OpSpec, req *Request) error {
 	case req.Sent()&manifest.FieldApproval != 0 && !validID(req.Approval, "ap_"):
 		return Errorf(manifest.BadRequest, badApprovalID)
 	}
-	return validateActor(req.Actor)
+	if err := validateActor(req.Actor); err != nil {
+		return err
+	}
+	return validateClaim("client name", req.Client)
 }
 
 // FieldsError says what is wrong with the fields r sends for op: a field
@@ -80,16 +83,20 @@ func validateValue(v vault.Secret) error {
 // bytes of UTF-8 without control characters.
 func ValidActor(a string) bool { return validateActor(a) == nil }
 
-func validateActor(a string) error {
+func validateActor(a string) error { return validateClaim("actor", a) }
+
+// validateClaim checks a claim recorded as said (the actor, an MCP
+// client's name): at most 256 bytes of UTF-8 without control characters.
+func validateClaim(what, a string) error {
 	if len(a) > manifest.MaxActor {
-		return Errorf(manifest.BadRequest, "actor is longer than %d bytes", manifest.MaxActor)
+		return Errorf(manifest.BadRequest, "%s is longer than %d bytes", what, manifest.MaxActor)
 	}
 	if !utf8.ValidString(a) {
-		return Errorf(manifest.BadRequest, "actor is not valid UTF-8")
+		return Errorf(manifest.BadRequest, "%s is not valid UTF-8", what)
 	}
 	for _, r := range a {
 		if unicode.IsControl(r) {
-			return Errorf(manifest.BadRequest, "actor contains a control character")
+			return Errorf(manifest.BadRequest, "%s contains a control character", what)
 		}
 	}
 	return nil

@@ -72,8 +72,14 @@ func encodeAuthZEN(req Request) ([]byte, error) {
 		Action:   azAction{Name: req.Op},
 		Resource: azEntity{Type: "secret", ID: req.Ref, Properties: map[string]string{"env": req.Env}},
 	}
-	if req.Attestation != "" {
-		r.Subject.Properties = map[string]string{"attestation": req.Attestation}
+	if req.Attestation != "" || req.Client != "" {
+		r.Subject.Properties = map[string]string{}
+		if req.Attestation != "" {
+			r.Subject.Properties["attestation"] = req.Attestation
+		}
+		if req.Client != "" {
+			r.Subject.Properties["client"] = req.Client
+		}
 	}
 	if req.Ref == "" {
 		r.Resource.Type, r.Resource.ID = "env", req.Env

@@ -128,7 +128,10 @@ const MaxVerdict = 64 << 10
 // all but op and env are omitted when empty (ref is the bare "ns/name",
 // absent on list/check).
 type Request struct {
-	Actor       string `json:"actor,omitempty"`
+	Actor string `json:"actor,omitempty"`
+	// Client is the name the MCP client gave for itself, for a request
+	// that came through arca mcp: a claim beside the actor's.
+	Client      string `json:"client,omitempty"`
 	Attestation string `json:"attestation,omitempty"`
 	Op          string `json:"op"`
 	Env         string `json:"env"`

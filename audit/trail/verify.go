@@ -129,7 +129,7 @@ func (c *checker) step(line []byte) error {
 	switch {
 	case n == 1:
 		c.streams, c.first, c.midChain = 1, ev.seq, ev.prev != nil
-	case ev.prev == nil && ev.source == audit.SourceServe && ev.event == "start" && ev.seq == 1:
+	case ev.prev == nil && ev.source != audit.SourceCLI && ev.event == "start" && ev.seq == 1:
 		c.before = c.digest()
 		c.streams++
 	case ev.prev == nil:
@@ -292,7 +292,7 @@ func parseLine(line []byte) (lineFacts, bool) {
 		}
 		f.prev, body = &link, body[:k]
 	}
-	for _, s := range []string{audit.SourceServe, audit.SourceCLI} {
+	for _, s := range []string{audit.SourceServe, audit.SourceCLI, audit.SourceMCP} {
 		if bytes.HasSuffix(body, []byte(`,"source":"`+s+`"`)) {
 			f.source = s
 			return f, true

@@ -40,7 +40,7 @@ func commands() *command {
 	return &command{name: "arca", subs: []*command{
 		auditCommand(), changesCommand(), checkCommand(), completionCommand(), deployCommand(), destroyCommand(), envCommand(),
 		exportCommand(), getCommand(), historyCommand(), identityCommand(), initCommand(), listCommand(),
-		migrateCommand(), putCommand(), rmCommand(), rollbackCommand(), rotateCommand(), runCommand(),
+		mcpCommand(), migrateCommand(), putCommand(), rmCommand(), rollbackCommand(), rotateCommand(), runCommand(),
 		schemaCommand(), serveCommand(), statusCommand(), uiCommand(), undeleteCommand(), vaultCommand(),
 		versionCommand(),
 	}}

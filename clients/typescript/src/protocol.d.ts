@@ -68,6 +68,8 @@ export type WireEvent = {
   bytes_in?: number;
   bytes_out?: number;
   cause?: "dns" | "connect" | "tls" | "timeout" | "blocked_address" | "redirect" | "read" | "start";
+  /** arca mcp: the name the MCP client gave for itself */
+  client?: string;
   code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required" | "conflict";
   elapsed_ms?: number;
   env?: string;
@@ -96,7 +98,7 @@ export type WireEvent = {
   seq: number;
   /** a use of a service (http, a proxied request): its name */
   service?: string;
-  source: "serve" | "cli";
+  source: "serve" | "cli" | "mcp";
   status?: number;
   ts: string;
   v: 1;

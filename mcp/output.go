@@ -1,0 +1,128 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/arca-secrets/arca/manifest"
+	"github.com/arca-secrets/arca/ops"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// output makes res t's output: the op's result as structured content (as
+// serve would answer it, under the op's result schema) and as text beside
+// a short summary, for clients that read text alone; all of it scrubbed
+// against every credential the session used, and the whole of it at most
+// MaxOutput bytes encoded: a result that would be larger is cut (cut.go),
+// saying so in its own fields.
+func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
+	budget := MaxOutput / 2
+	for range 8 {
+		out, err := s.encodeResult(res, budget)
+		if err != nil {
+			return s.failed(t, err)
+		}
+		if size(out) <= MaxOutput {
+			return out
+		}
+		budget /= 2
+	}
+	return s.failed(t, ops.Errorf(manifest.OpError, "the result does not fit in %d bytes", MaxOutput))
+}
+
+// encodeResult encodes res, cut to at most budget bytes of JSON.
+func (s *session) encodeResult(res ops.Result, budget int) (*sdk.CallToolResult, error) {
+	b, err := encode(cut(res, budget))
+	if err != nil {
+		return nil, err
+	}
+	b = s.scrub(b)
+	if !json.Valid(b) {
+		return nil, ops.Errorf(manifest.OpError, "the result could not be scrubbed as JSON")
+	}
+	text := s.scrub([]byte(summary(res)))
+	return &sdk.CallToolResult{
+		Content:           []sdk.Content{&sdk.TextContent{Text: string(text)}, &sdk.TextContent{Text: string(b)}},
+		StructuredContent: json.RawMessage(b),
+	}, nil
+}
+
+// encode encodes a result as serve does: one that holds an outcome
+// encodes itself; encoding/json marshals the others.
+func encode(res ops.Result) ([]byte, error) {
+	if v, ok := res.(interface{ AppendJSON([]byte) []byte }); ok {
+		return v.AppendJSON(nil), nil
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return nil, ops.Errorf(manifest.OpError, "encode the result: %v", err)
+	}
+	return b, nil
+}
+
+// scrub scrubs b against every credential the session used.
+func (s *session) scrub(b []byte) []byte {
+	out, _ := s.scrubs.Scrub(b)
+	return out
+}
+
+// size is out's length encoded, as it goes on the wire.
+func size(out *sdk.CallToolResult) int {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return MaxOutput + 1
+	}
+	return len(b)
+}
+
+// failed makes err t's output: a tool error (isError), its text the code
+// and message, its structured content {"error": {code, message,
+// details}} as serve would answer it. It never holds a value: an ops
+// error's message never does, and it is scrubbed all the same.
+func (s *session) failed(t tool, err error) *sdk.CallToolResult {
+	e := errorOf(err)
+	b, merr := json.Marshal(map[string]any{"error": e})
+	if merr != nil || len(b) > MaxOutput/2 {
+		b = []byte(`{"error":{"code":"op_error","message":"the error could not be encoded"}}`)
+	}
+	b = s.scrub(b)
+	text := s.scrub(fmt.Appendf(nil, "%s failed: %s: %s", t.name, e.Code, e.Message))
+	if !json.Valid(b) {
+		b = []byte(`{"error":{"code":"op_error","message":"the error could not be scrubbed as JSON"}}`)
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(b)}
+}
+
+// wireError is an error as serve's error object has it.
+type wireError struct {
+	Code    manifest.Code  `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+func errorOf(err error) wireError {
+	e := wireError{Code: ops.CodeOf(err), Message: validText(err.Error())}
+	d := map[string]any{}
+	if c := ops.CauseOf(err); c != "" {
+		d["cause"] = c
+	}
+	if v, ok := ops.ConflictOf(err); ok {
+		d["current_version"] = v
+	}
+	if a := ops.ApprovalOf(err); a != nil {
+		d["approval"] = map[string]any{"id": a.ID, "summary": a.Summary, "fingerprint": a.Fingerprint, "expires_at": ops.Time{Time: a.ExpiresAt}}
+	}
+	if len(d) > 0 {
+		e.Details = d
+	}
+	return e
+}
+
+// validText is s with any byte that is not UTF-8 replaced.
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
+}
