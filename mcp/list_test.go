@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -86,5 +87,38 @@ func TestArgumentsRefused(t *testing.T) {
 	}
 	if refused != 4 {
 		t.Fatalf("%d refusals audited, want 4:\n%s", refused, h.events.Bytes())
+	}
+}
+
+// TestProtocolVersions: a client of each protocol version the SDK
+// negotiates lists the tools and calls one; the session speaks the
+// version the client asked for.
+func TestProtocolVersions(t *testing.T) {
+	for _, v := range []string{"2026-07-28", "2025-11-25", "2025-06-18"} {
+		t.Run(v, func(t *testing.T) {
+			h := newHarness(t, harnessOptions{protocol: v})
+			if got := h.session.InitializeResult().ProtocolVersion; got != v {
+				t.Fatalf("negotiated %q, want %q", got, v)
+			}
+			tools, err := h.session.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+				if tl.OutputSchema == nil || tl.InputSchema == nil {
+					t.Errorf("%s lacks a schema", tl.Name)
+				}
+			}
+			for _, want := range []string{"arca_list", "arca_history", "arca_changes", "arca_http", "arca_action"} {
+				if !slices.Contains(names, want) {
+					t.Errorf("tools/list lacks %s: %v", want, names)
+				}
+			}
+			if res := h.call("arca_list", nil); res.IsError {
+				t.Fatalf("arca_list failed: %+v", res.Content)
+			}
+		})
 	}
 }

@@ -144,11 +144,11 @@ func (s *session) end(ctx context.Context, aw *audit.Writer, err error) error {
 	return err
 }
 
-// closePage stops the approval page, if one runs.
+// closePage stops the approval page, if one runs. s.page stays set (a
+// call still under way may read its URLs); a second Close does nothing.
 func (s *session) closePage() {
 	if s.page != nil {
 		_ = s.page.Close()
-		s.page = nil
 	}
 }
 

@@ -56,6 +56,10 @@ func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag
 		ConsultPDP: true, Environ: c.environ()})
 	defer svc.Close()
 	signal.Ignore(syscall.SIGPIPE) // a client that goes away is EPIPE, not death
+	// A stop signal ends the session as the client's going away does,
+	// with its stop event, and the status 1.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	err = mcp.Serve(ctx, mcp.Options{In: c.stdin, Out: c.raw.stdout, Service: svc, Config: cfg, Audit: aw,
 		Env: c.contextEnv(fs.co), Actor: actor, Environ: c.environ()})
 	if err != nil && auditStderr {
