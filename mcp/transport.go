@@ -63,6 +63,7 @@ type lineConn struct {
 	closeOnce sync.Once
 
 	calls calls // what is asked and not yet answered, both ways
+	eof   bool  // the input ended: Read drains (Read's own)
 }
 
 // calls tracks the calls under way: the client's, which arca answers,
@@ -108,6 +109,9 @@ func (c *lineConn) hand(l lineOrErr) bool {
 // lines are skipped.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		if c.eof {
+			return c.drain(ctx)
+		}
 		var l lineOrErr
 		select {
 		case <-ctx.Done():
@@ -121,7 +125,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answerError(codeParseError, fmt.Sprintf("message line is longer than %d bytes", MaxLine))
 			continue
 		case errors.Is(l.err, io.EOF):
-			return c.drain(ctx)
+			c.eof = true
+			continue
 		case l.err != nil:
 			return nil, l.err
 		}
@@ -138,8 +143,13 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answerError(codeParseError, "message is not JSON-RPC 2.0")
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.calls.note(&c.calls.theirs, req.ID, true)
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if m.IsCall() {
+				c.calls.note(&c.calls.theirs, m.ID, true)
+			}
+		case *jsonrpc.Response:
+			c.calls.note(&c.calls.ours, m.ID, false) // answered: nothing to answer for it at the end
 		}
 		return msg, nil
 	}
