@@ -37,12 +37,15 @@ const (
 type lineTransport struct {
 	in  io.Reader
 	out io.Writer
+	// ended, when set, is closed when the input ends (or the connection
+	// closes first).
+	ended chan struct{}
 }
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	c := &lineConn{out: t.out, incoming: make(chan lineOrErr), closed: make(chan struct{})}
 	c.calls = calls{theirs: map[jsonrpc.ID]bool{}, ours: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1)}
-	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync))
+	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync), t.ended)
 	return c, nil
 }
 
@@ -77,8 +80,12 @@ type calls struct {
 
 func (c *lineConn) SessionID() string { return "" }
 
-// readLoop hands each line on, a copy, until the input ends or fails.
-func (c *lineConn) readLoop(r *ndjson.Reader) {
+// readLoop hands each line on, a copy, until the input ends or fails;
+// then it closes ended (when set).
+func (c *lineConn) readLoop(r *ndjson.Reader, ended chan struct{}) {
+	if ended != nil {
+		defer close(ended)
+	}
 	for {
 		line, err := r.Next()
 		if errors.Is(err, ndjson.ErrCut) {
