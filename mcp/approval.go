@@ -106,8 +106,8 @@ func (s *session) declined(id string) error {
 	if !ok {
 		return ops.Errorf(manifest.NotFound, "approval %s is not one this session knows", id)
 	}
-	msg := "denied: the user declined to open the page of approval " + id + "; it stays " + v.State +
-		": once a human approves it, call again with \"approval\": \"" + id + "\""
+	msg := "denied: the user declined to open the page of approval " + id + " (" + v.State + "); " +
+		"once a human approves it there, call again with \"approval\": \"" + id + "\""
 	return &ops.Error{Code: manifest.Denied, Msg: msg, Cause: causeDeclined, Approval: details(v)}
 }
 
