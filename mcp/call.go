@@ -21,8 +21,15 @@ func (s *session) handler(t tool) sdk.ToolHandler {
 		if err != nil {
 			return s.refuse(t, r, err), nil
 		}
+		retry, err := s.awaitApproval(ctx, r, &req) // a retry waits for the human (approval.go)
+		if err != nil {
+			return s.failed(t, err), nil
+		}
 		res, err := s.run(ctx, t, r, req)
 		if err != nil {
+			if ask := s.askApproval(r, err, retry); ask != nil {
+				return ask, nil
+			}
 			return s.failed(t, err), nil
 		}
 		return s.output(t, res), nil

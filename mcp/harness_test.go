@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/ops"
@@ -32,6 +33,10 @@ type harnessOptions struct {
 	options  *sdk.ClientOptions
 	protocol string
 	environ  []string
+	now      func() time.Time // the service's clock; nil: time.Now
+	// sent, when set, sees each message the client sends, once arca has
+	// read it.
+	sent func(msg []byte)
 }
 
 // harness is one arca mcp session in process, over pipes, with the Go
@@ -45,6 +50,7 @@ type harness struct {
 	transcript *syncBuffer
 	decider    *funcDecider
 	session    *sdk.ClientSession
+	input      io.Closer  // the client's input to arca: closing it ends the session
 	done       chan error // Serve's return
 }
 
@@ -54,7 +60,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.fix = opstest.New(t, opstest.Options{Config: pdpConfig + o.config})
 	h.decider = &funcDecider{decide: o.decide}
 	aw := audit.NewWriter(h.events, audit.SourceMCP, nil)
-	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: backend.Kinds{}, Environ: o.environ})
+	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: backend.Kinds{}, Environ: o.environ, Now: o.now})
 	t.Cleanup(func() { h.svc.Close() })
 
 	inR, inW := io.Pipe()   // client → arca
@@ -70,7 +76,12 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		name = "harness-client"
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1.0"}, o.options)
-	tr := &sdk.IOTransport{Reader: outR, Writer: writeCloser{io.MultiWriter(inW, h.transcript), inW}}
+	toArca := io.MultiWriter(inW, h.transcript)
+	if o.sent != nil {
+		toArca = io.MultiWriter(toArca, sentFunc(o.sent))
+	}
+	h.input = inW
+	tr := &sdk.IOTransport{Reader: outR, Writer: writeCloser{toArca, inW}}
 	cs, err := c.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: o.protocol})
 	if err != nil {
 		cancel()
@@ -118,6 +129,14 @@ func toolError(t *testing.T, res *sdk.CallToolResult) wireError {
 	var e struct{ Error wireError }
 	structured(t, res, &e)
 	return e.Error
+}
+
+// sentFunc is a writer that hands each write to a func.
+type sentFunc func([]byte)
+
+func (f sentFunc) Write(p []byte) (int, error) {
+	f(bytes.Clone(p))
+	return len(p), nil
 }
 
 type writeCloser struct {

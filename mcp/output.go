@@ -7,6 +7,7 @@ import (
 
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/serve/approvalpage"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -81,7 +82,7 @@ func size(out *sdk.CallToolResult) int {
 // details}} as serve would answer it. It never holds a value: an ops
 // error's message never does, and it is scrubbed all the same.
 func (s *session) failed(t tool, err error) *sdk.CallToolResult {
-	e := errorOf(err)
+	e := errorOf(err, s.page)
 	b, merr := json.Marshal(map[string]any{"error": e})
 	if merr != nil || len(b) > MaxOutput/2 {
 		b = []byte(`{"error":{"code":"op_error","message":"the error could not be encoded"}}`)
@@ -101,7 +102,9 @@ type wireError struct {
 	Details map[string]any `json:"details,omitempty"`
 }
 
-func errorOf(err error) wireError {
+// errorOf is err as serve's error object has it; an approval's url is
+// its page's, when page runs.
+func errorOf(err error, page *approvalpage.Server) wireError {
 	e := wireError{Code: ops.CodeOf(err), Message: validText(err.Error())}
 	d := map[string]any{}
 	if c := ops.CauseOf(err); c != "" {
@@ -111,7 +114,11 @@ func errorOf(err error) wireError {
 		d["current_version"] = v
 	}
 	if a := ops.ApprovalOf(err); a != nil {
-		d["approval"] = map[string]any{"id": a.ID, "summary": a.Summary, "fingerprint": a.Fingerprint, "expires_at": ops.Time{Time: a.ExpiresAt}}
+		ap := map[string]any{"id": a.ID, "summary": a.Summary, "fingerprint": a.Fingerprint, "expires_at": ops.Time{Time: a.ExpiresAt}}
+		if page != nil {
+			ap["url"] = page.URL(a.ID)
+		}
+		d["approval"] = ap
 	}
 	if len(d) > 0 {
 		e.Details = d

@@ -68,6 +68,9 @@ type session struct {
 	// stateKey signs the request states of calls waiting on a human
 	// (elicit.go).
 	stateKey []byte
+	// inputEnded is closed when the client's input ends: a call waiting
+	// on a human stops waiting, so that the session can end.
+	inputEnded chan struct{}
 }
 
 // Serve speaks MCP on o.In and o.Out until the client goes away (nil),
@@ -80,7 +83,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey()}
+	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{})}
 	srv, err := s.server()
 	if err == nil {
 		err = s.preflight(o)
@@ -97,7 +100,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err := o.Audit.Write(audit.Event{Event: "start", Message: msg}); err != nil {
 		return err
 	}
-	err = srv.Run(ctx, &lineTransport{in: o.In, out: o.Out})
+	err = srv.Run(ctx, &lineTransport{in: o.In, out: o.Out, ended: s.inputEnded})
 	return s.end(ctx, o.Audit, err)
 }
 

@@ -37,12 +37,15 @@ const (
 type lineTransport struct {
 	in  io.Reader
 	out io.Writer
+	// ended, when set, is closed when the input ends (or the connection
+	// closes first).
+	ended chan struct{}
 }
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	c := &lineConn{out: t.out, incoming: make(chan lineOrErr), closed: make(chan struct{})}
 	c.calls = calls{theirs: map[jsonrpc.ID]bool{}, ours: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1)}
-	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync))
+	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync), t.ended)
 	return c, nil
 }
 
@@ -63,6 +66,7 @@ type lineConn struct {
 	closeOnce sync.Once
 
 	calls calls // what is asked and not yet answered, both ways
+	eof   bool  // the input ended: Read drains (Read's own)
 }
 
 // calls tracks the calls under way: the client's, which arca answers,
@@ -76,8 +80,12 @@ type calls struct {
 
 func (c *lineConn) SessionID() string { return "" }
 
-// readLoop hands each line on, a copy, until the input ends or fails.
-func (c *lineConn) readLoop(r *ndjson.Reader) {
+// readLoop hands each line on, a copy, until the input ends or fails;
+// then it closes ended (when set).
+func (c *lineConn) readLoop(r *ndjson.Reader, ended chan struct{}) {
+	if ended != nil {
+		defer close(ended)
+	}
 	for {
 		line, err := r.Next()
 		if errors.Is(err, ndjson.ErrCut) {
@@ -108,6 +116,9 @@ func (c *lineConn) hand(l lineOrErr) bool {
 // lines are skipped.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
+		if c.eof {
+			return c.drain(ctx)
+		}
 		var l lineOrErr
 		select {
 		case <-ctx.Done():
@@ -121,7 +132,8 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answerError(codeParseError, fmt.Sprintf("message line is longer than %d bytes", MaxLine))
 			continue
 		case errors.Is(l.err, io.EOF):
-			return c.drain(ctx)
+			c.eof = true
+			continue
 		case l.err != nil:
 			return nil, l.err
 		}
@@ -138,8 +150,13 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answerError(codeParseError, "message is not JSON-RPC 2.0")
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
-			c.calls.note(&c.calls.theirs, req.ID, true)
+		switch m := msg.(type) {
+		case *jsonrpc.Request:
+			if m.IsCall() {
+				c.calls.note(&c.calls.theirs, m.ID, true)
+			}
+		case *jsonrpc.Response:
+			c.calls.note(&c.calls.ours, m.ID, false) // answered: nothing to answer for it at the end
 		}
 		return msg, nil
 	}

@@ -75,6 +75,9 @@ type approvals struct {
 	byID    map[string]*approval
 	pending map[string]*approval // by fingerprint
 	decided []string             // ids no longer pending, oldest first
+	// changed is closed when an approval stops being pending, waking
+	// those who wait (AwaitApproval); a new one is made for the next.
+	changed chan struct{}
 }
 
 // fingerprint is the hex SHA-256 of the JSON array [actor, op, env, ref,
@@ -119,6 +122,10 @@ func (as *approvals) expireLocked(now time.Time) []*approval {
 // retire notes that a is no longer pending, dropping the oldest such
 // approvals past maxDecided.
 func (as *approvals) retire(a *approval) {
+	if as.changed != nil {
+		close(as.changed)
+		as.changed = nil
+	}
 	as.decided = append(as.decided, a.id)
 	for len(as.decided) > maxDecided {
 		delete(as.byID, as.decided[0])
