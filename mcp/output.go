@@ -24,7 +24,7 @@ func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 		if err != nil {
 			return s.failed(t, err)
 		}
-		if size(out) <= MaxOutput {
+		if fits(out) {
 			return out
 		}
 		budget /= 2
@@ -68,13 +68,25 @@ func (s *session) scrub(b []byte) []byte {
 	return out
 }
 
-// size is out's length encoded, as it goes on the wire.
-func size(out *sdk.CallToolResult) int {
-	b, err := json.Marshal(out)
-	if err != nil {
-		return MaxOutput + 1
+// fits reports whether out is at most MaxOutput bytes encoded, as it goes
+// on the wire. Encoding escapes no byte to more than six (\u00XX), so a
+// result whose structured content and texts are small enough fits
+// without being encoded to measure it; only a larger one is.
+func fits(out *sdk.CallToolResult) bool {
+	raw, ok := out.StructuredContent.(json.RawMessage)
+	bound := 6*len(raw) + 256
+	for _, c := range out.Content {
+		t, text := c.(*sdk.TextContent)
+		ok = ok && text
+		if text {
+			bound += 6*len(t.Text) + 64
+		}
 	}
-	return len(b)
+	if ok && bound <= MaxOutput {
+		return true
+	}
+	b, err := json.Marshal(out)
+	return err == nil && len(b) <= MaxOutput
 }
 
 // failed makes err t's output: a tool error (isError), its text the code

@@ -4,7 +4,8 @@
 # Debian's etcd-server, whose etcd the shared-vault tests start on their own
 # loopback ports, with etcd-client and openssl for the team setup teams.md
 # shows; Debian's chromium, the browser arca ui's page and the approval
-# page are tested in; Node.js for the TypeScript client and Python 3 for the Python client; git and
+# page are tested in; Node.js for the TypeScript client and arca mcp's TypeScript
+# SDK test, Python 3 for the Python client; git and
 # curl, which the session proxy's tests drive through it (all
 # installed with apt-get when missing; needs root or sudo).
 set -euo pipefail
@@ -79,4 +80,6 @@ trap 'rm -rf "$bin"' EXIT
 CGO_ENABLED=0 go build -o "$bin/arca" ./cmd/arca
 export ARCA_BIN="$bin/arca"
 (cd clients/typescript && npm ci --no-audit --no-fund --loglevel=error && npm test)
+# arca mcp driven by the TypeScript MCP SDK, a second client beside the Go SDK.
+(cd mcp/tsclient && npm ci --no-audit --no-fund --loglevel=error && npm test)
 (cd clients/python && python3 -m unittest)
