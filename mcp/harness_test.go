@@ -120,14 +120,24 @@ func structured(t *testing.T, res *sdk.CallToolResult, v any) {
 	}
 }
 
-// toolError is the error a failed tool call's structured content holds.
+// toolError is the error a failed tool call holds: its second text, the
+// error object as serve has it. A failed call has no structured content.
 func toolError(t *testing.T, res *sdk.CallToolResult) wireError {
 	t.Helper()
 	if !res.IsError {
 		t.Fatalf("the call did not fail: %+v", res.StructuredContent)
 	}
+	if res.StructuredContent != nil || len(res.Content) != 2 {
+		t.Fatalf("a failed call has %d texts and structured content %v, want 2 texts and none", len(res.Content), res.StructuredContent)
+	}
+	text, ok := res.Content[1].(*sdk.TextContent)
+	if !ok {
+		t.Fatalf("a failed call's second content is %T", res.Content[1])
+	}
 	var e struct{ Error wireError }
-	structured(t, res, &e)
+	if err := json.Unmarshal([]byte(text.Text), &e); err != nil {
+		t.Fatalf("a failed call's error %q: %v", text.Text, err)
+	}
 	return e.Error
 }
 

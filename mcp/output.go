@@ -104,7 +104,10 @@ func (s *session) failed(t tool, err error) *sdk.CallToolResult {
 	if !json.Valid(b) {
 		b = []byte(`{"error":{"code":"op_error","message":"the error could not be scrubbed as JSON"}}`)
 	}
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(b)}
+	// The error goes as text alone: structured content would have to match
+	// the tool's output schema, which describes its result (clients check
+	// it, some even on an error).
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: string(text)}, &sdk.TextContent{Text: string(b)}}}
 }
 
 // wireError is an error as serve's error object has it.

@@ -132,13 +132,13 @@ test('the tools over the TypeScript SDK: listed, called, their results of their 
   assert.equal(run.stdout, `${TOKEN.length}:<redacted:app/token>`);
   assert.deepEqual(run.redactions, [{ ref: 'arca://app/token', count: 1 }]);
 
-  // A failed call: isError, its structured content the error. The SDK's
-  // callTool checks an error's structured content against the tool's output
-  // schema too (typescript-sdk issue 1943), so it is asked for as a plain
-  // request, its envelope still checked by the SDK's result schema.
-  const missing = await client.request({ method: 'tools/call', params: { name: 'arca_history', arguments: { ref: 'arca://app/nope' } } }, CallToolResultSchema);
+  // A failed call: isError, no structured content (callTool would check it
+  // against the tool's output schema, even on an error), its second text the
+  // error object as serve has it.
+  const missing = await client.callTool({ name: 'arca_history', arguments: { ref: 'arca://app/nope' } });
   assert.equal(missing.isError, true);
-  assert.equal(missing.structuredContent.error.code, 'not_found');
+  assert.equal(missing.structuredContent, undefined);
+  assert.equal(JSON.parse(missing.content[1].text).error.code, 'not_found');
   assert.match(missing.content[0].text, /^arca_history failed: not_found: /);
 
   const unknown = await client.request({ method: 'tools/call', params: { name: 'arca_nope', arguments: {} } }, CallToolResultSchema).then(() => null, (e) => e);
