@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -206,7 +207,11 @@ func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 // answerError writes an error response with id null: a line that could
 // not be read as a message has no id to answer.
 func (c *lineConn) answerError(code int, msg string) {
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
+	b, err := json.Marshal(struct {
+		Version string         `json:"jsonrpc"`
+		ID      *int           `json:"id"` // always null: the SDK's encoder leaves a null id out
+		Error   *jsonrpc.Error `json:"error"`
+	}{Version: "2.0", Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err != nil {
 		return
 	}

@@ -18,6 +18,11 @@ import (
 //	<!-- serve [clock=T] [lockstep] [ARGS] -->
 //	                            JSON lines of an arca serve session, and
 //	                            commands run beside it, run (TestDocServe)
+//	<!-- mcp [clock=T] [ARGS] -->
+//	                            JSON-RPC lines of an arca mcp session,
+//	                            run (TestDocMCP)
+//	<!-- mcp-client -->         an MCP client's configuration, whose
+//	                            servers are started (TestDocMCPClients)
 //	<!-- file: NAME -->         a file the doc's examples use; a NAME.sh
 //	                            is parsed by sh (TestDocShellFiles)
 //	<!-- source: PATH -->       a file of the repository, whole
@@ -144,7 +149,8 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 // markKinds are the kinds of mark a block may have.
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
-		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true}
+		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true,
+		"mcp": true, "mcp-client": true}
 }
 
 // shellLine matches a line that is a command at a prompt.

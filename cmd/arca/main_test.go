@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 			os.Exit(start(os.Args[1:], c))
 		},
 		"servehost": serveHost,
+		"mcphost":   mcpHost,
 	}
 	for name, fn := range helperCommands() {
 		cmds[name] = fn
