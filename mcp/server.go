@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/scrub"
@@ -113,6 +114,9 @@ func (s *session) preflight(o Options) error {
 			return err
 		}
 	}
+	if err := unpinned(o.Config); err != nil {
+		return err
+	}
 	if !ops.ValidActor(o.Actor) {
 		return errors.New("the actor must be at most 256 bytes of UTF-8 without control characters")
 	}
@@ -124,6 +128,34 @@ func (s *session) preflight(o Options) error {
 		s.page = p
 	}
 	return nil
+}
+
+// unpinned refuses a config found as ./arca.toml in the working directory
+// that names what arca uses on an agent's behalf: services and actions
+// (where a credential goes, what runs with it) or a PDP (what decides).
+// An MCP client starts its servers in the project its agent works on and
+// may write to: such a file would be the agent's own choice. serve warns
+// of a PDP there; arca mcp does not start. A pinned config (--config,
+// $ARCA_CONFIG) or the user's own is used as it is.
+func unpinned(cfg *ops.Config) error {
+	if cfg.Origin != ops.OriginImplicit {
+		return nil
+	}
+	var sets []string
+	if len(cfg.Services) > 0 {
+		sets = append(sets, "[services]")
+	}
+	if len(cfg.Actions) > 0 {
+		sets = append(sets, "[actions]")
+	}
+	if cfg.Serve.PDP != nil {
+		sets = append(sets, "[serve.pdp]")
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	return fmt.Errorf("config %s comes from the working directory and sets %s: an agent that can write there would choose where credentials go and what decides; pin the config with --config or $ARCA_CONFIG",
+		cfg.Path, strings.Join(sets, ", "))
 }
 
 // end closes what the session opened and writes its stop event: why it
