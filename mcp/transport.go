@@ -222,7 +222,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := encodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %v", err)
 	}
@@ -235,6 +235,27 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		defer c.calls.note(&c.calls.theirs, m.ID, false) // once written
 	}
 	return c.writeLine(b)
+}
+
+// encodeMessage encodes msg as one line. A result is written around the
+// bytes the SDK already encoded it to, as they are: the SDK's own encoder
+// would check and copy them once more (the most a tool call costs).
+// Anything else is the SDK's to encode.
+func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
+	r, ok := msg.(*jsonrpc.Response)
+	if !ok || r.Error != nil || len(r.Result) == 0 || !r.ID.IsValid() {
+		return jsonrpc.EncodeMessage(msg)
+	}
+	id, err := json.Marshal(r.ID.Raw())
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(r.Result)+len(id)+40)
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, r.Result...)
+	return append(b, '}'), nil
 }
 
 func (c *lineConn) writeLine(b []byte) error {
