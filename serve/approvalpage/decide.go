@@ -31,7 +31,7 @@ var keys = map[string]bool{"decision": true, "scope": true, "uses": true, "ttl_s
 // approval that is pending (404, 409); then the Store decides, and the
 // approval as it now is is the answer.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, false)
+	token, ok := s.authorized(w, r, "")
 	if !ok {
 		return
 	}
