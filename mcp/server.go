@@ -68,6 +68,8 @@ type session struct {
 	// stateKey signs the request states of calls waiting on a human
 	// (elicit.go).
 	stateKey []byte
+	// requests are arca_request_secret's, listed on the page (request.go).
+	requests *requests
 }
 
 // Serve speaks MCP on o.In and o.Out until the client goes away (nil),
@@ -81,6 +83,7 @@ func Serve(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey()}
+	s.requests = newRequests(o.Service, cancel)
 	srv, err := s.server()
 	if err == nil {
 		err = s.preflight(o)
@@ -114,7 +117,7 @@ func (s *session) preflight(o Options) error {
 		return errors.New("the actor must be at most 256 bytes of UTF-8 without control characters")
 	}
 	if a := o.Config.Serve.Approvals; a != nil {
-		p, err := approvalpage.StartFor(o.Service, a, o.Environ)
+		p, err := approvalpage.StartWithRequests(o.Service, a, o.Environ, s.requests)
 		if err != nil {
 			return fmt.Errorf("approval page: %w", err)
 		}
@@ -162,6 +165,9 @@ func (s *session) server() (*sdk.Server, error) {
 			return nil, fmt.Errorf("mcp: tool %s: %w", t.name, err)
 		}
 		srv.AddTool(def, s.handler(t))
+	}
+	if err := s.addRequestTool(srv, s.requests); err != nil {
+		return nil, err
 	}
 	return srv, nil
 }
