@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -78,7 +79,7 @@ func (s *session) askSecret(r *sdk.CallToolRequest, q *requests) *sdk.CallToolRe
 	if reason, denied := s.svc.Config().Guardrail(k.env, "put", k.path(), k.actor); denied {
 		return s.refusePut(k, ops.Errorf(manifest.Denied, "denied by guardrail: %s", reason))
 	}
-	v, stored, err := q.ask(k, description)
+	v, stored, fresh, err := q.ask(k, description)
 	if err != nil {
 		return s.failed(requestTool, err)
 	}
@@ -86,6 +87,13 @@ func (s *session) askSecret(r *sdk.CallToolRequest, q *requests) *sdk.CallToolRe
 		return s.output(requestTool, *stored)
 	}
 	url := s.page.RequestURL(v.ID)
+	if fresh {
+		ev := audit.Event{Event: "request.ask", Op: "put", Outcome: audit.OK, Actor: k.actor, Client: k.client, Env: k.env, Ref: k.path(),
+			Message: fmt.Sprintf("%s: a human may store it at %s until %s", v.ID, url, v.ExpiresAt.UTC().Format(time.RFC3339))}
+		if err := s.record(ev); err != nil {
+			return s.failed(requestTool, err)
+		}
+	}
 	msg := fmt.Sprintf("%s asks for the secret %s (env %s). Open the page to type it: arca stores it, and %s never sees it.", asker(k), k.ref, k.env, requestTool.name)
 	if res := s.askVisit(r, waiting{kind: "request", id: v.ID}, url, msg); res != nil {
 		return res
@@ -127,11 +135,20 @@ func (s *session) pending(v approvalpage.RequestView, url string) *sdk.CallToolR
 func (s *session) refusePut(k requestKey, err error) *sdk.CallToolResult {
 	ev := audit.Event{Event: "denied", Op: "put", Outcome: audit.Denied, Code: string(ops.CodeOf(err)), Message: err.Error(),
 		Actor: k.actor, Client: k.client, Env: k.env, Ref: k.path()}
-	if werr := s.audit.Write(ev); werr != nil {
-		s.stop(fmt.Errorf("%w: %v", ops.ErrAudit, werr))
-		return s.failed(requestTool, ops.Errorf(manifest.OpError, "audit event not written"))
+	if werr := s.record(ev); werr != nil {
+		return s.failed(requestTool, werr)
 	}
 	return s.failed(requestTool, err)
+}
+
+// record writes ev; when it cannot, the session stops (arca does not act
+// unaudited) and the error says so.
+func (s *session) record(ev audit.Event) error {
+	if err := s.audit.Write(ev); err != nil {
+		s.stop(fmt.Errorf("%w: %v", ops.ErrAudit, err))
+		return ops.Errorf(manifest.OpError, "audit event not written")
+	}
+	return nil
 }
 
 // requestArgs reads a call's arguments: put's ref and env, as put checks

@@ -305,6 +305,15 @@ func TestRequestWithoutURLMode(t *testing.T) {
 	if bytes.Contains(h.transcript.Bytes(), []byte(requestCanary)) {
 		t.Error("the value reached an MCP message")
 	}
+	var asks []string
+	for _, ev := range opstest.Events(t, h.events.Bytes()) {
+		if ev.Event == "request.ask" && ev.Op == "put" && ev.Ref == "app/token" && ev.Client == "harness-client" {
+			asks = append(asks, ev.Message)
+		}
+	}
+	if len(asks) != 2 || !strings.HasPrefix(asks[0], id+": ") || !strings.Contains(asks[0], rawURL) || strings.Contains(string(h.events.Bytes()), "a token") {
+		t.Errorf("request.ask events (one per request, the description in none): %q", asks)
+	}
 }
 
 // TestRequestRefused: no page is op_error naming the config to set; a

@@ -55,20 +55,20 @@ func newRequests(svc *ops.Service, stop func(error)) *requests {
 }
 
 // ask is the open request of k (a stored one is answered, and so
-// closed), or a new pending one of description.
-func (q *requests) ask(k requestKey, description string) (approvalpage.RequestView, *ops.PutResult, error) {
+// closed), or a new pending one of description (fresh).
+func (q *requests) ask(k requestKey, description string) (v approvalpage.RequestView, stored *ops.PutResult, fresh bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.sweep()
 	if r := q.open[k]; r != nil {
 		if r.view.State == "stored" {
 			q.drop(r)
-			return r.view, &r.result, nil
+			return r.view, &r.result, false, nil
 		}
-		return r.view, nil, nil
+		return r.view, nil, false, nil
 	}
 	if len(q.byID) >= maxRequests {
-		return approvalpage.RequestView{}, nil, ops.Errorf(manifest.Denied, "%d secret requests of this session are open: a human must answer one, or one must expire, before another is asked", maxRequests)
+		return approvalpage.RequestView{}, nil, false, ops.Errorf(manifest.Denied, "%d secret requests of this session are open: a human must answer one, or one must expire, before another is asked", maxRequests)
 	}
 	id := make([]byte, 16)
 	_, _ = rand.Read(id)
@@ -77,7 +77,7 @@ func (q *requests) ask(k requestKey, description string) (approvalpage.RequestVi
 		Actor: k.actor, Client: k.client, ExpiresAt: q.svc.Now().Add(requestTTL),
 	}}
 	q.byID[r.view.ID], q.open[k] = r, r
-	return r.view, nil, nil
+	return r.view, nil, true, nil
 }
 
 // wait waits until the request id is stored (its result), expires, or
