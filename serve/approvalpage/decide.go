@@ -66,22 +66,22 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkOrigin says why r may not decide, or "" when it may: its Origin is
+// checkOrigin says why r may not decide (or send a value), or "" when it may: its Origin is
 // this server's own, and it carries the CSRF token of its bearer token.
 func (s *Server) checkOrigin(r *http.Request, token string) string {
 	origin := r.Header.Get("Origin")
 	switch {
 	case origin == "":
-		return "a decision needs an Origin header: it is taken from this page only"
+		return "a decision or a value needs an Origin header: it is taken from this page only"
 	case origin != "http://"+r.Host:
-		return "a decision is taken from this page only: the Origin is another site's"
+		return "a decision or a value is taken from this page only: the Origin is another site's"
 	}
 	got := r.Header.Get(CSRFHeader)
 	if got == "" {
-		return "a decision needs the CSRF token this page reads with the approval (" + CSRFHeader + ")"
+		return "a decision or a value needs the CSRF token this page reads with the approval or the request (" + CSRFHeader + ")"
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf(token))) != 1 {
-		return "the CSRF token is not this page's: load the approval again"
+		return "the CSRF token is not this page's: load the page again"
 	}
 	return ""
 }
