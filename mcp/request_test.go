@@ -299,6 +299,9 @@ func TestRequestWithoutURLMode(t *testing.T) {
 	if res.IsError || out.Ref != "arca://app/token" || out.Version != 1 {
 		t.Fatalf("result = %+v", res.StructuredContent)
 	}
+	if text := res.Content[0].(*sdk.TextContent).Text; text != "arca://app/token stored as version 1 in env default" {
+		t.Errorf("the summary: %q", text)
+	}
 	if next := toolError(t, h.call("arca_request_secret", args)); next.Details["request"].(map[string]any)["id"] == id {
 		t.Fatal("a result was answered twice")
 	}
