@@ -44,7 +44,7 @@ func (s *session) addRequestTool(srv *sdk.Server, q *requests) error {
 	in := def.InputSchema.(map[string]any)
 	in["properties"].(map[string]any)["description"] = map[string]any{
 		"type": "string", "minLength": 1, "maxLength": MaxDescription,
-		"description": "what the secret is and why it is needed, shown to the human as your words (at most 1024 bytes; no control characters but newline and tab)",
+		"description": fmt.Sprintf("what the secret is and why it is needed, shown to the human as your words (at most %d bytes; no control characters but newline and tab)", MaxDescription),
 	}
 	in["required"] = append(in["required"].([]string), "description")
 	def.Annotations = &sdk.ToolAnnotations{OpenWorldHint: new(bool)}

@@ -386,3 +386,38 @@ func TestRequestRefused(t *testing.T) {
 		t.Errorf("the 21st: %+v", e)
 	}
 }
+
+// TestRequestToolListed: arca_request_secret takes ref, env and
+// description (ref and description required), never a value, and its
+// output is put's result.
+func TestRequestToolListed(t *testing.T) {
+	h := newHarness(t, harnessOptions{})
+	res, err := h.session.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != "arca_request_secret" {
+			continue
+		}
+		var in struct {
+			Properties           map[string]any
+			Required             []string
+			AdditionalProperties bool
+		}
+		var out struct{ Required []string }
+		b, _ := json.Marshal(tool.InputSchema)
+		_ = json.Unmarshal(b, &in)
+		b, _ = json.Marshal(tool.OutputSchema)
+		_ = json.Unmarshal(b, &out)
+		if len(in.Properties) != 3 || in.Properties["ref"] == nil || in.Properties["env"] == nil || in.Properties["description"] == nil ||
+			strings.Join(in.Required, ",") != "ref,description" || in.AdditionalProperties {
+			t.Errorf("input schema: %+v", in)
+		}
+		if strings.Join(out.Required, ",") != "ref,env,version,created,created_at,updated_at" {
+			t.Errorf("output schema requires %v", out.Required)
+		}
+		return
+	}
+	t.Fatal("arca_request_secret is not listed")
+}
