@@ -44,14 +44,15 @@ type secretRequest struct {
 // have expired.
 type requests struct {
 	svc  *ops.Service
-	stop func(error) // ends the session: its audit trail failed
+	ttl  time.Duration // how long a request is open: requestTTL
+	stop func(error)   // ends the session: its audit trail failed
 	mu   sync.Mutex
 	byID map[string]*secretRequest
 	open map[requestKey]*secretRequest
 }
 
 func newRequests(svc *ops.Service, stop func(error)) *requests {
-	return &requests{svc: svc, stop: stop, byID: map[string]*secretRequest{}, open: map[requestKey]*secretRequest{}}
+	return &requests{svc: svc, ttl: requestTTL, stop: stop, byID: map[string]*secretRequest{}, open: map[requestKey]*secretRequest{}}
 }
 
 // ask is the open request of k (a stored one is answered, and so
@@ -74,7 +75,7 @@ func (q *requests) ask(k requestKey, description string) (v approvalpage.Request
 	_, _ = rand.Read(id)
 	r := &secretRequest{key: k, done: make(chan struct{}), view: approvalpage.RequestView{
 		ID: "rq_" + hex.EncodeToString(id), State: "pending", Ref: k.ref, Env: k.env, Description: description,
-		Actor: k.actor, Client: k.client, ExpiresAt: q.svc.Now().Add(requestTTL),
+		Actor: k.actor, Client: k.client, ExpiresAt: q.svc.Now().Add(q.ttl),
 	}}
 	q.byID[r.view.ID], q.open[k] = r, r
 	return r.view, nil, true, nil
