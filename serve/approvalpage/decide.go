@@ -31,16 +31,7 @@ var keys = map[string]bool{"decision": true, "scope": true, "uses": true, "ttl_s
 // approval that is pending (404, 409); then the Store decides, and the
 // approval as it now is is the answer.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, "")
-	if !ok {
-		return
-	}
-	if msg := s.checkOrigin(r, token); msg != "" {
-		fail(w, http.StatusForbidden, msg)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		fail(w, http.StatusUnsupportedMediaType, "a decision is JSON: Content-Type: application/json")
+	if !s.takesPost(w, r, "a decision is JSON: Content-Type: application/json") {
 		return
 	}
 	d, status, err := readDecision(w, r)
@@ -64,6 +55,26 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	if v, ok = s.view(w, id); ok {
 		writeJSON(w, http.StatusOK, map[string]any{"approval": wire(v)})
 	}
+}
+
+// takesPost answers whether r may post to the page: it carries the token
+// (else 401), this server's Origin and the CSRF token (else 403), and a
+// JSON body (else 415, notJSON saying what is expected). When it may not,
+// it has answered.
+func (s *Server) takesPost(w http.ResponseWriter, r *http.Request, notJSON string) bool {
+	token, ok := s.authorized(w, r, "")
+	if !ok {
+		return false
+	}
+	if msg := s.checkOrigin(r, token); msg != "" {
+		fail(w, http.StatusForbidden, msg)
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		fail(w, http.StatusUnsupportedMediaType, notJSON)
+		return false
+	}
+	return true
 }
 
 // checkOrigin says why r may not decide (or send a value), or "" when it may: its Origin is

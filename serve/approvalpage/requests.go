@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"regexp"
 	"strings"
@@ -134,16 +133,7 @@ func (s *Server) request(w http.ResponseWriter, id string) (RequestView, bool) {
 // the value) is the answer. A refusal is 409 with its reason; the request
 // stays as Requests leaves it.
 func (s *Server) fulfil(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, "")
-	if !ok {
-		return
-	}
-	if msg := s.checkOrigin(r, token); msg != "" {
-		fail(w, http.StatusForbidden, msg)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		fail(w, http.StatusUnsupportedMediaType, `a value is sent as JSON: Content-Type: application/json, {"value": "..."}`)
+	if !s.takesPost(w, r, `a value is sent as JSON: Content-Type: application/json, {"value": "..."}`) {
 		return
 	}
 	value, status, err := readValue(w, r)
