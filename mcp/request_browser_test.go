@@ -66,8 +66,7 @@ func typeInBrowser(t *testing.T, ctx context.Context, url string, deny *atomic.B
 		return v
 	}
 	step := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		all := append([]chromedp.Action[chromedp.Void]{clearPhase()}, actions...)
-		if err := chromedp.Do(ctx, append(all, waitPhase())...); err != nil {
+		if err := pagetest.Step(ctx, actions...); err != nil {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
@@ -110,18 +109,4 @@ func evaluate(t *testing.T, ctx context.Context, expr string) string {
 		t.Errorf("%s: %v", expr, err)
 	}
 	return v
-}
-
-// clearPhase drops the page's phase, so that waitPhase waits for the next.
-func clearPhase() chromedp.Action[chromedp.Void] {
-	drop := chromedp.Evaluate[bool](`delete document.body.dataset.phase`)
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		_, err := drop(ctx, t)
-		return chromedp.Void{}, err
-	}
-}
-
-// waitPhase waits until the page says where it is.
-func waitPhase() chromedp.Action[chromedp.Void] {
-	return chromedp.WaitReady(chromedp.CSS("body[data-phase]"))
 }
