@@ -96,7 +96,11 @@ func fits(out *sdk.CallToolResult) bool {
 // details}} as serve would answer it. It never holds a value: an ops
 // error's message never does, and it is scrubbed all the same.
 func (s *session) failed(t tool, err error) *sdk.CallToolResult {
-	e := errorOf(err, s.page)
+	return s.failedWith(t, errorOf(err, s.page))
+}
+
+// failedWith is the tool error of e, as failed makes it.
+func (s *session) failedWith(t tool, e wireError) *sdk.CallToolResult {
 	b, merr := json.Marshal(map[string]any{"error": e})
 	if merr != nil || len(b) > MaxOutput/2 {
 		b = []byte(`{"error":{"code":"op_error","message":"the error could not be encoded"}}`)

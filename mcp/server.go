@@ -72,6 +72,8 @@ type session struct {
 	// inputEnded is closed when the client's input ends: a call waiting
 	// on a human stops waiting, so that the session can end.
 	inputEnded chan struct{}
+	// requests are arca_request_secret's, listed on the page (request.go).
+	requests *requests
 }
 
 // Serve speaks MCP on o.In and o.Out until the client goes away (nil),
@@ -85,6 +87,7 @@ func Serve(ctx context.Context, o Options) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{})}
+	s.requests = newRequests(o.Service, cancel)
 	srv, err := s.server()
 	if err == nil {
 		err = s.preflight(o)
@@ -121,7 +124,7 @@ func (s *session) preflight(o Options) error {
 		return errors.New("the actor must be at most 256 bytes of UTF-8 without control characters")
 	}
 	if a := o.Config.Serve.Approvals; a != nil {
-		p, err := approvalpage.StartFor(o.Service, a, o.Environ)
+		p, err := approvalpage.StartWithRequests(o.Service, a, o.Environ, s.requests)
 		if err != nil {
 			return fmt.Errorf("approval page: %w", err)
 		}
@@ -197,6 +200,9 @@ func (s *session) server() (*sdk.Server, error) {
 			return nil, fmt.Errorf("mcp: tool %s: %w", t.name, err)
 		}
 		srv.AddTool(def, s.handler(t))
+	}
+	if err := s.addRequestTool(srv, s.requests); err != nil {
+		return nil, err
 	}
 	return srv, nil
 }

@@ -23,6 +23,8 @@ func summary(res ops.Result) string {
 			cur = "current version " + strconv.FormatUint(*r.Current, 10)
 		}
 		return fmt.Sprintf("%s: %s, %d %s kept", r.Ref, cur, len(r.Versions), plural(len(r.Versions), "version"))
+	case ops.PutResult:
+		return fmt.Sprintf("%s stored as version %d in env %s", r.Ref, r.Version, r.Env)
 	case ops.ChangesResult:
 		s := fmt.Sprintf("%d %s in env %s; next cursor %s", len(r.Changes), plural(len(r.Changes), "change"), r.Env, r.Cursor)
 		if r.Reset {

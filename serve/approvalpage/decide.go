@@ -31,16 +31,7 @@ var keys = map[string]bool{"decision": true, "scope": true, "uses": true, "ttl_s
 // approval that is pending (404, 409); then the Store decides, and the
 // approval as it now is is the answer.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, false)
-	if !ok {
-		return
-	}
-	if msg := s.checkOrigin(r, token); msg != "" {
-		fail(w, http.StatusForbidden, msg)
-		return
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		fail(w, http.StatusUnsupportedMediaType, "a decision is JSON: Content-Type: application/json")
+	if !s.takesPost(w, r, "a decision is JSON: Content-Type: application/json") {
 		return
 	}
 	d, status, err := readDecision(w, r)
@@ -66,22 +57,42 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// checkOrigin says why r may not decide, or "" when it may: its Origin is
+// takesPost answers whether r may post to the page: it carries the token
+// (else 401), this server's Origin and the CSRF token (else 403), and a
+// JSON body (else 415, notJSON saying what is expected). When it may not,
+// it has answered.
+func (s *Server) takesPost(w http.ResponseWriter, r *http.Request, notJSON string) bool {
+	token, ok := s.authorized(w, r, "")
+	if !ok {
+		return false
+	}
+	if msg := s.checkOrigin(r, token); msg != "" {
+		fail(w, http.StatusForbidden, msg)
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		fail(w, http.StatusUnsupportedMediaType, notJSON)
+		return false
+	}
+	return true
+}
+
+// checkOrigin says why r may not decide (or send a value), or "" when it may: its Origin is
 // this server's own, and it carries the CSRF token of its bearer token.
 func (s *Server) checkOrigin(r *http.Request, token string) string {
 	origin := r.Header.Get("Origin")
 	switch {
 	case origin == "":
-		return "a decision needs an Origin header: it is taken from this page only"
+		return "a decision or a value needs an Origin header: it is taken from this page only"
 	case origin != "http://"+r.Host:
-		return "a decision is taken from this page only: the Origin is another site's"
+		return "a decision or a value is taken from this page only: the Origin is another site's"
 	}
 	got := r.Header.Get(CSRFHeader)
 	if got == "" {
-		return "a decision needs the CSRF token this page reads with the approval (" + CSRFHeader + ")"
+		return "a decision or a value needs the CSRF token this page reads with the approval or the request (" + CSRFHeader + ")"
 	}
 	if subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf(token))) != 1 {
-		return "the CSRF token is not this page's: load the approval again"
+		return "the CSRF token is not this page's: load the page again"
 	}
 	return ""
 }

@@ -34,6 +34,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /approvals/{id}", s.one)
 	mux.HandleFunc("POST /approvals/{id}", s.decide)
 	mux.HandleFunc("GET /assets/{name}", asset)
+	s.requestRoutes(mux)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		webpage.SetHeaders(w.Header())
 		if !s.ownHost(r.Host) {
@@ -53,18 +54,18 @@ func (s *Server) ownHost(host string) bool {
 
 // authorized answers whether r carries the token in its bearer header (the
 // scheme's name in any case, as RFC 9110 has it); when it does not, it has
-// answered 401: with the page that asks for the token when r carries no
-// Authorization header and shell is set (a browser's navigation), else
-// with JSON.
-func (s *Server) authorized(w http.ResponseWriter, r *http.Request, shell bool) (token string, ok bool) {
+// answered 401: with shell, the page (an asset's name) that asks for the
+// token, when r carries no Authorization header and shell is set (a
+// browser's navigation), else with JSON.
+func (s *Server) authorized(w http.ResponseWriter, r *http.Request, shell string) (token string, ok bool) {
 	auth := r.Header.Get("Authorization")
 	scheme, t, found := strings.Cut(auth, " ")
 	if found && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(t), []byte(s.o.Token)) == 1 {
 		return t, true
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="arca approvals"`)
-	if auth == "" && shell {
-		page(w)
+	if auth == "" && shell != "" {
+		page(w, shell)
 		return "", false
 	}
 	fail(w, http.StatusUnauthorized, "the approver's token is needed: send Authorization: Bearer TOKEN")
@@ -78,10 +79,14 @@ func (s *Server) csrf(token string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// page answers 401 with the page that asks for the token: the same bytes
-// to everyone, no data in them.
-func page(w http.ResponseWriter) {
-	b, err := assets.ReadFile("assets/approvals.html")
+// approvalShell is the page a browser that has not sent the token is
+// answered for an approval.
+const approvalShell = "assets/approvals.html"
+
+// page answers 401 with the page name that asks for the token: the same
+// bytes to everyone, no data in them.
+func page(w http.ResponseWriter, name string) {
+	b, err := assets.ReadFile(name)
 	if err != nil {
 		fail(w, http.StatusInternalServerError, "the page is missing from this build")
 		return
@@ -118,7 +123,7 @@ func wire(v View) viewJSON {
 
 // list answers the pending approvals.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, true)
+	token, ok := s.authorized(w, r, approvalShell)
 	if !ok {
 		return
 	}
@@ -131,7 +136,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 
 // one answers one approval.
 func (s *Server) one(w http.ResponseWriter, r *http.Request) {
-	token, ok := s.authorized(w, r, true)
+	token, ok := s.authorized(w, r, approvalShell)
 	if !ok {
 		return
 	}

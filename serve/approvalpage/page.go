@@ -14,6 +14,12 @@
 // in the tab's session storage, reads the same URL again with the token,
 // and puts what it reads into the page as text, never as markup.
 //
+// Started with Requests (arca mcp's), the page also lists the secret
+// requests of the session at /requests/ and takes, at a request's URL,
+// the value a human types for it, under the same rules as a decision; the
+// value goes in the POST's body alone and its answer holds the version
+// stored, never the value (requests.go).
+//
 // A decision is a POST of JSON to the approval's URL, and needs, beside
 // the token, an Origin header that is this server's own origin and the
 // CSRF token the data came with (an HMAC, under a key made at Start, of
@@ -22,6 +28,7 @@
 // a loopback name of this server's port (no DNS rebinding). Bounds:
 //
 //	MaxBody       4 KiB   a decision's body
+//	MaxValueBody  ~384 KiB  a value's body (a value: manifest.MaxValue)
 //	MaxUses       10000   the uses an approval may grant
 //	MaxTTL        86400   the seconds an approval may grant
 //	MaxTokenFile  4 KiB   the approver's token file
@@ -93,6 +100,9 @@ type Options struct {
 	Listen string // HOST:PORT, HOST a loopback IP address or localhost
 	Token  string // the approver's token (LoadToken)
 	Store  Store
+	// Requests, when set, are the secret requests the page lists at
+	// /requests/ and takes values for (requests.go); nil: none.
+	Requests Requests
 }
 
 // Server is the running page.

@@ -15,11 +15,17 @@ import (
 // every door that can be answered approval_required starts: serve and
 // arca mcp.
 func StartFor(svc *ops.Service, a *config.ApprovalsConfig, environ []string) (*Server, error) {
+	return StartWithRequests(svc, a, environ, nil)
+}
+
+// StartWithRequests is StartFor of a page that also lists rq, the
+// secret requests of the session, and takes their values (nil: none).
+func StartWithRequests(svc *ops.Service, a *config.ApprovalsConfig, environ []string, rq Requests) (*Server, error) {
 	token, err := LoadToken(getenvOf(environ), a.TokenFile)
 	if err != nil {
 		return nil, err
 	}
-	return Start(Options{Listen: a.Listen, Token: token, Store: serviceStore{svc: svc, approver: a.Approver}})
+	return Start(Options{Listen: a.Listen, Token: token, Store: serviceStore{svc: svc, approver: a.Approver}, Requests: rq})
 }
 
 // getenvOf looks names up in environ, as os.Getenv would in a process of

@@ -73,7 +73,7 @@ export type WireEvent = {
   code?: "bad_request" | "unknown_op" | "denied" | "pdp_unreachable" | "not_found" | "op_error" | "upstream_failed" | "approval_required" | "conflict";
   elapsed_ms?: number;
   env?: string;
-  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "history" | "rollback" | "undelete" | "destroy" | "changes" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close" | "approval.request" | "approval.decide" | "approval.expire";
+  event: "get" | "put" | "rm" | "rotate" | "list" | "check" | "manifest" | "shutdown" | "scrub" | "http" | "exec" | "proxy" | "revoke" | "approve" | "approval" | "history" | "rollback" | "undelete" | "destroy" | "changes" | "recipients" | "rekey" | "backup" | "denied" | "error" | "start" | "stop" | "warning" | "grant.open" | "grant.close" | "approval.request" | "approval.decide" | "approval.expire" | "request.ask";
   exit_code?: number;
   /**
    * the grant the op ran under, or the one a grant.open or grant.close event

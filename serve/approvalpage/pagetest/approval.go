@@ -110,6 +110,14 @@ func chooser(scope string) ([]chromedp.Action[chromedp.Void], error) {
 	return nil, bad
 }
 
+// Step runs actions in the tab of ctx on a page that says where it is in
+// its body's data-phase (the approval page, a secret request's page), and
+// waits until the page says where it is next.
+func Step(ctx context.Context, actions ...chromedp.Action[chromedp.Void]) error {
+	all := append([]chromedp.Action[chromedp.Void]{clearPhase()}, actions...)
+	return chromedp.Do(ctx, append(all, waitPhase())...)
+}
+
 // clearPhase drops the page's phase, so that waitPhase waits for the next.
 func clearPhase() chromedp.Action[chromedp.Void] {
 	drop := chromedp.Evaluate[bool](`delete document.body.dataset.phase`)

@@ -1,7 +1,8 @@
 // Package pagetest drives arca's local web pages in headless Chromium for
 // tests: Browser starts one of a fresh profile, and Open, Approve and Deny
 // act on an approval's page (serve/approvalpage) as a human would: they
-// answer its request for the approver's token, choose a scope and click.
+// answer its request for the approver's token, choose a scope and click;
+// Step drives any of the page's views (a secret request's too) a step.
 // A test of arca serve drives its real page so.
 package pagetest
 
