@@ -23,7 +23,7 @@ const pdpConfig = "[serve.pdp]\nexec = \"false\"\ntimeout_ms = 1000\n"
 // harnessOptions shape a harness: the config beside [serve.pdp], the
 // policy (nil allows everything), the actor the session claims, the
 // client's name and options and the protocol version it asks for
-// ("": the SDK's latest).
+// ("": the SDK's latest), and the backends (nil: the real ones).
 type harnessOptions struct {
 	config   string
 	decide   func(pdp.Request) pdp.Verdict
@@ -32,6 +32,7 @@ type harnessOptions struct {
 	options  *sdk.ClientOptions
 	protocol string
 	environ  []string
+	backends ops.Backends
 }
 
 // harness is one arca mcp session in process, over pipes, with the Go
@@ -51,10 +52,13 @@ type harness struct {
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	h := &harness{t: t, events: &syncBuffer{}, transcript: &syncBuffer{}, done: make(chan error, 1)}
-	h.fix = opstest.New(t, opstest.Options{Config: pdpConfig + o.config})
+	if o.backends == nil {
+		o.backends = backend.Kinds{}
+	}
+	h.fix = opstest.New(t, opstest.Options{Config: pdpConfig + o.config, Backends: o.backends})
 	h.decider = &funcDecider{decide: o.decide}
 	aw := audit.NewWriter(h.events, audit.SourceMCP, nil)
-	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: backend.Kinds{}, Environ: o.environ})
+	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: o.backends, Environ: o.environ})
 	t.Cleanup(func() { h.svc.Close() })
 
 	inR, inW := io.Pipe()   // client → arca
