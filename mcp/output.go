@@ -33,7 +33,8 @@ func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 
 // encodeResult encodes res, cut to at most budget bytes of JSON.
 func (s *session) encodeResult(res ops.Result, budget int) (*sdk.CallToolResult, error) {
-	b, err := encode(cut(res, budget))
+	res = cut(res, budget)
+	b, err := encode(res)
 	if err != nil {
 		return nil, err
 	}
