@@ -14,8 +14,8 @@ import (
 // serve would answer it, under the op's result schema) and as text beside
 // a short summary, for clients that read text alone; all of it scrubbed
 // against every credential the session used, and the whole of it at most
-// MaxOutput bytes encoded: a result that would be larger is cut (cut.go),
-// saying so in its own fields.
+// MaxOutput bytes encoded with the response around it: a result that
+// would be larger is cut (cut.go), saying so in its own fields.
 func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 	budget := MaxOutput / 2
 	for range 8 {
@@ -23,13 +23,19 @@ func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 		if err != nil {
 			return s.failed(t, err)
 		}
-		if size(out) <= MaxOutput {
+		if size(out)+envelope <= MaxOutput {
 			return out
 		}
 		budget /= 2
 	}
 	return s.failed(t, ops.Errorf(manifest.OpError, "the result does not fit in %d bytes", MaxOutput))
 }
+
+// envelope is room for what goes on a result's line around it: the
+// JSON-RPC response's members and id, and what the SDK adds (the
+// server's _meta, resultType). The line, not the result alone, is held to
+// MaxOutput.
+const envelope = 1 << 10
 
 // encodeResult encodes res, cut to at most budget bytes of JSON.
 func (s *session) encodeResult(res ops.Result, budget int) (*sdk.CallToolResult, error) {
