@@ -115,3 +115,32 @@ func TestOutputCapList(t *testing.T) {
 	}
 	withinCap(t, h)
 }
+
+// TestOutputCapLineEdge: a body just small enough that the result alone
+// fits in MaxOutput is still cut when the JSON-RPC response around it
+// would take the line past the cap.
+func TestOutputCapLineEdge(t *testing.T) {
+	size := make(chan int, 1)
+	u := newEchoUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write(bytes.Repeat([]byte("a"), <-size))
+	})
+	h := newHarness(t, harnessOptions{config: u.service("api", "arca://svc/token", "")})
+	h.put("arca://svc/token", "edge-canary-token")
+	args := map[string]any{"service": "api", "method": "GET", "path": "/"}
+	const probe = 100000 // the body's length shows in the summary: as many digits as the edge's
+	size <- probe
+	var out httpOut
+	success(t, h.call("arca_http", args), &out)
+	lines := callLines(t, h.transcript.Bytes())
+	// The body is in the line twice (structured and as text), each byte
+	// of it one byte: the line grows by two a byte. The edge takes it 8
+	// bytes past the cap (elapsed_ms may take a digit or two more or
+	// less).
+	edge := probe + (MaxOutput-len(lines[len(lines)-1]))/2 + 4
+	size <- edge
+	success(t, h.call("arca_http", args), &out)
+	if out.Truncated == (len(out.Body) == edge) {
+		t.Fatalf("a body of %d bytes answered %d bytes, truncated %v", edge, len(out.Body), out.Truncated)
+	}
+	withinCap(t, h)
+}
