@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -187,9 +188,14 @@ func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 }
 
 // answerError writes an error response with id null: a line that could
-// not be read as a message has no id to answer.
+// not be read as a message has no id to answer. (The SDK's encoder leaves
+// out an id it does not have; JSON-RPC wants it null.)
 func (c *lineConn) answerError(code int, msg string) {
-	b, err := jsonrpc.EncodeMessage(&jsonrpc.Response{Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
+	b, err := json.Marshal(struct {
+		JSONRPC string         `json:"jsonrpc"`
+		ID      any            `json:"id"`
+		Error   *jsonrpc.Error `json:"error"`
+	}{"2.0", nil, &jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err != nil {
 		return
 	}
