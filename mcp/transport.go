@@ -64,6 +64,7 @@ type lineConn struct {
 	closeOnce sync.Once
 
 	calls calls // what is asked and not yet answered, both ways
+	ended bool  // the input ended: Read only drains (Read is called from one goroutine)
 }
 
 // calls tracks the calls under way: the client's, which arca answers,
@@ -108,6 +109,9 @@ func (c *lineConn) hand(l lineOrErr) bool {
 // or a batch is answered here with a JSON-RPC error and skipped; blank
 // lines are skipped.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.ended {
+		return c.drain(ctx)
+	}
 	for {
 		var l lineOrErr
 		select {
@@ -122,6 +126,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.answerError(codeParseError, fmt.Sprintf("message line is longer than %d bytes", MaxLine))
 			continue
 		case errors.Is(l.err, io.EOF):
+			c.ended = true
 			return c.drain(ctx)
 		case l.err != nil:
 			return nil, l.err
