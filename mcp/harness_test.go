@@ -61,11 +61,13 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: o.backends, Environ: o.environ})
 	t.Cleanup(func() { h.svc.Close() })
 
+	// Each message goes into the transcript before the pipe, so that it
+	// is there before the other end can have read it.
 	inR, inW := io.Pipe()   // client → arca
 	outR, outW := io.Pipe() // arca → client
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(outW, h.transcript), Service: h.svc, Config: h.fix.Config,
+		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(h.transcript, outW), Service: h.svc, Config: h.fix.Config,
 			Audit: aw, Actor: o.actor, Environ: o.environ})
 		outW.Close()
 	}()
@@ -74,7 +76,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		name = "harness-client"
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1.0"}, o.options)
-	tr := &sdk.IOTransport{Reader: outR, Writer: writeCloser{io.MultiWriter(inW, h.transcript), inW}}
+	tr := &sdk.IOTransport{Reader: outR, Writer: writeCloser{io.MultiWriter(h.transcript, inW), inW}}
 	cs, err := c.Connect(ctx, tr, &sdk.ClientSessionOptions{ProtocolVersion: o.protocol})
 	if err != nil {
 		cancel()
