@@ -6,11 +6,14 @@ package mcp
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/opstest"
@@ -69,6 +72,37 @@ func TestOutputCapHTTP(t *testing.T) {
 	}
 	wantSummary(t, sum, fmt.Sprintf("big answered 200 (%d bytes), truncated", len(out.Body)))
 	withinCap(t, h)
+}
+
+// TestOutputCapBinary: a 1 MiB body that is not UTF-8 is answered as
+// body_b64, cut, truncated, within the cap: what is kept is the body's
+// start, however its bytes look (all of them UTF-8 continuation bytes
+// included).
+func TestOutputCapBinary(t *testing.T) {
+	random := make([]byte, 1<<20)
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	bodies := map[string][]byte{"/random": random, "/continuation": bytes.Repeat([]byte{0x80}, 1<<20)}
+	u := newEchoUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(bodies[r.URL.Path])
+	})
+	h := newHarness(t, harnessOptions{config: u.service("bin", "arca://svc/token", "max_response_bytes = 2097152")})
+	h.put("arca://svc/token", "cap-canary-token")
+	for path, body := range bodies {
+		var out struct {
+			BodyB64   string `json:"body_b64"`
+			Truncated bool   `json:"truncated"`
+		}
+		success(t, h.call("arca_http", map[string]any{"service": "bin", "method": "GET", "path": path}), &out)
+		kept, err := base64.StdEncoding.DecodeString(out.BodyB64)
+		if err != nil || !out.Truncated || len(kept) < 1<<10 || len(kept) >= len(body) || !bytes.HasPrefix(body, kept) {
+			t.Errorf("%s: truncated %v, %d bytes kept (%v): want the body's start, truncated", path, out.Truncated, len(kept), err)
+		}
+		withinCap(t, h)
+	}
 }
 
 // TestOutputCapAction: an action printing 1 MiB on stdout, the action
@@ -143,4 +177,21 @@ func TestOutputCapLineEdge(t *testing.T) {
 		t.Fatalf("a body of %d bytes answered %d bytes, truncated %v", edge, len(out.Body), out.Truncated)
 	}
 	withinCap(t, h)
+}
+
+// TestCutTextOnRune: a cut of UTF-8 text keeps it UTF-8, as long as it
+// can, giving back at most the rune the cut falls in; bytes that are not
+// UTF-8 are cut where the cut falls.
+func TestCutTextOnRune(t *testing.T) {
+	text := []byte("aé€😀b")
+	for n := range len(text) + 2 {
+		got := cutText(text, n)
+		if !utf8.Valid(got) || len(got) > n || len(got) < n-(utf8.UTFMax-1) || !bytes.HasPrefix(text, got) {
+			t.Errorf("cutText(%q, %d) = %q", text, n, got)
+		}
+	}
+	cont := bytes.Repeat([]byte{0x80}, 100)
+	if got := cutText(cont, 50); len(got) < 50-(utf8.UTFMax-1) {
+		t.Errorf("continuation bytes cut at 50 keep %d", len(got))
+	}
 }
