@@ -162,19 +162,20 @@ env = { D = "arca://app/denied" }
 		tool       string
 		args       map[string]any
 		code, want string // code "": a success
+		cause      string // details.cause of the error
 	}{
-		{"arca_list", map[string]any{}, "", ""},
-		{"arca_list", map[string]any{"bogus": true}, "bad_request", `takes no argument "bogus"`},
-		{"arca_history", map[string]any{"ref": "arca://svc/token"}, "", ""},
-		{"arca_history", map[string]any{"ref": "arca://svc/none"}, "not_found", ""},
-		{"arca_history", map[string]any{"ref": "arca://app/denied"}, "denied", "not app/denied"},
-		{"arca_changes", map[string]any{}, "", ""},
-		{"arca_changes", map[string]any{"since": "nope"}, "bad_request", ""},
-		{"arca_http", map[string]any{"service": "api", "method": "GET", "path": "/p"}, "", ""},
-		{"arca_http", map[string]any{"service": "nope", "method": "GET", "path": "/p"}, "bad_request", "unknown service"},
-		{"arca_http", map[string]any{"service": "gone", "method": "GET", "path": "/p"}, "upstream_failed", ""},
-		{"arca_action", map[string]any{"action": "show"}, "", ""},
-		{"arca_action", map[string]any{"action": "denied"}, "denied", "not app/denied"},
+		{"arca_list", map[string]any{}, "", "", ""},
+		{"arca_list", map[string]any{"bogus": true}, "bad_request", `takes no argument "bogus"`, ""},
+		{"arca_history", map[string]any{"ref": "arca://svc/token"}, "", "", ""},
+		{"arca_history", map[string]any{"ref": "arca://svc/none"}, "not_found", "", ""},
+		{"arca_history", map[string]any{"ref": "arca://app/denied"}, "denied", "not app/denied", ""},
+		{"arca_changes", map[string]any{}, "", "", ""},
+		{"arca_changes", map[string]any{"since": "nope"}, "bad_request", "", ""},
+		{"arca_http", map[string]any{"service": "api", "method": "GET", "path": "/p"}, "", "", ""},
+		{"arca_http", map[string]any{"service": "nope", "method": "GET", "path": "/p"}, "bad_request", "unknown service", ""},
+		{"arca_http", map[string]any{"service": "gone", "method": "GET", "path": "/p"}, "upstream_failed", "", "connect"},
+		{"arca_action", map[string]any{"action": "show"}, "", "", ""},
+		{"arca_action", map[string]any{"action": "denied"}, "denied", "not app/denied", ""},
 	}
 	for _, c := range calls {
 		res := s.call(t, c.tool, c.args)
@@ -183,7 +184,9 @@ env = { D = "arca://app/denied" }
 			success(t, res, &v)
 			continue
 		}
-		failsWith(t, c.tool, res, c.code, c.want)
+		if e := failsWith(t, c.tool, res, c.code, c.want); c.cause != "" && e.Details["cause"] != c.cause {
+			t.Errorf("%s: details %v, want cause %s", c.tool, e.Details, c.cause)
+		}
 	}
 	if _, err := s.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "arca_get", Arguments: map[string]any{}}); err == nil {
 		t.Error("an unknown tool was answered as a tool")
@@ -343,9 +346,15 @@ func processLongLine(t *testing.T, bin string) {
 			t.Errorf("arca mcp's peak RSS is %d MiB reading a 100 MiB line, want under 64", hwm>>20)
 		}
 	}
+	// A call and the end of input at once: the call is answered, then
+	// the session ends.
+	write(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"arca_changes","arguments":{}}}` + "\n")
 	_ = stdin.Close()
+	if last := next("the call written with the end of input"); last["id"] != 4.0 || last["result"] == nil {
+		t.Fatalf("the last call was answered %v", last)
+	}
 	if _, ok := <-lines; ok {
-		t.Error("arca mcp wrote more after the call's answer")
+		t.Error("arca mcp wrote more after the last call's answer")
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("arca mcp ended: %v", err)
