@@ -102,8 +102,9 @@ env = { S = "arca://svc/token" }
 // TestScrubAcrossTools: once arca_http used credential A, an action's
 // output that holds A, though the action has no secret of its own (its
 // argv prints a config constant equal to A), is scrubbed: the session's
-// scrub set holds every credential it used. Before the use, the same
-// action's output holds A: the positive control.
+// scrub set holds every credential it used; so are the answer and the
+// event of a call refused for arguments that quote A. Before the use,
+// the same action's output holds A: the positive control.
 func TestScrubAcrossTools(t *testing.T) {
 	const a = "cross-tool-canary-5e2a9f0b"
 	u := newEchoUpstream(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
@@ -128,4 +129,17 @@ func TestScrubAcrossTools(t *testing.T) {
 	}
 	b, _ := json.Marshal(res)
 	noCanary(t, "the action's answer after the use", b, a)
+
+	// Arguments that name A are refused, quoting it: neither the answer
+	// nor the event holds it.
+	for _, args := range []map[string]any{{a: 1}, {"env": a + "/x"}} {
+		res := h.call("arca_list", args)
+		e := toolError(t, res)
+		if e.Code != "bad_request" || !strings.Contains(e.Message, "<redacted:svc/a>") {
+			t.Errorf("refused: %s: %s, want bad_request quoting A redacted", e.Code, e.Message)
+		}
+		b, _ := json.Marshal(res)
+		noCanary(t, "a refusal's answer", b, a)
+	}
+	noCanary(t, "the audit events", h.events.Bytes(), a)
 }
