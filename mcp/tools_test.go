@@ -423,3 +423,31 @@ func TestUnknownTool(t *testing.T) {
 		t.Fatalf("arca_list after an unknown tool failed: %s", textOf(res, 0))
 	}
 }
+
+// TestToolsAcrossProtocols: under each protocol version a client may
+// ask for, a use runs and its event and the PDP's input carry the
+// client's name (given at initialize, or with each request).
+func TestToolsAcrossProtocols(t *testing.T) {
+	for _, version := range []string{"2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			u := newEchoUpstream(t, nil)
+			h := newHarness(t, harnessOptions{protocol: version, client: "client-" + version, actor: "agent-v",
+				config: u.service("api", "arca://svc/token", "")})
+			h.put("arca://svc/token", "protocol-canary-token")
+			var out httpOut
+			success(t, h.call("arca_http", map[string]any{"service": "api", "method": "GET", "path": "/v"}), &out)
+			if out.Status != 200 {
+				t.Fatalf("status %d", out.Status)
+			}
+			if got := h.session.InitializeResult().ProtocolVersion; got != version {
+				t.Fatalf("negotiated %s, want %s", got, version)
+			}
+			if ev := h.event("http", "ok"); ev.Client != "client-"+version || ev.Actor != "agent-v" {
+				t.Errorf("event client %q actor %q", ev.Client, ev.Actor)
+			}
+			if asked := h.decider.requests(); len(asked) != 1 || asked[0].Client != "client-"+version {
+				t.Errorf("the PDP was asked %+v", asked)
+			}
+		})
+	}
+}
