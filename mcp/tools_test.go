@@ -451,3 +451,50 @@ func TestToolsAcrossProtocols(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentCalls: calls sent together are each answered, whole, on
+// lines of their own, and each audited once.
+func TestConcurrentCalls(t *testing.T) {
+	u := newEchoUpstream(t, nil)
+	h := newHarness(t, harnessOptions{config: u.service("api", "arca://svc/token", "")})
+	h.put("arca://svc/token", "concurrent-canary-token")
+	const n = 16
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			res, err := h.session.CallTool(context.Background(), &sdk.CallToolParams{Name: "arca_http",
+				Arguments: map[string]any{"service": "api", "method": "GET", "path": fmt.Sprintf("/c%d", i)}})
+			switch {
+			case err != nil:
+				errs <- err
+			case res.IsError:
+				errs <- fmt.Errorf("call %d: %s", i, textOf(res, 0))
+			default:
+				var out httpOut
+				b, _ := json.Marshal(res.StructuredContent)
+				if err := json.Unmarshal(b, &out); err != nil || !strings.Contains(out.Body, fmt.Sprintf(`"path":"/c%d"`, i)) {
+					errs <- fmt.Errorf("call %d answered another's body: %.80s", i, out.Body)
+					return
+				}
+				errs <- nil
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := len(callLines(t, h.transcript.Bytes())); got != n {
+		t.Errorf("%d answer lines in the transcript, want %d", got, n)
+	}
+	var uses int
+	for _, ev := range opstest.Events(t, h.events.Bytes()) {
+		if ev.Op == "http" && ev.Outcome == "ok" {
+			uses++
+		}
+	}
+	if uses != n || len(u.requests()) != n {
+		t.Errorf("%d events and %d upstream requests, want %d", uses, len(u.requests()), n)
+	}
+}
