@@ -160,3 +160,20 @@ func TestTransportAnswersBeforeEOF(t *testing.T) {
 		t.Fatalf("the call's answer was not written: %s", out.Bytes())
 	}
 }
+
+// TestTransportLineEdge: a line of MaxLine bytes, its newline aside, is
+// read; one of MaxLine+1 is answered -32700.
+func TestTransportLineEdge(t *testing.T) {
+	line := func(method string, n int) string {
+		head, tail := `{"jsonrpc":"2.0","method":"`+method+`","params":{"p":"`, `"}}`
+		return head + strings.Repeat("x", n-len(head)-len(tail)) + tail + "\n"
+	}
+	c, out := connect(t, strings.NewReader(line("fits", MaxLine)+line("over", MaxLine+1)+notification("after")))
+	if req := mustRead(t, c, "fits"); len(req.Params) != MaxLine-len(`{"jsonrpc":"2.0","method":"fits","params":}`) {
+		t.Errorf("the line that fits was read with %d bytes of params", len(req.Params))
+	}
+	mustRead(t, c, "after")
+	if rs := answers(t, out.Bytes()); len(rs) != 1 || rs[0].Error.Code != codeParseError {
+		t.Fatalf("answers %+v, want one -32700 for the line over", rs)
+	}
+}
