@@ -97,6 +97,14 @@ env = { S = "arca://svc/token" }
 	}
 	noCanary(t, "the transcript", tr, canaryValue)
 	noCanary(t, "the audit events", h.events.Bytes(), canaryValue)
+	// Its ends, which no escaping changes, catch it escaped twice (as the
+	// text beside the structured content carries it) or in any other
+	// form that keeps them.
+	for _, end := range []string{"CANARY-mcp-", "-9f3e7a1c"} {
+		if strings.Contains(string(tr), end) || strings.Contains(string(h.events.Bytes()), end) {
+			t.Errorf("the transcript or the events hold the credential's end %q", end)
+		}
+	}
 }
 
 // TestScrubAcrossTools: once arca_http used credential A, an action's
