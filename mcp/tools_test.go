@@ -418,6 +418,9 @@ func TestUnknownTool(t *testing.T) {
 	if len(h.decider.requests()) != 0 {
 		t.Fatal("the PDP was asked for an unknown tool")
 	}
+	if evs := opstest.Events(t, h.events.Bytes()); len(evs) != 1 || evs[0].Event != "start" {
+		t.Fatalf("events after an unknown tool: %s", h.events.Bytes())
+	}
 	// the session goes on
 	if res := h.call("arca_list", map[string]any{}); res.IsError {
 		t.Fatalf("arca_list after an unknown tool failed: %s", textOf(res, 0))
