@@ -53,9 +53,11 @@ func (s *session) run(ctx context.Context, t tool, r *sdk.CallToolRequest, req o
 
 // refuse answers a call whose arguments could not be read as its op's
 // fields, with its one event, as serve answers a request line it cannot
-// read: the claims recorded as ops records them.
+// read: the claims recorded as ops records them, the message (which may
+// quote an argument) scrubbed as every output is.
 func (s *session) refuse(t tool, r *sdk.CallToolRequest, err error) *sdk.CallToolResult {
-	ev := audit.Event{Event: "error", Op: t.op, Outcome: audit.BadRequest, Code: string(ops.CodeOf(err)), Message: err.Error(), Actor: s.actor}
+	msg := string(s.scrub([]byte(err.Error())))
+	ev := audit.Event{Event: "error", Op: t.op, Outcome: audit.BadRequest, Code: string(ops.CodeOf(err)), Message: msg, Actor: s.actor}
 	if c := clientName(r); ops.ValidActor(c) {
 		ev.Client = c
 	}

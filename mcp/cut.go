@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"unicode/utf8"
+
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -61,7 +63,9 @@ func rowsWithin(n int, refLen func(i int) int, budget int) int {
 	return n
 }
 
-// cutText cuts b to at most n bytes, on a UTF-8 boundary.
+// cutText cuts b to at most n bytes, on a UTF-8 boundary: back at most
+// to the start of the rune the cut falls in (bytes that are not UTF-8 are
+// cut where they are, however many continuation bytes they hold).
 func cutText(b []byte, n int) []byte {
 	if n <= 0 {
 		return b[:0:0]
@@ -69,7 +73,7 @@ func cutText(b []byte, n int) []byte {
 	if len(b) <= n {
 		return b
 	}
-	for n > 0 && b[n]&0xC0 == 0x80 {
+	for back := 0; back < utf8.UTFMax-1 && n > 0 && b[n]&0xC0 == 0x80; back++ {
 		n--
 	}
 	return b[:n:n]

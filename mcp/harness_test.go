@@ -24,7 +24,7 @@ const pdpConfig = "[serve.pdp]\nexec = \"false\"\ntimeout_ms = 1000\n"
 // harnessOptions shape a harness: the config beside [serve.pdp], the
 // policy (nil allows everything), the actor the session claims, the
 // client's name and options and the protocol version it asks for
-// ("": the SDK's latest).
+// ("": the SDK's latest), and the backends (nil: the real ones).
 type harnessOptions struct {
 	config   string
 	decide   func(pdp.Request) pdp.Verdict
@@ -36,7 +36,8 @@ type harnessOptions struct {
 	now      func() time.Time // the service's clock; nil: time.Now
 	// sent, when set, sees each message the client sends, once arca has
 	// read it.
-	sent func(msg []byte)
+	sent     func(msg []byte)
+	backends ops.Backends // nil: the real ones
 }
 
 // harness is one arca mcp session in process, over pipes, with the Go
@@ -57,17 +58,22 @@ type harness struct {
 func newHarness(t *testing.T, o harnessOptions) *harness {
 	t.Helper()
 	h := &harness{t: t, events: &syncBuffer{}, transcript: &syncBuffer{}, done: make(chan error, 1)}
-	h.fix = opstest.New(t, opstest.Options{Config: pdpConfig + o.config})
+	if o.backends == nil {
+		o.backends = backend.Kinds{}
+	}
+	h.fix = opstest.New(t, opstest.Options{Config: pdpConfig + o.config, Backends: o.backends})
 	h.decider = &funcDecider{decide: o.decide}
 	aw := audit.NewWriter(h.events, audit.SourceMCP, nil)
-	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: backend.Kinds{}, Environ: o.environ, Now: o.now})
+	h.svc = ops.New(ops.Options{Config: h.fix.Config, Audit: aw, ConsultPDP: true, Decider: h.decider, Backends: o.backends, Environ: o.environ, Now: o.now})
 	t.Cleanup(func() { h.svc.Close() })
 
+	// Each message goes into the transcript before the pipe, so that it
+	// is there before the other end can have read it.
 	inR, inW := io.Pipe()   // client → arca
 	outR, outW := io.Pipe() // arca → client
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(outW, h.transcript), Service: h.svc, Config: h.fix.Config,
+		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(h.transcript, outW), Service: h.svc, Config: h.fix.Config,
 			Audit: aw, Actor: o.actor, Environ: o.environ})
 		outW.Close()
 	}()
@@ -76,7 +82,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		name = "harness-client"
 	}
 	c := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1.0"}, o.options)
-	toArca := io.MultiWriter(inW, h.transcript)
+	toArca := io.MultiWriter(h.transcript, inW)
 	if o.sent != nil {
 		toArca = io.MultiWriter(toArca, sentFunc(o.sent))
 	}

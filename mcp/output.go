@@ -15,8 +15,8 @@ import (
 // serve would answer it, under the op's result schema) and as text beside
 // a short summary, for clients that read text alone; all of it scrubbed
 // against every credential the session used, and the whole of it at most
-// MaxOutput bytes encoded: a result that would be larger is cut (cut.go),
-// saying so in its own fields.
+// MaxOutput bytes encoded with the response around it: a result that
+// would be larger is cut (cut.go), saying so in its own fields.
 func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 	budget := MaxOutput / 2
 	for range 8 {
@@ -32,9 +32,16 @@ func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 	return s.failed(t, ops.Errorf(manifest.OpError, "the result does not fit in %d bytes", MaxOutput))
 }
 
+// envelope is room for what goes on a result's line around it: the
+// JSON-RPC response's members and id, and what the SDK adds (the
+// server's _meta, resultType). The line, not the result alone, is held to
+// MaxOutput.
+const envelope = 1 << 10
+
 // encodeResult encodes res, cut to at most budget bytes of JSON.
 func (s *session) encodeResult(res ops.Result, budget int) (*sdk.CallToolResult, error) {
-	b, err := encode(cut(res, budget))
+	res = cut(res, budget)
+	b, err := encode(res)
 	if err != nil {
 		return nil, err
 	}
@@ -70,8 +77,8 @@ func (s *session) scrub(b []byte) []byte {
 	return out
 }
 
-// fits reports whether out is at most MaxOutput bytes encoded, as it goes
-// on the wire. Encoding escapes no byte to more than six (\u00XX), so a
+// fits reports whether out, encoded as it goes on the wire, leaves room
+// for the envelope around it within MaxOutput. Encoding escapes no byte to more than six (\u00XX), so a
 // result whose structured content and texts are small enough fits
 // without being encoded to measure it; only a larger one is.
 func fits(out *sdk.CallToolResult) bool {
@@ -84,11 +91,11 @@ func fits(out *sdk.CallToolResult) bool {
 			bound += 6*len(t.Text) + 64
 		}
 	}
-	if ok && bound <= MaxOutput {
+	if ok && bound+envelope <= MaxOutput {
 		return true
 	}
 	b, err := json.Marshal(out)
-	return err == nil && len(b) <= MaxOutput
+	return err == nil && len(b)+envelope <= MaxOutput
 }
 
 // failed makes err t's output: a tool error (isError), its text the code

@@ -32,8 +32,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// MaxOutput caps a tool's output: its structured content and its text
-// each.
+// MaxOutput caps the line that answers a tool call: its structured
+// content and its text together, with the response around them.
 const MaxOutput = 256 << 10
 
 // Options configure a session.

@@ -205,7 +205,8 @@ func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 }
 
 // answerError writes an error response with id null: a line that could
-// not be read as a message has no id to answer.
+// not be read as a message has no id to answer. (The SDK's encoder leaves
+// out an id it does not have; JSON-RPC wants it null.)
 func (c *lineConn) answerError(code int, msg string) {
 	b, err := json.Marshal(struct {
 		Version string         `json:"jsonrpc"`
