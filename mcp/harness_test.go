@@ -32,6 +32,7 @@ type harnessOptions struct {
 	options  *sdk.ClientOptions
 	protocol string
 	environ  []string
+	who      audit.Who
 }
 
 // harness is one arca mcp session in process, over pipes, with the Go
@@ -62,7 +63,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(outW, h.transcript), Service: h.svc, Config: h.fix.Config,
-			Audit: aw, Actor: o.actor, Environ: o.environ})
+			Audit: aw, Actor: o.actor, Environ: o.environ, Who: o.who})
 		outW.Close()
 	}()
 	name := o.client
