@@ -19,14 +19,17 @@ import (
 // events with the others' would vouch for them; `arca audit FILE` still
 // reads such a file alone.
 func (c *cli) auditMerge(files []string, f trail.Filter, asJSON bool) error {
+	named := make([]trail.Named, 0, len(files))
 	broken := 0
 	for _, path := range files {
 		fh, err := openTrail(path)
 		if err != nil {
 			return err
 		}
+		defer fh.Close()
+		// The file verified is the file merged: read again from its
+		// start through the same handle, never opened anew by its name.
 		_, err = trail.Verify(fh, nil)
-		fh.Close()
 		var b *trail.Break
 		switch {
 		case errors.As(err, &b):
@@ -35,18 +38,13 @@ func (c *cli) auditMerge(files []string, f trail.Filter, asJSON bool) error {
 		case err != nil:
 			return opErrorf("%s: %v", path, err)
 		}
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			return opErrorf("%s: %v", path, err)
+		}
+		named = append(named, trail.Named{Name: path, R: fh})
 	}
 	if broken > 0 {
 		return opErrorf("%d of %d trails do not hold: nothing merged (arca audit FILE reads one alone)", broken, len(files))
-	}
-	var named []trail.Named
-	for _, path := range files {
-		fh, err := openTrail(path)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		named = append(named, trail.Named{Name: path, R: fh})
 	}
 	out := c.stdout
 	if asJSON {
@@ -79,4 +77,3 @@ func printMerged(w io.Writer, m trail.Merged, asJSON bool) error {
 	fmt.Fprintf(w, "%-16s ", shown(m.Name))
 	return printEvent(w, m.Entry, false)
 }
-
