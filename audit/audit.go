@@ -47,7 +47,9 @@ type Policy struct {
 	Degraded    bool     `json:"degraded,omitempty"`
 }
 
-// Event is one audit line. Writer fills V, TS, Seq and Source.
+// Event is one audit line. Writer fills V, TS, Seq and Source, and User
+// and Host when it was given a Who. Its keys are written in the order of
+// its fields (appendEvent): source and prev always last.
 type Event struct {
 	V       int             `json:"v"`
 	TS      string          `json:"ts"`
@@ -76,6 +78,12 @@ type Event struct {
 	// Use is what the event of a use (http, exec, a request through the
 	// proxy) adds; nil for every other event.
 	*Use
+	// User and Host are the process that wrote the event: the OS account
+	// it runs as and the machine's name (see Who). The CLI's events carry
+	// them, and serve's start event; serve's requests name their actor.
+	// With Source they say who wrote the line, where, and how.
+	User   string `json:"user,omitempty"`
+	Host   string `json:"host,omitempty"`
 	Source string `json:"source"`
 	// Prev links the event to the one before it in its stream: the hex
 	// SHA-256 of that event's line (see Link). The first event of a
@@ -139,6 +147,7 @@ type Writer struct {
 	buf     []byte
 	stamps  stamper
 	pending Event // the event a chained sink is writing
+	who     Who   // stamped on every event, when set
 }
 
 // NewWriter returns a Writer that writes events from source to w, stamped
@@ -151,6 +160,16 @@ func NewWriter(w io.Writer, source string, now func() time.Time) *Writer {
 	return &Writer{w: w, chained: c, now: now, source: source}
 }
 
+// SetWho has the writer stamp w (made recordable by CleanWho) on every
+// event it writes from now on,
+// over whatever the event holds: the CLI sets its process's Who once, so
+// no event of it goes without. Call it before the writer is shared.
+func (a *Writer) SetWho(w Who) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.who = CleanWho(w)
+}
+
 // Write stamps e and writes it as one line. An error means the event was not
 // written: the caller must not reveal or commit what the event describes.
 func (a *Writer) Write(e Event) error {
@@ -159,6 +178,9 @@ func (a *Writer) Write(e Event) error {
 	e.V = 1
 	e.TS = ""
 	e.Source = a.source
+	if a.who != (Who{}) {
+		e.User, e.Host = a.who.User, a.who.Host
+	}
 	if a.chained != nil {
 		return a.writeChained(e)
 	}

@@ -18,7 +18,7 @@ func TestAppendEventMatchesEncodingJSON(t *testing.T) {
 	events := []Event{
 		{V: 1, TS: "2026-01-01T00:00:00.000000000Z", Seq: 1, Event: "start", Source: SourceServe},
 		{V: 1, TS: "t", Seq: 7, Event: "get", Op: "get", Outcome: OK, ID: json.RawMessage(`{"a":[1,"x"]}`),
-			Actor: "agent:\"quoted\"\\", AttestationSHA256: HashAttestation("x"), Env: "prod", Ref: "ns/name", Version: 3, Source: SourceCLI},
+			Actor: "agent:\"quoted\"\\", Client: "c", User: "ana \"x\"", Host: "build-1", AttestationSHA256: HashAttestation("x"), Env: "prod", Ref: "ns/name", Version: 3, Source: SourceCLI},
 		{V: 1, Event: "get", Op: "get", Outcome: OK, Ref: "ns/name", Policy: &Policy{Allow: true, Obligations: []string{"arca:max_uses=3"}},
 			Grant: "gr_0123abcd", Source: SourceServe},
 		{V: 1, Event: "grant.close", Op: "get", Outcome: OK, Message: "exhausted", Grant: "gr_\"x\"", Source: SourceServe},

@@ -9,7 +9,12 @@ import (
 
 // appendEvent appends e as one JSON object, fields in declaration order,
 // empty optional fields omitted: what encoding/json would write, without
-// reflection on the hot path.
+// reflection on the hot path. The order is part of the trail's layout
+// (the chain hashes the exact line): v, ts, seq, event, op, outcome, id,
+// actor, client, attestation_sha256, env, ref, version, code, message,
+// policy, grant, approval, the use's fields, user, host, then source and,
+// last, prev, where trail's verifier looks for them. A new field goes
+// before user.
 //
 // A zero TS is written as stamp, formatted straight into b by st; prev,
 // when not nil, is written as the link (hex) in place of e.Prev.
@@ -52,6 +57,8 @@ func appendEvent(b []byte, e *Event, st *stamper, stamp time.Time, prev []byte) 
 	if e.Use != nil {
 		b = appendUse(b, e.Use)
 	}
+	b = appendField(b, "user", e.User, false)
+	b = appendField(b, "host", e.Host, false)
 	b = appendField(b, "source", e.Source, true)
 	if prev != nil {
 		b = append(append(append(b, `,"prev":"`...), prev...), '"')

@@ -38,6 +38,7 @@ type harnessOptions struct {
 	// read it.
 	sent     func(msg []byte)
 	backends ops.Backends // nil: the real ones
+	who      audit.Who
 }
 
 // harness is one arca mcp session in process, over pipes, with the Go
@@ -74,7 +75,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		h.done <- Serve(ctx, Options{In: inR, Out: io.MultiWriter(h.transcript, outW), Service: h.svc, Config: h.fix.Config,
-			Audit: aw, Actor: o.actor, Environ: o.environ})
+			Audit: aw, Actor: o.actor, Environ: o.environ, Who: o.who})
 		outW.Close()
 	}()
 	name := o.client

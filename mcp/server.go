@@ -54,6 +54,9 @@ type Options struct {
 	// Environ is the process's environment: the approval page's token may
 	// be in it ($ARCA_APPROVER_TOKEN).
 	Environ []string
+	// Who is the process serving (audit.ProcessWho): its start event
+	// carries it, as serve's does.
+	Who audit.Who
 }
 
 // session is one MCP session: the service, what it claims, the page its
@@ -101,7 +104,8 @@ func Serve(ctx context.Context, o Options) error {
 	if s.page != nil {
 		msg += "; approvals at " + s.page.ListURL()
 	}
-	if err := o.Audit.Write(audit.Event{Event: "start", Message: msg}); err != nil {
+	who := audit.CleanWho(o.Who)
+	if err := o.Audit.Write(audit.Event{Event: "start", Message: msg, User: who.User, Host: who.Host}); err != nil {
 		return err
 	}
 	err = srv.Run(ctx, &lineTransport{in: o.In, out: o.Out, ended: s.inputEnded})

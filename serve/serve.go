@@ -50,6 +50,9 @@ type Options struct {
 	Environ []string
 	// Backends opens and creates vaults by kind (see ops.Backends).
 	Backends ops.Backends
+	// Who is the process serving (audit.ProcessWho): its start event
+	// carries it. The events of requests name their actor instead.
+	Who audit.Who
 	// Signals end the session early (see the package doc). Nil: Serve
 	// subscribes to the process's stop signals itself for as long as it
 	// runs.
@@ -105,6 +108,7 @@ type session struct {
 	proxy   *proxy.Proxy // the session's proxy, nil until a proxy op opens it (proxyop.go)
 	page    approvalPage // the approval page, nil unless [serve.approvals] listen is set
 	environ []string     // Options.Environ: the approver's token may be in it
+	who     audit.Who    // Options.Who, on the start event
 }
 
 // Serve serves until EOF or shutdown, and then returns nil. It returns an
@@ -125,7 +129,8 @@ func Serve(ctx context.Context, o Options) error {
 		sigs, unsubscribe = subscribe()
 		defer unsubscribe()
 	}
-	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads, environ: o.Environ}
+	s := &session{in: newLineReader(o.Stdin, manifest.MaxLine), w: w, audit: aw, svc: svc, cfg: o.Config, ctxEnv: o.Env, maxGroup: o.MaxGroup, maxReads: o.MaxReads, environ: o.Environ,
+		who: audit.CleanWho(o.Who)}
 	if s.maxGroup <= 0 {
 		s.maxGroup = maxGroupWrites
 	}
@@ -264,7 +269,11 @@ func (s *session) lifecycle(event, msg string) {
 		s.closePage()  // and those of the decisions made on it
 		_ = s.svc.EndGrants()
 	}
-	_ = s.audit.Write(audit.Event{Event: event, Message: msg})
+	ev := audit.Event{Event: event, Message: msg}
+	if event == "start" {
+		ev.User, ev.Host = s.who.User, s.who.Host // the process's; a request names its actor
+	}
+	_ = s.audit.Write(ev)
 }
 
 // refuse answers a request that never reached ops, with its one event. The

@@ -144,6 +144,8 @@ type event struct {
 	Env     string        `json:"env,omitempty"`
 	Ref     string        `json:"ref,omitempty"`
 	Actor   string        `json:"actor,omitempty"`
+	User    string        `json:"user,omitempty"` // the OS account that wrote the event
+	Host    string        `json:"host,omitempty"` // the machine it was written on
 	Message string        `json:"message,omitempty"`
 	Policy  *audit.Policy `json:"policy,omitempty"`
 	Source  string        `json:"source"`
@@ -250,5 +252,5 @@ func chainOf(file string, res trail.QueryResult) chain {
 func eventOf(e trail.Entry) event {
 	ev := e.Event
 	return event{TS: ev.TS, Seq: ev.Seq, Event: ev.Event, Op: ev.Op, Outcome: ev.Outcome, Env: ev.Env, Ref: ev.Ref,
-		Actor: ev.Actor, Message: ev.Message, Policy: ev.Policy, Source: ev.Source}
+		Actor: ev.Actor, User: ev.User, Host: ev.Host, Message: ev.Message, Policy: ev.Policy, Source: ev.Source}
 }

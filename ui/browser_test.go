@@ -15,7 +15,7 @@ import (
 // the URL arca ui prints, keeps it in the tab's session storage and out of
 // the address bar and of every cookie, loads under its CSP with no error
 // in the console, shows the records table and the chart, the denial with
-// its verdict and the chain's state, and never a value, a record's
+// its verdict and the chain's state, the events with their user and host, and never a value, a record's
 // versions unfolded included. A screenshot is
 // saved: to $ARCA_UI_SCREENSHOT when set (docs/ui.png is made so), else
 // beside the test's files.
@@ -31,6 +31,7 @@ func TestPageInBrowser(t *testing.T) {
 	chainText := pagetest.Run(t, bctx, chromedp.Text("#chain"))
 	deniedText := pagetest.Run(t, bctx, chromedp.Text("#denied"))
 	recordsText := pagetest.Run(t, bctx, chromedp.Text("#records"))
+	eventsText := pagetest.Run(t, bctx, chromedp.Text("#events"))
 	// The screenshot shows a record's versions, unfolded.
 	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-ref="arca://app/db"]`), chromedp.WaitVisible(`#records tr.versions`)); err != nil {
 		t.Fatalf("the versions of app/db did not show: %v", err)
@@ -60,6 +61,9 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(deniedText, "billing/card") || !strings.Contains(deniedText, "payments service only") {
 		t.Errorf("denied: %q", deniedText)
+	}
+	if !strings.Contains(eventsText, "ana") || !strings.Contains(eventsText, "laptop") {
+		t.Errorf("the events table shows no user and host: %q", eventsText)
 	}
 	noCanary(t, "the page as rendered", []byte(html))
 	if errs := consoleErrors(); len(errs) > 0 {

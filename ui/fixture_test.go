@@ -41,7 +41,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { af.Close() })
-	f.svc = opstest.New(t, opstest.Options{Audit: af, Config: `
+	f.svc = opstest.New(t, opstest.Options{Audit: af, Who: audit.Who{User: "ana", Host: "laptop"}, Config: `
 [[guardrails.rule]]
 env = "default"
 ref = "billing/*"

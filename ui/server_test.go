@@ -225,6 +225,16 @@ func TestEndpoints(t *testing.T) {
 	if tr.Matched != 1 || len(tr.Events) != 1 {
 		t.Fatalf("outcome=denied: %d matched", tr.Matched)
 	}
+	// Every event of the fixture was written by ana on laptop.
+	get(t, f, "/api/audit?user=ana&host=lap*", &tr)
+	if tr.Matched == 0 || tr.Events[0].User != "ana" || tr.Events[0].Host != "laptop" {
+		t.Fatalf("user=ana&host=lap*: %d matched: %+v", tr.Matched, tr.Events)
+	}
+	for _, q := range []string{"user=bob", "host=build-*"} {
+		if get(t, f, "/api/audit?"+q, &tr); tr.Matched != 0 {
+			t.Fatalf("%s: %d matched", q, tr.Matched)
+		}
+	}
 	// Nothing matched: empty lists, never null (the page iterates them).
 	_, body := request(t, f, "GET", "/api/audit?actor=nobody", bearer(testToken))
 	if !strings.Contains(string(body), `"events":[]`) || !strings.Contains(string(body), `"denied":[]`) || !strings.Contains(string(body), `"chart":[]`) {

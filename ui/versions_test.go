@@ -76,7 +76,7 @@ func TestHistoryEndpoints(t *testing.T) {
 	// The deleted names are ops' list (with deleted) events, as arca list
 	// --deleted writes them: two here (the limit=0 request is refused
 	// before it lists), and the records' one.
-	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","source":"cli"`); n != 3 {
+	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","user":"ana","host":"laptop","source":"cli"`); n != 3 {
 		t.Errorf("%d list events, want 3:\n%s", n, trail)
 	}
 	noCanary(t, "the audit file", []byte(trail))

@@ -14,9 +14,10 @@ import (
 	"github.com/arca-secrets/arca/internal/glob"
 )
 
-// Filter picks events. A zero field picks every event; Ref and Actor are
-// globs in the guardrails' language (package glob), the others are
-// matched whole.
+// Filter picks events. A zero field picks every event; Ref, Actor, User
+// and Host are globs in the guardrails' language (package glob), the
+// others are matched whole. An event without a user or a host (a serve
+// request's) is not picked by a User or Host filter.
 type Filter struct {
 	Since, Until time.Time // Since inclusive, Until exclusive
 	Env          string
@@ -24,11 +25,13 @@ type Filter struct {
 	Op           string // an event's op, or its event when it has none (a start)
 	Outcome      string
 	Actor        string
+	User         string // the OS account of the process that wrote the event
+	Host         string // the machine it ran on
 }
 
 // Check refuses a filter whose globs are malformed.
 func (f Filter) Check() error {
-	for name, g := range map[string]string{"--ref": f.Ref, "--actor": f.Actor} {
+	for name, g := range map[string]string{"--ref": f.Ref, "--actor": f.Actor, "--user": f.User, "--host": f.Host} {
 		if g == "" {
 			continue
 		}
@@ -54,6 +57,8 @@ func (f Filter) Match(e audit.Event, ts time.Time) bool {
 	case f.Env != "" && e.Env != f.Env, f.Op != "" && op != f.Op, f.Outcome != "" && e.Outcome != f.Outcome:
 		return false
 	case f.Ref != "" && !glob.Match(f.Ref, e.Ref), f.Actor != "" && !glob.Match(f.Actor, e.Actor):
+		return false
+	case f.User != "" && !glob.Match(f.User, e.User), f.Host != "" && !glob.Match(f.Host, e.Host):
 		return false
 	}
 	return true

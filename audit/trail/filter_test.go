@@ -44,6 +44,8 @@ func TestFilter(t *testing.T) {
 		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: "prod", Ref: "app/db", Actor: "agent-1"},
 		audit.Event{Event: "denied", Op: "get", Outcome: audit.Denied, Env: "prod", Ref: "billing/card", Actor: "agent-2", Code: "denied", Message: "no"},
 		audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: "dev", Ref: "app/api", Actor: "ci"},
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: "dev", Ref: "app/api", User: "ana", Host: "build-1"},
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Env: "dev", Ref: "app/api", User: "bob", Host: "laptop"},
 	)
 	at := func(s int) time.Time { return time.Date(2026, 12, 1, 10, 0, s, 0, time.UTC) }
 	for _, tc := range []struct {
@@ -51,14 +53,18 @@ func TestFilter(t *testing.T) {
 		f    Filter
 		want []uint64
 	}{
-		{"all", Filter{}, []uint64{1, 2, 3, 4}},
+		{"all", Filter{}, []uint64{1, 2, 3, 4, 5, 6}},
 		{"env", Filter{Env: "prod"}, []uint64{2, 3}},
-		{"ref glob", Filter{Ref: "app/*"}, []uint64{2, 4}},
-		{"op", Filter{Op: "get"}, []uint64{2, 3}},
+		{"user", Filter{User: "ana"}, []uint64{5}},
+		{"user glob", Filter{User: "b*"}, []uint64{6}},
+		{"host glob", Filter{Host: "build-*"}, []uint64{5}},
+		{"user and host", Filter{User: "bob", Host: "build-*"}, nil},
+		{"ref glob", Filter{Ref: "app/*"}, []uint64{2, 4, 5, 6}},
+		{"op", Filter{Op: "get"}, []uint64{2, 3, 5, 6}},
 		{"op of a lifecycle event", Filter{Op: "start"}, []uint64{1}},
 		{"outcome", Filter{Outcome: audit.Denied}, []uint64{3}},
 		{"actor glob", Filter{Actor: "agent-?"}, []uint64{2, 3}},
-		{"since, inclusive", Filter{Since: at(2)}, []uint64{2, 3, 4}},
+		{"since, inclusive", Filter{Since: at(2)}, []uint64{2, 3, 4, 5, 6}},
 		{"until, exclusive", Filter{Until: at(3)}, []uint64{1, 2}},
 		{"all at once", Filter{Env: "prod", Ref: "*", Op: "get", Outcome: audit.OK, Actor: "agent-*", Since: at(1), Until: at(4)}, []uint64{2}},
 	} {
@@ -66,12 +72,12 @@ func TestFilter(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	for _, bad := range []Filter{{Ref: "[z-a]"}, {Actor: `a\b`}, {Since: at(3), Until: at(2)}} {
+	for _, bad := range []Filter{{Ref: "[z-a]"}, {Actor: `a\b`}, {User: "[z-a]"}, {Host: `a\b`}, {Since: at(3), Until: at(2)}} {
 		if bad.Check() == nil {
 			t.Errorf("%+v: Check passed", bad)
 		}
 	}
-	if err := Scan(strings.NewReader(text+"not json\n"), Filter{}, func(Entry) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 5: not an audit event") {
+	if err := Scan(strings.NewReader(text+"not json\n"), Filter{}, func(Entry) error { return nil }); err == nil || !strings.Contains(err.Error(), "line 7: not an audit event") {
 		t.Errorf("a bad line: %v", err)
 	}
 }

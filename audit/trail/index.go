@@ -21,8 +21,8 @@ import (
 // where each line is: a page that shows the trail again and again reads
 // only what was appended since it last looked. Update reads it, checking
 // the chain as Verify does; Query filters in memory and reads back only
-// the lines it returns. An event costs some 48 bytes; its strings (env,
-// ref, op, actor, outcome) are held once each.
+// the lines it returns. An event costs some 56 bytes; its strings (env,
+// ref, op, actor, user, host, outcome) are held once each.
 //
 // The index vouches only for the file as it is: before it reads what was
 // appended, Update hashes the bytes it read before and reads the file again
@@ -65,6 +65,7 @@ type indexed struct {
 	off                          int64
 	ts                           int64 // Unix nanoseconds
 	env, ref, op, actor, outcome uint32
+	user, host                   uint32
 	sum                          uint64
 }
 
@@ -241,6 +242,7 @@ func (x *Index) add(line []byte) error {
 	}
 	link := sha256.Sum256(line)
 	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
+		user: x.id(e.User), host: x.id(e.Host),
 		sum: binary.BigEndian.Uint64(link[:8])})
 	x.hashRead(line)
 	x.hashRead([]byte{'\n'})
@@ -339,7 +341,8 @@ func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 
 // match is Filter.Match on an indexed event.
 func (x *Index) match(ev *indexed, f Filter) bool {
-	e := audit.Event{Env: x.strs[ev.env], Ref: x.strs[ev.ref], Op: x.strs[ev.op], Actor: x.strs[ev.actor], Outcome: x.strs[ev.outcome]}
+	e := audit.Event{Env: x.strs[ev.env], Ref: x.strs[ev.ref], Op: x.strs[ev.op], Actor: x.strs[ev.actor], Outcome: x.strs[ev.outcome],
+		User: x.strs[ev.user], Host: x.strs[ev.host]}
 	return f.Match(e, time.Unix(0, ev.ts))
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -246,5 +247,39 @@ func BenchmarkIndexUpdate(b *testing.B) {
 	}
 	if res, err := x.Query(Filter{}, 1, 1); err != nil || res.Chain.Lines != len(ls) || res.Broken != nil {
 		b.Fatalf("the index after the loop: %v", err)
+	}
+}
+
+// The index filters by user and host as Scan does, and the chain of
+// lines that carry them holds.
+func TestIndexFiltersByUserAndHost(t *testing.T) {
+	text := events(t,
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Ref: "app/db", User: "ana", Host: "build-1"},
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Ref: "app/db", User: "bob", Host: "laptop"},
+		audit.Event{Event: "get", Op: "get", Outcome: audit.OK, Ref: "app/db"},
+	)
+	path := filepath.Join(t.TempDir(), "audit.log")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x := NewIndex(path)
+	if err := x.Update(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f    Filter
+		want []uint64
+	}{{Filter{User: "ana"}, []uint64{1}}, {Filter{Host: "l*"}, []uint64{2}}, {Filter{}, []uint64{1, 2, 3}}} {
+		res, err := x.Query(c.f, 10, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []uint64
+		for _, e := range res.Latest {
+			got = append(got, e.Event.Seq)
+		}
+		if !slices.Equal(got, c.want) || res.Broken != nil || res.Chain.Lines != 3 {
+			t.Errorf("%+v: %v (broken %v), want %v", c.f, got, res.Broken, c.want)
+		}
 	}
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/arca-secrets/arca/ops"
 )
 
-// auditCommand is `arca audit [FILTERS] [--json] [--follow] [FILE...]`
+// auditCommand is `arca audit [FILTERS] [--json] [--follow|--merge] [FILE...]`
 // (the events of the CLI's audit file, or of FILEs: captured serve wires
-// too), `arca audit verify [--anchor LINE:DIGEST] [FILE...]` (whether their
+// too; with --merge, the FILEs' events in one time-ordered view), `arca audit verify [--anchor LINE:DIGEST] [FILE...]` (whether their
 // chains hold) and `arca audit anchor [FILE]` (the anchor of the last
 // line, to record elsewhere). Reading the trail is not itself audited: it is no vault op.
 func auditCommand() *command {
@@ -193,7 +193,8 @@ func (c *cli) auditAnchor(fs *verbFlags, args []string) error {
 // auditShowFlags are the filters and the output of `arca audit`.
 type auditShowFlags struct {
 	since, until, ref, op, outcome, actor *string
-	json, follow                          *bool
+	user, host                            *string
+	json, follow, merge                   *bool
 }
 
 // register adds the filters and the output flags to fs.
@@ -204,8 +205,11 @@ func (af *auditShowFlags) register(fs *flag.FlagSet) {
 	af.op = fs.String("op", "", "events of `OP` (get, put, list, …; start and stop too)")
 	af.outcome = fs.String("outcome", "", "events of `OUTCOME`: ok, denied, not_found, error or bad_request")
 	af.actor = fs.String("actor", "", "events whose actor matches `GLOB`")
+	af.user = fs.String("user", "", "events whose user (the OS account that wrote them) matches `GLOB`")
+	af.host = fs.String("host", "", "events whose host (the machine that wrote them) matches `GLOB`")
 	af.json = fs.Bool("json", false, "print each event's line as it is in the trail")
 	af.follow = fs.Bool("follow", false, "keep reading: print events as they are appended, until interrupted")
+	af.merge = fs.Bool("merge", false, "print the events of every FILE in one time-ordered view, each with its file, once each FILE's chain holds")
 }
 
 // auditShow is `arca audit`: the events that pass the filters, as a table
@@ -219,6 +223,12 @@ func (c *cli) auditShow(ctx context.Context, fs *verbFlags, args []string, af au
 	f, err := af.filter(co, c.now())
 	if err != nil {
 		return err
+	}
+	if *af.merge {
+		if *af.follow || len(files) == 0 {
+			return usagef("--merge reads the FILEs given, each to its end: give FILEs, and no --follow")
+		}
+		return c.auditMerge(files, f, *af.json)
 	}
 	if files, err = c.auditFiles(co, files); err != nil {
 		return err
@@ -274,7 +284,7 @@ func followOut(ctx context.Context, w *bufio.Writer, path string, f trail.Filter
 
 // filter is the trail.Filter the flags ask for; --env is the common flag.
 func (af auditShowFlags) filter(co common, now time.Time) (trail.Filter, error) {
-	f := trail.Filter{Env: co.env, Ref: *af.ref, Op: *af.op, Outcome: *af.outcome, Actor: *af.actor}
+	f := trail.Filter{Env: co.env, Ref: *af.ref, Op: *af.op, Outcome: *af.outcome, Actor: *af.actor, User: *af.user, Host: *af.host}
 	var err error
 	if f.Since, err = parseWhen("--since", *af.since, now); err != nil {
 		return f, err
@@ -306,10 +316,10 @@ func parseWhen(flag, s string, now time.Time) (time.Time, error) {
 }
 
 // The table's columns, fixed so that followed events line up too.
-const eventRow = "%-20s %7s %-9s %-11s %-10s %-28s %-16s %s\n"
+const eventRow = "%-20s %7s %-9s %-11s %-10s %-28s %-16s %-20s %s\n"
 
 func printHeader(w io.Writer) {
-	fmt.Fprintf(w, eventRow, "TIME", "SEQ", "EVENT", "OUTCOME", "ENV", "REF", "ACTOR", "MESSAGE")
+	fmt.Fprintf(w, eventRow, "TIME", "SEQ", "EVENT", "OUTCOME", "ENV", "REF", "ACTOR", "USER@HOST", "MESSAGE")
 }
 
 // printEvent prints e: its line as it is, or a row of the table. What the
@@ -329,8 +339,20 @@ func printEvent(w io.Writer, e trail.Entry, asJSON bool) error {
 		msg += " (policy: " + ev.Policy.Reason + ")"
 	}
 	_, err := fmt.Fprintf(w, eventRow, e.TS.UTC().Format("2006-01-02 15:04:05Z"), strconv.FormatUint(ev.Seq, 10),
-		shown(ev.Event), shown(ev.Outcome), shown(ev.Env), shown(ev.Ref), shown(ev.Actor), shown(msg))
+		shown(ev.Event), shown(ev.Outcome), shown(ev.Env), shown(ev.Ref), shown(ev.Actor), shown(userAtHost(ev)), shown(msg))
 	return err
+}
+
+// userAtHost is who wrote an event, where: user@host, either alone when
+// the event has only one, "" when neither (a serve request's event).
+func userAtHost(ev audit.Event) string {
+	switch {
+	case ev.User != "" && ev.Host != "":
+		return ev.User + "@" + ev.Host
+	case ev.Host != "":
+		return "@" + ev.Host
+	}
+	return ev.User
 }
 
 // shown is s as the table shows it: as it is when printable, else quoted

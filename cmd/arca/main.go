@@ -25,6 +25,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
@@ -32,12 +33,16 @@ import (
 
 // cli is the process's outside world, passed down so tests can replace it.
 type cli struct {
-	stdin     io.Reader
-	stdout    io.Writer
-	stderr    io.Writer
-	getenv    func(string) string
-	environ   func() []string
-	now       func() time.Time
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	getenv  func(string) string
+	environ func() []string
+	now     func() time.Time
+	// who is the process that acts, taken from the OS once
+	// (audit.ProcessWho): every event the CLI writes carries it, and
+	// serve's start event. Zero: events carry none.
+	who       audit.Who
 	stdinTTY  bool
 	stdoutTTY bool
 	global    common // --config and --env given before the verb
@@ -111,6 +116,7 @@ func processCLI(now func() time.Time) *cli {
 		getenv:  os.Getenv,
 		environ: os.Environ,
 		now:     now,
+		who:     audit.ProcessWho(),
 	}
 }
 

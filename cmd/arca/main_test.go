@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -35,6 +36,12 @@ import (
 // instant, so timestamps in listings and audit events can be compared
 // exactly. ARCATEST_NOW is read only here, never by arca itself.
 //
+// ARCATEST_USER and ARCATEST_HOST, when set, are the user and host the
+// child's events carry in place of the process's own (audit.ProcessWho),
+// which differ from machine to machine; every script starts with them set
+// to ana and laptop. They too are read only here: arca itself takes who
+// acted from the OS alone.
+//
 // ARCATEST_ROTATE_KILL_AT names a point of arca identity rotate
 // (access.RotateIdentityAt): the child kills itself there (SIGKILL). It
 // too is read only here.
@@ -42,6 +49,8 @@ import (
 const (
 	testNowVar    = "ARCATEST_NOW"
 	testKillAtVar = "ARCATEST_ROTATE_KILL_AT"
+	testUserVar   = "ARCATEST_USER"
+	testHostVar   = "ARCATEST_HOST"
 )
 
 func TestMain(m *testing.M) {
@@ -49,6 +58,9 @@ func TestMain(m *testing.M) {
 		"arca": func() {
 			c := processCLI(testClock())
 			c.rotateAt = testRotateAt()
+			if u, h := os.Getenv(testUserVar), os.Getenv(testHostVar); u != "" || h != "" {
+				c.who = audit.Who{User: u, Host: h}
+			}
 			os.Exit(start(os.Args[1:], c))
 		},
 		"servehost": serveHost,
@@ -111,6 +123,8 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			} {
 				env.Setenv(v, "")
 			}
+			env.Setenv(testUserVar, "ana")
+			env.Setenv(testHostVar, "laptop")
 			name, value, _ := strings.Cut(raceEnv(), "=")
 			env.Setenv(name, value)
 			if more != nil {

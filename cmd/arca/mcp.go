@@ -61,7 +61,7 @@ func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	err = mcp.Serve(ctx, mcp.Options{In: c.stdin, Out: c.raw.stdout, Service: svc, Config: cfg, Audit: aw,
-		Env: c.contextEnv(fs.co), Actor: actor, Environ: c.environ()})
+		Env: c.contextEnv(fs.co), Actor: actor, Environ: c.environ(), Who: c.who})
 	if err != nil && auditStderr {
 		return reported{err} // its stop event said why
 	}

@@ -46,7 +46,7 @@ func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 	signal.Ignore(syscall.SIGPIPE)
 	err = serve.Serve(ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
-		Config: cfg, Backends: c.kinds(), Env: c.contextEnv(co), Now: c.now, Environ: c.environ(),
+		Config: cfg, Backends: c.kinds(), Env: c.contextEnv(co), Now: c.now, Environ: c.environ(), Who: c.who,
 	})
 	if err != nil {
 		// Its stop event said why; stderr is the audit wire, so nothing

@@ -25,6 +25,7 @@ type Options struct {
 	Audit    io.Writer        // where the service writes its audit events; nil discards them
 	Now      func() time.Time // the clock of the service and of its audit events; nil is time.Now
 	Backends ops.Backends     // nil is backend.Kinds{}, which opens the vaults for real
+	Who      audit.Who        // stamped on every event, as the CLI stamps its process's; zero: none
 }
 
 // Fixture is a service on a config in a temporary HOME.
@@ -65,7 +66,9 @@ func (f *Fixture) NewService(t testing.TB, o Options) *ops.Service {
 	if bs == nil {
 		bs = backend.Kinds{}
 	}
-	svc := ops.New(ops.Options{Config: f.Config, Audit: audit.NewWriter(w, audit.SourceCLI, o.Now), Now: o.Now, Backends: bs})
+	aw := audit.NewWriter(w, audit.SourceCLI, o.Now)
+	aw.SetWho(o.Who)
+	svc := ops.New(ops.Options{Config: f.Config, Audit: aw, Now: o.Now, Backends: bs})
 	t.Cleanup(func() { svc.Close() })
 	return svc
 }

@@ -194,7 +194,7 @@
 
   function filters(env) {
     const f = { env, limit: 200 };
-    for (const k of ["since", "until", "ref", "op", "outcome", "actor"]) {
+    for (const k of ["since", "until", "ref", "op", "outcome", "actor", "user", "host"]) {
       const v = $("f-" + k).value.trim();
       if (v) f[k] = v;
     }
@@ -217,7 +217,7 @@
     });
     rows("events", t.events, (tr, e) => {
       cell(tr, short(e.ts)); cell(tr, e.seq); cell(tr, e.event); cell(tr, e.outcome, e.outcome === "ok" ? "ok" : e.outcome === "denied" ? "denied" : e.outcome ? "error" : "");
-      cell(tr, e.env); cell(tr, e.ref); cell(tr, e.actor); cell(tr, e.message, "msg");
+      cell(tr, e.env); cell(tr, e.ref); cell(tr, e.actor); cell(tr, e.user); cell(tr, e.host); cell(tr, e.message, "msg");
     });
   }
 

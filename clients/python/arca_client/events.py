@@ -43,6 +43,8 @@ class Event:
     outcome: str = ""  # "" on lifecycle events (start, stop, warning)
     id: Any = None
     actor: str = ""
+    user: str = ""  # the OS account of the process: on serve's start event
+    host: str = ""  # the machine it runs on: on serve's start event
     attestation_sha256: str = ""
     env: str = ""
     ref: str = ""
@@ -71,7 +73,7 @@ def parse_event(line: bytes) -> Optional[Event]:
     if not isinstance(d, dict):
         return None
     try:
-        s = {k: d.get(k, "") for k in ("event", "source", "op", "outcome", "actor", "attestation_sha256",
+        s = {k: d.get(k, "") for k in ("event", "source", "op", "outcome", "actor", "user", "host", "attestation_sha256",
                                       "env", "ref", "code", "message", "prev")}
         if any(type(v) is not str for v in s.values()) or type(d.get("v")) is not int:
             return None

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pwd
 import shutil
+import socket
 import tempfile
 import unittest
 from datetime import timezone
@@ -40,6 +42,9 @@ class EventsTest(unittest.TestCase):
                                         4: ["get/ok"], 5: ["error/not_found"]})
         ev = seen.events
         self.assertEqual((ev[0].event, ev[-1].event, ev[-1].message), ("start", "stop", "eof"))
+        # start names the process serving; a request's event its actor.
+        self.assertEqual((ev[0].user, ev[0].host), (pwd.getpwuid(os.getuid()).pw_name, socket.gethostname()))
+        self.assertEqual({(e.user, e.host) for e in ev[1:]}, {("", "")})
         self.assertEqual([e.seq for e in ev], list(range(1, len(ev) + 1)))
         # The chain, computed here from the lines the client handed on.
         self.assertEqual(ev[0].prev, "")

@@ -80,6 +80,11 @@ export type WireEvent = {
    * is about
    */
   grant?: string;
+  /**
+   * the name of the machine the process that wrote the event runs on (the
+   * CLI's events, serve's start event)
+   */
+  host?: string;
   id?: unknown;
   message?: string;
   method?: string;
@@ -101,6 +106,11 @@ export type WireEvent = {
   source: "serve" | "cli" | "mcp";
   status?: number;
   ts: string;
+  /**
+   * the OS account of the process that wrote the event (the CLI's events,
+   * serve's start event)
+   */
+  user?: string;
   v: 1;
   version?: number;
   /** how a use came: the http op, or a request through the session's proxy */
