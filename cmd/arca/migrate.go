@@ -77,7 +77,7 @@ func (c *cli) readMigration(mf migrateFlags, pos []string) (*bulk.Packed, string
 	}
 	var o secretfile.Options
 	if *mf.identity != "" {
-		ids, err := identity.Load(*mf.identity)
+		ids, err := identity.Load(*mf.identity, nil)
 		if err != nil {
 			return nil, "", usagef("--identity: %v", err)
 		}
