@@ -136,7 +136,7 @@ func (c *cli) serviceConfig(co common) (svc *ops.Service, cfg *ops.Config, done 
 	if err != nil {
 		return nil, nil, nil, opErrorf("%v (nothing is done unaudited)", err)
 	}
-	svc = ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
+	svc = ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Keys: c.identityKeys(), Audit: audit.NewWriter(f, audit.SourceCLI, c.now), Now: c.now, Env: c.contextEnv(co)})
 	return svc, cfg, func() { svc.Close(); f.Close() }, nil
 }
 

@@ -48,7 +48,7 @@ func InitWith(s *ops.Service, env string, protect identity.Passphrase) (InitResu
 		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
 	} else if err := file.CheckPath(vc.Path); err != nil {
 		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
-	} else if missing(vc.Identity) && !missing(vc.Path) {
+	} else if vc.Identity != identity.KeyPath && missing(vc.Identity) && !missing(vc.Path) {
 		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}
 	res.Recipient, res.IdentityCreated, err = identity.EnsureWith(vc.Identity, s.Now(), s.Keys(), protect)

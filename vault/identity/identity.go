@@ -92,7 +92,7 @@ func New(now time.Time) (text, recipient string, err error) {
 // is opened with the one pass gives; with pass nil it is an error.
 func Load(path string, pass Passphrase) ([]age.Identity, error) {
 	if path == KeyPath {
-		return nil, fmt.Errorf("the identity is in $%s, which is read only where arca starts", KeyEnv)
+		return nil, fmt.Errorf("the identity is in $%s, not in a file", KeyEnv)
 	}
 	text, err := ReadText(path, pass)
 	if err != nil {

@@ -40,7 +40,8 @@ type loaded struct {
 
 // Load returns the identities of the identity file path (KeyPath: of
 // Key). A protected file is opened once: its identities, or the error
-// opening it gave (a wrong passphrase is not asked again), are kept.
+// opening it gave (a wrong passphrase is not asked again), are kept in
+// memory for the life of k.
 func (k *Keys) Load(path string) ([]age.Identity, error) {
 	if k == nil {
 		return Load(path, nil)
@@ -60,8 +61,10 @@ func (k *Keys) Load(path string) ([]age.Identity, error) {
 	return ids, err
 }
 
-// load reads path; keep says whether what it gave is kept: a file that
-// opened, or a protected one whose passphrase was asked for.
+// load reads path; keep says whether what it gave is kept: a protected
+// file whose passphrase was asked for, and $ARCA_IDENTITY_KEY. A plain
+// file is read again at each load, as it was before Keys: a rotation
+// replaces it in place.
 func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
 	if path == KeyPath {
 		if k.Key == "" {
@@ -81,7 +84,7 @@ func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
 		}
 	}
 	ids, err = Parse(path, text)
-	return ids, err, err == nil || protected
+	return ids, err, protected
 }
 
 // Missing reports whether err says an identity file is not there.
