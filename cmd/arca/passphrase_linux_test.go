@@ -14,18 +14,6 @@ import (
 	"filippo.io/age/armor"
 )
 
-// newBareHome is an arca home where nothing was made yet.
-func newBareHome(t *testing.T) *arcaHome {
-	t.Helper()
-	if _, err := exec.LookPath("arca"); err != nil {
-		t.Fatalf("arca is not on PATH: %v", err)
-	}
-	dir := t.TempDir()
-	h := &arcaHome{dir: dir, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}}
-	h.env = append(h.env, runtimeEnv()...)
-	return h
-}
-
 // protectAt protects the identity file of h by pass at scrypt work factor
 // 10, far below what arca writes, so that opening it is quick.
 func protectAt(t *testing.T, h *arcaHome, pass string) {

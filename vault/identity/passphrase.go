@@ -3,10 +3,9 @@ package identity
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/ownerfile"
 	"github.com/arca-secrets/arca/vault/fsio"
 )
 
@@ -69,31 +68,9 @@ func ReadPassphraseFile(file string) (string, error) {
 }
 
 func readPassphraseFile(file string) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	b, err := ownerfile.Read(file, MaxPassphraseFile)
 	if err != nil {
 		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", errors.New("is not a regular file")
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("has mode %04o: others than its owner may read or write it; make it 0600 (chmod 600)", perm)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxPassphraseFile+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > MaxPassphraseFile {
-		return "", fmt.Errorf("is longer than %d bytes", MaxPassphraseFile)
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSuffix(line, "\r")
