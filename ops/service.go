@@ -20,6 +20,7 @@ import (
 	"github.com/arca-secrets/arca/ops/upstream"
 	"github.com/arca-secrets/arca/pdp"
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // Options configure a Service.
@@ -38,6 +39,10 @@ type Options struct {
 	// Backends opens and creates vaults by kind (cmd/arca passes
 	// ops/backend's Kinds); with none, every vault is unavailable.
 	Backends Backends
+	// Keys loads the identity files (once each: a protected one's
+	// passphrase is asked once); nil loads plain files only. The Backends
+	// cmd/arca passes share it.
+	Keys *identity.Keys
 }
 
 // Service runs operations. It is safe for concurrent use and keeps the
@@ -48,6 +53,7 @@ type Service struct {
 	now      func() time.Time
 	ctxEnv   string
 	backends Backends
+	keys     *identity.Keys
 	decider  pdp.Decider // [serve.pdp] when ConsultPDP; nil: no PDP is consulted
 	handlers map[string]handler
 	environ  []string // an action's child's environment starts from its allowlist
@@ -71,7 +77,7 @@ func New(o Options) *Service {
 	if o.Backends == nil {
 		o.Backends = noBackends{}
 	}
-	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}, hist: map[string]vault.History{}}
+	s := &Service{cfg: o.Config, audit: o.Audit, now: o.Now, ctxEnv: o.Env, backends: o.Backends, keys: o.Keys, handlers: handlers(), environ: o.Environ, stores: map[string]vault.Store{}, byEnv: map[string]vault.Store{}, hist: map[string]vault.History{}}
 	if o.ConsultPDP && o.Config != nil && o.Config.Serve.PDP != nil {
 		p := o.Config.Serve.PDP
 		s.decider = o.Decider
@@ -82,6 +88,9 @@ func New(o Options) *Service {
 	}
 	return s
 }
+
+// Keys is what loads the identity files (Options.Keys).
+func (s *Service) Keys() *identity.Keys { return s.keys }
 
 // Close closes every vault the service opened, and ends the PDP it kept
 // running (a persistent child; an HTTP decider keeps no connection open).

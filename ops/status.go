@@ -73,7 +73,7 @@ func (s *Service) envStatus(ctx context.Context, env string) EnvStatus {
 		return st
 	}
 	st.Vault, st.Kind, st.Path, st.Endpoints, st.Prefix, st.Identity = name, vc.Kind, vc.Path, vc.Endpoints, vc.Prefix, vc.Identity
-	if ids, err := identity.Load(vc.Identity); err == nil {
+	if ids, err := s.keys.Load(vc.Identity); err == nil {
 		if rs := identity.RecipientsOf(ids); len(rs) > 0 {
 			st.PublicKey = fmt.Sprint(rs[0])
 		}
@@ -125,7 +125,7 @@ func (s *Service) ownRecipient(env string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ids, err := identity.Load(vc.Identity)
+	ids, err := s.keys.Load(vc.Identity)
 	if err != nil {
 		return "", &Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}

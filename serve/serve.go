@@ -33,6 +33,7 @@ import (
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/serve/proxy"
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // Options configure a session.
@@ -53,6 +54,9 @@ type Options struct {
 	// Who is the process serving (audit.ProcessWho): its start event
 	// carries it. The events of requests name their actor instead.
 	Who audit.Who
+	// Keys loads the identity files (see ops.Options.Keys): the caller
+	// opens a protected one before Serve, which then holds it in memory.
+	Keys *identity.Keys
 	// Signals end the session early (see the package doc). Nil: Serve
 	// subscribes to the process's stop signals itself for as long as it
 	// runs.
@@ -120,7 +124,7 @@ type session struct {
 func Serve(ctx context.Context, o Options) error {
 	w := &wire{stdout: o.Stdout, stderr: o.Stderr}
 	aw := audit.NewWriter(w, audit.SourceServe, o.Now)
-	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, Backends: o.Backends,
+	svc := ops.New(ops.Options{Config: o.Config, Audit: aw, Now: o.Now, Env: o.Env, Backends: o.Backends, Keys: o.Keys,
 		ConsultPDP: true, Environ: o.Environ})
 	defer svc.Close()
 	sigs := o.Signals

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/access"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // identityCommand is `arca identity [--json]`: the public key of the
@@ -27,7 +29,7 @@ func identityCommand() *command {
 				return res, func() error { _, err := fmt.Fprintln(c.stdout, res.PublicKey); return err }, err
 			})
 		},
-		subs: []*command{identityRotateCommand()},
+		subs: []*command{identityRotateCommand(), identityPassphraseCommand()},
 	}
 }
 
@@ -53,4 +55,55 @@ func identityRotateCommand() *command {
 			})
 		},
 	}
+}
+
+// identityPassphraseCommand is `arca identity passphrase [--remove]`.
+func identityPassphraseCommand() *command {
+	var remove *bool
+	return &command{
+		name: "passphrase", summary: "add, change or remove the identity file's passphrase",
+		text: "Protect the identity file by a passphrase, or change it (the old one is asked first), in age's scrypt format: age -d opens it too. " +
+			"--remove writes the identity plain again. The file is replaced whole (a temp file beside it, mode 0600, synced, renamed): protecting it never leaves the key in the clear on disk. " +
+			"Passphrases are asked on the terminal without echo, a new one twice, or read from the first line of $ARCA_PASSPHRASE_FILE (mode 0600).",
+		examples: []string{"arca identity passphrase", "arca identity passphrase --remove"},
+		exits:    plainExits,
+		flags: func(fs *flag.FlagSet) {
+			remove = fs.Bool("remove", false, "remove the passphrase: the identity file is written plain")
+		},
+		run: func(_ context.Context, c *cli, fs *verbFlags, args []string) error {
+			noJSON := new(bool)
+			return c.unauditedVerb(fs, args, noJSON, func(svc *ops.Service, _ common) (any, func() error, error) {
+				path, err := identityPath(svc)
+				if err != nil {
+					return nil, nil, err
+				}
+				if path == identity.KeyPath {
+					return nil, nil, opErrorf("the identity is in $%s: it has no file to protect", identity.KeyEnv)
+				}
+				next := c.passphrase(true)
+				if *remove {
+					next = nil
+				}
+				if err := identity.SetPassphrase(path, c.passphrase(false), next); err != nil {
+					return nil, nil, opErrorf("%v", err)
+				}
+				done := map[bool]string{false: "protected by a passphrase", true: "written plain, its passphrase removed"}
+				return nil, func() error {
+					_, err := fmt.Fprintf(c.stdout, "identity file %s %s\n", path, done[*remove])
+					return err
+				}, nil
+			})
+		},
+	}
+}
+
+// identityPath is the identity file the process context's env's vault
+// opens with; nothing is read.
+func identityPath(svc *ops.Service) (string, error) {
+	env, err := svc.ResolveEnv("")
+	if err != nil {
+		return "", err
+	}
+	_, vc, err := svc.Config().VaultFor(env)
+	return vc.Identity, err
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/backend"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // cli is the process's outside world, passed down so tests can replace it.
@@ -55,6 +56,8 @@ type cli struct {
 	// backends opens the vaults; nil: backend.Kinds, the real ones (a
 	// test hands in vaults of its own).
 	backends ops.Backends
+	// keys loads the identity files, once per process (identityKeys).
+	keys *identity.Keys
 }
 
 // kinds is what opens c's vaults.
@@ -62,7 +65,7 @@ func (c *cli) kinds() ops.Backends {
 	if c.backends != nil {
 		return c.backends
 	}
-	return backend.Kinds{}
+	return backend.Kinds{Keys: c.identityKeys()}
 }
 
 // rawStreams are the process's stdout and stderr, unescaped.
@@ -122,6 +125,7 @@ func processCLI(now func() time.Time) *cli {
 
 // main runs one verb and returns the exit status.
 func (c *cli) main(ctx context.Context, args []string) int {
+	c.identityKeys() // before guarded copies c: one for the process
 	c = c.guarded()
 	return c.exit(c.dispatch(ctx, args))
 }

@@ -118,7 +118,7 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "home"))
 			for _, v := range []string{
 				"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME",
-				"ARCA_CONFIG", "ARCA_ENV", "ARCA_IDENTITY", testNowVar, testKillAtVar,
+				"ARCA_CONFIG", "ARCA_ENV", "ARCA_IDENTITY", "ARCA_IDENTITY_KEY", "ARCA_PASSPHRASE_FILE", testNowVar, testKillAtVar,
 				"GRPC_GO_LOG_SEVERITY_LEVEL", "ETCD_CLIENT_DEBUG",
 			} {
 				env.Setenv(v, "")

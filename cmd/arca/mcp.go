@@ -52,7 +52,10 @@ func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag
 		return c.mcpFailed(auditStderr, err)
 	}
 	defer closeAudit()
-	svc := ops.New(ops.Options{Config: cfg, Audit: aw, Now: c.now, Env: c.contextEnv(fs.co), Backends: c.kinds(),
+	if err := c.unlock(cfg); err != nil {
+		return c.mcpFailed(auditStderr, err)
+	}
+	svc := ops.New(ops.Options{Config: cfg, Audit: aw, Now: c.now, Env: c.contextEnv(fs.co), Backends: c.kinds(), Keys: c.identityKeys(),
 		ConsultPDP: true, Environ: c.environ()})
 	defer svc.Close()
 	signal.Ignore(syscall.SIGPIPE) // a client that goes away is EPIPE, not death

@@ -14,7 +14,6 @@ import (
 	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/ops/secretfile"
-	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // migrateFlags are migrate's own flags.
@@ -77,7 +76,7 @@ func (c *cli) readMigration(mf migrateFlags, pos []string) (*bulk.Packed, string
 	}
 	var o secretfile.Options
 	if *mf.identity != "" {
-		ids, err := identity.Load(*mf.identity)
+		ids, err := c.identityKeys().Load(*mf.identity)
 		if err != nil {
 			return nil, "", usagef("--identity: %v", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/arca-secrets/arca/ops"
-	"github.com/arca-secrets/arca/ops/backend"
 	"github.com/arca-secrets/arca/vault"
 )
 
@@ -117,7 +116,7 @@ func (c *cli) beforePrompt(cfg *ops.Config, co common, refArg string) error {
 	if err != nil || vc.Kind != ops.KindFile {
 		return err
 	}
-	st, err := backend.Kinds{}.Open(name, vc, c.now)
+	st, err := c.kinds().Open(name, vc, c.now)
 	if err != nil {
 		return err
 	}

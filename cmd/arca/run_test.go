@@ -36,13 +36,20 @@ type arcaHome struct {
 
 func newArcaHome(t *testing.T) *arcaHome {
 	t.Helper()
+	h := newBareHome(t)
+	h.run(t, nil, "arca", "init")
+	return h
+}
+
+// newBareHome is an arca home where nothing was made yet.
+func newBareHome(t *testing.T) *arcaHome {
+	t.Helper()
 	if _, err := exec.LookPath("arca"); err != nil {
 		t.Fatalf("arca is not on PATH: %v", err)
 	}
 	dir := t.TempDir()
 	h := &arcaHome{dir: dir, env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "LANG=C.UTF-8"}}
 	h.env = append(h.env, runtimeEnv()...)
-	h.run(t, nil, "arca", "init")
 	return h
 }
 

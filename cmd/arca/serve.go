@@ -41,12 +41,16 @@ func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 		c.stopEvent("cannot start: " + err.Error())
 		return reported{err}
 	}
+	if err := c.unlock(cfg); err != nil {
+		c.stopEvent("cannot start: " + err.Error())
+		return reported{err}
+	}
 	// A reader that goes away must not kill serve with SIGPIPE: writes then
 	// fail with EPIPE, which serve answers (op_error, exit 1).
 	signal.Ignore(syscall.SIGPIPE)
 	err = serve.Serve(ctx, serve.Options{
 		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
-		Config: cfg, Backends: c.kinds(), Env: c.contextEnv(co), Now: c.now, Environ: c.environ(), Who: c.who,
+		Config: cfg, Backends: c.kinds(), Keys: c.identityKeys(), Env: c.contextEnv(co), Now: c.now, Environ: c.environ(), Who: c.who,
 	})
 	if err != nil {
 		// Its stop event said why; stderr is the audit wire, so nothing

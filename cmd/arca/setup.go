@@ -138,7 +138,7 @@ func (c *cli) serviceConfig(co common) (svc *ops.Service, cfg *ops.Config, done 
 	}
 	aw := audit.NewWriter(f, audit.SourceCLI, c.now)
 	aw.SetWho(c.who) // every event of the CLI says who acted where
-	svc = ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Audit: aw, Now: c.now, Env: c.contextEnv(co)})
+	svc = ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Keys: c.identityKeys(), Audit: aw, Now: c.now, Env: c.contextEnv(co)})
 	return svc, cfg, func() { svc.Close(); f.Close() }, nil
 }
 

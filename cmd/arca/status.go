@@ -72,7 +72,7 @@ func (c *cli) unaudited(co common) (*ops.Service, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	svc := ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Now: c.now, Env: c.contextEnv(co)})
+	svc := ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Keys: c.identityKeys(), Now: c.now, Env: c.contextEnv(co)})
 	return svc, func() { svc.Close() }, nil
 }
 

@@ -72,7 +72,10 @@ func RotateIdentityAt(ctx context.Context, s *ops.Service, env string, at func(p
 	r.res.Path = r.id
 	r.envOf = vaultsOpenedWith(s, r.id)
 	r.res.Vaults = slices.Sorted(maps.Keys(r.envOf))
-	if _, err := identity.Load(r.id); err != nil {
+	if b, err := fsio.ReadFile(r.id, 64<<10); err == nil && identity.Protected(b) {
+		return r.res, ops.Errorf(manifest.OpError, "identity rotation: identity file %s is protected by a passphrase, and a rotation writes the new identity plain: remove the passphrase (arca identity passphrase --remove), rotate, then set it again", r.id)
+	}
+	if _, err := identity.Load(r.id, nil); err != nil {
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %v", err)
 	}
 	unlock, err := fsio.LockDir(filepath.Dir(r.id))

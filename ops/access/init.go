@@ -29,6 +29,12 @@ type InitResult struct {
 // file vault path that is a symlink leading nowhere is refused, and so is
 // a file vault whose identity is missing, before anything is made.
 func Init(s *ops.Service, env string) (InitResult, error) {
+	return InitWith(s, env, nil)
+}
+
+// InitWith is Init with a new identity protected by the passphrase protect
+// gives (nil: a plain one); an existing identity opens through s.Keys.
+func InitWith(s *ops.Service, env string, protect identity.Passphrase) (InitResult, error) {
 	env, err := s.ResolveEnv(env)
 	if err != nil {
 		return InitResult{}, err
@@ -42,10 +48,10 @@ func Init(s *ops.Service, env string) (InitResult, error) {
 		res.VaultPath = fmt.Sprintf("etcd %s at %s", vc.Prefix, strings.Join(vc.Endpoints, ","))
 	} else if err := file.CheckPath(vc.Path); err != nil {
 		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
-	} else if missing(vc.Identity) && !missing(vc.Path) {
+	} else if vc.Identity != identity.KeyPath && missing(vc.Identity) && !missing(vc.Path) {
 		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}
-	res.Recipient, res.IdentityCreated, err = identity.Ensure(vc.Identity, s.Now())
+	res.Recipient, res.IdentityCreated, err = identity.EnsureWith(vc.Identity, s.Now(), s.Keys(), protect)
 	if err != nil {
 		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
 	}

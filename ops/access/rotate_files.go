@@ -58,7 +58,7 @@ func (r *rotation) readJournal() (journal, bool) {
 
 // publicKey is the public key of the identity in the file at path.
 func publicKey(path string) (string, error) {
-	ids, err := identity.Load(path)
+	ids, err := identity.Load(path, nil)
 	if err != nil {
 		return "", err
 	}

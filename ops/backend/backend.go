@@ -14,25 +14,30 @@ import (
 	"github.com/arca-secrets/arca/vault"
 	"github.com/arca-secrets/arca/vault/etcd"
 	"github.com/arca-secrets/arca/vault/file"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
-// Kinds opens and creates vaults of every kind this build has.
-type Kinds struct{}
+// Kinds opens and creates vaults of every kind this build has. Keys loads
+// their identity files (a protected one once per process); nil loads
+// plain files only.
+type Kinds struct{ Keys *identity.Keys }
 
 var _ ops.Backends = Kinds{}
 
 // Open opens the vault named name by its kind, with the history settings
 // its config gives (vault.Store.SetHistory).
-func (Kinds) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
+func (k Kinds) Open(name string, vc ops.VaultConfig, now func() time.Time) (vault.Store, error) {
 	var (
 		st  vault.Store
 		err error
 	)
 	switch vc.Kind {
 	case ops.KindFile:
-		st, err = file.Open(vc.Path, vc.Identity, now)
+		st, err = file.OpenKeys(vc.Path, vc.Identity, k.Keys, now)
 	case ops.KindEtcd:
-		st, err = etcd.Open(etcdOptions(vc, now))
+		o := etcdOptions(vc, now)
+		o.Keys = k.Keys
+		st, err = etcd.Open(o)
 	default:
 		return nil, unknownKind(name, vc)
 	}

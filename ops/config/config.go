@@ -44,6 +44,7 @@ type Config struct {
 
 	// Captured from getenv at load time; XDG values only when absolute.
 	home, xdgConfig, xdgData, xdgState, identityEnv string
+	identityKey                                     bool     // $ARCA_IDENTITY_KEY is set
 	envNames                                        []string // sorted, precomputed
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // newConfig returns an empty config holding what its path defaults need
@@ -18,6 +20,7 @@ func newConfig(getenv func(string) string) *Config {
 		xdgData:     absOnly(getenv("XDG_DATA_HOME")),
 		xdgState:    absOnly(getenv("XDG_STATE_HOME")),
 		identityEnv: getenv("ARCA_IDENTITY"),
+		identityKey: getenv(identity.KeyEnv) != "",
 	}
 }
 
@@ -31,8 +34,9 @@ func absOnly(p string) string {
 
 // ExpandVault returns v, the vault called name, with its paths expanded and
 // its path defaults applied: a file vault's path, an etcd vault's pin file,
-// the identity ($ARCA_IDENTITY when the table names none), and the password
-// and TLS files. v shares no slice with the config.
+// the identity ($ARCA_IDENTITY when the table names none; identity.KeyPath
+// when $ARCA_IDENTITY_KEY holds the identity, see identityPath), and the
+// password and TLS files. v shares no slice with the config.
 func (c *Config) ExpandVault(name string, v VaultConfig) (VaultConfig, error) {
 	v.Recipients, v.Endpoints = slices.Clone(v.Recipients), slices.Clone(v.Endpoints)
 	var err error
@@ -55,15 +59,28 @@ func (c *Config) ExpandVault(name string, v VaultConfig) (VaultConfig, error) {
 			}
 		}
 	}
-	if v.Identity == "" && c.identityEnv != "" {
-		v.Identity, err = c.expandHome(c.identityEnv, "ARCA_IDENTITY")
-	} else {
-		v.Identity, err = c.pathOr(v.Identity, key+".identity", c.configDir, "identity.txt")
-	}
-	if err != nil {
+	if v.Identity, err = c.identityPath(v.Identity, key); err != nil {
 		return VaultConfig{}, err
 	}
 	return v, nil
+}
+
+// identityPath is the identity file of the vault table key, whose
+// identity key is p. $ARCA_IDENTITY_KEY, when set, is the identity of
+// every vault (identity.KeyPath), and is refused when the table or
+// $ARCA_IDENTITY also names a file: which one is meant is not guessed.
+func (c *Config) identityPath(p, key string) (string, error) {
+	switch {
+	case c.identityKey && p != "":
+		return "", fmt.Errorf("%s.identity names an identity file, and $%s holds an identity: set only one", key, identity.KeyEnv)
+	case c.identityKey && c.identityEnv != "":
+		return "", fmt.Errorf("$ARCA_IDENTITY names an identity file, and $%s holds an identity: set only one", identity.KeyEnv)
+	case c.identityKey:
+		return identity.KeyPath, nil
+	case p == "" && c.identityEnv != "":
+		return c.expandHome(c.identityEnv, "ARCA_IDENTITY")
+	}
+	return c.pathOr(p, key+".identity", c.configDir, "identity.txt")
 }
 
 // AuditFile returns where CLI audit events go: [audit] file, else

@@ -3,10 +3,9 @@ package approvalpage
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/ownerfile"
 	"github.com/arca-secrets/arca/internal/webpage"
 )
 
@@ -41,33 +40,12 @@ func LoadToken(getenv func(string) string, file string) (string, error) {
 	return t, nil
 }
 
-// readTokenFile reads the token of file, checking the file as it is open.
+// readTokenFile reads the token of file, checking the file as it is open
+// (ownerfile.Read).
 func readTokenFile(file string) (string, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	b, err := ownerfile.Read(file, MaxTokenFile)
 	if err != nil {
 		return "", err
-	}
-	if !st.Mode().IsRegular() {
-		return "", errors.New("is not a regular file")
-	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return "", fmt.Errorf("has mode %04o: others than its owner may read or write it; make it 0600 (chmod 600)", perm)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFile+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > MaxTokenFile {
-		return "", fmt.Errorf("is longer than %d bytes", MaxTokenFile)
 	}
 	t := strings.TrimSuffix(string(b), "\n")
 	if strings.ContainsAny(t, "\r\n") {

@@ -68,7 +68,7 @@ func openFileVault(b *testing.B) vault.Store {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		b.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

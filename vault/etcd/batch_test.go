@@ -39,7 +39,7 @@ func (b *batchCluster) vault(t *testing.T, create bool) faultVault {
 	if !create {
 		return v
 	}
-	ids, err := identity.Load(v.id)
+	ids, err := identity.Load(v.id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,6 +110,9 @@ type Options struct {
 	// whose default ops/config holds); required.
 	Timeout time.Duration
 	Now     func() time.Time // stamps record times; time.Now when nil
+	// Keys loads the identity file (a protected one once per process, or
+	// $ARCA_IDENTITY_KEY); nil: a plain file only.
+	Keys *identity.Keys
 }
 
 // Sizes read from etcd are bounded like any input.
@@ -125,7 +128,7 @@ const (
 // a cluster that does not answer is reported by the op. A vault that is not
 // there yet reads as empty and is created by the first write.
 func Open(o Options) (*Vault, error) {
-	ids, err := identity.Load(o.Identity)
+	ids, err := o.Keys.Load(o.Identity)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func newEtcdVault(t testing.TB, c *etcdtest.Cluster, prefix string) etcdVault {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func newFaultVault(t *testing.T, prefix string) faultVault {
 	if _, _, err := identity.Ensure(id, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := identity.Load(id)
+	ids, _ := identity.Load(id, nil)
 	if _, err := Create(context.Background(), Options{Endpoints: c.Endpoints(), Prefix: prefix, Identity: id, Timeout: 3 * time.Second}, identity.RecipientsOf(ids)); err != nil {
 		t.Fatal(err)
 	}

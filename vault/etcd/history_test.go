@@ -431,7 +431,7 @@ func TestEtcdFormat1UpgradedOnFirstWrite(t *testing.T) {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func benchVault(b *testing.B, n int) (*Vault, []string) {
 	if _, _, err := identity.Ensure(idPath, start); err != nil {
 		b.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

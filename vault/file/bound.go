@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/arca-secrets/arca/vault/fsio"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // A vault file is read whole, so its size is bounded, and no write may
@@ -32,7 +33,8 @@ type options struct {
 	// Tests make these fail; nil is os.Rename and (*os.File).Sync.
 	rename   func(oldpath, newpath string) error
 	syncFile func(*os.File) error
-	paged    paging // which files a read reads by pages
+	paged    paging         // which files a read reads by pages
+	keys     *identity.Keys // loads the identity file; nil: a plain file only
 }
 
 // paging is when and how a file is read by pages (pages.go); the zero

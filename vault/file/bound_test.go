@@ -24,7 +24,7 @@ func newVaultFiles(t *testing.T) (path, idPath string) {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

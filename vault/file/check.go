@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/arca-secrets/arca/vault"
+	"github.com/arca-secrets/arca/vault/identity"
 )
 
 // Check implements vault.Store: the vault opens and its key unwraps, every
@@ -153,7 +154,7 @@ func PermissionProblems(vaultPath, idPath string) []string {
 		{"identity", idPath},
 	} {
 		fi, err := os.Stat(p.path)
-		if err != nil {
+		if err != nil || p.path == identity.KeyPath {
 			continue // a missing vault or identity is reported by opening it
 		}
 		if mode := fi.Mode().Perm(); mode&0o077 != 0 {

@@ -93,7 +93,7 @@ func TestCommitMarksOnePerCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

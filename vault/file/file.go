@@ -87,9 +87,17 @@ func Open(path, identityPath string, now func() time.Time) (*Vault, error) {
 	return open(path, identityPath, now, defaultOptions())
 }
 
+// OpenKeys is Open with the identity file loaded through keys: a
+// protected one opened once per process, or $ARCA_IDENTITY_KEY.
+func OpenKeys(path, identityPath string, keys *identity.Keys, now func() time.Time) (*Vault, error) {
+	o := defaultOptions()
+	o.keys = keys
+	return open(path, identityPath, now, o)
+}
+
 // open is Open with the bounds of o.
 func open(path, identityPath string, now func() time.Time, o options) (*Vault, error) {
-	ids, err := identity.Load(identityPath)
+	ids, err := o.keys.Load(identityPath)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,7 @@ func newFileVault(t testing.TB) fileVault {
 	if _, created, err := identity.Ensure(v.idPath, time.Now()); err != nil || !created {
 		t.Fatalf("EnsureIdentity: created %t, %v", created, err)
 	}
-	ids, err := identity.Load(v.idPath)
+	ids, err := identity.Load(v.idPath, nil)
 	if err != nil {
 		t.Fatalf("LoadIdentity: %v", err)
 	}

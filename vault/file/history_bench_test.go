@@ -31,7 +31,7 @@ func historyVault(b *testing.B, n, versions int) (*Vault, []string) {
 	if _, _, err := identity.Ensure(idPath, start); err != nil {
 		b.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

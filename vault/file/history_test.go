@@ -90,7 +90,7 @@ func legacyVault(t *testing.T, recs []vault.Record) (path, idPath string) {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

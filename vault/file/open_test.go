@@ -89,7 +89,7 @@ func TestCreateFileKeepsExistingVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(v.idPath)
+	ids, err := identity.Load(v.idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

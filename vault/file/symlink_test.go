@@ -38,7 +38,7 @@ func newLinkedVault(t *testing.T, relative, chain bool) linkedVault {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestSymlinkedVaultWritesThrough(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := newLinkedVault(t, tc.relative, tc.chain)
-			ids, _ := identity.Load(v.idPath)
+			ids, _ := identity.Load(v.idPath, nil)
 			if created, err := Create(v.link, identity.RecipientsOf(ids)); err != nil || created {
 				t.Fatalf("init through the link: created %t, %v; want the vault kept", created, err)
 			}
@@ -224,7 +224,7 @@ func TestDanglingSymlinkedVault(t *testing.T) {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, _ := identity.Load(idPath)
+	ids, _ := identity.Load(idPath, nil)
 	want := "vault path " + link + " is a symlink to " + to + ", which does not exist"
 	created, err := Create(link, identity.RecipientsOf(ids))
 	if err == nil || !strings.Contains(err.Error(), want) || created {
@@ -277,7 +277,7 @@ func TestRefreshAtRefusesAnotherFile(t *testing.T) {
 	if _, _, err := identity.Ensure(idPath, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	ids, err := identity.Load(idPath)
+	ids, err := identity.Load(idPath, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

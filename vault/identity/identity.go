@@ -24,9 +24,17 @@ const maxIdentityFile = 64 << 10
 // directories 0700) unless one is there, which is kept and never replaced.
 // It returns the identity's recipient and whether it was created.
 func Ensure(path string, now time.Time) (recipient string, created bool, err error) {
-	if ids, err := Load(path); err == nil {
+	return EnsureWith(path, now, nil, nil)
+}
+
+// EnsureWith is Ensure with the identities loaded through keys (an
+// existing protected file, KeyPath) and, when protect is not nil, a new
+// identity written protected by the passphrase protect gives: the file
+// never holds the key in the clear.
+func EnsureWith(path string, now time.Time, keys *Keys, protect Passphrase) (recipient string, created bool, err error) {
+	if ids, err := keys.Load(path); err == nil {
 		return recipientOf(ids)
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	} else if !Missing(err) || path == KeyPath {
 		return "", false, err
 	}
 	if what, ok := fsio.Dangling(path); ok {
@@ -36,6 +44,16 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	if err != nil {
 		return "", false, err
 	}
+	b := []byte(text)
+	if protect != nil {
+		p, err := protect(path)
+		if err != nil {
+			return "", false, fmt.Errorf("identity file %s: passphrase: %w", path, err)
+		}
+		if b, err = Protect(text, p); err != nil {
+			return "", false, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", false, fmt.Errorf("identity directory: %w", err)
 	}
@@ -43,7 +61,7 @@ func Ensure(path string, now time.Time) (recipient string, created bool, err err
 	if err != nil {
 		return "", false, fmt.Errorf("create identity file: %w", err)
 	}
-	if _, err := f.WriteString(text); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return "", false, fmt.Errorf("write identity file %s: %w", path, err)
 	}
@@ -70,8 +88,45 @@ func New(now time.Time) (text, recipient string, err error) {
 }
 
 // Load reads the age identities in path. A missing file is an error
-// that wraps fs.ErrNotExist.
-func Load(path string) ([]age.Identity, error) {
+// that wraps fs.ErrNotExist. A file protected by a passphrase (Protected)
+// is opened with the one pass gives; with pass nil it is an error.
+func Load(path string, pass Passphrase) ([]age.Identity, error) {
+	if path == KeyPath {
+		return nil, fmt.Errorf("the identity is in $%s, not in a file", KeyEnv)
+	}
+	text, err := ReadText(path, pass)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, text)
+}
+
+// Parse parses the age identities of text, the plain text of the identity
+// file path names (in errors).
+func Parse(path, text string) ([]age.Identity, error) {
+	ids, err := age.ParseIdentities(strings.NewReader(text))
+	if err != nil {
+		// age's parse errors never quote key material, but say it plainly.
+		return nil, fmt.Errorf("identity file %s holds no valid age identity", path)
+	}
+	return ids, nil
+}
+
+// ReadText returns the plain text of the identity file path, opened with
+// the passphrase pass gives when it is protected.
+func ReadText(path string, pass Passphrase) (string, error) {
+	b, err := readFile(path)
+	if err != nil {
+		return "", err
+	}
+	if Protected(b) {
+		return Unprotect(path, b, pass)
+	}
+	return string(b), nil
+}
+
+// readFile reads the identity file path, bounded.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -86,12 +141,7 @@ func Load(path string) ([]age.Identity, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("read identity file %s: %w", path, err)
 	}
-	ids, err := age.ParseIdentities(strings.NewReader(string(b)))
-	if err != nil {
-		// age's parse errors never quote key material, but say it plainly.
-		return nil, fmt.Errorf("identity file %s holds no valid age identity", path)
-	}
-	return ids, nil
+	return b, nil
 }
 
 func recipientOf(ids []age.Identity) (string, bool, error) {

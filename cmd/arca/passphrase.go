@@ -1,0 +1,103 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/arca-secrets/arca/ops"
+	"github.com/arca-secrets/arca/vault/fsio"
+	"github.com/arca-secrets/arca/vault/identity"
+)
+
+// identityKeys is what loads c's identity files: once per process (each
+// protected one's passphrase asked once), with $ARCA_IDENTITY_KEY as the
+// identity of a vault whose config gives identity.KeyPath.
+func (c *cli) identityKeys() *identity.Keys {
+	if c.keys == nil {
+		c.keys = &identity.Keys{Pass: c.passphrase(false), Key: c.getenv(identity.KeyEnv)}
+	}
+	return c.keys
+}
+
+// passphrase gives an identity file's passphrase: the first line of
+// $ARCA_PASSPHRASE_FILE when it is set, else asked on the terminal
+// (/dev/tty, never stdin or stderr, which may be serve's pipes) without
+// echo; with confirm, asked twice and the two compared.
+func (c *cli) passphrase(confirm bool) identity.Passphrase {
+	return func(path string) (string, error) {
+		if f := c.getenv(identity.PassphraseFileEnv); f != "" {
+			return identity.ReadPassphraseFile(f)
+		}
+		tty, err := os.OpenFile("/dev/tty", os.O_RDWR|unix.O_NOCTTY, 0)
+		if err != nil {
+			return "", fmt.Errorf("no terminal to ask on, and $%s is not set", identity.PassphraseFileEnv)
+		}
+		defer tty.Close()
+		p, err := askHidden(tty, "passphrase for "+path+": ")
+		if err != nil || !confirm {
+			return p, err
+		}
+		again, err := askHidden(tty, "the same passphrase again: ")
+		if err != nil {
+			return "", err
+		}
+		if again != p {
+			return "", errors.New("the two passphrases differ")
+		}
+		return p, nil
+	}
+}
+
+// askHidden prompts on the terminal tty and reads one line from it
+// without echo. Ctrl-D aborts.
+func askHidden(tty *os.File, prompt string) (string, error) {
+	fd := int(tty.Fd())
+	restore, err := echoOff(fd)
+	if err != nil {
+		return "", fmt.Errorf("the terminal: %v", err)
+	}
+	fmt.Fprint(tty, prompt)
+	buf := make([]byte, maxTerminalLine+2)
+	n, err := readRetry(fd, buf)
+	defer clear(buf)
+	restore()
+	fmt.Fprintln(tty)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("the terminal: %v", err)
+	case n == 0 || buf[n-1] != '\n':
+		flushInput(fd)
+		return "", errors.New("end of input at the prompt (Ctrl-D): aborted")
+	case n == 1:
+		return "", errors.New("the passphrase is empty")
+	}
+	return string(buf[:n-1]), nil
+}
+
+// unlock opens, at most once, every protected identity file the vaults of
+// cfg name, and $ARCA_IDENTITY_KEY when they name it: serve and mcp do it
+// at start, then hold the identities in memory only. A plain or missing
+// file is left to the vault that opens with it.
+func (c *cli) unlock(cfg *ops.Config) error {
+	seen := map[string]bool{}
+	for _, env := range cfg.EnvNames() {
+		_, vc, err := cfg.VaultFor(env)
+		if err != nil || seen[vc.Identity] {
+			continue
+		}
+		seen[vc.Identity] = true
+		if vc.Identity != identity.KeyPath {
+			b, err := fsio.ReadFile(vc.Identity, 64<<10)
+			if err != nil || !identity.Protected(b) {
+				continue
+			}
+		}
+		if _, err := c.identityKeys().Load(vc.Identity); err != nil {
+			return err
+		}
+	}
+	return nil
+}
