@@ -17,6 +17,7 @@ import (
 // output (output.go).
 func (s *session) handler(t tool) sdk.ToolHandler {
 	return func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.noteProtocol(r)
 		req, err := decodeArgs(t, r.Params.Arguments)
 		if err != nil {
 			return s.refuse(t, r, err), nil

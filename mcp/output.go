@@ -12,8 +12,9 @@ import (
 )
 
 // output makes res t's output: the op's result as structured content (as
-// serve would answer it, under the op's result schema) and as text beside
-// a short summary, for clients that read text alone; all of it scrubbed
+// serve would answer it, under the op's result schema) and a short text
+// summary (for a client whose protocol version predates structured
+// content, the result's JSON follows the summary as text); all of it scrubbed
 // against every credential the session used, and the whole of it at most
 // MaxOutput bytes encoded with the response around it: a result that
 // would be larger is cut (cut.go), saying so in its own fields.
@@ -51,11 +52,24 @@ func (s *session) encodeResult(res ops.Result, budget int) (*sdk.CallToolResult,
 			return nil, ops.Errorf(manifest.OpError, "the result could not be scrubbed as JSON")
 		}
 	}
-	text := s.scrub([]byte(summary(res)))
-	return &sdk.CallToolResult{
-		Content:           []sdk.Content{&sdk.TextContent{Text: string(text)}, &sdk.TextContent{Text: string(b)}},
-		StructuredContent: json.RawMessage(b),
-	}, nil
+	content := []sdk.Content{&sdk.TextContent{Text: string(s.scrub([]byte(summary(res))))}}
+	if s.textJSON.Load() {
+		content = append(content, &sdk.TextContent{Text: string(b)})
+	}
+	return &sdk.CallToolResult{Content: content, StructuredContent: json.RawMessage(b)}, nil
+}
+
+// structuredSince is the first protocol version that has structured
+// content: a client that negotiated an earlier one reads the result as
+// text, after the summary.
+const structuredSince = "2025-06-18"
+
+// noteProtocol notes whether r's client negotiated a protocol version
+// that predates structured content.
+func (s *session) noteProtocol(r *sdk.CallToolRequest) {
+	if p := r.Session.InitializeParams(); p != nil && p.ProtocolVersion != "" {
+		s.textJSON.Store(p.ProtocolVersion < structuredSince)
+	}
 }
 
 // encode encodes a result as serve does: one that holds an outcome

@@ -57,6 +57,7 @@ func (s *session) addRequestTool(srv *sdk.Server, q *requests) error {
 // the human's visit to the page.
 func (s *session) requestSecret(q *requests) sdk.ToolHandler {
 	return func(ctx context.Context, r *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		s.noteProtocol(r)
 		if w, accepted, ok, err := s.resumed(r); ok {
 			if err != nil {
 				return s.failed(requestTool, err), nil

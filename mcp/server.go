@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/scrub"
@@ -77,6 +78,9 @@ type session struct {
 	inputEnded chan struct{}
 	// requests are arca_request_secret's, listed on the page (request.go).
 	requests *requests
+	// textJSON: the client's protocol version predates structured
+	// content, so a result goes as text too (output.go).
+	textJSON atomic.Bool
 }
 
 // Serve speaks MCP on o.In and o.Out until the client goes away (nil),

@@ -108,16 +108,23 @@ func (h *harness) put(ref, value string) {
 	}
 }
 
-// success holds res to a success's shape: two content items, content[1]
-// the structured content's JSON as text; it decodes the structured
-// content into v and returns content[0], the summary.
+// success holds res to a success's shape: the summary, and for a client
+// whose protocol predates structured content the structured content's
+// JSON as text after it (TestToolsAcrossProtocols holds each version to
+// its form); it decodes the structured content into v and returns
+// content[0], the summary.
 func success(t *testing.T, res *sdk.CallToolResult, v any) string {
 	t.Helper()
 	if res.IsError {
 		t.Fatalf("the call failed: %s", textOf(res, 0))
 	}
-	if len(res.Content) != 2 {
-		t.Fatalf("%d content items, want the summary and the JSON", len(res.Content))
+	switch len(res.Content) {
+	case 1:
+		structured(t, res, v)
+		return textOf(res, 0)
+	case 2:
+	default:
+		t.Fatalf("%d content items, want the summary (and for an old protocol the JSON)", len(res.Content))
 	}
 	var fromText any
 	if err := json.Unmarshal([]byte(textOf(res, 1)), &fromText); err != nil {
@@ -438,7 +445,11 @@ func TestToolsAcrossProtocols(t *testing.T) {
 				config: u.service("api", "arca://svc/token", "")})
 			h.put("arca://svc/token", "protocol-canary-token")
 			var out httpOut
-			success(t, h.call("arca_http", map[string]any{"service": "api", "method": "GET", "path": "/v"}), &out)
+			res := h.call("arca_http", map[string]any{"service": "api", "method": "GET", "path": "/v"})
+			success(t, res, &out)
+			if want := map[bool]int{true: 2, false: 1}[version < structuredSince]; len(res.Content) != want {
+				t.Errorf("%d content items under %s, want %d", len(res.Content), version, want)
+			}
 			if out.Status != 200 {
 				t.Fatalf("status %d", out.Status)
 			}
