@@ -72,9 +72,15 @@ func (s *rawSession) write(t *testing.T, lines ...string) {
 // next is the next line arca writes, decoded.
 func (s *rawSession) next(t *testing.T, what string) map[string]any {
 	t.Helper()
-	l, ok := <-s.lines
-	if !ok {
-		t.Fatalf("arca mcp ended before %s", what)
+	var l []byte
+	select {
+	case line, ok := <-s.lines:
+		if !ok {
+			t.Fatalf("arca mcp ended before %s", what)
+		}
+		l = line
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %s in 30s", what)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(l, &m); err != nil {
@@ -108,6 +114,7 @@ const initURL = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protoc
 func TestHostile(t *testing.T) {
 	bin := buildArca(t)
 	t.Run("stop-signal-while-waiting", func(t *testing.T) { hostileStopWhileWaiting(t, bin) })
+	t.Run("input-ends-while-waiting", func(t *testing.T) { hostileEOFWhileWaiting(t, bin) })
 }
 
 // hostileStopWhileWaiting: a stop signal ends a session whose call waits
@@ -149,5 +156,35 @@ func hostileStopWhileWaiting(t *testing.T, bin string) {
 				t.Errorf("arca mcp exited %d after SIGTERM, want 1", code)
 			}
 		})
+	}
+}
+
+// hostileEOFWhileWaiting: a client that closes its input while its
+// arca_request_secret call waits for the human's value gets that call
+// answered (a tool error), and the session ends, status 0, as a call
+// waiting for an approval does.
+func hostileEOFWhileWaiting(t *testing.T, bin string) {
+	h := newHome(t, bin, pageConfig)
+	s := h.startRaw(t, "--audit-stderr")
+	s.write(t, initURL)
+	s.next(t, "the initialize answer")
+	s.write(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"arca_request_secret","arguments":{"ref":"arca://app/new","description":"the new key"}}}`)
+	q := s.next(t, "arca's question")
+	if q["method"] != "elicitation/create" {
+		t.Fatalf("the call was answered %v, want a question to the client", q)
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": q["id"], "result": map[string]any{"action": "accept"}})
+	s.write(t, string(b), `{"jsonrpc":"2.0","id":9,"method":"ping"}`)
+	if p := s.next(t, "the ping"); p["id"] != 9.0 {
+		t.Fatalf("the ping was answered %v", p)
+	}
+	_ = s.stdin.Close()
+	ans := s.next(t, "the waiting call's answer")
+	if res, _ := ans["result"].(map[string]any); ans["id"] != 1.0 || res["isError"] != true {
+		t.Errorf("the waiting call was answered %v, want a tool error", ans)
+	}
+	if code := s.ends(t, "the end of input"); code != 0 {
+		t.Errorf("arca mcp exited %d at the end of input, want 0", code)
 	}
 }
