@@ -153,6 +153,10 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
+			if raw, problem := idProblem(line); problem != "" {
+				c.answerErrorID(codeInvalidRequest, problem, raw)
+				continue
+			}
 			if m.IsCall() {
 				c.calls.note(&c.calls.theirs, m.ID, true)
 			}
@@ -207,12 +211,19 @@ func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 // answerError writes an error response with id null: a line that could
 // not be read as a message has no id to answer. (The SDK's encoder leaves
 // out an id it does not have; JSON-RPC wants it null.)
-func (c *lineConn) answerError(code int, msg string) {
+func (c *lineConn) answerError(code int, msg string) { c.answerErrorID(code, msg, nil) }
+
+// answerErrorID writes an error response with the id as given, raw
+// (nil: null).
+func (c *lineConn) answerErrorID(code int, msg string, id json.RawMessage) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	b, err := json.Marshal(struct {
-		Version string         `json:"jsonrpc"`
-		ID      *int           `json:"id"` // always null: the SDK's encoder leaves a null id out
-		Error   *jsonrpc.Error `json:"error"`
-	}{Version: "2.0", Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"` // null when nil: the SDK's encoder leaves a null id out
+		Error   *jsonrpc.Error  `json:"error"`
+	}{Version: "2.0", ID: id, Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err != nil {
 		return
 	}
