@@ -1,8 +1,13 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // TestTransportRefusesBadIDs: a request whose id is null, a fraction, or
@@ -40,5 +45,32 @@ func TestTransportRefusesBadIDs(t *testing.T) {
 		if string(r.ID) != bad[i].answered || r.Error.Code != codeInvalidRequest {
 			t.Errorf("id %s was answered id %s, code %d, want id %s, code %d", bad[i].id, r.ID, r.Error.Code, bad[i].answered, codeInvalidRequest)
 		}
+	}
+}
+
+// TestTransportRefusesAnIDInUse: a call whose id is that of a call not
+// yet answered is answered -32600 with that id and not handed on (the
+// SDK would drop it unanswered); once the first is answered, its id may
+// be used again.
+func TestTransportRefusesAnIDInUse(t *testing.T) {
+	pr, pw := io.Pipe()
+	c, out := connect(t, pr)
+	call := func(id string) { _, _ = io.WriteString(pw, `{"jsonrpc":"2.0","id":`+id+`,"method":"tools/list"}`+"\n") }
+	go call("1")
+	first := mustRead(t, c, "tools/list")
+	go func() { call("1"); call("2") }()
+	if req := mustRead(t, c, "tools/list"); req.ID.Raw() != int64(2) {
+		t.Fatalf("read the call of id %v, want 2 (1 is in use)", req.ID.Raw())
+	}
+	rs := answers(t, out.Bytes())
+	if len(rs) != 1 || string(rs[0].ID) != "1" || rs[0].Error.Code != codeInvalidRequest {
+		t.Fatalf("the reused id was answered %s, want -32600 with id 1", out.Bytes())
+	}
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: first.ID, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	go call("1")
+	if req := mustRead(t, c, "tools/list"); req.ID.Raw() != int64(1) {
+		t.Fatalf("read the call of id %v, want 1 again once answered", req.ID.Raw())
 	}
 }
