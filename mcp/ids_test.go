@@ -74,3 +74,21 @@ func TestTransportRefusesAnIDInUse(t *testing.T) {
 		t.Fatalf("read the call of id %v, want 1 again once answered", req.ID.Raw())
 	}
 }
+
+// TestTransportRefusesTrailingData: a line that holds more than one JSON
+// value (a message and then anything, or two messages) is no message:
+// answered -32700 and not handed on, rather than read as its first
+// message and the rest dropped unanswered.
+func TestTransportRefusesTrailingData(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"} trailing` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"method":"tools/list"}` + "\n"
+	c, out := connect(t, strings.NewReader(in))
+	if req := mustRead(t, c, "tools/list"); req.ID.Raw() != int64(4) {
+		t.Fatalf("read id %v, want 4", req.ID.Raw())
+	}
+	rs := answers(t, out.Bytes())
+	if len(rs) != 2 || rs[0].Error.Code != codeParseError || rs[1].Error.Code != codeParseError {
+		t.Fatalf("answered %s, want two -32700", out.Bytes())
+	}
+}

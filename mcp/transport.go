@@ -151,7 +151,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
+		if err != nil || !json.Valid(line) { // the SDK reads the first value and ignores what follows
 			c.answerError(codeParseError, "message is not JSON-RPC 2.0")
 			continue
 		}
