@@ -78,15 +78,8 @@ func (s *session) awaitApproval(ctx context.Context, r *sdk.CallToolRequest, req
 // or the client's input does; an approval still pending then is
 // approval_required.
 func (s *session) wait(ctx context.Context, id string) (ops.ApprovalView, error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.waitContext(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case <-s.inputEnded:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	v, err := s.svc.AwaitApproval(ctx, id)
 	switch {
 	case errors.Is(err, ops.ErrAudit):
@@ -96,6 +89,20 @@ func (s *session) wait(ctx context.Context, id string) (ops.ApprovalView, error)
 		return v, &ops.Error{Code: manifest.ApprovalRequired, Msg: "approval required: " + v.Summary + " (still pending when the call ended)", Approval: details(v)}
 	}
 	return v, err
+}
+
+// waitContext is ctx, ended also when the client's input ends: a call
+// waiting on a human must not hold the session past it.
+func (s *session) waitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-s.inputEnded:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }
 
 // declined is the refusal of a retry whose user declined to open the

@@ -111,6 +111,8 @@ func (s *session) resumeRequest(ctx context.Context, q *requests, w waiting, acc
 	case !accepted:
 		return s.failed(requestTool, ops.Errorf(manifest.Denied, "the user would not open the page of %s: nothing was stored", w.id))
 	}
+	ctx, cancel := s.waitContext(ctx)
+	defer cancel()
 	res, err := q.wait(ctx, w.id)
 	if err != nil {
 		return s.failed(requestTool, err)

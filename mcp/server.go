@@ -76,6 +76,9 @@ type session struct {
 	// inputEnded is closed when the client's input ends: a call waiting
 	// on a human stops waiting, so that the session can end.
 	inputEnded chan struct{}
+	// life ends when the session does (a stop signal, a failed stream or
+	// audit trail): every message's handling ends with it (endsWithSession).
+	life context.Context
 	// requests are arca_request_secret's, listed on the page (request.go).
 	requests *requests
 	// textJSON: the client's protocol version predates structured
@@ -93,7 +96,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{})}
+	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{}), life: ctx}
 	s.requests = newRequests(o.Service, cancel)
 	srv, err := s.server()
 	if err == nil {
@@ -212,7 +215,21 @@ func (s *session) server() (*sdk.Server, error) {
 	if err := s.addRequestTool(srv, s.requests); err != nil {
 		return nil, err
 	}
+	srv.AddReceivingMiddleware(s.endsWithSession)
 	return srv, nil
+}
+
+// endsWithSession ends the handling of each message when the session
+// ends: a call waiting on a human (on the page, or for the client's
+// answer to arca's own question) must not hold a session that a stop
+// signal ended.
+func (s *session) endsWithSession(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(s.life, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // instructions is what the server tells a client about itself at start.

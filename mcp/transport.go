@@ -45,7 +45,7 @@ type lineTransport struct {
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
 	c := &lineConn{out: t.out, incoming: make(chan lineOrErr), closed: make(chan struct{})}
-	c.calls = calls{theirs: map[jsonrpc.ID]bool{}, ours: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1)}
+	c.calls = calls{theirs: map[jsonrpc.ID]bool{}, inUse: map[jsonrpc.ID]bool{}, ours: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1)}
 	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync), t.ended)
 	return c, nil
 }
@@ -73,8 +73,12 @@ type lineConn struct {
 // calls tracks the calls under way: the client's, which arca answers,
 // and arca's own of the client. changed is signalled on every answer.
 type calls struct {
-	mu      sync.Mutex
-	theirs  map[jsonrpc.ID]bool
+	mu     sync.Mutex
+	theirs map[jsonrpc.ID]bool
+	// inUse is the ids of the client's calls not yet answered, each left
+	// as its answer goes out (theirs, once it went): a call that reuses
+	// one is refused, which the SDK would leave unanswered.
+	inUse   map[jsonrpc.ID]bool
 	ours    map[jsonrpc.ID]bool
 	changed chan struct{} // buffered 1
 }
@@ -147,12 +151,21 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		msg, err := jsonrpc.DecodeMessage(line)
-		if err != nil {
+		if err != nil || !json.Valid(line) { // the SDK reads the first value and ignores what follows
 			c.answerError(codeParseError, "message is not JSON-RPC 2.0")
 			continue
 		}
 		switch m := msg.(type) {
 		case *jsonrpc.Request:
+			if raw, problem := idProblem(line); problem != "" {
+				c.answerErrorID(codeInvalidRequest, problem, raw)
+				continue
+			}
+			if m.IsCall() && !c.calls.use(m.ID) {
+				id, _ := json.Marshal(m.ID.Raw())
+				c.answerErrorID(codeInvalidRequest, "the request's id "+string(id)+" is that of a call not yet answered", id)
+				continue
+			}
 			if m.IsCall() {
 				c.calls.note(&c.calls.theirs, m.ID, true)
 			}
@@ -189,6 +202,24 @@ func (c *lineConn) drain(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// use marks id in use; false when it already is.
+func (cs *calls) use(id jsonrpc.ID) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.inUse[id] {
+		return false
+	}
+	cs.inUse[id] = true
+	return true
+}
+
+// free marks id no longer in use.
+func (cs *calls) free(id jsonrpc.ID) {
+	cs.mu.Lock()
+	delete(cs.inUse, id)
+	cs.mu.Unlock()
+}
+
 // note adds id to set (add) or takes it out, and signals the change.
 func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 	cs.mu.Lock()
@@ -207,12 +238,19 @@ func (cs *calls) note(set *map[jsonrpc.ID]bool, id jsonrpc.ID, add bool) {
 // answerError writes an error response with id null: a line that could
 // not be read as a message has no id to answer. (The SDK's encoder leaves
 // out an id it does not have; JSON-RPC wants it null.)
-func (c *lineConn) answerError(code int, msg string) {
+func (c *lineConn) answerError(code int, msg string) { c.answerErrorID(code, msg, nil) }
+
+// answerErrorID writes an error response with the id as given, raw
+// (nil: null).
+func (c *lineConn) answerErrorID(code int, msg string, id json.RawMessage) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
 	b, err := json.Marshal(struct {
-		Version string         `json:"jsonrpc"`
-		ID      *int           `json:"id"` // always null: the SDK's encoder leaves a null id out
-		Error   *jsonrpc.Error `json:"error"`
-	}{Version: "2.0", Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
+		Version string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"` // null when nil: the SDK's encoder leaves a null id out
+		Error   *jsonrpc.Error  `json:"error"`
+	}{Version: "2.0", ID: id, Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err != nil {
 		return
 	}
@@ -233,6 +271,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			c.calls.note(&c.calls.ours, m.ID, true)
 		}
 	case *jsonrpc.Response:
+		c.calls.free(m.ID)                               // before it is written: the client may reuse it then
 		defer c.calls.note(&c.calls.theirs, m.ID, false) // once written
 	}
 	return c.writeLine(b)
