@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -40,6 +41,9 @@ func mcpCommand() *command {
 // is a stop event there, never text.
 func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag *string, auditFlag *bool) error {
 	if _, err := c.parse(fs, args, 0); err != nil {
+		if !errors.Is(err, flag.ErrHelp) && slices.ContainsFunc(args, isAuditStderrFlag) {
+			return c.mcpFailed(true, err) // stderr is the audit wire, even for this
+		}
 		return err
 	}
 	actor, auditStderr := *actorFlag, *auditFlag
@@ -69,6 +73,13 @@ func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag
 		return reported{err} // its stop event said why
 	}
 	return err
+}
+
+// isAuditStderrFlag reports whether arg asks for --audit-stderr (as the
+// flag package reads it), so that a usage error is told on the audit wire.
+func isAuditStderrFlag(arg string) bool {
+	name, val, _ := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+	return strings.HasPrefix(arg, "-") && name == "audit-stderr" && val != "false"
 }
 
 // mcpAudit is the session's audit writer: on stderr, or on the audit
