@@ -26,6 +26,9 @@ func (s *session) output(t tool, res ops.Result) *sdk.CallToolResult {
 			return s.failed(t, err)
 		}
 		if fits(out) {
+			if raw, ok := out.StructuredContent.(json.RawMessage); ok {
+				out.StructuredContent = s.spliced.hold(raw)
+			}
 			return out
 		}
 		budget /= 2

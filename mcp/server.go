@@ -84,6 +84,9 @@ type session struct {
 	// textJSON: the client's protocol version predates structured
 	// content, so a result goes as text too (output.go).
 	textJSON atomic.Bool
+	// spliced carries results' structured content to the transport past
+	// the SDK's encoder (splice.go).
+	spliced *spliced
 }
 
 // Serve speaks MCP on o.In and o.Out until the client goes away (nil),
@@ -96,7 +99,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{}), life: ctx}
+	s := &session{svc: o.Service, audit: o.Audit, actor: o.Actor, scrubs: scrub.NewSet(), stop: cancel, stateKey: newStateKey(), inputEnded: make(chan struct{}), life: ctx, spliced: newSpliced()}
 	s.requests = newRequests(o.Service, cancel)
 	srv, err := s.server()
 	if err == nil {
@@ -115,7 +118,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err := o.Audit.Write(audit.Event{Event: "start", Message: msg, User: who.User, Host: who.Host}); err != nil {
 		return err
 	}
-	err = srv.Run(ctx, &lineTransport{in: o.In, out: o.Out, ended: s.inputEnded})
+	err = srv.Run(ctx, &lineTransport{in: o.In, out: o.Out, ended: s.inputEnded, spliced: s.spliced})
 	return s.end(ctx, o.Audit, err)
 }
 

@@ -41,10 +41,13 @@ type lineTransport struct {
 	// ended, when set, is closed when the input ends (or the connection
 	// closes first).
 	ended chan struct{}
+	// spliced, when set, holds results' structured content to write in
+	// place of their placeholders (splice.go).
+	spliced *spliced
 }
 
 func (t *lineTransport) Connect(context.Context) (sdk.Connection, error) {
-	c := &lineConn{out: t.out, incoming: make(chan lineOrErr), closed: make(chan struct{})}
+	c := &lineConn{out: t.out, spliced: t.spliced, incoming: make(chan lineOrErr), closed: make(chan struct{})}
 	c.calls = calls{theirs: map[jsonrpc.ID]bool{}, inUse: map[jsonrpc.ID]bool{}, ours: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1)}
 	go c.readLoop(ndjson.NewReader(t.in, MaxLine, ndjson.Resync), t.ended)
 	return c, nil
@@ -61,6 +64,9 @@ type lineOrErr struct {
 type lineConn struct {
 	mu  sync.Mutex
 	out io.Writer
+	// spliced: results' structured content, written in place of the
+	// placeholders the SDK encoded (splice.go); nil: none.
+	spliced *spliced
 
 	incoming  chan lineOrErr
 	closed    chan struct{}
@@ -261,7 +267,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := encodeMessage(msg)
+	b, err := encodeMessage(msg, c.spliced)
 	if err != nil {
 		return fmt.Errorf("encode message: %v", err)
 	}
@@ -281,7 +287,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // bytes the SDK already encoded it to, as they are: the SDK's own encoder
 // would check and copy them once more (the most a tool call costs).
 // Anything else is the SDK's to encode.
-func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
+func encodeMessage(msg jsonrpc.Message, sp *spliced) ([]byte, error) {
 	r, ok := msg.(*jsonrpc.Response)
 	if !ok || r.Error != nil || len(r.Result) == 0 || !r.ID.IsValid() {
 		return jsonrpc.EncodeMessage(msg)
@@ -290,11 +296,15 @@ func encodeMessage(msg jsonrpc.Message) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(r.Result)+len(id)+40)
+	result := r.Result
+	if sp != nil {
+		result = sp.splice(result)
+	}
+	b := make([]byte, 0, len(result)+len(id)+40)
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"result":`...)
-	b = append(b, r.Result...)
+	b = append(b, result...)
 	return append(b, '}'), nil
 }
 
