@@ -10,39 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"filippo.io/age"
 	"filippo.io/age/armor"
 )
-
-// protectAt protects the identity file of h by pass at scrypt work factor
-// 10, far below what arca writes, so that opening it is quick.
-func protectAt(t *testing.T, h *arcaHome, pass string) {
-	t.Helper()
-	path := filepath.Join(h.dir, ".config/arca/identity.txt")
-	text, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := age.NewScryptRecipient(pass)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.SetWorkFactor(10)
-	var out bytes.Buffer
-	aw := armor.NewWriter(&out)
-	w, err := age.Encrypt(aw, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(text)
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	aw.Close()
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // waitSlow is wait for a verb that runs scrypt at age's work factor, a
 // second or so, much more on a loaded machine: the bound only catches a
