@@ -82,6 +82,11 @@ func TestPluginIdentityInitPutGet(t *testing.T) {
 	if !bytes.Contains(vault, []byte(`"recipients":["`+recipient+`"]`)) {
 		t.Fatalf("the vault is not wrapped to the plugin's recipient alone: %.300s", vault)
 	}
+	// $AGEDEBUG=plugin would make age's plugin client copy the protocol, a
+	// data key included, to stderr: arca drops it.
+	if got, st, stderr := h.withEnv("AGEDEBUG=plugin").detached(t, nil, "get", "arca://app/db"); st != 0 || string(got) != "s3cret" || stderr != "" {
+		t.Errorf("get with AGEDEBUG=plugin: exit %d, stdout %q, stderr %q", st, got, stderr)
+	}
 	if got := h.mustDetached(t, nil, "identity"); !strings.Contains(string(got), recipient) {
 		t.Errorf("arca identity: %q, want the plugin's recipient", got)
 	}
@@ -136,6 +141,33 @@ func TestPluginRecipientAdded(t *testing.T) {
 		if st != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, c.in[5:20]) {
 			t.Errorf("add %.20q: exit %d, stderr %q; want exit 2 and %q", c.in, st, stderr, c.want)
 		}
+	}
+}
+
+// A plugin recipient in a vault's recipients config is wrapped to when
+// init makes the vault: the plugin's identity opens it.
+func TestPluginRecipientInConfig(t *testing.T) {
+	h := newBareHome(t)
+	path, _, recipient := writePluginIdentity(t, h.dir, "yubikey.txt")
+	cfg := filepath.Join(h.dir, "team.toml")
+	body := "[vaults.default]\nkind = \"file\"\npath = \"team.vault\"\nrecipients = [\"" + recipient + "\"]\n"
+	if err := os.WriteFile(cfg, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h = h.withEnv("ARCA_CONFIG=" + cfg)
+	h.mustDetached(t, nil, "init")
+	h.mustDetached(t, []byte("s3cret"), "put", "arca://app/db")
+	if got := h.withEnv("ARCA_IDENTITY="+path).mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
+		t.Fatalf("get with the plugin identity: %q", got)
+	}
+	bad := strings.Replace(body, recipient, recipient[:len(recipient)-4]+"qqqq", 1)
+	if err := os.WriteFile(cfg, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(h.dir, "team.vault"))
+	_, st, stderr := h.detached(t, nil, "init")
+	if want := "vaults.default.recipients entry 1 is not a valid age plugin recipient (age1NAME1…)"; st != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("a malformed plugin recipient in the config: exit %d, stderr %q; want %q", st, stderr, want)
 	}
 }
 
