@@ -1,7 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -46,4 +51,37 @@ func TestPluginAsksAtTerminal(t *testing.T) {
 			t.Errorf("exit %d, the terminal showed %q; want %q", st, screen, want)
 		}
 	})
+}
+
+// serve with a controlling terminal and its three streams on pipes, as an
+// agent's host starts it from a shell: the plugin's PIN prompt is asked on
+// the terminal, and stdout carries the reply and stderr the events alone.
+func TestPluginServeAsksAtTerminal(t *testing.T) {
+	h, _, _ := pluginHome(t)
+	master, slave := openPTY(t)
+	s := &ttySession{master: master, more: make(chan struct{})}
+	s.cmd = exec.Command("arca", "serve")
+	s.cmd.Env, s.cmd.Dir = h.withEnv(testPluginDoVar+"=ask-secret").env, h.dir
+	s.cmd.Stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://app/db"}` + "\n")
+	var stderr bytes.Buffer
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &stderr
+	s.cmd.ExtraFiles = []*os.File{slave}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	go s.read()
+	s.waitFor(t, `age-plugin-arcatest: PIN\x1b[2J for the key: `)
+	s.send(t, "1234\n")
+	st, screen := s.wait(t)
+	if st != 0 || !strings.Contains(s.stdout.String(), `"value":"s3cret"`) || strings.Contains(screen, "1234") {
+		t.Fatalf("exit %d, stdout %q, the terminal showed %q", st, s.stdout.String(), screen)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
+		if !json.Valid([]byte(line)) || strings.Contains(line, "PIN") || strings.Contains(line, testPluginStderr) {
+			t.Errorf("serve's stderr holds a line that is not an event: %q", line)
+		}
+	}
 }
