@@ -1,6 +1,16 @@
 // Package identity keeps the age identity a machine opens its vaults with
 // (a file of mode 0600) and parses the recipients a vault is wrapped to.
 // Its errors name files and positions, never key material.
+//
+// An identity may be an age plugin's (a hardware key: plugin.go), run
+// through age's plugin protocol. The bounds:
+//
+//	maxIdentityFile     an identity file, 64 KiB
+//	MaxWorkFactor       a protected file's scrypt work factor, 2^20
+//	MaxPassphraseFile   a passphrase file, 4 KiB
+//	MaxPluginText       a plugin's message or prompt, 1 KiB
+//	MaxPluginError      the part of a plugin's error arca quotes, 200 bytes
+//	MaxPluginRecipient  an age1NAME1… recipient, 4 KiB
 package identity
 
 import (
