@@ -192,6 +192,25 @@ func TestPluginServeGet(t *testing.T) {
 	}
 }
 
+// arca mcp --audit-stderr opens a plugin identity's vault too, its
+// stderr the audit wire, events only.
+func TestPluginMCPAuditStderr(t *testing.T) {
+	h, _, _ := pluginHome(t)
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"arca_list","arguments":{}}}
+`
+	out, st, stderr := h.withEnv(testPluginDoVar+"=message").detached(t, []byte(in), "mcp", "--audit-stderr")
+	if st != 0 || !strings.Contains(string(out), "app/db") {
+		t.Fatalf("mcp: exit %d, stdout %q, stderr %q", st, out, stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
+		if !json.Valid([]byte(line)) || strings.Contains(line, "touch the key") {
+			t.Errorf("mcp's stderr holds a line that is not an event: %q", line)
+		}
+	}
+}
+
 // What stops a plugin identity is said clearly: a plugin not on $PATH, a
 // malformed AGE-PLUGIN line (never printed), a plugin that asks for input
 // with no terminal, a plugin's own error (bounded and quoted).
