@@ -24,7 +24,8 @@ const testPluginName = "arcatest"
 // testPluginDoVar says what the plugin does as it unwraps, besides
 // unwrapping: "message" (shows a message), "ask-secret" and "ask-public"
 // (asks for the PIN 1234), "confirm" (asks to confirm), "fail" (ends in a
-// long error with a control character).
+// long error with a control character); "ask-wrap" asks for a PIN as it
+// wraps to a recipient.
 const testPluginDoVar = "ARCATEST_PLUGIN_DO"
 
 // testPluginStderr is what the plugin writes on its own stderr at each
@@ -52,6 +53,11 @@ func testPluginMain() {
 		r, err := age.ParseX25519Recipient(string(data))
 		if err != nil {
 			return nil, errors.New("not an arcatest recipient")
+		}
+		if os.Getenv(testPluginDoVar) == "ask-wrap" {
+			if _, err := p.RequestValue(testPluginPrompt, true); err != nil {
+				return nil, err
+			}
 		}
 		return testPluginRecipient{r}, nil
 	})
@@ -153,4 +159,11 @@ func writePluginIdentity(t *testing.T, dir, name string) (path, identityLine, re
 	}
 	lines := strings.Split(strings.TrimSpace(text), "\n")
 	return path, lines[len(lines)-1], recipient
+}
+
+// newPluginRecipient is the recipient of a new key of the test plugin.
+func newPluginRecipient(t *testing.T) string {
+	t.Helper()
+	_, r := testPluginKey(t)
+	return r
 }

@@ -132,6 +132,11 @@ func TestPluginRecipientAdded(t *testing.T) {
 	if got := h.withEnv("ARCA_IDENTITY="+path).mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
 		t.Fatalf("get with the plugin identity: %q", got)
 	}
+	// A plugin that asks for input to wrap is refused, terminal or not.
+	_, st, stderr := h.withEnv(testPluginDoVar+"=ask-wrap").detached(t, nil, "vault", "recipients", "add", newPluginRecipient(t))
+	if want := "plugin age-plugin-arcatest asked for input to wrap a data key to its recipient"; st != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("a plugin asking to wrap: exit %d, stderr %q; want %q", st, stderr, want)
+	}
 	bad := recipient[:len(recipient)-1] + map[bool]string{true: "q", false: "p"}[!strings.HasSuffix(recipient, "q")]
 	for _, c := range []struct{ in, want string }{
 		{bad, "recipient argument 1 is not a valid age plugin recipient (age1NAME1…)"},

@@ -102,7 +102,7 @@ func (r *pluginRecipient) Wrap(fileKey []byte) ([]*age.Stanza, error) {
 }
 
 func (r *pluginRecipient) WrapWithLabels(fileKey []byte) ([]*age.Stanza, []string, error) {
-	ui := &pluginUI{name: r.name}
+	ui := &pluginUI{name: r.name, wrapping: true}
 	pr, err := plugin.NewRecipient(r.encoding, ui.client())
 	if err != nil {
 		return nil, nil, fmt.Errorf("age plugin recipient (age-plugin-%s) is malformed", r.name)
@@ -137,9 +137,10 @@ func isPluginRecipient(s string) bool {
 // could not answer, for the error the run ends in (the plugin package
 // drops the callbacks' errors).
 type pluginUI struct {
-	name    string
-	prompt  Prompter
-	refused error
+	name     string
+	prompt   Prompter
+	wrapping bool // wrapping to a recipient: no one is asked
+	refused  error
 }
 
 func (u *pluginUI) client() *plugin.ClientUI {
@@ -202,6 +203,8 @@ func (u *pluginUI) fail(err error) error {
 		return nil
 	case errors.As(err, &nf):
 		return fmt.Errorf("age plugin age-plugin-%s is not on $PATH: install it, or fix PATH", u.name)
+	case u.refused != nil && u.wrapping:
+		return fmt.Errorf("plugin age-plugin-%s asked for input to wrap a data key to its recipient: arca asks for a plugin only to open a vault, never to wrap one", u.name)
 	case errors.Is(u.refused, ErrNoTerminal):
 		return fmt.Errorf("plugin age-plugin-%s asked for input and no terminal is open: run arca from a terminal, or set the plugin up to need none", u.name)
 	case u.refused != nil:
