@@ -127,13 +127,24 @@ func TestPluginIdentityInEnv(t *testing.T) {
 func TestPluginRecipientAdded(t *testing.T) {
 	h := newArcaHome(t)
 	h.put(t, "arca://app/db", []byte("s3cret"))
+	old := h.mustDetached(t, nil, "identity")
 	path, identityLine, recipient := writePluginIdentity(t, h.dir, "yubikey.txt")
 	h.mustDetached(t, nil, "vault", "recipients", "add", recipient)
-	if got := h.withEnv("ARCA_IDENTITY="+path).mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
+	hw := h.withEnv("ARCA_IDENTITY=" + path)
+	if got := hw.mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
 		t.Fatalf("get with the plugin identity: %q", got)
 	}
+	// The old key removed (the data key replaced, wrapped by the plugin),
+	// the hardware key alone opens the vault.
+	hw.mustDetached(t, nil, "vault", "recipients", "rm", strings.TrimSpace(string(old)))
+	if got := hw.mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
+		t.Fatalf("get with the plugin identity alone: %q", got)
+	}
+	if _, st, _ := h.detached(t, nil, "get", "arca://app/db"); st == 0 {
+		t.Fatal("the removed native identity still opens the vault")
+	}
 	// A plugin that asks for input to wrap is refused, terminal or not.
-	_, st, stderr := h.withEnv(testPluginDoVar+"=ask-wrap").detached(t, nil, "vault", "recipients", "add", newPluginRecipient(t))
+	_, st, stderr := hw.withEnv(testPluginDoVar+"=ask-wrap").detached(t, nil, "vault", "recipients", "add", newPluginRecipient(t))
 	if want := "plugin age-plugin-arcatest asked for input to wrap a data key to its recipient"; st != 1 || !strings.Contains(stderr, want) {
 		t.Errorf("a plugin asking to wrap: exit %d, stderr %q; want %q", st, stderr, want)
 	}
@@ -143,7 +154,7 @@ func TestPluginRecipientAdded(t *testing.T) {
 		{identityLine, "recipient argument 1 is an age secret key"},
 		{"age1" + testPluginName + "1" + strings.Repeat("q", 5000), "is longer than the 4096 bytes an age plugin recipient may be"},
 	} {
-		_, st, stderr := h.detached(t, nil, "vault", "recipients", "add", c.in)
+		_, st, stderr := hw.detached(t, nil, "vault", "recipients", "add", c.in)
 		if st != 2 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, c.in[5:20]) {
 			t.Errorf("add %.20q: exit %d, stderr %q; want exit 2 and %q", c.in, st, stderr, c.want)
 		}
