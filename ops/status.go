@@ -131,7 +131,7 @@ func (s *Service) ownRecipient(env string) (string, error) {
 	}
 	rs := identity.RecipientsOf(ids)
 	if len(rs) == 0 {
-		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity", vc.Identity)
+		return "", Errorf(manifest.OpError, "identity %s holds no X25519 identity, and no age plugin identity whose recipient a comment of its file names", vc.Identity)
 	}
 	return fmt.Sprint(rs[0]), nil
 }

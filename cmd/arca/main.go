@@ -94,6 +94,9 @@ func start(args []string, c *cli) int {
 	// (net/http reports an HTTP decider's unasked response through it,
 	// quoting the server's bytes) would be neither. Nothing arca runs logs.
 	log.SetOutput(io.Discard)
+	// age's plugin client copies all a plugin says and is told, a data key
+	// included, to stderr when $AGEDEBUG is "plugin": never in arca.
+	os.Unsetenv("AGEDEBUG")
 	perr := protectProcess()
 	c = c.guarded()
 	if perr != nil {

@@ -65,6 +65,9 @@ func TestMain(m *testing.M) {
 		},
 		"servehost": serveHost,
 		"mcphost":   mcpHost,
+		// age-plugin-arcatest is an age plugin, so that arca finds it on
+		// $PATH as it finds a YubiKey's (plugin_test.go).
+		"age-plugin-" + testPluginName: testPluginMain,
 	}
 	for name, fn := range helperCommands() {
 		cmds[name] = fn

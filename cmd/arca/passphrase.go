@@ -17,7 +17,7 @@ import (
 // identity of a vault whose config gives identity.KeyPath.
 func (c *cli) identityKeys() *identity.Keys {
 	if c.keys == nil {
-		c.keys = &identity.Keys{Pass: c.passphrase(false), Key: c.getenv(identity.KeyEnv)}
+		c.keys = &identity.Keys{Pass: c.passphrase(false), Key: c.getenv(identity.KeyEnv), Prompt: terminalPrompter{}}
 	}
 	return c.keys
 }

@@ -75,8 +75,12 @@ func RotateIdentityAt(ctx context.Context, s *ops.Service, env string, at func(p
 	if b, err := fsio.ReadFile(r.id, 64<<10); err == nil && identity.Protected(b) {
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: identity file %s is protected by a passphrase, and a rotation writes the new identity plain: remove the passphrase (arca identity passphrase --remove), rotate, then set it again", r.id)
 	}
-	if _, err := identity.Load(r.id, nil); err != nil {
+	ids, err := identity.Load(r.id, nil)
+	if err != nil {
 		return r.res, ops.Errorf(manifest.OpError, "identity rotation: %v", err)
+	}
+	if names := identity.Plugins(ids); len(names) > 0 {
+		return r.res, ops.Errorf(manifest.OpError, "identity rotation: identity file %s holds an age plugin identity (age-plugin-%s), whose key stays on its device, and a rotation writes a new plain identity in its place: make a new key with the plugin, add its recipient (arca vault recipients add), point the identity at its file, then remove the old recipient", r.id, names[0])
 	}
 	unlock, err := fsio.LockDir(filepath.Dir(r.id))
 	if err != nil {

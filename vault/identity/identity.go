@@ -1,6 +1,16 @@
 // Package identity keeps the age identity a machine opens its vaults with
 // (a file of mode 0600) and parses the recipients a vault is wrapped to.
 // Its errors name files and positions, never key material.
+//
+// An identity may be an age plugin's (a hardware key: plugin.go), run
+// through age's plugin protocol. The bounds:
+//
+//	maxIdentityFile     an identity file, 64 KiB
+//	MaxWorkFactor       a protected file's scrypt work factor, 2^20
+//	MaxPassphraseFile   a passphrase file, 4 KiB
+//	MaxPluginText       a plugin's message or prompt, 1 KiB
+//	MaxPluginError      the part of a plugin's error arca quotes, 200 bytes
+//	MaxPluginRecipient  an age1NAME1… recipient, 4 KiB
 package identity
 
 import (
@@ -101,17 +111,6 @@ func Load(path string, pass Passphrase) ([]age.Identity, error) {
 	return Parse(path, text)
 }
 
-// Parse parses the age identities of text, the plain text of the identity
-// file path names (in errors).
-func Parse(path, text string) ([]age.Identity, error) {
-	ids, err := age.ParseIdentities(strings.NewReader(text))
-	if err != nil {
-		// age's parse errors never quote key material, but say it plainly.
-		return nil, fmt.Errorf("identity file %s holds no valid age identity", path)
-	}
-	return ids, nil
-}
-
 // ReadText returns the plain text of the identity file path, opened with
 // the passphrase pass gives when it is protected.
 func ReadText(path string, pass Passphrase) (string, error) {
@@ -145,15 +144,19 @@ func readFile(path string) ([]byte, error) {
 }
 
 func recipientOf(ids []age.Identity) (string, bool, error) {
-	for _, id := range ids {
-		if x, ok := id.(*age.X25519Identity); ok {
-			return x.Recipient().String(), false, nil
-		}
+	rs := RecipientsOf(ids)
+	if len(rs) > 0 {
+		return fmt.Sprint(rs[0]), false, nil
+	}
+	if names := Plugins(ids); len(names) > 0 {
+		return "", false, fmt.Errorf("identity file holds an age plugin identity (age-plugin-%s) but no comment naming its recipient: add the line \"# recipient: age1…\" with the recipient the plugin gave", names[0])
 	}
 	return "", false, errors.New("identity file holds no age X25519 identity")
 }
 
-// RecipientsOf returns the X25519 recipients of ids.
+// RecipientsOf returns the recipients of ids: each X25519 identity's
+// public key, then each plugin identity's recipient its file's comment
+// names (see ParseWith).
 func RecipientsOf(ids []age.Identity) []age.Recipient {
 	var rs []age.Recipient
 	for _, id := range ids {
@@ -161,18 +164,27 @@ func RecipientsOf(ids []age.Identity) []age.Recipient {
 			rs = append(rs, x.Recipient())
 		}
 	}
+	for _, id := range ids {
+		if p, ok := id.(*pluginIdentity); ok && p.recipient != "" {
+			rs = append(rs, &pluginRecipient{name: p.name, encoding: p.recipient})
+		}
+	}
 	return rs
 }
 
-// ParseRecipient parses an age X25519 public key. Its error says what kind
-// of thing s was, never s itself: a secret key pasted by mistake must not
-// reach a terminal or a log.
+// ParseRecipient parses an age X25519 public key (age1…) or an age plugin
+// recipient (age1NAME1…, wrapped to by running age-plugin-NAME). Its error
+// says what kind of thing s was, never s itself: a secret key pasted by
+// mistake must not reach a terminal or a log.
 func ParseRecipient(s string) (age.Recipient, error) {
+	if isPluginRecipient(s) {
+		return parsePluginRecipient(s)
+	}
 	r, err := age.ParseX25519Recipient(s)
 	if err == nil {
 		return r, nil
 	}
-	if strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s)), "AGE-SECRET-KEY-") {
+	if t := strings.ToUpper(strings.TrimSpace(s)); strings.HasPrefix(t, "AGE-SECRET-KEY-") || strings.HasPrefix(t, "AGE-PLUGIN-") {
 		return nil, errors.New("is an age secret key, not a public key (age1…): keep it secret, and give its public key instead")
 	}
 	return nil, errors.New("is not an age X25519 public key (age1…)")

@@ -28,6 +28,9 @@ type Keys struct {
 	Pass Passphrase
 	// Key is $ARCA_IDENTITY_KEY's value, what KeyPath opens to.
 	Key string
+	// Prompt is what an age plugin identity's plugin talks to the person
+	// through; nil: no terminal, and a plugin that asks for input fails.
+	Prompt Prompter
 
 	mu  sync.Mutex
 	got map[string]loaded
@@ -70,7 +73,7 @@ func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
 		if k.Key == "" {
 			return nil, fmt.Errorf("$%s is empty", KeyEnv), false
 		}
-		ids, err := Parse(KeyPath, k.Key)
+		ids, err := ParseWith(KeyPath, k.Key, k.Prompt)
 		return ids, err, err == nil
 	}
 	b, err := readFile(path)
@@ -83,7 +86,7 @@ func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
 			return nil, err, k.Pass != nil
 		}
 	}
-	ids, err = Parse(path, text)
+	ids, err = ParseWith(path, text, k.Prompt)
 	return ids, err, protected
 }
 
