@@ -15,7 +15,9 @@ import (
 //     value of NAME: an earlier key of the same file (its value once
 //     expanded), else the variable NAME of the environment (Options.Lookup).
 //     NAME is [A-Za-z_][A-Za-z0-9_]*. Unset, it is an error naming the key
-//     and NAME (Compose would write nothing, and warn).
+//     and which reference of the value it is, 1 for the first (Compose
+//     would write nothing, and warn). NAME itself is not named: it is text
+//     of the value, and a $ inside a password reads as a reference.
 //   - ${NAME:-default} is default when NAME is unset or empty;
 //     ${NAME-default} when it is unset. default is taken as written, up to
 //     the first }, and is not expanded itself.
@@ -23,7 +25,8 @@ import (
 //     decodes it; in an unquoted value, the backslash dropped.
 //   - $$ stays $$ (Compose writes one $; write \$ for that), and a $
 //     followed by anything else ($1, a $ at the end) is a $.
-//   - A ${ without a closing } or a valid NAME is an error naming the key.
+//   - A ${ without a closing } or a valid NAME, or of another form
+//     (${NAME:?err}, ${NAME:+alt}), is an error naming the key.
 //   - A single-quoted value is taken literally: nothing in it is expanded.
 //   - One pass: what a value expands to is never expanded again, so a
 //     value is at most its own bytes and those of the values it names; a
@@ -50,6 +53,7 @@ type refScan struct {
 // ${NAME-default} the default and whether it applies to an empty NAME
 // too (":-").
 type varRef struct {
+	n          int // 1 for the value's first reference, 2 for the next, …
 	start, end int
 	name       string
 	def        []byte
@@ -60,7 +64,7 @@ type varRef struct {
 // scan calls lit for each run of literal bytes and ref for each reference
 // of s, in order; an error is a malformed ${.
 func (s refScan) scan(lit func([]byte), onRef func(varRef) error) error {
-	v, from, li := s.v, 0, 0 // li: the first of s.lit not before i
+	v, from, li, n := s.v, 0, 0, 0 // li: the first of s.lit not before i; n: references so far
 	escaped := func(i int) bool {
 		for li < len(s.lit) && s.lit[li] < i {
 			li++
@@ -77,10 +81,12 @@ func (s refScan) scan(lit func([]byte), onRef func(varRef) error) error {
 			i++ // $$ stays $$: neither starts a reference
 		case v[i] != '$' || escaped(i) || i+1 == len(v):
 		case v[i+1] == '{':
+			n++
 			r, err := braced(v, i)
 			if err != nil {
-				return err
+				return fmt.Errorf("reference %d of the value: %v", n, err)
 			}
+			r.n = n
 			lit(v[from:i])
 			if err := onRef(r); err != nil {
 				return err
@@ -91,8 +97,9 @@ func (s refScan) scan(lit func([]byte), onRef func(varRef) error) error {
 			for j < len(v) && nameByte(v[j]) {
 				j++
 			}
+			n++
 			lit(v[from:i])
-			if err := onRef(varRef{start: i, end: j, name: string(v[i+1 : j])}); err != nil {
+			if err := onRef(varRef{n: n, start: i, end: j, name: string(v[i+1 : j])}); err != nil {
 				return err
 			}
 			from, i = j, j-1
@@ -114,7 +121,7 @@ func braced(v []byte, i int) (varRef, error) {
 		n++
 	}
 	if n == 0 || !nameStart(body[0]) {
-		return varRef{}, fmt.Errorf("${…} does not start with a variable name [A-Za-z_][A-Za-z0-9_]*")
+		return varRef{}, fmt.Errorf("${...} does not start with a variable name [A-Za-z_][A-Za-z0-9_]*")
 	}
 	r := varRef{start: i, end: i + end + 1, name: string(body[:n])}
 	rest := body[n:]
@@ -125,7 +132,7 @@ func braced(v []byte, i int) (varRef, error) {
 	case rest[0] == '-':
 		r.def, r.hasDef = rest[1:], true
 	default:
-		return varRef{}, fmt.Errorf("${%s…}: only ${NAME}, ${NAME:-default} and ${NAME-default} are expanded", r.name)
+		return varRef{}, fmt.Errorf("only ${NAME}, ${NAME:-default} and ${NAME-default} are expanded")
 	}
 	return r, nil
 }
@@ -171,7 +178,7 @@ func (x *expander) expand(key string, s refScan) ([]byte, error) {
 		case r.hasDef && (!set || r.emptyToo && val == ""):
 			return grow(r.def)
 		case !set:
-			return fmt.Errorf("%s is not set: not a key before it in the file, nor in the environment (${%s:-default} gives a default)", r.name, r.name)
+			return fmt.Errorf("reference %d of the value names a variable that is neither a key before it in the file nor set in the environment (${NAME:-default} gives a default)", r.n)
 		}
 		return grow([]byte(val))
 	})
