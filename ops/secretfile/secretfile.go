@@ -8,8 +8,9 @@
 //   - dotenv: NAME=value lines (Flat), by a parser written here. Libraries
 //     such as godotenv expand $VAR and ${VAR} in values and keep the last of
 //     two assignments to one name without a word; either would import a
-//     value other than the one in the file. This parser never expands
-//     anything: $HOME, ${X} and $(cmd) stay as written.
+//     value other than the one in the file. This parser expands nothing
+//     ($HOME, ${X} and $(cmd) stay as written, and an entry with such a
+//     reference is marked Refs) unless Options.Expand (expand.go).
 //   - json: an object of name → value (Flat) or namespace → name → value
 //     (Nested), what `sops -d` prints for a JSON file.
 //   - yaml: the same two shapes in YAML, what `sops -d` prints for a YAML
