@@ -92,14 +92,15 @@ func CloudList() []string {
 }
 
 // Problem says what is wrong with the pattern p, starting with p itself
-// (quoted when it is not a plain pattern), or returns "".
+// (quoted when it is not a plain pattern, by its length when it is too
+// long), or returns "".
 func Problem(p string) string {
 	name, prefix := strings.CutSuffix(p, "*")
 	switch {
 	case p == "*":
 		return "*: a bare * would pass all of arca's environment; name the variables, or a prefix such as CI_* (rule: no bare *)"
 	case len(p) > MaxPatternLen:
-		return "a pattern of " + strconv.Itoa(len(p)) + " bytes: at most " + strconv.Itoa(MaxPatternLen)
+		return "<" + strconv.Itoa(len(p)) + " bytes>: a pattern is at most " + strconv.Itoa(MaxPatternLen) + " bytes"
 	case !validName(name):
 		return strconv.QuoteToASCII(p) + ": not a variable name or a prefix of one followed by * (want [A-Za-z_][A-Za-z0-9_]*, optionally ending in *)"
 	case strings.HasPrefix(name, reserved):
