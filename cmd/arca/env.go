@@ -30,7 +30,7 @@ func envCommand() *command {
 	format := formatFlag(inject.EnvFormats()[0])
 	return &command{
 		name: "env", summary: "print the secrets run would hand a command, as sh, dotenv or JSON assignments",
-		text:     "Print the variables run would hand a command, as assignments for sh (eval), dotenv or JSON.",
+		text:     "Print the variables run would hand a command (but the allowlisted ones), passed ones included, as assignments for sh (eval), dotenv or JSON.",
 		examples: []string{"eval \"$(arca env --secret DB_PASSWORD=arca://app/db)\""},
 		exits:    vaultExits,
 		flags: func(fs *flag.FlagSet) {
@@ -45,7 +45,7 @@ func envCommand() *command {
 
 // runEnv prints the variables arca run would add to a child's environment
 // (the allowlisted ones excepted) as assignments on stdout, the literals
-// of env files among them. Nothing is printed unless every secret resolved
+// of env files and the passed variables (--pass, [run] pass) among them. Nothing is printed unless every secret resolved
 // and was audited. It takes no --file: it prints assignments, and a file
 // it wrote would be gone when it exits.
 func runEnv(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injectFlags, format *formatFlag) error {
@@ -57,12 +57,16 @@ func runEnv(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injec
 		if err != nil {
 			return err
 		}
+		passed, err := in.passed(svc.Config(), c.environ(), injections)
+		if err != nil {
+			return err
+		}
 		vars, err := inject.Materialize(ctx, svc, injections)
 		if err != nil {
 			return err
 		}
 		var out bytes.Buffer
-		if err := inject.FormatEnv(&out, string(*format), vars); err != nil {
+		if err := inject.FormatEnv(&out, string(*format), inject.WithPassed(vars, passed)); err != nil {
 			return err
 		}
 		if _, err := c.raw.stdout.Write(out.Bytes()); err != nil {

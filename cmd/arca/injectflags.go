@@ -2,8 +2,11 @@ package main
 
 import (
 	"flag"
+	"slices"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/passenv"
+	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/inject"
 )
 
@@ -44,6 +47,7 @@ type injectFlags struct {
 	secrets  secretFlags
 	files    secretFlags
 	envFiles pathFlags
+	pass     pathFlags
 }
 
 // register adds --secret and --env-file to fs, and --file when withFiles
@@ -56,21 +60,36 @@ func (f *injectFlags) register(fs *flag.FlagSet, what string, withFiles bool) {
 	fs.Var(&f.secrets, "secret", what+" the variable NAME set to the secret at REF, once per `NAME=REF`")
 	fs.Var(&f.envFiles, "env-file", what+" the variables of the dotenv `FILE`, each NAME=REF (a secret) or NAME=value (as written), once per file; "+
 		"a later file wins over an earlier one, "+flags+" over every file, and all of them over arca's environment")
+	fs.Var(&f.pass, "pass", "pass the variable `NAME` of arca's environment on as it is, or every variable starting with PREFIX for PREFIX*, once per name (never ARCA_*, a start-up variable, or a cloud credential unless named exactly)")
 	if withFiles {
 		f.files.file = true
 		fs.Var(&f.files, "file", "hand over the secret at REF in a file of its own (mode 0600, removed when the command exits), the variable NAME set to its path, once per `NAME=REF`")
 	}
 }
 
-// check refuses a NAME=REF flag without "=", without echoing it.
+// check refuses a NAME=REF flag without "=", without echoing it, and a
+// --pass that a rule refuses (passenv.Problem), naming the rule.
 func (f *injectFlags) check(fs *verbFlags) error {
 	switch {
 	case f.secrets.malformed:
 		return usagef("--secret wants NAME=REF, e.g. --secret DB_PASSWORD=arca://app/db (%s)", fs.usage())
 	case f.files.malformed:
 		return usagef("--file wants NAME=REF, e.g. --file TLS_KEY=arca://app/tls-key (%s)", fs.usage())
+	case len(f.pass) > passenv.MaxPatterns:
+		return usagef("--pass is given %d times: at most %d", len(f.pass), passenv.MaxPatterns)
+	}
+	for _, p := range f.pass {
+		if prob := passenv.Problem(p); prob != "" {
+			return usagef("--pass %s", prob)
+		}
 	}
 	return nil
+}
+
+// passed picks the variables of environ that the config's [run] pass and
+// --pass pass on, refusing one that is also injected (inject.Pass).
+func (f *injectFlags) passed(cfg *ops.Config, environ []string, injections []inject.Injection) ([]passenv.Var, error) {
+	return inject.Pass(environ, append(slices.Clone(cfg.Run.Pass), f.pass...), injections)
 }
 
 // injections reads the env files and merges every source with the refs in

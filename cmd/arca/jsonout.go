@@ -48,6 +48,10 @@ type bulkJSON struct {
 	Skipped     int           `json:"skipped"`
 	Deleted     int           `json:"deleted,omitempty"` // names a restore brought back soft-deleted
 	Rows        []bulkRowJSON `json:"rows"`
+	// Of a migration: the keys --skip-empty left out, and those whose
+	// values hold $NAME references stored as written (names, never values).
+	SkippedEmpty []string `json:"skipped_empty,omitempty"`
+	Unexpanded   []string `json:"unexpanded,omitempty"`
 }
 
 // bulkRowJSON is one item of a bulk write: its action, and the version it

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,8 +19,8 @@ import (
 
 // migrateFlags are migrate's own flags.
 type migrateFlags struct {
-	from, ns, identity      *string
-	dryRun, overwrite, json *bool
+	from, ns, nsPrefix, identity               *string
+	dryRun, overwrite, json, skipEmpty, expand *bool
 }
 
 func migrateCommand() *command {
@@ -28,12 +29,16 @@ func migrateCommand() *command {
 		name: "migrate", args: "[FILE]", summary: "bring secrets in from dotenv, JSON, YAML, vault kv or arenzana/arca files",
 		text: "Bring secrets in from another tool's file (or stdin) as one batch: dotenv, JSON, YAML or sops output, Vault kv, arenzana/arca. Records that exist are skipped unless --overwrite; --dry-run writes nothing.",
 		examples: []string{"arca migrate --from dotenv --ns app .env", "vault kv get -format=json secret/app | arca migrate --from vault-kv --ns app",
-			"arca migrate --from dotenv --ns app --dry-run .env"},
+			"arca migrate --from dotenv --ns app --dry-run .env", "arca migrate --from dotenv --ns app --skip-empty --expand .env",
+			"sops -d secrets.yaml | arca migrate --from yaml --ns-prefix team-"},
 		exits: vaultExits,
 		flags: func(fs *flag.FlagSet) {
 			mf.from = fs.String("from", "", "the input's `FORMAT`: "+strings.Join(secretfile.Formats(), ", "))
 			mf.ns = fs.String("ns", "", "the `NS` (namespace) of a flat input's names; a two-level input names its own")
+			mf.nsPrefix = fs.String("ns-prefix", "", "land a two-level input's namespaces as `PREFIX` followed by each outer key (team- lands db as team-db)")
 			mf.identity = fs.String("identity", "", "the age identity `FILE` that opens an arenzana store")
+			mf.skipEmpty = fs.Bool("skip-empty", false, "leave out the keys whose value is empty, listing their names on stderr (else one refuses the input)")
+			mf.expand = fs.Bool("expand", false, "expand $NAME, ${NAME}, ${NAME:-default} and ${NAME-default} in a dotenv's unquoted and double-quoted values, from earlier keys, else the environment")
 			mf.dryRun = fs.Bool("dry-run", false, "list what would be created, overwritten or skipped; write nothing")
 			mf.overwrite = fs.Bool("overwrite", false, "replace records that exist (else they are skipped)")
 			mf.json = fs.Bool("json", false, "print what was done (or would be) as JSON")
@@ -50,7 +55,7 @@ func migrateCommand() *command {
 func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf migrateFlags) error {
 	return c.vaultVerb(ctx, fs, args, anyArgs, func(ctx context.Context, svc *ops.Service, pos []string) error {
 		c.bulkMemory()
-		items, source, err := c.readMigration(mf, pos)
+		items, rep, source, err := c.readMigration(mf, pos)
 		if err != nil {
 			return err
 		}
@@ -58,50 +63,116 @@ func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf mi
 		if err != nil {
 			return err
 		}
-		return c.printBulk(res, *mf.json)
+		if *mf.json {
+			out := bulkResultJSON(res)
+			out.SkippedEmpty, out.Unexpanded = rep.Empty, rep.Refs
+			return c.printJSON(out)
+		}
+		c.tellMigration(source, rep)
+		return c.printBulk(res, false)
 	})
 }
 
 // readMigration reads and parses the input, mapping its names to refs; it
-// returns them with the input's name.
-func (c *cli) readMigration(mf migrateFlags, pos []string) (*bulk.Packed, string, error) {
-	if len(pos) > 1 {
-		return nil, "", usagef("migrate reads one FILE (or stdin), not %d", len(pos))
+// returns them with what was left out or stored as written, and the
+// input's name.
+func (c *cli) readMigration(mf migrateFlags, pos []string) (*bulk.Packed, bulk.PackReport, string, error) {
+	var none bulk.PackReport
+	if err := checkMigrateFlags(mf, pos); err != nil {
+		return nil, none, "", err
 	}
-	if !slices.Contains(secretfile.Formats(), *mf.from) {
-		return nil, "", usagef("--from must be one of %s", strings.Join(secretfile.Formats(), ", "))
-	}
-	if *mf.ns != "" && !ref.ValidSegment(*mf.ns) {
-		return nil, "", usagef("--ns %q %s", *mf.ns, ref.SegmentProblem(*mf.ns))
-	}
-	var o secretfile.Options
+	o := secretfile.Options{Expand: *mf.expand, Lookup: c.lookupEnv}
 	if *mf.identity != "" {
 		ids, err := c.identityKeys().Load(*mf.identity)
 		if err != nil {
-			return nil, "", usagef("--identity: %v", err)
+			return nil, none, "", usagef("--identity: %v", err)
 		}
 		o.Identities = ids
 	}
 	r, name, done, err := c.input(pos)
 	if err != nil {
-		return nil, "", err
+		return nil, none, "", err
 	}
 	defer done()
 	data, err := secretfile.ReadInput(r)
 	if err != nil {
-		return nil, "", usagef("%s: %v; nothing was written", name, err)
+		return nil, none, "", usagef("%s: %v; nothing was written", name, err)
 	}
-	items, shape, err := bulk.Pack(data, *mf.from, o, *mf.ns)
-	if err != nil {
-		return nil, "", usagef("%s: %v; nothing was written", name, err)
-	}
+	items, rep, shape, err := bulk.Pack(data, *mf.from, o, bulk.Landing{NS: *mf.ns, NSPrefix: *mf.nsPrefix, SkipEmpty: *mf.skipEmpty})
 	switch {
+	case errors.Is(err, secretfile.ErrSopsEncrypted):
+		return nil, none, "", usagef("%s", sopsHint(name, *mf.from))
+	case err != nil:
+		return nil, none, "", usagef("%s: %v; nothing was written", name, err)
+	case shape == secretfile.Flat && *mf.nsPrefix != "":
+		return nil, none, "", usagef("%s holds names without a namespace: --ns-prefix is for two-level inputs, give --ns NS", name)
 	case shape == secretfile.Flat && *mf.ns == "":
-		return nil, "", usagef("%s holds names without a namespace: give one with --ns NS", name)
+		return nil, none, "", usagef("%s holds names without a namespace: give one with --ns NS", name)
 	case shape == secretfile.Nested && *mf.ns != "":
-		return nil, "", usagef("%s names its namespaces (its outer keys): --ns is only for flat inputs", name)
+		return nil, none, "", usagef("%s names its namespaces (its outer keys): --ns is only for flat inputs (--ns-prefix P lands them as P followed by each)", name)
 	}
-	return items, name, nil
+	return items, rep, name, nil
+}
+
+// checkMigrateFlags refuses what the flags alone make wrong.
+func checkMigrateFlags(mf migrateFlags, pos []string) error {
+	switch {
+	case len(pos) > 1:
+		return usagef("migrate reads one FILE (or stdin), not %d", len(pos))
+	case !slices.Contains(secretfile.Formats(), *mf.from):
+		return usagef("--from must be one of %s", strings.Join(secretfile.Formats(), ", "))
+	case *mf.ns != "" && !ref.ValidSegment(*mf.ns):
+		return usagef("--ns %q %s", *mf.ns, ref.SegmentProblem(*mf.ns))
+	case *mf.ns != "" && *mf.nsPrefix != "":
+		return usagef("--ns names a flat input's namespace, --ns-prefix a two-level input's: give one")
+	case *mf.nsPrefix != "" && !ref.ValidSegment(*mf.nsPrefix):
+		return usagef("--ns-prefix %q %s", *mf.nsPrefix, ref.SegmentProblem(*mf.nsPrefix))
+	case *mf.expand && *mf.from != "dotenv":
+		return usagef("--expand is for --from dotenv: the other formats hold no references to expand")
+	}
+	return nil
+}
+
+// sopsHint is what a sops-encrypted input is told: decrypt it, into a pipe.
+func sopsHint(name, from string) string {
+	file := name
+	if name == "stdin" {
+		file = "FILE"
+	}
+	if from == "dotenv" {
+		from = "sops-dotenv"
+	}
+	return fmt.Sprintf("%s is sops-encrypted: decrypt it first, into a pipe so the plaintext never touches the disk: sops -d %s | arca migrate --from %s …; nothing was written", name, file, from)
+}
+
+// maxNamesTold is the most names a line on stderr lists.
+const maxNamesTold = 20
+
+// tellMigration tells on stderr what a migration left out and what it
+// stored as written: names, never values.
+func (c *cli) tellMigration(source string, rep bulk.PackReport) {
+	if len(rep.Empty) > 0 {
+		c.warnf("%s: skipped %d empty: %s", source, len(rep.Empty), nameList(rep.Empty))
+	}
+	if len(rep.Refs) > 0 {
+		c.warnf("warning: %s: %d %s a $NAME or ${NAME} reference, stored as written: %s (--expand expands them as python-dotenv and Docker Compose do)",
+			source, len(rep.Refs), pluralVerb(len(rep.Refs), "value holds", "values hold"), nameList(rep.Refs))
+	}
+}
+
+// nameList is names joined by ", ", at most maxNamesTold of them.
+func nameList(names []string) string {
+	if len(names) <= maxNamesTold {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:maxNamesTold], ", ") + fmt.Sprintf(" and %d more", len(names)-maxNamesTold)
+}
+
+func pluralVerb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // input opens the FILE in pos, or stdin when there is none or it is "-".
@@ -183,4 +254,15 @@ func past(action bulk.Action) string {
 		return "created"
 	}
 	return "overwrote"
+}
+
+// lookupEnv finds name in arca's environment, telling unset from empty
+// (the first of a name given twice, as getenv reads it).
+func (c *cli) lookupEnv(name string) (string, bool) {
+	for _, kv := range c.environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"github.com/arca-secrets/arca/internal/passenv"
 	"github.com/arca-secrets/arca/ops/inject"
 )
 
@@ -12,8 +13,8 @@ func runCommand() *command {
 	var mask, noMask *bool
 	return &command{
 		name: "run", args: "[--] CMD [ARGS...]", summary: "run a command with the allowlisted environment and the secrets it asks for",
-		text:     "Run CMD with the allowlisted environment and the secrets it asks for: --secret NAME=REF as variables, --file NAME=REF as 0600 files, --env-file lines, NAME=arca://… of arca's environment resolved. Its stdout and stderr pass through arca, every form of a value (raw, JSON, URL, hex, base64, …) replaced by <redacted:NAME>, unless --no-mask; a value under 4 bytes cannot be, and is warned about. arca exits with CMD's status.",
-		examples: []string{"arca run --secret DB_PASSWORD=arca://app/db -- ./server", "arca run --env-file app.env --no-mask -- make deploy"},
+		text:     "Run CMD with the allowlisted environment and the secrets it asks for: --secret NAME=REF as variables, --file NAME=REF as 0600 files, --env-file lines, NAME=arca://… of arca's environment resolved, and the variables of arca's environment that --pass (or the config's [run] pass) names, as they are. Its stdout and stderr pass through arca, every form of a value (raw, JSON, URL, hex, base64, …) replaced by <redacted:NAME>, unless --no-mask; a value under 4 bytes cannot be, and is warned about. arca exits with CMD's status.",
+		examples: []string{"arca run --secret DB_PASSWORD=arca://app/db -- ./server", "arca run --env-file app.env --no-mask -- make deploy", "arca run --pass NODE_ENV --pass 'GITHUB_*' -- npm test"},
 		exits:    "CMD's status once it runs; before: 1 operation error (or CMD not found), 2 usage or bad request, 3 denied, 4 not found",
 		flags: func(fs *flag.FlagSet) {
 			in.register(fs, "give the command", true)
@@ -58,12 +59,12 @@ func runRun(ctx context.Context, c *cli, fs *verbFlags, args []string, in *injec
 	if err != nil {
 		return err
 	}
-	vars, err := c.materialize(ctx, fs.co, injections)
+	vars, passed, err := c.materialize(ctx, fs.co, in, injections)
 	if err != nil {
 		return err
 	}
 	st, err := inject.Run(cmd, inject.Child{
-		Environ: c.environ(), Secrets: vars, NoMask: *noMask,
+		Environ: c.environ(), Secrets: vars, Passed: passed, NoMask: *noMask,
 		Stdin: c.stdin, Stdout: c.raw.stdout, Stderr: c.raw.stderr,
 		Getenv: c.getenv, Warnf: c.warnf,
 	})
@@ -88,15 +89,21 @@ func (c *cli) parseCommand(fs *verbFlags, args []string, in *injectFlags) ([]str
 	return fs.Args(), nil
 }
 
-// materialize resolves injections through a service of its own. Vault and
-// audit file are closed again before it returns, before the child starts:
-// the child may be arca itself, and it holds nothing of arca's while it
-// runs.
-func (c *cli) materialize(ctx context.Context, co common, injections []inject.Injection) ([]inject.Materialized, error) {
-	svc, done, err := c.service(co)
+// materialize resolves injections through a service of its own, once the
+// variables to pass (the config's [run] pass and --pass) are picked and
+// none of them is also injected. Vault and audit file are closed again
+// before it returns, before the child starts: the child may be arca
+// itself, and it holds nothing of arca's while it runs.
+func (c *cli) materialize(ctx context.Context, co common, in *injectFlags, injections []inject.Injection) ([]inject.Materialized, []passenv.Var, error) {
+	svc, cfg, done, err := c.serviceConfig(co)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer done()
-	return inject.Materialize(ctx, svc, injections)
+	passed, err := in.passed(cfg, c.environ(), injections)
+	if err != nil {
+		return nil, nil, err
+	}
+	vars, err := inject.Materialize(ctx, svc, injections)
+	return vars, passed, err
 }

@@ -91,3 +91,21 @@ func Readers() []Row {
 		}},
 	}
 }
+
+// Covers says what reads every name that starts with prefix when a
+// program starts, or returns "": "LD_" and "LD_PRE" are covered by the
+// loader's LD_*, "PYTHONX" by PYTHON…, but "PYTHON" (which PYTHON itself
+// starts with) and "L" are not.
+func Covers(prefix string) string {
+	for _, r := range Readers() {
+		for _, p := range r.Names {
+			if q, ok := strings.CutSuffix(p, "*"); ok && strings.HasPrefix(prefix, q) {
+				return r.Reader
+			}
+			if q, ok := strings.CutSuffix(p, "…"); ok && len(prefix) > len(q) && strings.HasPrefix(prefix, q) {
+				return r.Reader
+			}
+		}
+	}
+	return ""
+}

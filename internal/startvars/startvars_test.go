@@ -62,3 +62,15 @@ func TestStartupNamesMatchTheDocs(t *testing.T) {
 		}
 	}
 }
+
+func TestCovers(t *testing.T) {
+	for prefix, want := range map[string]string{
+		"LD_": "the dynamic loader", "LD_PRE": "the dynamic loader", "DYLD_X": "the dynamic loader",
+		"PYTHONX": "a language runtime", "LC_": "the C library", "LUA_INIT_": "a language runtime",
+		"PYTHON": "", "L": "", "LD": "", "NODE_": "", "PATH": "",
+	} {
+		if got := Covers(prefix); got != want {
+			t.Errorf("Covers(%q) = %q, want %q", prefix, got, want)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func BenchmarkBackupRestore10kVersions(b *testing.B) {
 // migrate does.
 func packDotenv(b *testing.B, in []byte) *Packed {
 	b.Helper()
-	p, _, err := Pack(in, "dotenv", secretfile.Options{}, "bulk")
+	p, _, _, err := Pack(in, "dotenv", secretfile.Options{}, Landing{NS: "bulk"})
 	if err != nil {
 		b.Fatal(err)
 	}

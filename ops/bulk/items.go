@@ -2,9 +2,12 @@ package bulk
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
+	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/ops/secretfile"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -152,21 +155,55 @@ func (p *Packed) At(i int) Item {
 	}
 }
 
+// Landing says where a migration's entries land, and what is left out.
+type Landing struct {
+	NS        string // the namespace of a flat input's names
+	NSPrefix  string // written before each namespace of a nested input
+	SkipEmpty bool   // leave out an entry whose value is empty; else it is refused
+}
+
+// PackReport tells what Pack did beyond packing: the keys it left out and
+// those whose values hold references stored as written, each a name (of
+// a flat input) or ns/name (of a nested one), in input order. Never a
+// value.
+type PackReport struct {
+	Empty []string // left out: their value is empty (Landing.SkipEmpty)
+	Refs  []string // their value holds a $NAME or ${NAME} a dotenv reader would expand (secretfile.Entry.Refs)
+}
+
 // Pack parses data as format, as secretfile.ParseEach does, into Packed
-// items: a flat input's entries are named in namespace ns, a nested one's
-// in their own. Each entry is packed as it is read, so a large input's
-// entries are never held twice, nor each in strings of its own.
-func Pack(data []byte, format string, o secretfile.Options, ns string) (*Packed, secretfile.Shape, error) {
+// items: a flat input's entries are named in namespace land.NS, a nested
+// one's in land.NSPrefix followed by their own, which must be a valid
+// segment. An entry whose value is empty is left out with
+// land.SkipEmpty, else refused (arca stores no empty value). Each entry
+// is packed as it is read, so a large input's entries are never held
+// twice, nor each in strings of its own.
+func Pack(data []byte, format string, o secretfile.Options, land Landing) (*Packed, PackReport, secretfile.Shape, error) {
 	// One entry a line at most; its name and place are at most half its
 	// line, its value at most the line.
 	n := secretfile.SizeHint(data)
-	p := NewPacked(n, len(data)/2+n*(len(ns)+1), len(data))
+	p := NewPacked(n, len(data)/2+n*(len(land.NS)+len(land.NSPrefix)+1), len(data))
+	var rep PackReport
 	shape, err := secretfile.ParseEach(data, format, o, func(e secretfile.Entry) error {
-		in := e.NS
-		if in == "" {
-			in = ns
+		ns, key := land.NS, e.Name
+		if e.NS != "" {
+			ns = land.NSPrefix + e.NS
+			if prob := ref.SegmentProblem(ns); prob != "" {
+				return fmt.Errorf("%s: the namespace --ns-prefix makes of %s is not a valid name: %s", e.Where, strconv.QuoteToASCII(e.NS), prob)
+			}
+			key = ns + "/" + e.Name
 		}
-		return p.Add(in, e.Name, e.Value.Reveal(), e.Where)
+		if e.Value.Len() == 0 {
+			if !land.SkipEmpty {
+				return fmt.Errorf("%s: %s: the value is empty, and arca stores no empty value (--skip-empty leaves such keys out)", e.Where, key)
+			}
+			rep.Empty = append(rep.Empty, key)
+			return nil
+		}
+		if e.Refs {
+			rep.Refs = append(rep.Refs, key)
+		}
+		return p.Add(ns, e.Name, e.Value.Reveal(), e.Where)
 	})
-	return p, shape, err
+	return p, rep, shape, err
 }

@@ -49,17 +49,42 @@ func TestPackedBound(t *testing.T) {
 // Pack names a flat input's entries in the namespace given, a nested
 // one's in their own, and reports the shape.
 func TestPack(t *testing.T) {
-	p, shape, err := Pack([]byte("A=1\n# c\nB=\"two\"\n"), "dotenv", secretfile.Options{}, "app")
+	p, _, shape, err := Pack([]byte("A=1\n# c\nB=\"two\"\n"), "dotenv", secretfile.Options{}, Landing{NS: "app"})
 	if err != nil || shape != secretfile.Flat || p.Len() != 2 || p.At(0).Ref != "app/A" || p.At(1).Ref != "app/B" ||
 		string(p.At(1).Value.Reveal()) != "two" || p.At(1).Where != "line 3" {
 		t.Fatalf("flat: %v %v %d", shape, err, p.Len())
 	}
-	p, shape, err = Pack([]byte(`{"db":{"pw":"x"},"api":{"key":"y"}}`), "json", secretfile.Options{}, "")
+	p, _, shape, err = Pack([]byte(`{"db":{"pw":"x"},"api":{"key":"y"}}`), "json", secretfile.Options{}, Landing{})
 	if err != nil || shape != secretfile.Nested || p.Len() != 2 || p.At(0).Ref != "db/pw" || p.At(1).Ref != "api/key" {
 		t.Fatalf("nested: %v %v %d", shape, err, p.Len())
 	}
-	if _, _, err := Pack([]byte("A=1\nA=2\n"), "dotenv", secretfile.Options{}, "app"); err == nil || !strings.Contains(err.Error(), "line 2: A is also set on line 1") {
+	if _, _, _, err := Pack([]byte("A=1\nA=2\n"), "dotenv", secretfile.Options{}, Landing{NS: "app"}); err == nil || !strings.Contains(err.Error(), "line 2: A is also set on line 1") {
 		t.Fatalf("a name set twice: %v", err)
+	}
+}
+
+// Pack lands a nested input under NSPrefix, leaves out empty values with
+// SkipEmpty (else refuses them), and reports both, and the values holding
+// references, by name.
+func TestPackLanding(t *testing.T) {
+	p, rep, _, err := Pack([]byte(`{"db":{"pw":"x","empty":""},"api":{"key":"${K}"}}`), "json", secretfile.Options{}, Landing{NSPrefix: "team-", SkipEmpty: true})
+	if err != nil || p.Len() != 2 || p.At(0).Ref != "team-db/pw" || p.At(1).Ref != "team-api/key" {
+		t.Fatalf("nested under a prefix: %v %d", err, p.Len())
+	}
+	if strings.Join(rep.Empty, ",") != "team-db/empty" || rep.Refs != nil { // json values are not dotenv's: no Refs
+		t.Fatalf("report %+v", rep)
+	}
+	p, rep, _, err = Pack([]byte("A=\nB=$HOME\nC='$X'\nD=\"\"\nE=v\n"), "dotenv", secretfile.Options{}, Landing{NS: "app", SkipEmpty: true})
+	if err != nil || p.Len() != 3 || strings.Join(rep.Empty, ",") != "A,D" || strings.Join(rep.Refs, ",") != "B" {
+		t.Fatalf("flat: %v %d %+v", err, p.Len(), rep)
+	}
+	_, _, _, err = Pack([]byte("A=1\nB=\n"), "dotenv", secretfile.Options{}, Landing{NS: "app"})
+	if err == nil || err.Error() != "line 2: B: the value is empty, and arca stores no empty value (--skip-empty leaves such keys out)" {
+		t.Fatalf("empty refused: %v", err)
+	}
+	_, _, _, err = Pack([]byte(`{"db":{"k":"v"}}`), "json", secretfile.Options{}, Landing{NSPrefix: strings.Repeat("p", 127)})
+	if err == nil || !strings.Contains(err.Error(), `the namespace --ns-prefix makes of "db" is not a valid name`) {
+		t.Fatalf("too long: %v", err)
 	}
 }
 

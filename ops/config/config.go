@@ -36,8 +36,9 @@ type Config struct {
 	Audit      AuditConfig            `toml:"audit"`
 	Serve      ServeConfig            `toml:"serve"`
 	Deploy     []Deploy               `toml:"deploy"` // [[deploy]] targets (deploy.go)
-	Services   map[string]Service     `toml:"-"`      // [services.NAME] (use.go)
-	Actions    map[string]Action      `toml:"-"`      // [actions.NAME] (use.go)
+	Run        RunConfig              `toml:"run"`
+	Services   map[string]Service     `toml:"-"` // [services.NAME] (use.go)
+	Actions    map[string]Action      `toml:"-"` // [actions.NAME] (use.go)
 
 	Path   string `toml:"-"` // file it came from, "" when none
 	Origin Origin `toml:"-"` // how it was found
@@ -139,6 +140,15 @@ type Rule struct {
 // AuditConfig is the [audit] table.
 type AuditConfig struct {
 	File string `toml:"file"`
+}
+
+// RunConfig is the [run] table: what arca run and arca env do besides
+// what their flags ask.
+type RunConfig struct {
+	// Pass names the variables of arca's environment passed on as they
+	// are, as --pass does: each NAME or PREFIX*, under the rules of
+	// internal/passenv; at most passenv.MaxPatterns of them.
+	Pass []string `toml:"pass"`
 }
 
 // ServeConfig is the [serve] table.

@@ -96,6 +96,7 @@ type document struct {
 		Approvals *ApprovalsConfig `toml:"approvals"`
 	} `toml:"serve"`
 	Deploy   []Deploy              `toml:"deploy"`
+	Run      RunConfig             `toml:"run"`
 	Services map[string]serviceDoc `toml:"services"` // useload.go
 	Actions  map[string]actionDoc  `toml:"actions"`
 }
@@ -132,7 +133,7 @@ func parse(data []byte, name, path string, getenv func(string) string) (*Config,
 	c := newConfig(getenv)
 	c.Path = path
 	c.DefaultEnv, c.Envs = doc.DefaultEnv, doc.Envs
-	c.Guardrails, c.Audit, c.Deploy = doc.Guardrails, doc.Audit, doc.Deploy
+	c.Guardrails, c.Audit, c.Deploy, c.Run = doc.Guardrails, doc.Audit, doc.Deploy, doc.Run
 	if doc.Vaults != nil {
 		c.Vaults = make(map[string]VaultConfig, len(doc.Vaults))
 		for vn, v := range doc.Vaults {

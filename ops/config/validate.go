@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arca-secrets/arca/internal/glob"
+	"github.com/arca-secrets/arca/internal/passenv"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops/ref"
 	"github.com/arca-secrets/arca/pdp"
@@ -45,6 +46,9 @@ func (c *Config) validate(name string, doc *document) error {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
 	if msg := c.deployProblem(); msg != "" {
+		return fmt.Errorf("%s: %s", name, msg)
+	}
+	if msg := runProblem(c.Run); msg != "" {
 		return fmt.Errorf("%s: %s", name, msg)
 	}
 	for _, sn := range sortedKeys(doc.Services) {
@@ -280,4 +284,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// runProblem checks [run]: pass holds at most passenv.MaxPatterns
+// patterns, each one passenv accepts.
+func runProblem(r RunConfig) string {
+	if len(r.Pass) > passenv.MaxPatterns {
+		return "run.pass: " + strconv.Itoa(len(r.Pass)) + " entries: at most " + strconv.Itoa(passenv.MaxPatterns)
+	}
+	for i, p := range r.Pass {
+		if prob := passenv.Problem(p); prob != "" {
+			return "run.pass[" + strconv.Itoa(i) + "]: " + prob
+		}
+	}
+	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arca-secrets/arca/internal/passenv"
 	"github.com/arca-secrets/arca/internal/scrub"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
@@ -20,6 +21,9 @@ type Child struct {
 	// Secrets are added to the child's environment: each as its value, a
 	// File one as the path of the file that holds its value.
 	Secrets []Materialized
+	// Passed are variables of arca's environment passed on as they are
+	// (Pass), after the allowlisted ones.
+	Passed []passenv.Var
 	// NoMask hands the child Stdout and Stderr themselves (arca run
 	// --no-mask: its terminal, when they are one). Without it, the
 	// child's stdout and stderr are pipes whose bytes reach Stdout and
@@ -56,7 +60,7 @@ func Command(argv []string) (*exec.Cmd, error) {
 // pipes open): then they are closed, and the streams flushed.
 const maskWaitDelay = 5 * time.Second
 
-// Run runs cmd with the environment ChildEnv(ch.Environ, ch.Secrets) and
+// Run runs cmd with the environment ChildEnv(ch.Environ, ch.Passed, ch.Secrets) and
 // ch's stdin, stdout and stderr, forwarding SIGINT, SIGTERM and SIGHUP to
 // it until it exits (and ignoring SIGPIPE meanwhile). It returns the child's status as a shell reports it:
 // its exit code, or 128+N when signal N killed it. An error is arca's own,
@@ -107,7 +111,7 @@ func Run(cmd *exec.Cmd, ch Child) (int, error) {
 	if warning != "" {
 		ch.warnf("warning: %s", warning)
 	}
-	cmd.Env = ChildEnv(ch.Environ, files.env(ch.Secrets))
+	cmd.Env = ChildEnv(ch.Environ, ch.Passed, files.env(ch.Secrets))
 	return run(cmd, ch, set, sigs)
 }
 

@@ -24,7 +24,8 @@ const MaxEnvFile = 1 << 20
 // case, as in arca's environment) is a Ref, any other a Literal.
 //
 // Every name must be a valid variable name (ValidVarName), and a literal
-// cannot hold a NUL byte. Every failure is bad_request, naming the file
+// cannot hold a NUL byte nor be a 1Password reference (op://…, as an env
+// file written for `op run` holds), which would reach the child as text. Every failure is bad_request, naming the file
 // and the line, never a value.
 func ReadEnvFile(path string) ([]Injection, error) {
 	data, err := fsio.ReadFile(path, MaxEnvFile)
@@ -55,6 +56,9 @@ func ParseEnvFile(name string, data []byte) ([]Injection, error) {
 		if err := literalProblem(in); err != nil {
 			return nil, err
 		}
+		if in.Literal && isOnePasswordRef(in.Value) {
+			return nil, at(in.Where, ops.Errorf(manifest.BadRequest, "%s: %s", in.Name, onePasswordHint))
+		}
 		out = append(out, in)
 	}
 	return out, nil
@@ -83,4 +87,14 @@ func envFileEntry(e secretfile.Entry) Injection {
 // child as text.
 func isRef(v string) bool {
 	return len(v) >= len(ref.Scheme) && strings.EqualFold(v[:len(ref.Scheme)], ref.Scheme)
+}
+
+// onePasswordHint is what a 1Password reference (op://…) where a ref of
+// arca's was meant is told.
+const onePasswordHint = "a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)"
+
+// isOnePasswordRef reports whether v is a 1Password secret reference: it
+// starts with "op://", in any case.
+func isOnePasswordRef(v string) bool {
+	return len(v) >= len("op://") && strings.EqualFold(v[:len("op://")], "op://")
 }

@@ -63,6 +63,8 @@ func TestParseEnvFileRefusals(t *testing.T) {
 		{"reserved", "ARCA_CONFIG=/tmp/x.toml\n", "a.env: line 1: secret name ARCA_CONFIG: ARCA_* names are arca's own settings and are never injected"},
 		{"NUL", "A=x\x00" + value + "\n", "a.env: line 1: A: the value has a NUL byte, which an environment variable cannot hold"},
 		{"not UTF-8", "A=\xff" + value + "\n", "a.env: line 1: A: the value is not valid UTF-8"},
+		{"1Password ref", "A=1\nDB=op://vault/" + value + "/password\n", "a.env: line 2: DB: a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)"},
+		{"1Password ref, quoted, upper case", "DB=\"OP://vault/" + value + "\"\n", "a.env: line 1: DB: a 1Password reference (op://)"},
 	} {
 		got, err := ParseEnvFile("a.env", []byte(c.data))
 		if ops.CodeOf(err) != manifest.BadRequest || !strings.HasPrefix(err.Error(), c.msg) || got != nil {

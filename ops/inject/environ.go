@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/passenv"
 	"github.com/arca-secrets/arca/pdp"
 )
 
@@ -65,8 +66,8 @@ func RefsInEnviron(environ []string) []Injection {
 
 // ChildEnv is the child's whole environment: the entries of environ that
 // the PDP allowlist keeps (SPEC §9), less those an injection replaces, then
-// the injections.
-func ChildEnv(environ []string, vars []Materialized) []string {
+// the passed variables (Pass) in environ's order, then the injections.
+func ChildEnv(environ []string, passed []passenv.Var, vars []Materialized) []string {
 	injected := make(map[string]bool, len(vars))
 	for _, v := range vars {
 		injected[v.Name] = true
@@ -76,6 +77,11 @@ func ChildEnv(environ []string, vars []Materialized) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		return injected[name]
 	})
+	for _, v := range passed {
+		if !injected[v.Name] {
+			env = append(env, v.Name+"="+v.Value)
+		}
+	}
 	for _, v := range vars {
 		env = append(env, v.Name+"="+string(v.Value.Reveal()))
 	}

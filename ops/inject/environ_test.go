@@ -63,11 +63,11 @@ func TestMerge(t *testing.T) {
 // all of arca's".
 func TestChildEnvNeverFallsBackToArcas(t *testing.T) {
 	parent := []string{"AWS_SECRET_ACCESS_KEY=x", "ARCA_ENV=prod", "TZ=UTC", "HOME=/h"}
-	if env := ChildEnv(parent[:2], nil); env == nil || len(env) != 0 {
+	if env := ChildEnv(parent[:2], nil, nil); env == nil || len(env) != 0 {
 		t.Fatalf("ChildEnv = %#v, want an empty, non-nil environment", env)
 	}
 	vars := []Materialized{{Name: "TZ", Value: vault.NewSecret([]byte("Europe/Paris"))}, {Name: "K", Value: vault.NewSecret([]byte("v"))}}
-	got := ChildEnv(parent, vars)
+	got := ChildEnv(parent, nil, vars)
 	want := []string{"HOME=/h", "TZ=Europe/Paris", "K=v"}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("ChildEnv = %q, want %q", got, want)

@@ -128,6 +128,9 @@ func precheck(ctx context.Context, src Source, in Injection) error {
 		if err == nil {
 			err = perr
 		}
+		if isOnePasswordRef(in.Ref) {
+			err = &ops.Error{Code: ops.CodeOf(err), Msg: err.Error() + ": " + onePasswordHint, Err: err}
+		}
 		return named(in, err)
 	}
 	return nil

@@ -129,6 +129,20 @@ func TestMaterializeBadRefReadsNothing(t *testing.T) {
 	}
 }
 
+// A 1Password reference where a ref was meant is told how to convert;
+// nothing is read, the bad request is audited.
+func TestMaterializeOnePasswordRef(t *testing.T) {
+	f := newFixture(t, "")
+	_, err := Materialize(context.Background(), f.svc, []Injection{{Name: "DB", Ref: "op://vault/db/password"}})
+	want := `secret DB: invalid ref: must start with "arca://": a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)`
+	if ops.CodeOf(err) != manifest.BadRequest || err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want bad_request %q", err, want)
+	}
+	if ev := f.lines(t); f.store != nil || len(ev) != 1 || ev[0].Outcome != audit.BadRequest {
+		t.Fatalf("the vault was opened (%v), events %+v", f.store != nil, ev)
+	}
+}
+
 func TestMaterializeFailuresKeepTheirCode(t *testing.T) {
 	f := newFixture(t, `
 [[guardrails.rule]]

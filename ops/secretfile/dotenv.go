@@ -28,16 +28,23 @@ import (
 //     \$ and \`; any other backslash pair stays as its two characters, so
 //     C:\Users survives.
 //   - After a closing quote only spaces, tabs and a comment may follow.
-//   - Nothing is expanded: $HOME, ${X} and $(cmd) stay as written.
+//   - Nothing is expanded: $HOME, ${X} and $(cmd) stay as written, unless
+//     Options.Expand (expand.go); without it, an entry whose value holds a
+//     reference a dotenv reader would expand is marked Refs.
 //   - A CR before a LF belongs to the line ending, inside quotes too.
 type dotenvParser struct {
 	data []byte
-	i    int // the next byte
-	line int // the line of data[i]
+	i    int   // the next byte
+	line int   // the line of data[i]
+	lit  []int // offsets in the last double-quoted value of the $ that \$ wrote
 }
 
-func parseDotenv(data []byte, c *collector) error {
+func parseDotenv(data []byte, o Options, c *collector) error {
 	p := dotenvParser{data: data, line: 1}
+	var x *expander
+	if o.Expand {
+		x = &expander{lookup: o.Lookup, earlier: map[string]string{}}
+	}
 	c.room(data)
 	names := make([]dotenvName, 0, SizeHint(data))
 	for p.i < len(p.data) {
@@ -52,13 +59,27 @@ func parseDotenv(data []byte, c *collector) error {
 			continue
 		}
 		line := p.line
-		name, at, value, err := p.assignment()
+		name, at, value, quote, err := p.assignment()
 		if err != nil {
 			return err
 		}
 		names = append(names, dotenvName{int32(at), int32(at + len(name)), int32(line)})
 		where := "line " + strconv.Itoa(line)
-		if err := c.add("", name, value, where, func() string { return where + ": " + name }); err != nil {
+		pos := func() string { return where + ": " + name }
+		refs := false
+		s := refScan{v: value, lit: p.lit, unquoted: quote == 0}
+		switch {
+		case quote == '\'' && x != nil:
+			x.literal(name, value)
+		case quote == '\'':
+		case x != nil:
+			if value, err = x.expand(name, s); err != nil {
+				return fmt.Errorf("%s: %v", pos(), err)
+			}
+		default:
+			refs = refsIn(s)
+		}
+		if err := c.addRefs("", name, value, where, refs, pos); err != nil {
 			return err
 		}
 	}
@@ -99,8 +120,8 @@ func dotenvTwice(data []byte, names []dotenvName) error {
 
 // assignment reads one NAME=VALUE, the parser at its first non-blank byte,
 // through the end of its last line; at is where the name starts in the
-// input.
-func (p *dotenvParser) assignment() (name string, at int, value []byte, err error) {
+// input, quote the value's quote (0 when unquoted).
+func (p *dotenvParser) assignment() (name string, at int, value []byte, quote byte, err error) {
 	line := p.line
 	whole := p.data[p.i:]
 	if nl := bytes.IndexByte(whole, '\n'); nl >= 0 {
@@ -112,7 +133,7 @@ func (p *dotenvParser) assignment() (name string, at int, value []byte, err erro
 	}
 	eq := bytes.IndexByte(rest, '=')
 	if eq < 0 {
-		return "", 0, nil, fmt.Errorf("line %d: not an assignment NAME=value, a comment or a blank line", line)
+		return "", 0, nil, 0, fmt.Errorf("line %d: not an assignment NAME=value, a comment or a blank line", line)
 	}
 	name = string(bytes.TrimRight(rest[:eq], " \t"))
 	at = p.i + len(whole) - len(rest)
@@ -120,36 +141,39 @@ func (p *dotenvParser) assignment() (name string, at int, value []byte, err erro
 		// What comes before the first = of a line may be a value: a line of
 		// a value split over lines, a line of another format. It is never
 		// quoted, only what is wrong with it.
-		return "", 0, nil, fmt.Errorf("line %d: the name before = is not a valid name: %s", line, prob)
+		return "", 0, nil, 0, fmt.Errorf("line %d: the name before = is not a valid name: %s", line, prob)
 	}
 	p.i += len(whole) - len(rest) + eq + 1 // past the =
 	p.skipBlanks()
+	p.lit = p.lit[:0]
 	switch {
 	case p.i < len(p.data) && p.data[p.i] == '\'':
-		value, err = p.quoted('\'', name)
+		quote = '\''
+		value, err = p.quoted(quote, name)
 	case p.i < len(p.data) && p.data[p.i] == '"':
-		value, err = p.quoted('"', name)
+		quote = '"'
+		value, err = p.quoted(quote, name)
 	default:
 		v := p.unquoted()
 		if len(v) > 0 && v[0] == '=' {
 			// KEY==… is what a value split over lines unquoted looks like
 			// on its padding line: refused, not guessed at.
-			return "", 0, nil, fmt.Errorf("line %d: %s: the value starts with = (is a value split over lines? quote a value that spans lines)", line, name)
+			return "", 0, nil, 0, fmt.Errorf("line %d: %s: the value starts with = (is a value split over lines? quote a value that spans lines)", line, name)
 		}
-		return name, at, v, nil
+		return name, at, v, 0, nil
 	}
 	if err != nil {
-		return "", 0, nil, err
+		return "", 0, nil, 0, err
 	}
 	p.skipBlanks()
 	if p.i < len(p.data) && p.data[p.i] == '#' {
 		p.skipLine()
 	}
 	if !p.atEOL() {
-		return "", 0, nil, fmt.Errorf("line %d: %s: text after the closing quote (only a # comment may follow)", p.line, name)
+		return "", 0, nil, 0, fmt.Errorf("line %d: %s: text after the closing quote (only a # comment may follow)", p.line, name)
 	}
 	p.skipEOL()
-	return name, at, value, nil
+	return name, at, value, quote, nil
 }
 
 // unquoted reads a value to the end of the line, and the line ending.
@@ -195,6 +219,9 @@ func (p *dotenvParser) quoted(q byte, name string) ([]byte, error) {
 			p.line++
 		case c == '\\' && q == '"' && p.i+1 < len(p.data):
 			if d, ok := dotenvEscape(p.data[p.i+1]); ok {
+				if d == '$' {
+					p.lit = append(p.lit, len(v))
+				}
 				v = append(v, d)
 				p.i += 2
 				continue

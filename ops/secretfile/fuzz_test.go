@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"filippo.io/age"
+
+	"github.com/arca-secrets/arca/manifest"
 )
 
 // fuzzParse fuzzes Parse in format: it must not panic, a result must keep
@@ -36,6 +38,39 @@ func FuzzParseDotenv(f *testing.F) {
 		"A="+cn+"\nexport B = '"+cn+"' # c\nC=\""+cn+"\\n\\$\\q\"\r\n# c\n\nD=x #c\n",
 		"A='"+cn+"\n", "A=\""+cn+"\\\"\n", "A='"+cn+"' x\n", "MY KEY="+cn+"\n", "KEY: "+cn+"==\n", `"k": "`+cn+`=="`,
 		"A="+cn+"\nA="+cn+"\n", cn+"\n", "A="+cn+"\xff\n", "\xef\xbb\xbfA="+cn+"\r", "=x\n", "A=\"a\r\nb\"\n")
+}
+
+// FuzzParseDotenvExpand: expansion ends, stays within manifest.MaxValue,
+// and its errors never hold what a variable of the environment holds (a
+// text with spaces, which no key can be) nor a line break.
+func FuzzParseDotenvExpand(f *testing.F) {
+	const envSecret = "env secret Zq"
+	lookup := func(name string) (string, bool) {
+		if name == "SECRET" {
+			return envSecret, true
+		}
+		return "", name == "EMPTY"
+	}
+	for _, s := range []string{
+		"A=x\nB=${A}$A${SECRET}\nC=\"${NOPE:-$A}\\$A\"\nD='${A}'\n", "A=${SECRET\n", "A=${A\n", "A=$SECRET$NOPE\n",
+		"A=${EMPTY-x}${EMPTY:-y}${NOPE-}\n", "A=${X:?m}$SECRET\n", "A=$SECRET\nB=${A}${A}${A}${A}\nC=${B}${B}${B}${B}\n", "A=$$x \\$ $\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		es, _, err := Parse(data, "dotenv", Options{Expand: true, Lookup: lookup})
+		if err != nil {
+			if msg := err.Error(); strings.Contains(msg, envSecret) || strings.ContainsAny(msg, "\n\r") || len(msg) > 2048 {
+				t.Fatalf("error %q", msg)
+			}
+			return
+		}
+		for _, e := range es {
+			if e.Value.Len() > manifest.MaxValue || e.Refs {
+				t.Fatalf("%s: %d bytes, Refs %v", e.Name, e.Value.Len(), e.Refs)
+			}
+		}
+	})
 }
 
 func FuzzParseJSON(f *testing.F) {

@@ -8,8 +8,9 @@
 //   - dotenv: NAME=value lines (Flat), by a parser written here. Libraries
 //     such as godotenv expand $VAR and ${VAR} in values and keep the last of
 //     two assignments to one name without a word; either would import a
-//     value other than the one in the file. This parser never expands
-//     anything: $HOME, ${X} and $(cmd) stay as written.
+//     value other than the one in the file. This parser expands nothing
+//     ($HOME, ${X} and $(cmd) stay as written, and an entry with such a
+//     reference is marked Refs) unless Options.Expand (expand.go).
 //   - json: an object of name → value (Flat) or namespace → name → value
 //     (Nested), what `sops -d` prints for a JSON file.
 //   - yaml: the same two shapes in YAML, what `sops -d` prints for a YAML
@@ -17,6 +18,9 @@
 //   - vault-kv: what `vault kv get -format=json PATH` prints (KV v2 or v1).
 //   - arenzana: the store.json of github.com/arenzana/arca (version 1), each
 //     value decrypted with the age identities in Options.
+//
+// An input that sops encrypted (sopsEncrypted) is refused whole with
+// ErrSopsEncrypted, in every format sops writes: decrypt it first.
 //
 // Every parser refuses, naming the line or the key path: a name (or
 // namespace) that is not a valid segment (it is never changed to fit), a name
@@ -61,6 +65,10 @@ type Entry struct {
 	// Where says where the entry was read, for messages: "line 12",
 	// `key "db"`, `key "app"."db"`, `secret "db"`.
 	Where string
+	// Refs: the value holds a $NAME or ${NAME} that a dotenv reader
+	// (python-dotenv, Docker Compose) would expand, and it was stored as
+	// written (a dotenv input read without Options.Expand).
+	Refs bool
 }
 
 // Shape is the shape of a parsed input.
@@ -95,6 +103,11 @@ const (
 type Options struct {
 	// Identities open the values of an arenzana store.
 	Identities []age.Identity
+	// Expand expands the $NAME and ${NAME} references of a dotenv input's
+	// unquoted and double-quoted values (expand.go), each NAME an earlier
+	// key of the file or else a variable Lookup finds.
+	Expand bool
+	Lookup func(name string) (string, bool)
 }
 
 // Formats returns the formats Parse reads.
@@ -160,9 +173,15 @@ func parse(data []byte, format string, o Options, c *collector) (Shape, error) {
 		return Flat, tooLarge()
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if format != "vault-kv" && format != "arenzana" && sopsEncrypted(data) {
+		return Flat, ErrSopsEncrypted
+	}
+	if o.Expand && format != "dotenv" {
+		return Flat, fmt.Errorf("expanding $NAME is for dotenv input only, not %s", format)
+	}
 	switch format {
 	case "dotenv":
-		return Flat, parseDotenv(data, c)
+		return Flat, parseDotenv(data, o, c)
 	case "json":
 		return parseJSON(data, c)
 	case "yaml":
@@ -223,6 +242,11 @@ func (c *collector) put(e Entry) error {
 // the entry's Where. The name and namespace are checked by the caller,
 // whose messages differ by format.
 func (c *collector) add(ns, name string, value []byte, where string, pos func() string) error {
+	return c.addRefs(ns, name, value, where, false, pos)
+}
+
+// addRefs is add, the entry's Refs set to refs.
+func (c *collector) addRefs(ns, name string, value []byte, where string, refs bool, pos func() string) error {
 	if c.n >= MaxEntries {
 		return fmt.Errorf("%s: more than %d entries", pos(), MaxEntries)
 	}
@@ -232,7 +256,7 @@ func (c *collector) add(ns, name string, value []byte, where string, pos func() 
 	if c.emit == nil {
 		value = bytes.Clone(value)
 	}
-	return c.put(Entry{NS: ns, Name: name, Value: vault.NewSecret(value), Where: where})
+	return c.put(Entry{NS: ns, Name: name, Value: vault.NewSecret(value), Where: where, Refs: refs})
 }
 
 // valueProblem describes what makes v a value no parser returns, or is "".

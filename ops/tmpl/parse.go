@@ -104,7 +104,10 @@ func (p *parser) action() error {
 		return p.literal(&c, fail, unclosed)
 	}
 	w := c.word()
-	if len(w) < len("arca:") || !strings.EqualFold(string(w[:len("arca:")]), "arca:") {
+	if hasPrefixFold(w, "op://") {
+		return fail("a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)")
+	}
+	if !hasPrefixFold(w, "arca:") {
 		return fail(`expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")`)
 	}
 	idx, err := p.ref(w)
@@ -192,6 +195,11 @@ func (p *parser) ref(w []byte) (int, error) {
 	p.seen[s] = len(p.t.refs)
 	p.t.refs = append(p.t.refs, r)
 	return len(p.t.refs) - 1, nil
+}
+
+// hasPrefixFold reports whether w starts with prefix, in any case.
+func hasPrefixFold(w []byte, prefix string) bool {
+	return len(w) >= len(prefix) && strings.EqualFold(string(w[:len(prefix)]), prefix)
 }
 
 // quoteName writes a function's name for a message: its first 64 bytes (cut

@@ -131,6 +131,8 @@ func TestParseErrors(t *testing.T) {
 		{"two refs", "{{ arca://a/b arca://c/d }}", `t.txt:1:1: expected "|" or "}}" after the ref`},
 		{"word after a function", "{{ arca://a/b | json shell }}", `t.txt:1:1: expected "|" or "}}" after "json"`},
 		{"quote after the ref", `{{ arca://a/b "}}" }}`, `t.txt:1:1: expected "|" or "}}" after the ref`},
+		{"1Password ref", "{{ op://vault/item/field }}", `t.txt:1:1: a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)`},
+		{"1Password ref, upper case", "x\n  {{OP://v/i/f | base64}}", `t.txt:2:3: a 1Password reference (op://): convert it to arca://NS/NAME, its secret migrated into arca (see docs/migrate.md#from-1password)`},
 		{"bare word", "{{ hunter2 }}", `t.txt:1:1: expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")`},
 		{"text/template field", "{{ .Values.password }}", `t.txt:1:1: expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")`},
 		{"text/template if", "{{ if arca://a/b }}", `t.txt:1:1: expected a ref (arca://ns/name) or a quoted literal ("{{" or "}}")`},
