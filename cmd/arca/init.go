@@ -69,8 +69,8 @@ func runVersion(c *cli, fs *verbFlags, args []string, asJSON *bool) error {
 		return c.printJSON(struct {
 			Version  string `json:"version"`
 			Protocol string `json:"protocol"`
-		}{manifest.Version, manifest.Protocol})
+		}{manifest.Version(), manifest.Protocol})
 	}
-	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version, manifest.Protocol)
+	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version(), manifest.Protocol)
 	return nil
 }
