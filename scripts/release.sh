@@ -18,6 +18,10 @@ if ! version="$(git -C "$repo" describe --tags --always --dirty 2>/dev/null)" ||
   echo "release.sh: cannot name the version: $repo is not a git checkout (git describe failed)" >&2
   exit 1
 fi
+if [ -z "${platforms// /}" ]; then
+  echo "release.sh: RELEASE_PLATFORMS names no platform" >&2
+  exit 2
+fi
 known="$(go tool dist list)"
 for p in $platforms; do
   if ! grep -qx "$p" <<<"$known"; then

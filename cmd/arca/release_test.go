@@ -37,11 +37,30 @@ func TestReleaseScript(t *testing.T) {
 		return string(b), err
 	}
 
-	if msg, err := run("plan9/bogus"); err == nil || !strings.Contains(msg, "plan9/bogus is not a platform Go builds for") {
-		t.Fatalf("an unknown platform: %v: %s", err, msg)
+	for platforms, want := range map[string]string{"plan9/bogus": "plan9/bogus is not a platform Go builds for", " ": "RELEASE_PLATFORMS names no platform"} {
+		if msg, err := run(platforms); err == nil || !strings.Contains(msg, want) {
+			t.Fatalf("RELEASE_PLATFORMS=%q: %v: %s", platforms, err, msg)
+		}
+		if names, _ := os.ReadDir(out); len(names) != 0 {
+			t.Fatalf("RELEASE_PLATFORMS=%q left %d files", platforms, len(names))
+		}
 	}
-	if names, _ := os.ReadDir(out); len(names) != 0 {
-		t.Fatalf("an unknown platform left %d files", len(names))
+	// Outside a git checkout there is no version to stamp: refused.
+	bare := filepath.Join(t.TempDir(), "scripts")
+	script, err := os.ReadFile("../../scripts/release.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(bare, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bare, "release.sh"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bare, "release.sh"), out)
+	cmd.Env = append(os.Environ(), "GIT_CEILING_DIRECTORIES="+filepath.Dir(filepath.Dir(bare)))
+	if msg, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(msg), "is not a git checkout") {
+		t.Fatalf("outside a checkout: %v: %s", err, msg)
 	}
 
 	if msg, err := run(platform); err != nil {

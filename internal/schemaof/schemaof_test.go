@@ -24,7 +24,7 @@ type sample struct {
 	Name    string            `json:"name"`
 	Opt     string            `json:"opt,omitempty"`
 	Hidden  string            `json:"-"`
-	private string            //nolint:unused // left out, as encoding/json leaves it out
+	private string            // left out, as encoding/json leaves it out
 	At      time.Time         `json:"at"`
 	List    []Inner           `json:"list"`
 	Labels  map[string]string `json:"labels,omitempty"`
