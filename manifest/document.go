@@ -241,7 +241,7 @@ func Document(rt Runtime) ([]byte, error) {
 		return nil, err
 	}
 	d := document{
-		Protocol: Protocol, Version: Version, ErrorCodes: Codes(), Limits: Limits(), CLIOnly: CLIOnly(),
+		Protocol: Protocol, Version: Version(), ErrorCodes: Codes(), Limits: Limits(), CLIOnly: CLIOnly(),
 		Envs: rt.Envs, DefaultEnv: rt.DefaultEnv, PDPConfigured: rt.PDPConfigured, Capabilities: Capabilities(rt), Schemas: schemas,
 	}
 	for _, op := range Ops() {

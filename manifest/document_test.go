@@ -32,7 +32,7 @@ func TestDocument(t *testing.T) {
 	if err := dec.Decode(&d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Protocol != Protocol || d.Version != Version || d.DefaultEnv != "dev" || !d.PDPConfigured ||
+	if d.Protocol != Protocol || d.Version != Version() || d.DefaultEnv != "dev" || !d.PDPConfigured ||
 		!slices.Equal(d.Envs, rt.Envs) || !slices.Equal(d.ErrorCodes, Codes()) || !slices.Equal(d.CLIOnly, CLIOnly()) {
 		t.Errorf("manifest header is %+v", d)
 	}
@@ -87,7 +87,7 @@ func TestDocumentBytes(t *testing.T) {
 	if !bytes.Contains(b, []byte(ops)) {
 		t.Errorf("the manifest's ops are not\n%s\nmanifest:\n%.2000s", ops, b)
 	}
-	if !bytes.HasPrefix(b, []byte(`{"protocol":"arca-serve/1","version":"`+Version+`",`)) {
+	if !bytes.HasPrefix(b, []byte(`{"protocol":"arca-serve/1","version":"`+Version()+`",`)) {
 		t.Errorf("the manifest starts %.80s", b)
 	}
 }

@@ -1,7 +1,8 @@
 // Package manifest holds arca's declarative tables: the error codes, the exit
 // statuses they map to, the limits every input is held to, and the operations
 // with their fields. The ops layer enforces these tables; serve and the CLI
-// publish and bind to them. Nothing here has state or side effects.
+// publish and bind to them. Nothing here has state or side effects but the
+// version a release build stamps in (version.go).
 //
 // Limits (bytes unless noted):
 //
@@ -45,9 +46,6 @@
 package manifest
 
 import "time"
-
-// Version is the arca release this build is.
-const Version = "0.1.0"
 
 // Protocol is the serve wire protocol this build speaks.
 const Protocol = "arca-serve/1"

@@ -110,7 +110,7 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	defer s.closePage()
-	msg := fmt.Sprintf("arca %s serving MCP", manifest.Version)
+	msg := fmt.Sprintf("arca %s serving MCP", manifest.Version())
 	if s.page != nil {
 		msg += "; approvals at " + s.page.ListURL()
 	}
@@ -206,7 +206,7 @@ func (s *session) closePage() {
 
 // server is the MCP server with every tool of the table added.
 func (s *session) server() (*sdk.Server, error) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "arca", Title: "arca secrets broker", Version: manifest.Version},
+	srv := sdk.NewServer(&sdk.Implementation{Name: "arca", Title: "arca secrets broker", Version: manifest.Version()},
 		&sdk.ServerOptions{Instructions: instructions, Logger: nil})
 	for _, t := range tools() {
 		def, err := t.definition()

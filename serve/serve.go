@@ -238,7 +238,7 @@ func (s *session) start() error {
 		s.w.flush()
 		return fmt.Errorf("cannot start: %w", err)
 	}
-	msg := fmt.Sprintf("arca %s serving %s", manifest.Version, manifest.Protocol)
+	msg := fmt.Sprintf("arca %s serving %s", manifest.Version(), manifest.Protocol)
 	if page != "" {
 		msg += "; approvals at " + page
 	}

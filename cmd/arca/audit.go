@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -43,8 +44,8 @@ func auditVerifyCommand() *command {
 	var anchor *string
 	return &command{
 		name: "verify", args: "[FILE...]", summary: "check each trail's chain, and that it still holds an anchor",
-		text:     "Check each FILE's chain (the CLI's audit file when none): every line's layout, seq and link. With --anchor LINE:DIGEST the trail must still hold its lines up to that one as they were when the anchor was taken: a trail cut short or rewritten, or with a serve session cut, added or moved, fails.",
-		examples: []string{"arca audit verify", "arca audit verify --anchor \"$(cat anchor.txt)\" audit.log"},
+		text:     "Check each FILE's chain (the CLI's audit file when none; - reads stdin, as a trail piped from elsewhere): every line's layout, seq and link. With --anchor LINE:DIGEST the trail must still hold its lines up to that one as they were when the anchor was taken: a trail cut short or rewritten, or with a serve session cut, added or moved, fails.",
+		examples: []string{"arca audit verify", "arca audit verify --anchor \"$(cat anchor.txt)\" audit.log", "ssh host cat audit.log | arca audit verify -"},
 		exits:    "0 every chain holds; 1 one does not, or a file cannot be read; 2 usage",
 		flags: func(fs *flag.FlagSet) {
 			anchor = fs.String("anchor", "", "the `LINE:DIGEST` the trail must hold (arca audit anchor printed it)")
@@ -118,14 +119,20 @@ func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) erro
 	if anchor != nil && len(files) > 1 {
 		return usagef("--anchor vouches for one trail: give one FILE")
 	}
+	if i := slices.Index(files, "-"); i >= 0 && slices.Contains(files[i+1:], "-") {
+		return usagef("- reads stdin, which holds one trail: give it once")
+	}
 	broken := 0
 	for _, path := range files {
-		f, err := openTrail(path)
+		r, done, err := c.trailInput(path)
 		if err != nil {
 			return err
 		}
-		res, err := trail.Verify(f, anchor)
-		f.Close()
+		res, err := trail.Verify(r, anchor)
+		done()
+		if path == "-" {
+			path = "stdin"
+		}
 		var b *trail.Break
 		switch {
 		case errors.As(err, &b):
@@ -141,6 +148,20 @@ func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) erro
 		return reported{opErrorf("%d of %d trails do not hold", broken, len(files))}
 	}
 	return nil
+}
+
+// trailInput opens the trail at path for reading, or stdin for "-" (its
+// lines bounded as a file's are: trail.Verify reads a line at a time, each
+// at most audit.MaxLine bytes); done closes it.
+func (c *cli) trailInput(path string) (r io.Reader, done func(), err error) {
+	if path == "-" {
+		return c.stdin, func() {}, nil
+	}
+	f, err := openTrail(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, func() { f.Close() }, nil
 }
 
 // describeChain says what a trail that holds is.

@@ -130,7 +130,7 @@ func TestHelpExamples(t *testing.T) {
 			words := strings.Fields(line)
 			var verb []string
 			for i, w := range words[1:] {
-				if strings.HasPrefix(w, "-") {
+				if strings.HasPrefix(w, "-") && w != "-" { // a lone - is an argument: stdin
 					f, v, eq := strings.Cut(w, "=")
 					if !slices.Contains(flags, f) && !slices.Contains(global, f) {
 						t.Errorf("%s: example %q uses %s, which arca %s does not take", name, ex, f, name)

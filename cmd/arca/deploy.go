@@ -15,7 +15,7 @@ import (
 // deployFlags are deploy's own flags.
 type deployFlags struct {
 	template, out, mode *string
-	check, dryRun       *bool
+	check, dryRun, json *bool
 }
 
 func deployCommand() *command {
@@ -23,7 +23,7 @@ func deployCommand() *command {
 	return &command{
 		name: "deploy", args: "[NAME...]", summary: "render templates with secrets into the files programs read",
 		text:     "Render templates with secrets into the files programs read, as the config's [[deploy]] targets say (or one --template/--out): every secret is read first, a target is written atomically and only when it changed. --check exits 1 when a target would change.",
-		examples: []string{"arca deploy", "arca deploy --check web", "arca deploy --template app.tmpl --out /etc/app.conf --mode 0600"},
+		examples: []string{"arca deploy", "arca deploy --check web", "arca deploy --check --json # for CI", "arca deploy --template app.tmpl --out /etc/app.conf --mode 0600"},
 		exits:    vaultExits,
 		flags: func(fs *flag.FlagSet) {
 			df.template = fs.String("template", "", "render the template `FILE` alone (with --out), not the config's targets")
@@ -31,6 +31,7 @@ func deployCommand() *command {
 			df.mode = fs.String("mode", "0600", "the `MODE` of the --out file, in octal")
 			df.check = fs.Bool("check", false, "render and compare, write nothing; exit 1 when a target would change")
 			df.dryRun = fs.Bool("dry-run", false, "list the refs each target needs; read and write nothing")
+			df.json = fs.Bool("json", false, "print each target's outcome as JSON (no target may go to stdout)")
 		},
 		run: func(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 			return runDeploy(ctx, c, fs, args, df)
@@ -55,11 +56,29 @@ func runDeploy(ctx context.Context, c *cli, fs *verbFlags, args []string, df dep
 	if err != nil {
 		return err
 	}
+	if *df.json {
+		for _, t := range targets {
+			if t.Out == deploy.Stdout {
+				what := "--out -"
+				if t.Name != "" {
+					what = "target " + t.Name + " (out \"-\")"
+				}
+				return usagef("--json prints the report on stdout: %s cannot go there too", what)
+			}
+		}
+	}
 	res, err := deploy.Run(ctx, svc, targets, deploy.Options{Check: *df.check, DryRun: *df.dryRun, Stdout: c.raw.stdout})
 	if err != nil {
 		return err
 	}
-	return c.printDeploy(res)
+	if *df.json {
+		if err := c.printJSON(deploy.NewReport(res)); err != nil {
+			return err
+		}
+	} else {
+		c.printDeploy(res)
+	}
+	return deployChanges(res)
 }
 
 // deployTargets are the targets asked for: the one --template names, or
@@ -111,11 +130,9 @@ func oneTarget(df deployFlags, names []string) ([]deploy.Target, error) {
 }
 
 // printDeploy prints one line per target, never a value: on stdout, or on
-// stderr when a target itself went to stdout. With --check a target that
-// would change exits 1.
-func (c *cli) printDeploy(res []deploy.Result) error {
+// stderr when a target itself went to stdout.
+func (c *cli) printDeploy(res []deploy.Result) {
 	w := c.stdout
-	changes := 0
 	for _, r := range res {
 		if r.Target.Out == deploy.Stdout {
 			w = c.stderr
@@ -133,6 +150,14 @@ func (c *cli) printDeploy(res []deploy.Result) error {
 		default:
 			fmt.Fprintf(w, "%s %s\n", r.Status, name)
 		}
+	}
+}
+
+// deployChanges is exit 1, reported already, when a target would change
+// (--check).
+func deployChanges(res []deploy.Result) error {
+	changes := 0
+	for _, r := range res {
 		if r.Status == deploy.WouldChange {
 			changes++
 		}

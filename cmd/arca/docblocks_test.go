@@ -36,6 +36,10 @@ import (
 //	<!-- usage -->              synopsis lines, each a verb's usage as its
 //	                            help prints it (TestDocUsage)
 //	<!-- quickstart -->         the README's two commands (TestQuickStart)
+//	<!-- install -->            the README's ways to install, checked and
+//	                            run on a release build (TestReleaseScript)
+//	<!-- json-schema: OUTPUT --> the schema of a JSON output, the code's
+//	                            (TestJSONSchemasDocumented)
 //	<!-- shown: WHAT -->        text that is neither a command nor what a
 //	                            command prints (a grammar, a policy, a
 //	                            table's layout), kept only where no
@@ -150,7 +154,7 @@ func markRest(sc *bufio.Scanner) (string, int, error) {
 func markKinds() map[string]bool {
 	return map[string]bool{"example": true, "serve": true, "file": true, "source": true,
 		"teams-setup": true, "usage": true, "quickstart": true, "shown": true, "terminal": true, "bench": true, "teams-session": true,
-		"mcp": true, "mcp-client": true}
+		"mcp": true, "mcp-client": true, "install": true, "json-schema": true}
 }
 
 // shellLine matches a line that is a command at a prompt.

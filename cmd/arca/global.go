@@ -9,7 +9,7 @@ import (
 )
 
 // globalArgs takes the flags given before the verb: --config FILE and
-// --env ENV (the defaults of every verb's own), --version, and the help
+// --env ENV (the defaults of every verb's own), --version (or -v), and the help
 // flags. It returns what follows them, the verb first, and whether help or
 // the version was asked for ("help", "version") with nothing after.
 func (c *cli) globalArgs(args []string) (rest []string, asked string, err error) {
@@ -18,7 +18,7 @@ func (c *cli) globalArgs(args []string) (rest []string, asked string, err error)
 		switch name {
 		case "h", "help":
 			return args[1:], "help", nil
-		case "version":
+		case "version", "v":
 			return args[1:], "version", nil
 		case "config", "env":
 			if !hasValue {

@@ -16,7 +16,7 @@ func (c *cli) usage(w io.Writer, root *command) {
 	fmt.Fprintln(w, "\ncommands:")
 	printCommands(w, slices.SortedFunc(slices.Values(root.subs), func(a, b *command) int { return strings.Compare(a.name, b.name) }))
 	fmt.Fprintln(w, "\nflags for every vault command, before or after it: --env ENV, --config FILE")
-	fmt.Fprintln(w, "arca help COMMAND (or arca COMMAND -h) describes one; arca --version prints the version")
+	fmt.Fprintln(w, "arca help COMMAND (or arca COMMAND -h) describes one; arca --version (or -v) prints the version")
 }
 
 // printCommands lists cmds, a name and its summary a line.

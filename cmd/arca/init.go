@@ -66,11 +66,8 @@ func runVersion(c *cli, fs *verbFlags, args []string, asJSON *bool) error {
 		return err
 	}
 	if *asJSON {
-		return c.printJSON(struct {
-			Version  string `json:"version"`
-			Protocol string `json:"protocol"`
-		}{manifest.Version, manifest.Protocol})
+		return c.printJSON(versionJSON{manifest.Version(), manifest.Protocol})
 	}
-	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version, manifest.Protocol)
+	fmt.Fprintf(c.stdout, "arca %s (protocol %s)\n", manifest.Version(), manifest.Protocol)
 	return nil
 }

@@ -10,6 +10,12 @@ import (
 // they are stable and additive: a field may be added, never removed,
 // renamed or given another meaning.
 
+// versionJSON is what `arca version --json` prints.
+type versionJSON struct {
+	Version  string `json:"version"`
+	Protocol string `json:"protocol"`
+}
+
 // initJSON is what `arca init --json` prints.
 type initJSON struct {
 	Env      string   `json:"env"`

@@ -12,7 +12,7 @@ import (
 // help exactly as `arca help COMMAND` prints it, so the two cannot differ
 // (docs/arca.1 is this output; a test holds it to the binary's).
 func (c *cli) writeMan(w io.Writer) {
-	fmt.Fprintf(w, ".TH ARCA 1 \"\" \"arca %s\" \"User Commands\"\n", manifest.Version)
+	fmt.Fprintf(w, ".TH ARCA 1 \"\" \"arca %s\" \"User Commands\"\n", manifest.Release)
 	fmt.Fprintln(w, ".SH NAME\narca \\- a secrets broker: encrypted vaults for people, scripts and software agents")
 	fmt.Fprintln(w, ".SH SYNOPSIS\n.B arca\n[\\-\\-config FILE] [\\-\\-env ENV] COMMAND [flags] [args]")
 	fmt.Fprintln(w, ".SH DESCRIPTION")

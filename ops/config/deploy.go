@@ -52,7 +52,8 @@ func parseMode(s string) (fs.FileMode, error) {
 
 // DeployTargets returns the [[deploy]] blocks with their paths expanded
 // like every other path of the config: a leading ~/ is $HOME, a relative
-// path is relative to the config file's directory.
+// path is relative to the config file's directory. An out of "-" is
+// stdout, and stays "-".
 func (c *Config) DeployTargets() ([]Deploy, error) {
 	out := make([]Deploy, len(c.Deploy))
 	for i, d := range c.Deploy {
@@ -60,6 +61,10 @@ func (c *Config) DeployTargets() ([]Deploy, error) {
 		var err error
 		if d.Template, err = c.expand(d.Template, key+".template"); err != nil {
 			return nil, err
+		}
+		if d.Out == "-" { // stdout, not a file
+			out[i] = d
+			continue
 		}
 		if d.Out, err = c.expand(d.Out, key+".out"); err != nil {
 			return nil, err

@@ -156,7 +156,9 @@ func (j *job) resolve(ctx context.Context, src Source) ([]ops.GetResult, error) 
 	for _, r := range refs {
 		res, err := src.Get(ctx, ops.Request{Ref: written(r), Env: j.t.Env, Dest: purpose})
 		if err != nil {
-			return got, ops.Errorf(ops.CodeOf(err), "%s: %v; nothing was written", label(j.t), err)
+			// Where the template names it, as a syntax error says where.
+			pos, _ := j.tpl.Where(r)
+			return got, ops.Errorf(ops.CodeOf(err), "%s: %s: %v; nothing was written", label(j.t), pos, err)
 		}
 		got = append(got, res)
 		j.values[r] = res.Value

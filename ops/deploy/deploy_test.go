@@ -72,6 +72,9 @@ func TestFailingRefLeavesEveryTarget(t *testing.T) {
 	if ops.CodeOf(err) != manifest.NotFound || !strings.Contains(err.Error(), "target b (") || strings.Contains(err.Error(), canary) {
 		t.Fatalf("err %v; want not_found naming target b", err)
 	}
+	if want := b.Template + ":1:3: arca://app/missing not found"; !strings.Contains(err.Error(), want) {
+		t.Fatalf("err %v; want it to say where: %s", err, want)
+	}
 	if read(t, a.Out) != "old a\n" {
 		t.Fatal("a target was written although a ref of another failed")
 	}

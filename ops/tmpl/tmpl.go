@@ -59,6 +59,7 @@
 package tmpl
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/arca-secrets/arca/ops/ref"
@@ -112,4 +113,16 @@ func refText(r ref.Ref) string {
 		return ref.Scheme + r.Env + "/" + r.Path()
 	}
 	return r.Canonical()
+}
+
+// Where is the position of the first action naming r, as Parse's errors
+// give one: NAME:LINE:COL, LINE and COL 1-based at its "{{". ok is false
+// when r is not one of Refs.
+func (t *Template) Where(r ref.Ref) (pos string, ok bool) {
+	for _, a := range t.actions {
+		if t.refs[a.ref] == r {
+			return fmt.Sprintf("%s:%d:%d", t.name, a.line, a.col), true
+		}
+	}
+	return "", false
 }

@@ -310,3 +310,23 @@ func TestRenderConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// Where names the first action of a ref, line and byte column of its
+// "{{", as Parse's errors do; a ref the template does not name has none,
+// and a pinned ref is not its unpinned twin.
+func TestWhere(t *testing.T) {
+	tp, err := Parse("dir/app.tmpl", []byte("# é head\nx={{ \"{{\" }} {{ arca://a/b | json }}\n\ty={{arca://prod/c/d}} {{ arca://a/b }}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := tp.Refs()
+	for i, want := range []string{"dir/app.tmpl:2:14", "dir/app.tmpl:3:4"} {
+		if got, ok := tp.Where(refs[i]); !ok || got != want {
+			t.Errorf("Where(%s) = %q, %v; want %q", refText(refs[i]), got, ok, want)
+		}
+	}
+	cd, _ := ref.Parse("arca://c/d")
+	if got, ok := tp.Where(cd); ok || got != "" {
+		t.Fatalf("Where of a ref not named = %q, %v", got, ok)
+	}
+}
