@@ -27,8 +27,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/allowenv"
 	"github.com/arca-secrets/arca/internal/startvars"
-	"github.com/arca-secrets/arca/pdp"
 )
 
 const (
@@ -151,7 +151,7 @@ func coveredByCloud(prefix string) bool {
 }
 
 // allowlisted reports whether the allowlist passes name already.
-func allowlisted(name string) bool { return len(pdp.Allowlist([]string{name + "="})) == 1 }
+func allowlisted(name string) bool { return allowenv.Allowed(name) }
 
 // A Var is a variable of arca's environment that a pattern passes.
 type Var struct {
