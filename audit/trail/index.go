@@ -36,6 +36,7 @@ type Index struct {
 	events []indexed
 	strs   []string
 	ids    map[string]uint32
+	last   [slots]lastID // each field's last string, and its number
 	chain  checker
 	broken *Break      // the first break, once found
 	bad    error       // a line that is not an event stops the index there
@@ -82,14 +83,18 @@ func NewIndex(path string) *Index {
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
 	x.off, x.events, x.chain, x.broken, x.bad, x.cut, x.file = 0, nil, checker{}, nil, nil, nil, nil
-	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
+	x.strs, x.ids, x.last = []string{""}, map[string]uint32{"": 0}, [slots]lastID{}
 	x.chunks, x.part, x.partN, x.badEnd = nil, sha256.New(), 0, 0
 }
 
-func (x *Index) id(s string) uint32 {
-	if n, ok := x.ids[s]; ok {
+func (x *Index) id(b []byte) uint32 {
+	if len(b) == 0 {
+		return 0
+	}
+	if n, ok := x.ids[string(b)]; ok {
 		return n
 	}
+	s := string(b)
 	x.strs = append(x.strs, s)
 	x.ids[s] = uint32(len(x.strs) - 1)
 	return uint32(len(x.strs) - 1)
@@ -135,26 +140,27 @@ func (x *Index) update() error {
 		return err
 	}
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
+	b := &batch{buf: make([]byte, 0, batchBytes+audit.MaxLine+1)}
 	for {
-		line, err := lr.next()
-		if errors.Is(err, errCut) { // a line not whole (yet): read again at the next Update
-			x.cut = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-			return nil
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err == nil {
-			err = x.add(line)
-		} else {
-			err = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-		}
-		if err != nil {
-			x.bad = err
+		err := b.read(lr)
+		b.parse()
+		if aerr := x.addBatch(b); aerr != nil {
+			x.bad = aerr
 			x.seeBad(f, fi.Size())
 			return nil
 		}
-		x.off += int64(len(line)) + 1
+		switch {
+		case err == nil:
+		case errors.Is(err, errCut): // a line not whole (yet): read again at the next Update
+			x.cut = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			return nil
+		case err == io.EOF:
+			return nil
+		default:
+			x.bad = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			x.seeBad(f, fi.Size())
+			return nil
+		}
 	}
 }
 
@@ -218,35 +224,6 @@ func (x *Index) hashRead(b []byte) {
 			x.partN = 0
 		}
 	}
-}
-
-// add indexes one line and checks it against the chain.
-func (x *Index) add(line []byte) error {
-	var e audit.Event
-	if err := json.Unmarshal(line, &e); err != nil {
-		return fmt.Errorf("line %d: not an audit event", len(x.events)+1)
-	}
-	ts, err := time.Parse(time.RFC3339Nano, e.TS)
-	if err != nil {
-		return fmt.Errorf("line %d: not an audit event (its ts is %q)", len(x.events)+1, e.TS)
-	}
-	if x.broken == nil {
-		var b *Break
-		if err := x.chain.step(line); errors.As(err, &b) {
-			x.broken = b
-		}
-	}
-	op := e.Op
-	if op == "" {
-		op = e.Event
-	}
-	link := sha256.Sum256(line)
-	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
-		user: x.id(e.User), host: x.id(e.Host),
-		sum: binary.BigEndian.Uint64(link[:8])})
-	x.hashRead(line)
-	x.hashRead([]byte{'\n'})
-	return nil
 }
 
 // Bar is one bar of a chart of events over time: those from Start on, by
