@@ -51,7 +51,11 @@ type Options struct {
 }
 
 // MaxQuery bounds a request's query; the other bounds are webpage's.
-const MaxQuery = 4 << 10
+// MaxTrails bounds the trails one page reads.
+const (
+	MaxQuery  = 4 << 10
+	MaxTrails = 32
+)
 
 // Server is the page's HTTP handler.
 type Server struct {
@@ -68,6 +72,9 @@ func New(o Options) (*Server, error) {
 	if o.Vaults == nil {
 		return nil, fmt.Errorf("ui: Vaults is required")
 	}
+	if len(o.AuditFiles) > MaxTrails {
+		return nil, fmt.Errorf("ui: %d trails: at most %d", len(o.AuditFiles), MaxTrails)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -80,6 +87,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("/api/envs", s.envs)
 	s.mux.HandleFunc("/api/records", s.records)
 	s.mux.HandleFunc("/api/history", s.history)
+	s.mux.HandleFunc("/api/record", s.detail)
 	s.mux.HandleFunc("/api/deleted", s.deleted)
 	s.mux.HandleFunc("/api/health", s.health)
 	s.mux.HandleFunc("/api/audit", s.audit)

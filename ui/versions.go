@@ -2,9 +2,11 @@ package ui
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -94,4 +96,33 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return audit.FormatTime(t)
+}
+
+// RecentEvents bounds the events a record's detail shows.
+const RecentEvents = 20
+
+// detail is a record's detail (the query's env and ref): its kept
+// versions, as history answers them (an audited history op, never a
+// value), and its latest events in the trails, newest first, at most
+// RecentEvents, every trail merged.
+func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("ref") == "" {
+		badRequest(w, "ref is required")
+		return
+	}
+	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	// The name is a valid ref's: letters, digits, ".", "_", "-" and one
+	// "/", so as a glob it picks itself alone.
+	name := strings.TrimPrefix(res.Ref, "arca://")
+	v, err := s.trails(trail.Filter{Env: res.Env, Ref: name}, RecentEvents, 0)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"history": historyOf(res), "events": v.Events, "matched": v.Matched})
 }

@@ -73,10 +73,10 @@ func TestHistoryEndpoints(t *testing.T) {
 			t.Errorf("the trail lacks %s:\n%s", want, trail)
 		}
 	}
-	// The deleted names are ops' list (with deleted) events, as arca list
+	// The deleted names are ops' list (with deleted) events, the page's (source ui), as arca list
 	// --deleted writes them: two here (the limit=0 request is refused
 	// before it lists), and the records' one.
-	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","user":"ana","host":"laptop","source":"cli"`); n != 3 {
+	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","user":"ana","host":"laptop","source":"ui"`); n != 3 {
 		t.Errorf("%d list events, want 3:\n%s", n, trail)
 	}
 	noCanary(t, "the audit file", []byte(trail))

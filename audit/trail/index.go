@@ -235,14 +235,16 @@ type Bar struct {
 
 // QueryResult is what Query found.
 type QueryResult struct {
-	Latest  []Entry // the last of the events f picks, oldest first
-	Denied  []Entry // the last of those denied, oldest first
-	Matched int     // how many events f picks
-	Bars    []Bar   // those events in bars of equal time, first to last
-	Chain   Result  // the chain as far as it held
-	Broken  *Break  // where it broke, if it did
-	Invalid error   // the first line that is not an event, where the index stopped
-	Cut     error   // the file ends in the middle of a line, as arca audit verify finds it
+	Latest  []Entry   // the last of the events f picks, oldest first
+	Denied  []Entry   // the last of those denied, oldest first
+	Matched int       // how many events f picks
+	First   time.Time // the time of the earliest of them
+	Last    time.Time // the time of the latest
+	Bars    []Bar     // those events in bars of equal time, first to last
+	Chain   Result    // the chain as far as it held
+	Broken  *Break    // where it broke, if it did
+	Invalid error     // the first line that is not an event, where the index stopped
+	Cut     error     // the file ends in the middle of a line, as arca audit verify finds it
 }
 
 // Query returns what f picks of the indexed events: how many, their chart
@@ -253,20 +255,30 @@ type QueryResult struct {
 // file changed since Update) makes the file read again from its start, and
 // the query run again on what it holds now.
 func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
+	return x.QueryOver(f, limit, bars, Span{})
+}
+
+// Span is the time a chart's bars divide, From to To; the zero Span is
+// from the first event picked to the last. Several trails charted
+// together share one.
+type Span struct{ From, To time.Time }
+
+// QueryOver is Query with the chart's bars dividing span.
+func (x *Index) QueryOver(f Filter, limit, bars int, span Span) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	res, err := x.query(f, limit, bars)
+	res, err := x.query(f, limit, bars, span)
 	if errors.Is(err, errChanged) {
 		x.reset()
 		if err := x.update(); err != nil {
 			return QueryResult{}, err
 		}
-		res, err = x.query(f, limit, bars)
+		res, err = x.query(f, limit, bars, span)
 	}
 	return res, err
 }
 
-func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
+func (x *Index) query(f Filter, limit, bars int, sp Span) (QueryResult, error) {
 	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad, Cut: x.cut}
 	var latest, denied []int
 	deniedID, hasDenied := x.ids[audit.Denied]
@@ -289,6 +301,12 @@ func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 			denied = keepLastN(denied, i, limit)
 		}
 	}
+	if res.Matched > 0 {
+		res.First, res.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+	}
+	if !sp.From.IsZero() && sp.To.After(sp.From) {
+		first, last = sp.From.UnixNano(), sp.To.UnixNano()
+	}
 	if res.Matched > 0 && bars > 0 {
 		span := (last-first)/int64(bars) + 1
 		res.Bars = make([]Bar, bars)
@@ -297,7 +315,7 @@ func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 		}
 		for _, i := range hits {
 			ev := &x.events[i]
-			b := &res.Bars[min(int((ev.ts-first)/span), bars-1)]
+			b := &res.Bars[max(0, min(int((ev.ts-first)/span), bars-1))]
 			switch {
 			case hasOK && ev.outcome == okID:
 				b.OK++
@@ -324,6 +342,9 @@ func (x *Index) match(ev *indexed, f Filter) bool {
 }
 
 func keepLastN(xs []int, i, n int) []int {
+	if n <= 0 {
+		return xs
+	}
 	if len(xs) == n {
 		copy(xs, xs[1:])
 		xs = xs[:n-1]

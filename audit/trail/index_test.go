@@ -157,7 +157,7 @@ func TestIndexChecksTheLinesItReadsBack(t *testing.T) {
 	ls = trailOf(t, audit.SourceCLI, 3)
 	path, x = indexedFile(t, ls)
 	editInPlace(t, path, actorAt(ls, 2), '2')
-	if _, err := x.query(Filter{}, 10, 4); !errors.Is(err, errChanged) || !strings.Contains(err.Error(), "line 2 is not the line indexed") {
+	if _, err := x.query(Filter{}, 10, 4, Span{}); !errors.Is(err, errChanged) || !strings.Contains(err.Error(), "line 2 is not the line indexed") {
 		t.Fatalf("a line read back that was edited: %v", err)
 	}
 }

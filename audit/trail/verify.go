@@ -301,7 +301,7 @@ func parseLine(line []byte) (lineFacts, bool) {
 		}
 		f.prev, body = &link, body[:k]
 	}
-	for _, s := range []string{audit.SourceServe, audit.SourceCLI, audit.SourceMCP} {
+	for _, s := range []string{audit.SourceServe, audit.SourceCLI, audit.SourceMCP, audit.SourceUI} {
 		if bytes.HasSuffix(body, []byte(`,"source":"`+s+`"`)) {
 			f.source = s
 			return f, true
