@@ -22,7 +22,7 @@ import (
 func TestPageInBrowser(t *testing.T) {
 	f := newFixture(t)
 	bctx, consoleErrors := pagetest.Browser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-ready="true"]`)); err != nil {
 		t.Fatalf("the page did not load: %v", err)
 	}
 	url := pagetest.Run(t, bctx, chromedp.Location())

@@ -206,7 +206,6 @@
       await Promise.all([loadHealth(env), loadRecords(env), loadDeleted(env), ui.loadTrail(env)]);
       $("status").textContent = "";
       document.body.dataset.ready = "true";
-      document.body.dataset.loaded = "true";
     } catch (e) {
       failed(e);
     } finally {
