@@ -36,6 +36,10 @@ func TestPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-ref="arca://app/db"]`), chromedp.WaitVisible(`#records tr.versions`)); err != nil {
 		t.Fatalf("the versions of app/db did not show: %v", err)
 	}
+	// And its detail: metadata, versions, recent events.
+	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-detail="arca://app/db"]`), chromedp.WaitVisible(`#detail[data-ref="arca://app/db"]`)); err != nil {
+		t.Fatalf("the detail of app/db did not show: %v", err)
+	}
 	html := pagetest.Run(t, bctx, chromedp.OuterHTML("html"))
 	shot := pagetest.Run(t, bctx, chromedp.FullScreenshot(100))
 	if strings.Contains(url, "token") || url != f.http.URL+"/" {
