@@ -50,9 +50,10 @@ func cookie(tok string) func(*http.Request) {
 
 // The page and its assets hold no data: they are served without the token
 // (the page takes it from the URL's fragment, which no server sees).
-var publicPaths = []string{"/", "/assets/app.js", "/assets/app.css", "/assets/icon.svg"}
+var publicPaths = []string{"/", "/assets/app.js", "/assets/trail.js", "/assets/app.css", "/assets/icon.svg"}
 
-var endpoints = append(slices.Clone(publicPaths), "/api/envs", "/api/records?env=default", "/api/health?env=default", "/api/audit?env=default")
+var endpoints = append(slices.Clone(publicPaths), "/api/envs", "/api/records?env=default", "/api/health?env=default", "/api/audit?env=default",
+	"/api/record?env=default&ref=arca://app/db")
 
 // Every endpoint of data wants the token in a bearer header: none, a wrong
 // one, one off by a byte, the right one in a cookie or in the URL are
