@@ -47,6 +47,14 @@ func TestListPage(t *testing.T) {
 				tc.page, len(res.Records), first, res.Matched, res.Omitted, res.Truncated, tc.rows, tc.first, tc.matched)
 		}
 	}
+	// Only the soft-deleted names, with list's deleted.
+	if _, err := s.Rm(ctx, ops.Request{Ref: "arca://app/key-03"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.List(ctx, ops.Request{Deleted: true, Page: &ops.ListPage{DeletedOnly: true}})
+	if err != nil || res.Matched != 1 || len(res.Records) != 1 || res.Records[0].Ref != "arca://app/key-03" || res.Records[0].DeletedAt.IsZero() {
+		t.Fatalf("the deleted names: %+v, %v", res, err)
+	}
 	for _, p := range []ops.ListPage{{Offset: -1}, {Limit: -1}, {Limit: manifest.MaxListRows + 1}, {Match: "[a"}} {
 		if _, err := s.List(ctx, ops.Request{Page: &p}); ops.CodeOf(err) != manifest.BadRequest {
 			t.Errorf("%+v: %v, want bad_request", p, err)

@@ -84,10 +84,12 @@ type Request struct {
 
 // ListPage is a window of a list: the names Match picks (a glob over
 // ns/name when it holds *, ? or [; else a substring of ns/name; "" picks
-// all), Offset of them skipped, then Limit at most (1 to
+// all), only the soft-deleted ones when DeletedOnly (with the request's
+// Deleted), Offset of them skipped, then Limit at most (1 to
 // manifest.MaxListRows; 0 is MaxListRows).
 type ListPage struct {
 	Match         string
+	DeletedOnly   bool
 	Offset, Limit int
 }
 

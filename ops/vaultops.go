@@ -231,10 +231,12 @@ func pageOf(metas []vault.Meta, p *ListPage, res *ListResult) ([]vault.Meta, err
 		}
 	}
 	picked := metas
-	if p.Match != "" {
+	if p.Match != "" || p.DeletedOnly {
 		picked = make([]vault.Meta, 0, len(metas))
 		for _, m := range metas {
-			if isGlob && glob.Match(p.Match, m.Name) || !isGlob && strings.Contains(m.Name, p.Match) {
+			switch {
+			case p.DeletedOnly && (m.Touch == nil || m.Touch.DeletedAt.IsZero()):
+			case p.Match == "" || isGlob && glob.Match(p.Match, m.Name) || !isGlob && strings.Contains(m.Name, p.Match):
 				picked = append(picked, m)
 			}
 		}

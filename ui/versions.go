@@ -62,32 +62,25 @@ func historyOf(res ops.HistoryResult) History {
 
 // deleted is an env's soft-deleted names, a page of them (offset and limit
 // in the query), apart from its records: the rows of list with deleted
-// (as arca list --deleted) that carry deleted_at. Truncated says list
-// left rows out (it caps a vault's rows, records and deleted names
-// together, at manifest.MaxListRows).
+// (as arca list --deleted) that carry deleted_at, the window cut by the
+// ops layer over all of them.
 func (s *Server) deleted(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	offset, limit, ok := page(w, q.Get("offset"), q.Get("limit"))
 	if !ok {
 		return
 	}
-	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Deleted: true})
+	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Deleted: true,
+		Page: &ops.ListPage{DeletedOnly: true, Offset: offset, Limit: limit}})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var all []Deleted
+	rows := make([]Deleted, 0, len(res.Records))
 	for _, rec := range res.Records {
-		if !rec.DeletedAt.IsZero() {
-			all = append(all, Deleted{Ref: rec.Ref, Version: rec.Version, DeletedAt: stamp(rec.DeletedAt.Time)})
-		}
+		rows = append(rows, Deleted{Ref: rec.Ref, Version: rec.Version, DeletedAt: stamp(rec.DeletedAt.Time)})
 	}
-	from := min(offset, len(all))
-	rows := all[from : from+min(limit, len(all)-from)]
-	if rows == nil {
-		rows = []Deleted{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": len(all), "offset": offset, "deleted": rows, "truncated": res.Truncated})
+	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": res.Matched, "offset": offset, "deleted": rows})
 }
 
 // stamp is t as the page's other times are written; "" for the zero time.
