@@ -1,14 +1,17 @@
 // Package ui is arca ui's web page: a local, read-only view of each env's
-// records (metadata only), each record's kept versions (numbers, states
-// and times), the soft-deleted names apart, the vault's health, its
-// recipients and the audit trail. The page and its assets are embedded and
+// records (metadata only, paged and searched over all of them), each
+// record's kept versions (numbers, states and times) and recent events,
+// the soft-deleted names apart, the vault's health, its recipients and
+// the audit trails it is given, merged in time order, each one's chain
+// shown. The page and its assets are embedded and
 // hold no data; every request for data (/api/...) needs the token in an
 // Authorization: Bearer header, which the page takes from the fragment of
 // the URL arca ui prints (#token=...) and keeps in its tab's session
 // storage. No cookie is set or read: a cookie of 127.0.0.1 would go to
 // every server on that host, any port. Only GET and HEAD are served; every
 // list, history, check and recipients it runs is the ops layer's, as the
-// CLI's: the PDP, the guardrails and the audit are ops'. No endpoint can
+// CLI's: the PDP, the guardrails and the audit are ops' (arca ui gives
+// it a service whose events say source ui: the page's own reads). No endpoint can
 // return a value: the handlers hold no call that reads one (history and
 // list answer versions' and records' metadata only).
 package ui

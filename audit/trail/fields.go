@@ -28,8 +28,10 @@ var errNotEvent = errors.New("not an audit event")
 // other is decoded as encoding/json decodes it. Nested values (policy,
 // approval, a request id) are skipped, each checked to be valid JSON. It
 // accepts what encoding/json accepts as an object, with a ts that is a
-// time, so the index refuses the lines the decoder would have; a key
-// holding an escape is read by the decoder, to be sure.
+// time, so the index refuses the lines the decoder would have. A line
+// with a key that holds an escape, an upper-case letter or a byte over
+// 0x7f is read by the decoder itself: it matches keys without regard to
+// case, and such a key is never arca's.
 func readFacts(line []byte) (facts, error) {
 	var f facts
 	var ts []byte
@@ -90,9 +92,7 @@ func readFacts(line []byte) (facts, error) {
 // errBadTS is a line whose ts is not a time.
 type errBadTS struct{ ts string }
 
-func (e errBadTS) Error() string { return "not an audit event (its ts is " + quote(e.ts) + ")" }
-
-func quote(s string) string { return strconv.Quote(s) }
+func (e errBadTS) Error() string { return "not an audit event (its ts is " + strconv.Quote(e.ts) + ")" }
 
 func hasUpper(b []byte) bool {
 	for _, c := range b {

@@ -140,7 +140,8 @@ func (x *Index) update() error {
 		return err
 	}
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
-	b := &batch{buf: make([]byte, 0, batchBytes+audit.MaxLine+1)}
+	// The buffer of a batch: what was appended, when that is less.
+	b := &batch{buf: make([]byte, 0, min(batchBytes+audit.MaxLine+1, fi.Size()-x.off+1))}
 	for {
 		err := b.read(lr)
 		b.parse()
