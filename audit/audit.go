@@ -28,6 +28,7 @@ const (
 	SourceServe = "serve"
 	SourceCLI   = "cli"
 	SourceMCP   = "mcp" // arca mcp: in the CLI's audit file, or on its stderr with --audit-stderr
+	SourceUI    = "ui"  // arca ui: the page's own reads of the vaults, in the CLI's audit file
 )
 
 // Outcomes of a request.

@@ -63,7 +63,12 @@ type Request struct {
 	Versions  []uint64
 	Since     string
 	Deleted   bool
-	versions  []byte // destroy's versions as serve decoded them, JSON
+	// Page narrows a list to a window of the names a pattern picks, for
+	// a caller that pages through more names than one list holds (arca
+	// ui). Nil: the whole list, as the wire asks for it; serve never sets
+	// it.
+	Page     *ListPage
+	versions []byte // destroy's versions as serve decoded them, JSON
 
 	// Turn is the request's turn (Service.Turn) when it is a read run at
 	// once with others: its grant is settled in that order. 0: none.
@@ -75,6 +80,17 @@ type Request struct {
 	Scrub *scrub.Set
 
 	sent manifest.FieldSet // the fields Set was given
+}
+
+// ListPage is a window of a list: the names Match picks (a glob over
+// ns/name when it holds *, ? or [; else a substring of ns/name; "" picks
+// all), only the soft-deleted ones when DeletedOnly (with the request's
+// Deleted), Offset of them skipped, then Limit at most (1 to
+// manifest.MaxListRows; 0 is MaxListRows).
+type ListPage struct {
+	Match         string
+	DeletedOnly   bool
+	Offset, Limit int
 }
 
 // Set sets the string field f of r to s and notes that it was sent. A raw

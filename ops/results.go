@@ -135,6 +135,9 @@ type ListResult struct {
 	Records   []ListRecord `json:"records"`
 	Truncated bool         `json:"truncated"`
 	Omitted   int          `json:"omitted"`
+	// Matched is, for a list with a Page, how many names its Match
+	// picked: Records is a window of them. Not on the wire.
+	Matched int `json:"-"`
 	Decision
 }
 

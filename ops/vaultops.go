@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/internal/glob"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/vault"
 )
@@ -80,7 +82,13 @@ func (s *Service) list(ctx context.Context, cv call, req Request) (Result, error
 	if err != nil {
 		return nil, s.fail(c, s.vaultErr(c, err))
 	}
-	res := ListResult{Env: c.env, Records: make([]ListRecord, 0, min(len(metas), manifest.MaxListRows)), Decision: c.decision()}
+	res := ListResult{Env: c.env, Decision: c.decision()}
+	if req.Page != nil {
+		if metas, err = pageOf(metas, req.Page, &res); err != nil {
+			return nil, s.fail(c, err)
+		}
+	}
+	res.Records = make([]ListRecord, 0, min(len(metas), manifest.MaxListRows))
 	if len(metas) > manifest.MaxListRows {
 		res.Truncated, res.Omitted = true, len(metas)-manifest.MaxListRows
 		metas = metas[:manifest.MaxListRows]
@@ -200,4 +208,43 @@ func (s *Service) Meta(_ context.Context, op manifest.OpSpec, req Request) (stri
 		c.env, c.ev.Env = env, env
 	}
 	return c.env, s.record(&c, 0)
+}
+
+// pageOf is the window p asks for of metas (sorted by name): the names
+// its Match picks, from its Offset, its Limit at most. res.Matched is set
+// to how many were picked, res.Omitted to how many of those the window
+// leaves out.
+func pageOf(metas []vault.Meta, p *ListPage, res *ListResult) ([]vault.Meta, error) {
+	limit := p.Limit
+	switch {
+	case p.Offset < 0:
+		return nil, Errorf(manifest.BadRequest, "a list's offset must be 0 or more")
+	case limit < 0 || limit > manifest.MaxListRows:
+		return nil, Errorf(manifest.BadRequest, "a list's limit must be 1 to %d", manifest.MaxListRows)
+	case limit == 0:
+		limit = manifest.MaxListRows
+	}
+	isGlob := strings.ContainsAny(p.Match, "*?[")
+	if isGlob {
+		if problem := glob.Problem(p.Match); problem != "" {
+			return nil, Errorf(manifest.BadRequest, "the pattern %q: %s", p.Match, problem)
+		}
+	}
+	picked := metas
+	if p.Match != "" || p.DeletedOnly {
+		picked = make([]vault.Meta, 0, len(metas))
+		for _, m := range metas {
+			switch {
+			case p.DeletedOnly && (m.Touch == nil || m.Touch.DeletedAt.IsZero()):
+			case p.Match == "" || isGlob && glob.Match(p.Match, m.Name) || !isGlob && strings.Contains(m.Name, p.Match):
+				picked = append(picked, m)
+			}
+		}
+	}
+	res.Matched = len(picked)
+	from := min(p.Offset, len(picked))
+	window := picked[from : from+min(limit, len(picked)-from)]
+	res.Omitted = len(picked) - len(window)
+	res.Truncated = res.Omitted > 0
+	return window, nil
 }

@@ -3,7 +3,6 @@ package ui
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -17,7 +16,8 @@ import (
 const (
 	DefaultRows = 200
 	MaxRows     = 1000
-	Buckets     = 48 // bars of the events-over-time chart
+	Buckets     = 48  // bars of the events-over-time chart
+	MaxMatch    = 256 // bytes of a records search
 )
 
 // writeJSON answers v as JSON.
@@ -62,23 +62,30 @@ type record struct {
 	SinceRotation int64 `json:"since_rotation_s"`
 }
 
-// records is a page of an env's records (ops list: audited, at most
-// manifest.MaxListRows), offset and limit in the query.
+// records is a page of an env's records (ops list: audited): those whose
+// ns/name q picks (a glob when it holds *, ? or [, else a substring; ""
+// picks all), offset and limit in the query, with how many q picks in all.
+// The window is the ops layer's, over every record, not over the first
+// manifest.MaxListRows.
 func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	offset, limit, ok := page(w, q.Get("offset"), q.Get("limit"))
 	if !ok {
 		return
 	}
-	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env")})
+	match := q.Get("q")
+	if len(match) > MaxMatch {
+		badRequest(w, "q must be at most "+strconv.Itoa(MaxMatch)+" bytes")
+		return
+	}
+	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Page: &ops.ListPage{Match: match, Offset: offset, Limit: limit}})
 	if err != nil {
 		fail(w, err)
 		return
 	}
 	now := s.o.Now()
-	rows := make([]record, 0, limit)
-	from := min(offset, len(res.Records))
-	for _, rec := range res.Records[from : from+min(limit, len(res.Records)-from)] {
+	rows := make([]record, 0, len(res.Records))
+	for _, rec := range res.Records {
 		row := record{Ref: rec.Ref, Version: rec.Version, CreatedAt: rec.CreatedAt.String(), UpdatedAt: rec.UpdatedAt.String()}
 		rotated := rec.CreatedAt.Time
 		if !rec.RotatedAt.IsZero() {
@@ -88,8 +95,7 @@ func (s *Server) records(w http.ResponseWriter, r *http.Request) {
 		rows = append(rows, row)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"env": res.Env, "total": len(res.Records) + res.Omitted, "listed": len(res.Records),
-		"offset": offset, "records": rows, "truncated": res.Truncated,
+		"env": res.Env, "q": match, "total": res.Matched, "offset": offset, "limit": limit, "records": rows,
 	})
 }
 
@@ -136,6 +142,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 // event is a row of the trail table.
 type event struct {
+	File    string        `json:"file"` // the trail it is in, as arca ui was given it
+	at      time.Time     // its ts, read: the order of a merge
 	TS      string        `json:"ts"`
 	Seq     uint64        `json:"seq"`
 	Event   string        `json:"event"`
@@ -170,11 +178,9 @@ type chain struct {
 }
 
 // audit is the trail: the latest events that pass the filters (as arca
-// audit's), the chart of all that pass them, the latest denials with their
-// verdicts, and whether each trail's chain holds. Each trail's index reads
-// only what was appended since the last answer, after it checked that the
-// bytes it read before are still there as they were (else it reads the
-// file again from its start).
+// audit's), of every trail merged in time order, the chart of all that
+// pass them, the latest denials with their verdicts, and whether each
+// trail's chain holds (see trails).
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, err := filterOf(q.Get, s.o.Now())
@@ -186,37 +192,12 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	latest, denied, chains := []event{}, []event{}, []chain{}
-	matched := 0
-	bars := []bucket{}
-	for i, idx := range s.indexes {
-		if err := idx.Update(); err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-			return
-		}
-		res, err := idx.Query(f, limit, Buckets)
-		if err != nil {
-			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
-			return
-		}
-		for _, e := range res.Latest {
-			latest = append(latest, eventOf(e))
-		}
-		for _, e := range res.Denied {
-			denied = append(denied, eventOf(e))
-		}
-		matched += res.Matched
-		if len(s.indexes) == 1 {
-			for _, b := range res.Bars {
-				bars = append(bars, bucket{Start: audit.FormatTime(b.Start), OK: b.OK, Denied: b.Denied, Error: b.Errors})
-			}
-		}
-		chains = append(chains, chainOf(s.o.AuditFiles[i], res))
+	res, err := s.trails(f, limit, Buckets)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
 	}
-	slices.Reverse(latest)
-	slices.Reverse(denied)
-	writeJSON(w, http.StatusOK, map[string]any{"events": latest[:min(len(latest), limit)], "denied": denied[:min(len(denied), limit)],
-		"matched": matched, "chart": bars, "chains": chains})
+	writeJSON(w, http.StatusOK, res)
 }
 
 // Warm reads every trail into its index: arca ui does it before it prints
@@ -249,8 +230,8 @@ func chainOf(file string, res trail.QueryResult) chain {
 	return c
 }
 
-func eventOf(e trail.Entry) event {
+func eventOf(file string, e trail.Entry) event {
 	ev := e.Event
-	return event{TS: ev.TS, Seq: ev.Seq, Event: ev.Event, Op: ev.Op, Outcome: ev.Outcome, Env: ev.Env, Ref: ev.Ref,
+	return event{File: file, at: e.TS, TS: ev.TS, Seq: ev.Seq, Event: ev.Event, Op: ev.Op, Outcome: ev.Outcome, Env: ev.Env, Ref: ev.Ref,
 		Actor: ev.Actor, User: ev.User, Host: ev.Host, Message: ev.Message, Policy: ev.Policy, Source: ev.Source}
 }

@@ -22,7 +22,7 @@ import (
 func TestPageInBrowser(t *testing.T) {
 	f := newFixture(t)
 	bctx, consoleErrors := pagetest.Browser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-ready="true"]`)); err != nil {
 		t.Fatalf("the page did not load: %v", err)
 	}
 	url := pagetest.Run(t, bctx, chromedp.Location())
@@ -35,6 +35,10 @@ func TestPageInBrowser(t *testing.T) {
 	// The screenshot shows a record's versions, unfolded.
 	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-ref="arca://app/db"]`), chromedp.WaitVisible(`#records tr.versions`)); err != nil {
 		t.Fatalf("the versions of app/db did not show: %v", err)
+	}
+	// And its detail: metadata, versions, recent events.
+	if err := chromedp.Do(bctx, chromedp.Click(`#records button[data-detail="arca://app/db"]`), chromedp.WaitVisible(`#detail[data-ref="arca://app/db"]`)); err != nil {
+		t.Fatalf("the detail of app/db did not show: %v", err)
 	}
 	html := pagetest.Run(t, bctx, chromedp.OuterHTML("html"))
 	shot := pagetest.Run(t, bctx, chromedp.FullScreenshot(100))

@@ -41,13 +41,17 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { af.Close() })
-	f.svc = opstest.New(t, opstest.Options{Audit: af, Who: audit.Who{User: "ana", Host: "laptop"}, Config: `
+	fx := opstest.New(t, opstest.Options{Audit: af, Who: audit.Who{User: "ana", Host: "laptop"}, Config: `
 [[guardrails.rule]]
 env = "default"
 ref = "billing/*"
 ops = ["get"]
 reason = "billing is read by the payments service only"
-`}).Service
+`})
+	f.svc = fx.Service
+	// The page's own service, as arca ui makes it: its events are the
+	// page's (source ui), in the same audit file and chain.
+	page := fx.NewService(t, opstest.Options{Audit: af, Who: audit.Who{User: "ana", Host: "laptop"}, Source: audit.SourceUI})
 	ctx := context.Background()
 	for _, kv := range [][2]string{{"app/db", canary}, {"app/api-token", "tok-" + canary}, {"billing/card", canary + "-card"}} {
 		if _, err := f.svc.Put(ctx, ops.Request{Ref: "arca://" + kv[0], Value: vault.NewSecret([]byte(kv[1]))}); err != nil {
@@ -68,7 +72,7 @@ reason = "billing is read by the payments service only"
 	}
 	f.svc.Get(ctx, ops.Request{Ref: "arca://billing/card", Actor: "agent-7"}) // denied
 	f.svc.Get(ctx, ops.Request{Ref: "arca://app/missing"})                    // not found
-	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
+	if f.server, err = New(Options{Token: testToken, Vaults: access.Service{Service: page}, Envs: []string{"default"}, AuditFiles: []string{f.auditFile},
 		Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}); err != nil {
 		t.Fatal(err)
 	}

@@ -106,7 +106,7 @@ func open(t *testing.T, ctx context.Context, url string) string {
 	return pagetest.Run(t, ctx, chromedp.Poll[string](`(() => {
 		const b = document.body, s = document.getElementById("status");
 		if (!b) return "";
-		if (b.dataset.loaded === "true") return "loaded";
+		if (b.dataset.ready === "true") return "loaded";
 		if (!s) return "not the page: " + b.innerText.slice(0, 300);
 		return s.className === "failed" ? "failed: " + s.textContent : "";
 	})()`, chromedp.WithPollingTimeout(30*time.Second)))

@@ -1,14 +1,17 @@
 // Package ui is arca ui's web page: a local, read-only view of each env's
-// records (metadata only), each record's kept versions (numbers, states
-// and times), the soft-deleted names apart, the vault's health, its
-// recipients and the audit trail. The page and its assets are embedded and
+// records (metadata only, paged and searched over all of them), each
+// record's kept versions (numbers, states and times) and recent events,
+// the soft-deleted names apart, the vault's health, its recipients and
+// the audit trails it is given, merged in time order, each one's chain
+// shown. The page and its assets are embedded and
 // hold no data; every request for data (/api/...) needs the token in an
 // Authorization: Bearer header, which the page takes from the fragment of
 // the URL arca ui prints (#token=...) and keeps in its tab's session
 // storage. No cookie is set or read: a cookie of 127.0.0.1 would go to
 // every server on that host, any port. Only GET and HEAD are served; every
 // list, history, check and recipients it runs is the ops layer's, as the
-// CLI's: the PDP, the guardrails and the audit are ops'. No endpoint can
+// CLI's: the PDP, the guardrails and the audit are ops' (arca ui gives
+// it a service whose events say source ui: the page's own reads). No endpoint can
 // return a value: the handlers hold no call that reads one (history and
 // list answer versions' and records' metadata only).
 package ui
@@ -51,7 +54,11 @@ type Options struct {
 }
 
 // MaxQuery bounds a request's query; the other bounds are webpage's.
-const MaxQuery = 4 << 10
+// MaxTrails bounds the trails one page reads.
+const (
+	MaxQuery  = 4 << 10
+	MaxTrails = 32
+)
 
 // Server is the page's HTTP handler.
 type Server struct {
@@ -68,6 +75,9 @@ func New(o Options) (*Server, error) {
 	if o.Vaults == nil {
 		return nil, fmt.Errorf("ui: Vaults is required")
 	}
+	if len(o.AuditFiles) > MaxTrails {
+		return nil, fmt.Errorf("ui: %d trails: at most %d", len(o.AuditFiles), MaxTrails)
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -80,6 +90,7 @@ func New(o Options) (*Server, error) {
 	s.mux.HandleFunc("/api/envs", s.envs)
 	s.mux.HandleFunc("/api/records", s.records)
 	s.mux.HandleFunc("/api/history", s.history)
+	s.mux.HandleFunc("/api/record", s.detail)
 	s.mux.HandleFunc("/api/deleted", s.deleted)
 	s.mux.HandleFunc("/api/health", s.health)
 	s.mux.HandleFunc("/api/audit", s.audit)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -49,9 +50,10 @@ func cookie(tok string) func(*http.Request) {
 
 // The page and its assets hold no data: they are served without the token
 // (the page takes it from the URL's fragment, which no server sees).
-var publicPaths = []string{"/", "/assets/app.js", "/assets/app.css", "/assets/icon.svg"}
+var publicPaths = []string{"/", "/assets/app.js", "/assets/trail.js", "/assets/app.css", "/assets/icon.svg"}
 
-var endpoints = append(slices.Clone(publicPaths), "/api/envs", "/api/records?env=default", "/api/health?env=default", "/api/audit?env=default")
+var endpoints = append(slices.Clone(publicPaths), "/api/envs", "/api/records?env=default", "/api/health?env=default", "/api/audit?env=default",
+	"/api/record?env=default&ref=arca://app/db")
 
 // Every endpoint of data wants the token in a bearer header: none, a wrong
 // one, one off by a byte, the right one in a cookie or in the URL are
@@ -162,7 +164,8 @@ func TestRequestRules(t *testing.T) {
 	if resp, _ := request(t, f, "GET", "/nothing", bearer(testToken)); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("an unknown path: %d", resp.StatusCode)
 	}
-	for _, q := range []string{"/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope"} {
+	for _, q := range []string{"/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope",
+		"/api/records?q=%5Ba", "/api/records?q=" + strings.Repeat("x", MaxMatch+1)} {
 		if resp, body := request(t, f, "GET", q, bearer(testToken)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"error"`) {
 			t.Errorf("%s: %d %s", q, resp.StatusCode, body)
 		}
@@ -191,6 +194,19 @@ func TestEndpoints(t *testing.T) {
 	get(t, f, "/api/records?env=default&offset=1&limit=1", &page)
 	if len(page.Records) != 1 || page.Records[0].Ref != "arca://app/db" {
 		t.Fatalf("records from 1, 1 of them: %+v", page.Records)
+	}
+	// A search: a substring of ns/name, or a glob; the total is what it picks.
+	for q, want := range map[string][]string{"app/": {"arca://app/api-token", "arca://app/db"}, "b*": {"arca://billing/card"},
+		"*d?": {"arca://app/db"}, "zzz": {}} {
+		recs.Records = nil
+		get(t, f, "/api/records?env=default&q="+url.QueryEscape(q), &recs)
+		var got []string
+		for _, r := range recs.Records {
+			got = append(got, r.Ref)
+		}
+		if recs.Total != len(want) || strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("q=%s: total %d, %v; want %v", q, recs.Total, got, want)
+		}
 	}
 	var h map[string]any
 	get(t, f, "/api/health?env=default", &h)

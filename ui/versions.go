@@ -2,9 +2,11 @@ package ui
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
+	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/arca-secrets/arca/ops"
 )
 
@@ -60,32 +62,25 @@ func historyOf(res ops.HistoryResult) History {
 
 // deleted is an env's soft-deleted names, a page of them (offset and limit
 // in the query), apart from its records: the rows of list with deleted
-// (as arca list --deleted) that carry deleted_at. Truncated says list
-// left rows out (it caps a vault's rows, records and deleted names
-// together, at manifest.MaxListRows).
+// (as arca list --deleted) that carry deleted_at, the window cut by the
+// ops layer over all of them.
 func (s *Server) deleted(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	offset, limit, ok := page(w, q.Get("offset"), q.Get("limit"))
 	if !ok {
 		return
 	}
-	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Deleted: true})
+	res, err := s.o.Vaults.List(r.Context(), ops.Request{Op: "list", Env: q.Get("env"), Deleted: true,
+		Page: &ops.ListPage{DeletedOnly: true, Offset: offset, Limit: limit}})
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	var all []Deleted
+	rows := make([]Deleted, 0, len(res.Records))
 	for _, rec := range res.Records {
-		if !rec.DeletedAt.IsZero() {
-			all = append(all, Deleted{Ref: rec.Ref, Version: rec.Version, DeletedAt: stamp(rec.DeletedAt.Time)})
-		}
+		rows = append(rows, Deleted{Ref: rec.Ref, Version: rec.Version, DeletedAt: stamp(rec.DeletedAt.Time)})
 	}
-	from := min(offset, len(all))
-	rows := all[from : from+min(limit, len(all)-from)]
-	if rows == nil {
-		rows = []Deleted{}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": len(all), "offset": offset, "deleted": rows, "truncated": res.Truncated})
+	writeJSON(w, http.StatusOK, map[string]any{"env": res.Env, "total": res.Matched, "offset": offset, "deleted": rows})
 }
 
 // stamp is t as the page's other times are written; "" for the zero time.
@@ -94,4 +89,33 @@ func stamp(t time.Time) string {
 		return ""
 	}
 	return audit.FormatTime(t)
+}
+
+// RecentEvents bounds the events a record's detail shows.
+const RecentEvents = 20
+
+// detail is a record's detail (the query's env and ref): its kept
+// versions, as history answers them (an audited history op, never a
+// value), and its latest events in the trails, newest first, at most
+// RecentEvents, every trail merged.
+func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("ref") == "" {
+		badRequest(w, "ref is required")
+		return
+	}
+	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	// The name is a valid ref's: letters, digits, ".", "_", "-" and one
+	// "/", so as a glob it picks itself alone.
+	name := strings.TrimPrefix(res.Ref, "arca://")
+	v, err := s.trails(trail.Filter{Env: res.Env, Ref: name}, RecentEvents, 0)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"history": historyOf(res), "events": v.Events, "matched": v.Matched})
 }

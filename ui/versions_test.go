@@ -73,10 +73,10 @@ func TestHistoryEndpoints(t *testing.T) {
 			t.Errorf("the trail lacks %s:\n%s", want, trail)
 		}
 	}
-	// The deleted names are ops' list (with deleted) events, as arca list
+	// The deleted names are ops' list (with deleted) events, the page's (source ui), as arca list
 	// --deleted writes them: two here (the limit=0 request is refused
 	// before it lists), and the records' one.
-	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","user":"ana","host":"laptop","source":"cli"`); n != 3 {
+	if n := strings.Count(trail, `"event":"list","op":"list","outcome":"ok","env":"default","user":"ana","host":"laptop","source":"ui"`); n != 3 {
 		t.Errorf("%d list events, want 3:\n%s", n, trail)
 	}
 	noCanary(t, "the audit file", []byte(trail))
@@ -153,7 +153,7 @@ kind = "file"
 func TestVersionsInBrowser(t *testing.T) {
 	f := newFixture(t)
 	bctx, consoleErrors := pagetest.Browser(t)
-	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-loaded="true"]`)); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(f.http.URL+"/#token="+testToken), chromedp.WaitVisible(`body[data-ready="true"]`)); err != nil {
 		t.Fatalf("the page did not load: %v", err)
 	}
 	recordsText := pagetest.Run(t, bctx, chromedp.Text("#records"))

@@ -36,6 +36,7 @@ type Index struct {
 	events []indexed
 	strs   []string
 	ids    map[string]uint32
+	last   [slots]lastID // each field's last string, and its number
 	chain  checker
 	broken *Break      // the first break, once found
 	bad    error       // a line that is not an event stops the index there
@@ -82,14 +83,18 @@ func NewIndex(path string) *Index {
 // reset empties x, to read its file from the start.
 func (x *Index) reset() {
 	x.off, x.events, x.chain, x.broken, x.bad, x.cut, x.file = 0, nil, checker{}, nil, nil, nil, nil
-	x.strs, x.ids = []string{""}, map[string]uint32{"": 0}
+	x.strs, x.ids, x.last = []string{""}, map[string]uint32{"": 0}, [slots]lastID{}
 	x.chunks, x.part, x.partN, x.badEnd = nil, sha256.New(), 0, 0
 }
 
-func (x *Index) id(s string) uint32 {
-	if n, ok := x.ids[s]; ok {
+func (x *Index) id(b []byte) uint32 {
+	if len(b) == 0 {
+		return 0
+	}
+	if n, ok := x.ids[string(b)]; ok {
 		return n
 	}
+	s := string(b)
 	x.strs = append(x.strs, s)
 	x.ids[s] = uint32(len(x.strs) - 1)
 	return uint32(len(x.strs) - 1)
@@ -135,26 +140,28 @@ func (x *Index) update() error {
 		return err
 	}
 	lr := newLineReader(io.LimitReader(f, fi.Size()-x.off))
+	// The buffer of a batch: what was appended, when that is less.
+	b := &batch{buf: make([]byte, 0, min(batchBytes+audit.MaxLine+1, fi.Size()-x.off+1))}
 	for {
-		line, err := lr.next()
-		if errors.Is(err, errCut) { // a line not whole (yet): read again at the next Update
-			x.cut = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-			return nil
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err == nil {
-			err = x.add(line)
-		} else {
-			err = fmt.Errorf("line %d: %v", len(x.events)+1, err)
-		}
-		if err != nil {
-			x.bad = err
+		err := b.read(lr)
+		b.parse()
+		if aerr := x.addBatch(b); aerr != nil {
+			x.bad = aerr
 			x.seeBad(f, fi.Size())
 			return nil
 		}
-		x.off += int64(len(line)) + 1
+		switch {
+		case err == nil:
+		case errors.Is(err, errCut): // a line not whole (yet): read again at the next Update
+			x.cut = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			return nil
+		case err == io.EOF:
+			return nil
+		default:
+			x.bad = fmt.Errorf("line %d: %v", len(x.events)+1, err)
+			x.seeBad(f, fi.Size())
+			return nil
+		}
 	}
 }
 
@@ -220,35 +227,6 @@ func (x *Index) hashRead(b []byte) {
 	}
 }
 
-// add indexes one line and checks it against the chain.
-func (x *Index) add(line []byte) error {
-	var e audit.Event
-	if err := json.Unmarshal(line, &e); err != nil {
-		return fmt.Errorf("line %d: not an audit event", len(x.events)+1)
-	}
-	ts, err := time.Parse(time.RFC3339Nano, e.TS)
-	if err != nil {
-		return fmt.Errorf("line %d: not an audit event (its ts is %q)", len(x.events)+1, e.TS)
-	}
-	if x.broken == nil {
-		var b *Break
-		if err := x.chain.step(line); errors.As(err, &b) {
-			x.broken = b
-		}
-	}
-	op := e.Op
-	if op == "" {
-		op = e.Event
-	}
-	link := sha256.Sum256(line)
-	x.events = append(x.events, indexed{off: x.off, ts: ts.UnixNano(), env: x.id(e.Env), ref: x.id(e.Ref), op: x.id(op), actor: x.id(e.Actor), outcome: x.id(e.Outcome),
-		user: x.id(e.User), host: x.id(e.Host),
-		sum: binary.BigEndian.Uint64(link[:8])})
-	x.hashRead(line)
-	x.hashRead([]byte{'\n'})
-	return nil
-}
-
 // Bar is one bar of a chart of events over time: those from Start on, by
 // outcome (every outcome but ok and denied counts as an error).
 type Bar struct {
@@ -258,14 +236,16 @@ type Bar struct {
 
 // QueryResult is what Query found.
 type QueryResult struct {
-	Latest  []Entry // the last of the events f picks, oldest first
-	Denied  []Entry // the last of those denied, oldest first
-	Matched int     // how many events f picks
-	Bars    []Bar   // those events in bars of equal time, first to last
-	Chain   Result  // the chain as far as it held
-	Broken  *Break  // where it broke, if it did
-	Invalid error   // the first line that is not an event, where the index stopped
-	Cut     error   // the file ends in the middle of a line, as arca audit verify finds it
+	Latest  []Entry   // the last of the events f picks, oldest first
+	Denied  []Entry   // the last of those denied, oldest first
+	Matched int       // how many events f picks
+	First   time.Time // the time of the earliest of them
+	Last    time.Time // the time of the latest
+	Bars    []Bar     // those events in bars of equal time, first to last
+	Chain   Result    // the chain as far as it held
+	Broken  *Break    // where it broke, if it did
+	Invalid error     // the first line that is not an event, where the index stopped
+	Cut     error     // the file ends in the middle of a line, as arca audit verify finds it
 }
 
 // Query returns what f picks of the indexed events: how many, their chart
@@ -276,20 +256,30 @@ type QueryResult struct {
 // file changed since Update) makes the file read again from its start, and
 // the query run again on what it holds now.
 func (x *Index) Query(f Filter, limit, bars int) (QueryResult, error) {
+	return x.QueryOver(f, limit, bars, Span{})
+}
+
+// Span is the time a chart's bars divide, From to To; the zero Span is
+// from the first event picked to the last. Several trails charted
+// together share one.
+type Span struct{ From, To time.Time }
+
+// QueryOver is Query with the chart's bars dividing span.
+func (x *Index) QueryOver(f Filter, limit, bars int, span Span) (QueryResult, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	res, err := x.query(f, limit, bars)
+	res, err := x.query(f, limit, bars, span)
 	if errors.Is(err, errChanged) {
 		x.reset()
 		if err := x.update(); err != nil {
 			return QueryResult{}, err
 		}
-		res, err = x.query(f, limit, bars)
+		res, err = x.query(f, limit, bars, span)
 	}
 	return res, err
 }
 
-func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
+func (x *Index) query(f Filter, limit, bars int, sp Span) (QueryResult, error) {
 	res := QueryResult{Chain: x.chain.result(), Broken: x.broken, Invalid: x.bad, Cut: x.cut}
 	var latest, denied []int
 	deniedID, hasDenied := x.ids[audit.Denied]
@@ -312,6 +302,12 @@ func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 			denied = keepLastN(denied, i, limit)
 		}
 	}
+	if res.Matched > 0 {
+		res.First, res.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+	}
+	if !sp.From.IsZero() && sp.To.After(sp.From) {
+		first, last = sp.From.UnixNano(), sp.To.UnixNano()
+	}
 	if res.Matched > 0 && bars > 0 {
 		span := (last-first)/int64(bars) + 1
 		res.Bars = make([]Bar, bars)
@@ -320,7 +316,7 @@ func (x *Index) query(f Filter, limit, bars int) (QueryResult, error) {
 		}
 		for _, i := range hits {
 			ev := &x.events[i]
-			b := &res.Bars[min(int((ev.ts-first)/span), bars-1)]
+			b := &res.Bars[max(0, min(int((ev.ts-first)/span), bars-1))]
 			switch {
 			case hasOK && ev.outcome == okID:
 				b.OK++
@@ -347,6 +343,9 @@ func (x *Index) match(ev *indexed, f Filter) bool {
 }
 
 func keepLastN(xs []int, i, n int) []int {
+	if n <= 0 {
+		return xs
+	}
 	if len(xs) == n {
 		copy(xs, xs[1:])
 		xs = xs[:n-1]

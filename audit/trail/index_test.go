@@ -157,7 +157,7 @@ func TestIndexChecksTheLinesItReadsBack(t *testing.T) {
 	ls = trailOf(t, audit.SourceCLI, 3)
 	path, x = indexedFile(t, ls)
 	editInPlace(t, path, actorAt(ls, 2), '2')
-	if _, err := x.query(Filter{}, 10, 4); !errors.Is(err, errChanged) || !strings.Contains(err.Error(), "line 2 is not the line indexed") {
+	if _, err := x.query(Filter{}, 10, 4, Span{}); !errors.Is(err, errChanged) || !strings.Contains(err.Error(), "line 2 is not the line indexed") {
 		t.Fatalf("a line read back that was edited: %v", err)
 	}
 }
@@ -281,5 +281,50 @@ func TestIndexFiltersByUserAndHost(t *testing.T) {
 		if !slices.Equal(got, c.want) || res.Broken != nil || res.Chain.Lines != 3 {
 			t.Errorf("%+v: %v (broken %v), want %v", c.f, got, res.Broken, c.want)
 		}
+	}
+}
+
+// Lines are read in batches parsed in parallel and added in order: over
+// more lines than a batch holds, every event is indexed in its place, the
+// chain checked across batches, and a line that is not an event past the
+// first batch stops the index at that line, the lines before it indexed;
+// a last line not whole is read again once it is.
+func TestIndexAcrossBatches(t *testing.T) {
+	n := batchLines + batchLines/2
+	ls := trailOf(t, audit.SourceCLI, n)
+	path, x := indexedFile(t, ls)
+	res, err := x.Query(Filter{}, 3, 4)
+	if err != nil || x.bad != nil || x.broken != nil || res.Matched != n || res.Chain.Lines != n || res.Latest[2].Event.Seq != uint64(n) {
+		t.Fatalf("%d lines: matched %d, chain %d, bad %v, broken %v, %v", n, res.Matched, res.Chain.Lines, x.bad, x.broken, err)
+	}
+	bad := append(slices.Clone(ls[:batchLines+10]), "not an event\n")
+	bad = append(bad, ls[batchLines+10:]...)
+	if err := os.WriteFile(path, []byte(strings.Join(bad, "")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x = NewIndex(path)
+	if err := x.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if x.bad == nil || !strings.Contains(x.bad.Error(), fmt.Sprintf("line %d: not an audit event", batchLines+11)) || len(x.events) != batchLines+10 {
+		t.Fatalf("a bad line past the first batch: %v, %d events", x.bad, len(x.events))
+	}
+	// A torn last line, past the first batch: indexed once whole.
+	last := ls[n-1]
+	if err := os.WriteFile(path, []byte(strings.Join(ls[:n-1], "")+last[:len(last)/2]), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x = NewIndex(path)
+	if err := x.Update(); err != nil || x.cut == nil || len(x.events) != n-1 {
+		t.Fatalf("a torn last line: %v, %v, %d events", err, x.cut, len(x.events))
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(last[len(last)/2:])
+	f.Close()
+	if err := x.Update(); err != nil || x.cut != nil || x.bad != nil || x.broken != nil || len(x.events) != n {
+		t.Fatalf("the last line whole: %v, %v, %v, %d events", err, x.cut, x.bad, len(x.events))
 	}
 }

@@ -120,9 +120,18 @@ type checker struct {
 }
 
 // step checks the next line (without its newline).
-func (c *checker) step(line []byte) error {
-	n := c.lines + 1
+func (c *checker) step(line []byte) error { return c.stepLink(line, sha256.Sum256(line)) }
+
+// stepLink is step of a line whose SHA-256 is link.
+func (c *checker) stepLink(line []byte, link [sha256.Size]byte) error {
 	ev, ok := parseLine(line)
+	return c.stepParsed(line, link, ev, ok)
+}
+
+// stepParsed is step of a line whose SHA-256 is link and whose parseLine
+// is ev, ok.
+func (c *checker) stepParsed(line []byte, link [sha256.Size]byte, ev lineFacts, ok bool) error {
+	n := c.lines + 1
 	if !ok {
 		return c.firstBreak(&Break{n, "not an audit event as arca writes one"})
 	}
@@ -139,7 +148,7 @@ func (c *checker) step(line []byte) error {
 	case ev.seq != c.prevSeq+1:
 		return c.firstBreak(&Break{n, fmt.Sprintf("seq %d follows seq %d (want %d)", ev.seq, c.prevSeq, c.prevSeq+1)})
 	}
-	c.prevLink, c.prevSeq, c.lines = sha256.Sum256(line), ev.seq, n
+	c.prevLink, c.prevSeq, c.lines = link, ev.seq, n
 	if c.anchor == nil {
 		return nil
 	}
@@ -292,7 +301,7 @@ func parseLine(line []byte) (lineFacts, bool) {
 		}
 		f.prev, body = &link, body[:k]
 	}
-	for _, s := range []string{audit.SourceServe, audit.SourceCLI, audit.SourceMCP} {
+	for _, s := range []string{audit.SourceServe, audit.SourceCLI, audit.SourceMCP, audit.SourceUI} {
 		if bytes.HasSuffix(body, []byte(`,"source":"`+s+`"`)) {
 			f.source = s
 			return f, true

@@ -3,6 +3,8 @@ package trail
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,5 +255,33 @@ func TestVerifyAnchorsEverySession(t *testing.T) {
 	// In a trail of one stream from seq 1 the two are one.
 	if res, err := Verify(strings.NewReader(c), nil); err != nil || res.Last != (Anchor{Line: 3, Digest: audit.Link([]byte(strings.Split(c, "\n")[2]))}) {
 		t.Errorf("one session: %+v, %v; want its last seq and link", res, err)
+	}
+}
+
+// The page's own reads (source ui) continue the CLI's audit file and its
+// chain: a trail of cli events then ui events, one writer after the
+// other on the same audit file, as arca ui appends to it, holds.
+func TestVerifyHoldsThePagesEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.log")
+	f, err := audit.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	clock := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	now := func() time.Time { clock = clock.Add(time.Second); return clock }
+	if err := audit.NewWriter(f, audit.SourceCLI, now).Write(audit.Event{Event: "put", Op: "put", Outcome: audit.OK, Env: "default", Ref: "app/db", Version: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.NewWriter(f, audit.SourceUI, now).Write(audit.Event{Event: "list", Op: "list", Outcome: audit.OK, Env: "default"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Verify(bytes.NewReader(b), nil)
+	if err != nil || res.Lines != 2 || res.LastSeq != 2 || !strings.Contains(string(b), `"source":"ui","prev":"`) {
+		t.Fatalf("a trail with the page's events: %+v, %v\n%s", res, err, b)
 	}
 }

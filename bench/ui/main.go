@@ -144,7 +144,7 @@ func loads(o options, url string) ([]time.Duration, error) {
 			return nil, err
 		}
 		start := time.Now()
-		err := chromedp.Do(browser, chromedp.Navigate(url), chromedp.WaitVisible(`body[data-loaded="true"]`))
+		err := chromedp.Do(browser, chromedp.Navigate(url), chromedp.WaitVisible(`body[data-ready="true"]`))
 		walls = append(walls, time.Since(start))
 		if err == nil {
 			if st, _ := chromedp.Run(browser, chromedp.Text("#status")); st != "" {

@@ -124,6 +124,12 @@ func (c *cli) service(co common) (svc *ops.Service, done func(), err error) {
 
 // serviceConfig is service, and the config it loaded.
 func (c *cli) serviceConfig(co common) (svc *ops.Service, cfg *ops.Config, done func(), err error) {
+	return c.serviceConfigAs(co, audit.SourceCLI)
+}
+
+// serviceConfigAs is serviceConfig whose events say source: arca ui's
+// are the page's (audit.SourceUI), in the same audit file and chain.
+func (c *cli) serviceConfigAs(co common, source string) (svc *ops.Service, cfg *ops.Config, done func(), err error) {
 	cfg, err = ops.LoadConfig(co.config, c.getenv)
 	if err != nil {
 		return nil, nil, nil, err
@@ -136,7 +142,7 @@ func (c *cli) serviceConfig(co common) (svc *ops.Service, cfg *ops.Config, done 
 	if err != nil {
 		return nil, nil, nil, opErrorf("%v (nothing is done unaudited)", err)
 	}
-	aw := audit.NewWriter(f, audit.SourceCLI, c.now)
+	aw := audit.NewWriter(f, source, c.now)
 	aw.SetWho(c.who) // every event of the CLI says who acted where
 	svc = ops.New(ops.Options{Config: cfg, Backends: c.kinds(), Keys: c.identityKeys(), Audit: aw, Now: c.now, Env: c.contextEnv(co)})
 	return svc, cfg, func() { svc.Close(); f.Close() }, nil

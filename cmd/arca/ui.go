@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/internal/webpage"
 	"github.com/arca-secrets/arca/ops/access"
 	"github.com/arca-secrets/arca/ui"
@@ -24,9 +25,9 @@ import (
 func uiCommand() *command {
 	var addr, token *string
 	return &command{
-		name: "ui", summary: "serve a read-only web page of the envs' records, their versions, health and audit trail",
-		text:     "Serve a read-only web page on loopback: per env the records and each one's kept versions (never a value), the soft-deleted names, the vault's health and recipients, and the audit trail with its chain. It prints the URL, with a token, and serves until interrupted.",
-		examples: []string{"arca ui", "arca ui --addr 127.0.0.1:8080"},
+		name: "ui", args: "[FILE...]", summary: "serve a read-only web page of the envs' records, their versions, health and audit trail",
+		text:     "Serve a read-only web page on loopback: per env the records, paged and searchable, each one's detail (kept versions, never a value, and recent events), the soft-deleted names, the vault's health and recipients, and the audit trail with its chain: the CLI's audit file, or the FILEs given (captured serve wires, other machines' trails), merged in time order, each file's chain shown. It prints the URL, with a token, and serves until interrupted.",
+		examples: []string{"arca ui", "arca ui --addr 127.0.0.1:8080", "arca ui ~/.local/state/arca/audit.log wire.log"},
 		exits:    plainExits,
 		flags: func(fs *flag.FlagSet) {
 			addr = fs.String("addr", "127.0.0.1:0", "listen on `HOST:PORT` (a non-loopback host needs --token)")
@@ -43,8 +44,19 @@ func uiCommand() *command {
 // line on stdout is the URL to open, the token in its fragment; it serves
 // until interrupted.
 func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, token *string) error {
-	if _, err := c.parse(fs, args, 0); err != nil {
+	files, err := c.parse(fs, args, anyArgs)
+	if err != nil {
 		return err
+	}
+	if len(files) > ui.MaxTrails {
+		return usagef("%d trails given: arca ui reads at most %d", len(files), ui.MaxTrails)
+	}
+	for _, path := range files {
+		f, err := openTrail(path)
+		if err != nil {
+			return err
+		}
+		f.Close()
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
@@ -70,14 +82,18 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 	if tok == "" {
 		tok = freshToken()
 	}
-	svc, cfg, done, err := c.serviceConfig(fs.co)
+	// The page's own reads of the vaults are audited as the page's.
+	svc, cfg, done, err := c.serviceConfigAs(fs.co, audit.SourceUI)
 	if err != nil {
 		return err
 	}
 	defer done()
-	auditFile, err := cfg.AuditFile()
-	if err != nil {
-		return err
+	if len(files) == 0 {
+		auditFile, err := cfg.AuditFile()
+		if err != nil {
+			return err
+		}
+		files = []string{auditFile}
 	}
 	envs := cfg.EnvNames()
 	if first := c.contextEnv(fs.co); first != "" || cfg.DefaultEnv != "" {
@@ -86,7 +102,7 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		}
 		envs = append([]string{first}, slices.DeleteFunc(envs, func(e string) bool { return e == first })...)
 	}
-	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Envs: envs, AuditFiles: []string{auditFile}, Now: c.now})
+	s, err := ui.New(ui.Options{Token: tok, Vaults: access.Service{Service: svc}, Envs: envs, AuditFiles: files, Now: c.now})
 	if err != nil {
 		return err
 	}

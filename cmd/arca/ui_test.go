@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -163,26 +164,13 @@ func TestUIBindRules(t *testing.T) {
 	}
 }
 
-// arca ui reads the CLI's audit file and no serve wire, as ui.md says: a
-// serve session's events, on its stderr, are not on the page, while the
-// CLI's are.
-func TestUIReadsTheAuditFileOnly(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/ui.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), "The trail it reads is the CLI's audit file, and only that. `arca ui` does not read a serve wire") {
-		t.Fatal("docs/ui.md no longer says the page reads the CLI's audit file and no serve wire")
-	}
-	c, out, errb := uiCLI(t)
-	c.stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://served/only"}` + "\n")
-	if st := c.main(context.Background(), []string{"serve"}); st != 0 || !strings.Contains(errb.String(), `"ref":"served/only"`) {
-		t.Fatalf("arca serve: exit %d, wire %q", st, errb.String())
-	}
-	if st := c.main(context.Background(), []string{"get", "arca://cli/only"}); st == 0 {
-		t.Fatal("arca get of a missing record succeeded")
-	}
-	_, port, token := startUI(t, c, out)
+// uiAudit reads /api/audit of an arca ui run: each event's ref and
+// source, and each trail's chain.
+func uiAudit(t *testing.T, port, token string) (refs map[string]string, chains []struct {
+	File string
+	OK   bool
+}) {
+	t.Helper()
 	req, _ := http.NewRequest("GET", "http://127.0.0.1:"+port+"/api/audit", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
@@ -192,18 +180,79 @@ func TestUIReadsTheAuditFileOnly(t *testing.T) {
 	defer resp.Body.Close()
 	var got struct {
 		Events []struct{ Ref, Source string }
+		Chains []struct {
+			File string
+			OK   bool
+		}
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
 		t.Fatal(err)
 	}
-	refs := map[string]string{}
+	refs = map[string]string{}
 	for _, e := range got.Events {
 		refs[e.Ref] = e.Source
 	}
-	if refs["cli/only"] != "cli" || len(refs) == 0 {
-		t.Fatalf("the CLI's get is not on the page: %+v", got.Events)
+	return refs, got.Chains
+}
+
+// servedAndGot runs a serve session that gets served/only and a CLI get of
+// cli/only, and returns the session's wire (its stderr).
+func servedAndGot(t *testing.T, c *cli, errb *lockedBuffer) string {
+	t.Helper()
+	c.stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://served/only"}` + "\n")
+	if st := c.main(context.Background(), []string{"serve"}); st != 0 || !strings.Contains(errb.String(), `"ref":"served/only"`) {
+		t.Fatalf("arca serve: exit %d, wire %q", st, errb.String())
+	}
+	wire := errb.String()
+	if st := c.main(context.Background(), []string{"get", "arca://cli/only"}); st == 0 {
+		t.Fatal("arca get of a missing record succeeded")
+	}
+	return wire
+}
+
+// arca ui with no FILE reads the CLI's audit file, as ui.md says: a serve
+// session's events, on its stderr, are not on the page, while the CLI's
+// are.
+func TestUIReadsTheAuditFile(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/ui.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), "The trail it reads is the CLI's audit file, or the files given: `arca ui FILE...` reads each") {
+		t.Fatal("docs/ui.md no longer says the page reads the CLI's audit file, or the files given")
+	}
+	c, out, errb := uiCLI(t)
+	servedAndGot(t, c, errb)
+	_, port, token := startUI(t, c, out)
+	refs, chains := uiAudit(t, port, token)
+	if refs["cli/only"] != "cli" {
+		t.Fatalf("the CLI's get is not on the page: %+v", refs)
 	}
 	if src, ok := refs["served/only"]; ok {
 		t.Fatalf("a serve session's event is on the page (source %q)", src)
+	}
+	if len(chains) != 1 || !chains[0].OK {
+		t.Fatalf("chains: %+v", chains)
+	}
+}
+
+// arca ui FILE... reads the files given: the CLI's audit file and a
+// captured serve wire, merged, each with its chain.
+func TestUIReadsTheFilesGiven(t *testing.T) {
+	c, out, errb := uiCLI(t)
+	wire := servedAndGot(t, c, errb)
+	home := c.getenv("HOME")
+	wirePath := filepath.Join(home, "wire.log")
+	if err := os.WriteFile(wirePath, []byte(wire), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	auditFile := filepath.Join(home, ".local", "state", "arca", "audit.log")
+	_, port, token := startUI(t, c, out, auditFile, wirePath)
+	refs, chains := uiAudit(t, port, token)
+	if refs["cli/only"] != "cli" || refs["served/only"] != "serve" {
+		t.Fatalf("the page's events: %+v", refs)
+	}
+	if len(chains) != 2 || chains[0].File != auditFile || chains[1].File != wirePath || !chains[0].OK || !chains[1].OK {
+		t.Fatalf("chains: %+v", chains)
 	}
 }

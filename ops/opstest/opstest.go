@@ -26,6 +26,7 @@ type Options struct {
 	Now      func() time.Time // the clock of the service and of its audit events; nil is time.Now
 	Backends ops.Backends     // nil is backend.Kinds{}, which opens the vaults for real
 	Who      audit.Who        // stamped on every event, as the CLI stamps its process's; zero: none
+	Source   string           // the events' source; "" is audit.SourceCLI
 }
 
 // Fixture is a service on a config in a temporary HOME.
@@ -66,7 +67,11 @@ func (f *Fixture) NewService(t testing.TB, o Options) *ops.Service {
 	if bs == nil {
 		bs = backend.Kinds{}
 	}
-	aw := audit.NewWriter(w, audit.SourceCLI, o.Now)
+	source := o.Source
+	if source == "" {
+		source = audit.SourceCLI
+	}
+	aw := audit.NewWriter(w, source, o.Now)
 	aw.SetWho(o.Who)
 	svc := ops.New(ops.Options{Config: f.Config, Audit: aw, Now: o.Now, Backends: bs})
 	t.Cleanup(func() { svc.Close() })

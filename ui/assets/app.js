@@ -47,6 +47,11 @@
     }
   }
 
+  function failed(e) {
+    $("status").textContent = e.message;
+    $("status").className = "failed";
+  }
+
   function ago(s) {
     if (s < 3600) return Math.floor(s / 60) + " min";
     if (s < 172800) return Math.floor(s / 3600) + " h";
@@ -78,15 +83,43 @@
     }
   }
 
+  // The records' page: a window of pageRows of those the search picks,
+  // paged on the server over every record.
+  const pageRows = 50;
+  const recs = { offset: 0, total: 0, q: "" };
+
   async function loadRecords(env) {
-    const res = await get("/api/records", { env, limit: 200 });
-    $("records-count").textContent = "(" + res.total + ")";
+    const res = await get("/api/records", { env, q: recs.q, offset: recs.offset, limit: pageRows });
+    recs.total = res.total;
+    $("records-count").textContent = "(" + res.total + (recs.q ? " matching" : "") + ")";
     rows("records", res.records, (tr, r) => {
-      cell(tr, r.ref); cell(tr, r.version); cell(tr, short(r.created_at)); cell(tr, short(r.updated_at));
+      refCell(tr, env, r); cell(tr, r.version); cell(tr, short(r.created_at)); cell(tr, short(r.updated_at));
       cell(tr, short(r.rotated_at)); cell(tr, ago(r.since_rotation_s)); versionsButton(tr, env, r.ref);
     });
-    const more = res.total - res.records.length;
-    $("records-more").textContent = more > 0 ? more + " more not shown (arca list shows them all)" : "";
+    const last = Math.min(recs.offset + res.records.length, res.total);
+    $("r-range").textContent = res.total === 0 ? "none" : (recs.offset + 1) + "–" + last + " of " + res.total;
+    $("r-prev").disabled = recs.offset === 0;
+    $("r-next").disabled = last >= res.total;
+  }
+
+  // refCell adds the record's ref to tr, as a button that opens its detail.
+  function refCell(tr, env, r) {
+    const td = document.createElement("td");
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "ref";
+    b.textContent = r.ref;
+    b.dataset.detail = r.ref;
+    b.addEventListener("click", () => ui.showDetail(env, r).catch(failed));
+    td.appendChild(b);
+    tr.appendChild(td);
+  }
+
+  // pageRecords moves the records' window by delta rows, or to the first
+  // page of a new search, and loads it.
+  function pageRecords(delta, q) {
+    if (q !== undefined) { recs.q = q; recs.offset = 0; } else { recs.offset = Math.max(0, recs.offset + delta); }
+    loadRecords($("env").value).catch(failed);
   }
 
   async function loadDeleted(env) {
@@ -108,10 +141,7 @@
     b.className = "versions-toggle";
     b.textContent = "show";
     b.dataset.ref = ref;
-    b.addEventListener("click", () => toggleVersions(tr, b, env, ref).catch((e) => {
-      $("status").textContent = e.message;
-      $("status").className = "failed";
-    }));
+    b.addEventListener("click", () => toggleVersions(tr, b, env, ref).catch(failed));
     td.appendChild(b);
     tr.appendChild(td);
   }
@@ -161,77 +191,26 @@
     b.textContent = "hide";
   }
 
-  function drawChart(buckets) {
-    const fig = $("chart");
-    const old = fig.querySelector("svg");
-    if (old) old.remove();
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    const w = 960, h = 160, n = Math.max(buckets.length, 1), bw = w / n;
-    svg.setAttribute("viewBox", "0 0 " + w + " " + h);
-    svg.setAttribute("width", "100%");
-    svg.setAttribute("height", h);
-    svg.setAttribute("preserveAspectRatio", "none");
-    const max = Math.max(1, ...buckets.map((b) => b.ok + b.denied + b.error));
-    buckets.forEach((b, i) => {
-      let y = h;
-      for (const k of ["ok", "denied", "error"]) {
-        if (!b[k]) continue;
-        const bh = (b[k] / max) * (h - 10);
-        y -= bh;
-        const r = document.createElementNS(ns, "rect");
-        r.setAttribute("x", i * bw + 1); r.setAttribute("y", y);
-        r.setAttribute("width", Math.max(bw - 2, 1)); r.setAttribute("height", bh);
-        r.setAttribute("class", k);
-        const t = document.createElementNS(ns, "title");
-        t.textContent = b.start + ": " + b[k] + " " + k;
-        r.appendChild(t);
-        svg.appendChild(r);
-      }
-    });
-    fig.insertBefore(svg, fig.firstChild);
-  }
-
-  function filters(env) {
-    const f = { env, limit: 200 };
-    for (const k of ["since", "until", "ref", "op", "outcome", "actor", "user", "host"]) {
-      const v = $("f-" + k).value.trim();
-      if (v) f[k] = v;
-    }
-    return f;
-  }
-
-  async function loadTrail(env) {
-    const t = await get("/api/audit", filters(env));
-    $("matched").textContent = t.matched;
-    drawChart(t.chart);
-    const broken = t.chains.filter((c) => !c.ok);
-    const chain = $("chain");
-    chain.className = broken.length ? "broken" : "held";
-    chain.textContent = broken.length
-      ? "The chain does NOT hold: " + broken.map((c) => c.file + ": " + c.break).join("; ")
-      : "The chain holds: " + t.chains.map((c) => c.file + " (" + c.events + " events" + (c.anchor ? ", anchor " + c.anchor : "") + ")").join("; ");
-    rows("denied", t.denied, (tr, e) => {
-      cell(tr, short(e.ts)); cell(tr, e.ref); cell(tr, e.actor);
-      cell(tr, e.policy ? (e.policy.reason || "denied") : e.message, "msg");
-    });
-    rows("events", t.events, (tr, e) => {
-      cell(tr, short(e.ts)); cell(tr, e.seq); cell(tr, e.event); cell(tr, e.outcome, e.outcome === "ok" ? "ok" : e.outcome === "denied" ? "denied" : e.outcome ? "error" : "");
-      cell(tr, e.env); cell(tr, e.ref); cell(tr, e.actor); cell(tr, e.user); cell(tr, e.host); cell(tr, e.message, "msg");
-    });
-  }
-
+  // load reads every part of the page for the env chosen. While it runs
+  // the body is aria-busy and the loading overlay shows; data-ready is set
+  // only once every part is on the page, so that a screenshot taken on it
+  // is the page, not its loading state.
   async function load() {
     const env = $("env").value;
+    document.body.setAttribute("aria-busy", "true");
+    delete document.body.dataset.ready;
+    $("loading").hidden = false;
     $("status").textContent = "loading…";
     $("status").className = "";
     try {
-      await Promise.all([loadHealth(env), loadRecords(env), loadDeleted(env), loadTrail(env)]);
+      await Promise.all([loadHealth(env), loadRecords(env), loadDeleted(env), ui.loadTrail(env)]);
       $("status").textContent = "";
-      document.body.dataset.loaded = "true";
+      document.body.dataset.ready = "true";
     } catch (e) {
-      $("status").textContent = e.message;
-      $("status").className = "failed";
+      failed(e);
+    } finally {
+      document.body.setAttribute("aria-busy", "false");
+      $("loading").hidden = true;
     }
   }
 
@@ -242,14 +221,30 @@
       o.value = o.textContent = e;
       $("env").appendChild(o);
     }
-    $("env").addEventListener("change", load);
-    $("f-apply").addEventListener("click", () => loadTrail($("env").value).catch((e) => { $("status").textContent = e.message; }));
+    $("env").addEventListener("change", () => { recs.offset = 0; $("detail").hidden = true; load(); });
+    $("r-prev").addEventListener("click", () => pageRecords(-pageRows));
+    $("r-next").addEventListener("click", () => pageRecords(pageRows));
+    $("r-search").addEventListener("click", () => pageRecords(0, $("r-q").value.trim()));
+    $("r-q").addEventListener("keydown", (e) => { if (e.key === "Enter") pageRecords(0, $("r-q").value.trim()); });
+    $("f-apply").addEventListener("click", () => ui.loadTrail($("env").value).catch(failed));
+    $("range-reset").addEventListener("click", () => ui.chooseRange("", ""));
+    $("detail-close").addEventListener("click", () => { $("detail").hidden = true; });
     await load();
   }
+
+  // The helpers trail.js uses; it adds loadTrail, showDetail and
+  // chooseRange.
+  const ui = { get, cell, rows, short, ago, failed };
+  window.arcaUI = ui;
 
   takeToken();
   // The URL opened again in this tab (a later run on the same port, say)
   // changes only the fragment: take its token and load again.
   window.addEventListener("hashchange", () => { if (takeToken()) location.reload(); });
-  start().catch((e) => { $("status").textContent = e.message; $("status").className = "failed"; });
+  // trail.js runs after this script, before DOMContentLoaded.
+  document.addEventListener("DOMContentLoaded", () => start().catch((e) => {
+    failed(e);
+    document.body.setAttribute("aria-busy", "false");
+    $("loading").hidden = true;
+  }));
 })();

@@ -103,7 +103,7 @@ export type WireEvent = {
   seq: number;
   /** a use of a service (http, a proxied request): its name */
   service?: string;
-  source: "serve" | "cli" | "mcp";
+  source: "serve" | "cli" | "mcp" | "ui";
   status?: number;
   ts: string;
   /**
