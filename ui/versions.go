@@ -37,14 +37,8 @@ type Deleted struct {
 // history is a name's versions (the query's env and ref), never a value:
 // the history op's result, as arca history answers it.
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if q.Get("ref") == "" {
-		badRequest(w, "ref is required")
-		return
-	}
-	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
-	if err != nil {
-		fail(w, err)
+	res, ok := s.historyFor(w, r)
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, historyOf(res))
@@ -99,14 +93,8 @@ const RecentEvents = 20
 // value), and its latest events in the trails, newest first, at most
 // RecentEvents, every trail merged.
 func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if q.Get("ref") == "" {
-		badRequest(w, "ref is required")
-		return
-	}
-	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
-	if err != nil {
-		fail(w, err)
+	res, ok := s.historyFor(w, r)
+	if !ok {
 		return
 	}
 	// The name is a valid ref's: letters, digits, ".", "_", "-" and one
@@ -118,4 +106,21 @@ func (s *Server) detail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"history": historyOf(res), "events": v.Events, "matched": v.Matched})
+}
+
+// historyFor runs the history op for the query's env and ref (an audited
+// op, never a value); on a missing ref or an error it answers w itself
+// and returns false.
+func (s *Server) historyFor(w http.ResponseWriter, r *http.Request) (ops.HistoryResult, bool) {
+	q := r.URL.Query()
+	if q.Get("ref") == "" {
+		badRequest(w, "ref is required")
+		return ops.HistoryResult{}, false
+	}
+	res, err := s.o.Vaults.History(r.Context(), ops.Request{Op: "history", Env: q.Get("env"), Ref: q.Get("ref")})
+	if err != nil {
+		fail(w, err)
+		return ops.HistoryResult{}, false
+	}
+	return res, true
 }

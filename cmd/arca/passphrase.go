@@ -52,29 +52,13 @@ func (c *cli) passphrase(confirm bool) identity.Passphrase {
 }
 
 // askHidden prompts on the terminal tty and reads one line from it
-// without echo. Ctrl-D aborts.
+// without echo (askLine). Ctrl-D aborts; an empty passphrase is refused.
 func askHidden(tty *os.File, prompt string) (string, error) {
-	fd := int(tty.Fd())
-	restore, err := echoOff(fd)
-	if err != nil {
-		return "", fmt.Errorf("the terminal: %v", err)
-	}
-	fmt.Fprint(tty, prompt)
-	buf := make([]byte, maxTerminalLine+2)
-	n, err := readRetry(fd, buf)
-	defer clear(buf)
-	restore()
-	fmt.Fprintln(tty)
-	switch {
-	case err != nil:
-		return "", fmt.Errorf("the terminal: %v", err)
-	case n == 0 || buf[n-1] != '\n':
-		flushInput(fd)
-		return "", errors.New("end of input at the prompt (Ctrl-D): aborted")
-	case n == 1:
+	p, err := askLine(tty, prompt, true)
+	if err == nil && p == "" {
 		return "", errors.New("the passphrase is empty")
 	}
-	return string(buf[:n-1]), nil
+	return p, err
 }
 
 // unlock opens, at most once, every protected identity file the vaults of
