@@ -145,6 +145,7 @@ func scriptParams(dir string, more func(*testscript.Env) error) testscript.Param
 			"hexfile":   cmdHexfile,
 			"linecount": cmdLinecount,
 			"chomp":     cmdChomp,
+			"protect":   cmdProtect,
 			"unlinked":  cmdUnlinked,
 			"chain":     cmdChain,
 		},

@@ -9,36 +9,56 @@ import (
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // protectAt protects the identity file of h by pass at scrypt work factor
 // 10, far below what arca writes, so that opening it is quick.
 func protectAt(t *testing.T, h *arcaHome, pass string) {
 	t.Helper()
-	path := filepath.Join(h.dir, ".config/arca/identity.txt")
+	if err := protectFile(filepath.Join(h.dir, ".config/arca/identity.txt"), pass); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// protectFile protects the identity file path by pass at scrypt work
+// factor 10.
+func protectFile(path, pass string) error {
 	text, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	r, err := age.NewScryptRecipient(pass)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	r.SetWorkFactor(10)
 	var out bytes.Buffer
 	aw := armor.NewWriter(&out)
 	w, err := age.Encrypt(aw, r)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	w.Write(text)
 	if err := w.Close(); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	aw.Close()
-	if err := os.WriteFile(path, out.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
+	return os.WriteFile(path, out.Bytes(), 0o600)
+}
+
+// cmdProtect is the script command "protect PASSFILE": it protects
+// $HOME's identity file by the first line of PASSFILE, at scrypt work
+// factor 10 (arca writes 18, seconds under the race detector), so that
+// a script that opens it does not hang on scrypt.
+func cmdProtect(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: protect PASSFILE")
 	}
+	pass, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	line, _, _ := strings.Cut(string(pass), "\n")
+	ts.Check(protectFile(filepath.Join(ts.Getenv("HOME"), ".config/arca/identity.txt"), line))
 }
 
 // mcpListLines open an MCP session and list the vault: what an agent's

@@ -91,7 +91,8 @@
     const iso = new Date(ms).toISOString();
     if (span >= 2 * 86400000) return iso.slice(0, 10) + " " + iso.slice(11, 16);
     if (span >= 3600000) return iso.slice(5, 10) + " " + iso.slice(11, 16);
-    return iso.slice(11, 19);
+    if (span >= 60000) return iso.slice(11, 19);
+    return iso.slice(11, 23); // under a minute: to the millisecond
   }
 
   function drawChart(t) {
