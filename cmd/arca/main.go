@@ -97,6 +97,7 @@ func start(args []string, c *cli) int {
 	// age's plugin client copies all a plugin says and is told, a data key
 	// included, to stderr when $AGEDEBUG is "plugin": never in arca.
 	os.Unsetenv("AGEDEBUG")
+	clearInherited() // c read it before: processCLI's copy
 	perr := protectProcess()
 	c = c.guarded()
 	if perr != nil {
@@ -115,12 +116,13 @@ func start(args []string, c *cli) int {
 
 // processCLI is the process's own outside world, with the clock now.
 func processCLI(now func() time.Time) *cli {
+	env := processEnv(os.Environ())
 	return &cli{
 		stdin:   os.Stdin,
 		stdout:  os.Stdout,
 		stderr:  os.Stderr,
-		getenv:  os.Getenv,
-		environ: os.Environ,
+		getenv:  env.getenv,
+		environ: env.environ,
 		now:     now,
 		who:     audit.ProcessWho(),
 	}

@@ -40,8 +40,22 @@ const (
 	testPluginFailure = "the key said no\x1b[31m"
 )
 
+// testPluginEnvVar, when set, names a file the plugin writes the names
+// of its environment's variables to, one a line, each time it runs.
+const testPluginEnvVar = "ARCATEST_PLUGIN_ENV_OUT"
+
 func testPluginMain() {
 	fmt.Fprintln(os.Stderr, testPluginStderr)
+	if out := os.Getenv(testPluginEnvVar); out != "" {
+		var names strings.Builder
+		for _, kv := range os.Environ() {
+			name, _, _ := strings.Cut(kv, "=")
+			names.WriteString(name + "\n")
+		}
+		if err := os.WriteFile(out, []byte(names.String()), 0o600); err != nil {
+			os.Exit(1)
+		}
+	}
 	p, err := plugin.New(testPluginName)
 	if err != nil {
 		os.Exit(1)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,6 +120,41 @@ func TestPluginIdentityInEnv(t *testing.T) {
 	os.Remove(filepath.Join(h.dir, ".config/arca/identity.txt"))
 	if got := h.withEnv("ARCA_IDENTITY_KEY="+string(text)).mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
 		t.Fatalf("get: %q", got)
+	}
+}
+
+// A plugin starts with arca's environment (age's client sets none), but
+// never with an ARCA_* variable or a cloud credential: not the identity
+// key $ARCA_IDENTITY_KEY holds, nor the passphrase file's name, nor an
+// AWS secret; the rest is the plugin's, as a hardware key's may need it.
+func TestPluginNeverSeesArcaOrCloudVariables(t *testing.T) {
+	h, _, _ := pluginHome(t)
+	idPath := filepath.Join(h.dir, ".config/arca/identity.txt")
+	text, err := os.ReadFile(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(idPath)
+	seen := filepath.Join(h.dir, "plugin-env")
+	he := h.withEnv("ARCA_IDENTITY_KEY="+string(text), "ARCA_PASSPHRASE_FILE=/nonexistent", "AWS_SECRET_ACCESS_KEY=CANARY-aws",
+		"GITHUB_TOKEN=CANARY-gh", "PLUGIN_SETTING=kept", testPluginEnvVar+"="+seen)
+	if got := he.mustDetached(t, nil, "get", "arca://app/db"); string(got) != "s3cret" {
+		t.Fatalf("get: %q", got)
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatalf("the plugin did not run: %v", err)
+	}
+	names := strings.Fields(string(b))
+	for _, want := range []string{"PATH", "HOME", "PLUGIN_SETTING"} { // the positive control
+		if !slices.Contains(names, want) {
+			t.Errorf("the plugin's environment lacks %s: %q", want, names)
+		}
+	}
+	for _, name := range names {
+		if strings.HasPrefix(name, "ARCA_") || name == "AWS_SECRET_ACCESS_KEY" || name == "GITHUB_TOKEN" {
+			t.Errorf("the plugin's environment holds %s", name)
+		}
 	}
 }
 
