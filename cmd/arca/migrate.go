@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/arca-secrets/arca/internal/passenv"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/bulk"
 	"github.com/arca-secrets/arca/ops/ref"
@@ -256,9 +257,13 @@ func past(action bulk.Action) string {
 	return "overwrote"
 }
 
-// lookupEnv finds name in arca's environment, telling unset from empty
+// lookupEnv finds name in arca's environment for --expand, telling unset
+// from empty; a withheld name (ARCA_*, a cloud credential) is unset
 // (the first of a name given twice, as getenv reads it).
 func (c *cli) lookupEnv(name string) (string, bool) {
+	if passenv.Withheld(name) {
+		return "", false // never arca's settings or a cloud credential: unset
+	}
 	for _, kv := range c.environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v, true

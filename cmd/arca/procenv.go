@@ -25,14 +25,14 @@ func (e processEnv) getenv(name string) string {
 func (e processEnv) environ() []string { return slices.Clone(e) }
 
 // clearInherited removes from the process's environment every ARCA_*
-// variable and every cloud or CI credential (passenv.Cloud): a child arca
+// variable and every cloud or CI credential (passenv.Withheld): a child arca
 // starts with an environment of its own choosing never sees them, and an
 // age plugin, which age's client starts with the process's environment
 // as it is, must not either ($ARCA_IDENTITY_KEY holds a key).
 func clearInherited() {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(name, "ARCA_") || passenv.Cloud(name) {
+		if passenv.Withheld(name) {
 			os.Unsetenv(name)
 		}
 	}

@@ -81,6 +81,13 @@ func Cloud(name string) bool {
 	return false
 }
 
+// Withheld reports whether name is one no child of arca's sees from its
+// environment, and no file arca reads expands: arca's own settings
+// (ARCA_*, $ARCA_IDENTITY_KEY among them) and the cloud and CI
+// credentials (Cloud). A pass names a cloud credential exactly to hand it
+// on (Problem); nothing else does.
+func Withheld(name string) bool { return strings.HasPrefix(name, reserved) || Cloud(name) }
+
 // CloudList is the cloud and CI credentials as docs/cli.md writes them:
 // each prefix as "AWS_*", then each name.
 func CloudList() []string {

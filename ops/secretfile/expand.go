@@ -40,6 +40,7 @@ import (
 type expander struct {
 	lookup  func(string) (string, bool)
 	earlier map[string]string // the keys read so far, their values expanded
+	total   int               // the bytes of every value expanded so far
 }
 
 // refScan is a value to scan for references, as the dotenv parser read it.
@@ -158,6 +159,9 @@ func (x *expander) expand(key string, s refScan) ([]byte, error) {
 		if len(out)+len(b) > manifest.MaxValue {
 			return fmt.Errorf("the value is larger than %d bytes (64 KiB) once expanded", manifest.MaxValue)
 		}
+		if x.total+len(out)+len(b) > MaxInput {
+			return fmt.Errorf("the values expand to more than %d bytes (64 MiB) in all, the most an input may hold", MaxInput)
+		}
 		out = append(out, b...)
 		return nil
 	}
@@ -188,6 +192,7 @@ func (x *expander) expand(key string, s refScan) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	x.total += len(out)
 	x.earlier[key] = string(out)
 	return out, nil
 }

@@ -2,6 +2,7 @@ package secretfile
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,6 +90,19 @@ func TestExpandRefused(t *testing.T) {
 	_, err := parseExpand(t, "B="+big+"\nA=${B}${B}")
 	if err == nil || !strings.Contains(err.Error(), "line 2: A: the value is larger than 65536 bytes (64 KiB) once expanded") {
 		t.Errorf("doubling: %v", err)
+	}
+	// Expansion is bounded in all, not only a value at a time: a large
+	// value named on many lines refuses the input once the values expanded
+	// reach MaxInput, however small the file (here 85 KB); the lines before
+	// that one expanded.
+	var lines strings.Builder
+	lines.WriteString("A=" + strings.Repeat("x", 60_000) + "\n")
+	for i := range 1200 {
+		fmt.Fprintf(&lines, "B%d=$A\n", i)
+	}
+	_, err = parseExpand(t, lines.String())
+	if err == nil || !strings.Contains(err.Error(), "line 1119: B1117: the values expand to more than 67108864 bytes (64 MiB) in all") {
+		t.Errorf("a value named on many lines: %v", err)
 	}
 	// Many escapes and many dollars: linear, not quadratic.
 	many := `A="` + strings.Repeat(`\$x$`, 200_000) + `"`
