@@ -24,7 +24,8 @@ const testPluginName = "arcatest"
 // testPluginDoVar says what the plugin does as it unwraps, besides
 // unwrapping: "message" (shows a message), "ask-secret" and "ask-public"
 // (asks for the PIN 1234), "confirm" (asks to confirm), "fail" (ends in a
-// long error with a control character); "ask-wrap" asks for a PIN as it
+// long error with a control character), "fail-quoting" (ends in an error
+// that quotes the identity it was given); "ask-wrap" asks for a PIN as it
 // wraps to a recipient.
 const testPluginDoVar = "ARCATEST_PLUGIN_DO"
 
@@ -141,6 +142,9 @@ func (t *testPluginIdentity) act(do string) error {
 		}
 	case "fail":
 		return errors.New(testPluginFailure + strings.Repeat(" and no", 100))
+	case "fail-quoting":
+		line := plugin.EncodeIdentity(testPluginName, []byte(t.id.String()))
+		return errors.New("failed for identity " + line + " (" + strings.ToLower(line) + ")")
 	}
 	return nil
 }

@@ -297,6 +297,24 @@ func TestPluginIdentityFailures(t *testing.T) {
 	if want := `plugin age-plugin-arcatest: "the key said no\x1b[31m and no`; st != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "\x1b") || len(stderr) > 500 {
 		t.Errorf("plugin error: exit %d, stderr %q; want %q, quoted and bounded", st, stderr, want)
 	}
+
+	// A plugin that quotes the identity it was given, in either case, is
+	// quoted with the identity left out: on stderr and in the audit trail.
+	_, st, stderr = h.withEnv(testPluginDoVar+"=fail-quoting").detached(t, nil, "get", "arca://app/db")
+	log, err := os.ReadFile(filepath.Join(h.dir, ".local/state/arca/audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail := string(log)
+	if want := `plugin age-plugin-arcatest: failed for identity <identity> (<identity>)`; st != 1 || !strings.Contains(stderr, want) {
+		t.Errorf("a plugin quoting its identity: exit %d, stderr %q; want %q", st, stderr, want)
+	}
+	secret := identityLine[len("AGE-PLUGIN-ARCATEST-1"):]
+	for where, s := range map[string]string{"stderr": stderr, "the audit trail": trail} {
+		if strings.Contains(strings.ToUpper(s), secret) {
+			t.Errorf("%s holds the plugin identity: %q", where, s)
+		}
+	}
 }
 
 // identity rotate refuses a plugin identity: its key lives on its device,

@@ -73,7 +73,7 @@ type pluginIdentity struct {
 func (p *pluginIdentity) String() string { return "age plugin identity (age-plugin-" + p.name + ")" }
 
 func (p *pluginIdentity) Unwrap(stanzas []*age.Stanza) ([]byte, error) {
-	ui := &pluginUI{name: p.name, prompt: p.prompt}
+	ui := &pluginUI{name: p.name, prompt: p.prompt, secret: p.encoding}
 	id, err := plugin.NewIdentity(p.encoding, ui.client())
 	if err != nil {
 		return nil, fmt.Errorf("age plugin identity (age-plugin-%s) is malformed", p.name)
@@ -139,7 +139,8 @@ func isPluginRecipient(s string) bool {
 type pluginUI struct {
 	name     string
 	prompt   Prompter
-	wrapping bool // wrapping to a recipient: no one is asked
+	wrapping bool   // wrapping to a recipient: no one is asked
+	secret   string // the identity the plugin was given: never in what arca says
 	refused  error
 }
 
@@ -211,6 +212,11 @@ func (u *pluginUI) fail(err error) error {
 		return fmt.Errorf("plugin age-plugin-%s asked for input, which arca could not give: %v", u.name, u.refused)
 	}
 	msg := strings.TrimPrefix(err.Error(), u.name+" plugin: ")
+	if u.secret != "" { // a plugin may quote the identity it was given
+		for _, form := range []string{u.secret, strings.ToLower(u.secret), strings.ToUpper(u.secret)} {
+			msg = strings.ReplaceAll(msg, form, "<identity>")
+		}
+	}
 	if len(msg) > MaxPluginError {
 		msg = msg[:MaxPluginError] + "…"
 	}
