@@ -56,18 +56,23 @@ func (c *cli) listRefs(ctx context.Context, prefix string) []string {
 		return nil
 	}
 	defer done()
-	res, err := svc.List(ctx, ops.Request{})
+	// The vault picks the names, so that a name past the most one list
+	// holds completes too: "arca://pay/lo" is the glob pay/lo*.
+	match := "*"
+	if !strings.HasPrefix("arca://", prefix) {
+		rest, ok := strings.CutPrefix(prefix, "arca://")
+		if !ok || strings.ContainsAny(rest, "*?[]\\") {
+			return nil // no ref starts so
+		}
+		match = rest + "*"
+	}
+	res, err := svc.List(ctx, ops.Request{Page: &ops.ListPage{Match: match, Limit: completeMax}})
 	if err != nil {
 		return nil
 	}
-	var refs []string
+	refs := make([]string, 0, len(res.Records))
 	for _, r := range res.Records {
-		if strings.HasPrefix(r.Ref, prefix) {
-			refs = append(refs, r.Ref)
-			if len(refs) == completeMax {
-				break
-			}
-		}
+		refs = append(refs, r.Ref)
 	}
 	return refs
 }
