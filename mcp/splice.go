@@ -21,7 +21,9 @@ const maxHeld = 64
 // and the transport writes the bytes arca encoded, scrubbed and
 // bounded, in its place. A placeholder holds a random key of the
 // session's, so that no text a client can get into a result is taken
-// for one.
+// for one. A result the SDK never writes (the session ended first) stays
+// held until the session ends: at most maxHeld, past which results go
+// through the SDK's encoder, slower and still whole.
 type spliced struct {
 	mu     sync.Mutex
 	prefix []byte // `"structuredContent":"` and the session's key
@@ -48,22 +50,6 @@ func (p *spliced) hold(b json.RawMessage) any {
 	p.held[n] = b
 	key := p.prefix[len(`"structuredContent":"`):]
 	return json.RawMessage(`"` + string(key) + n + `"`)
-}
-
-// drop forgets what placeholder holds: its result is not written.
-func (p *spliced) drop(placeholder any) {
-	raw, ok := placeholder.(json.RawMessage)
-	if !ok || len(raw) < 2 {
-		return
-	}
-	key := p.prefix[len(`"structuredContent":"`):]
-	n, ok := bytes.CutPrefix(raw[1:len(raw)-1], key)
-	if !ok {
-		return
-	}
-	p.mu.Lock()
-	delete(p.held, string(n))
-	p.mu.Unlock()
 }
 
 // splice returns result, an encoded tool result, with its placeholder

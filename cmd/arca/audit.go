@@ -84,16 +84,6 @@ func (c *cli) auditFiles(co common, files []string) ([]string, error) {
 	return []string{path}, nil
 }
 
-// openTrail opens a trail file for reading; a missing one is a usage
-// error naming it.
-func openTrail(path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("audit trail: %v", err)
-	}
-	return f, nil
-}
-
 // auditVerify is `arca audit verify`: each file's chain, one line each on
 // stdout; exit 1 when any does not hold.
 func (c *cli) auditVerify(fs *verbFlags, args []string, anchorFlag *string) error {

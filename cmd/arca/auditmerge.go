@@ -19,6 +19,9 @@ import (
 // events with the others' would vouch for them; `arca audit FILE` still
 // reads such a file alone.
 func (c *cli) auditMerge(files []string, f trail.Filter, asJSON bool) error {
+	if err := distinctTrails(files); err != nil {
+		return err
+	}
 	named := make([]trail.Named, 0, len(files))
 	broken := 0
 	for _, path := range files {

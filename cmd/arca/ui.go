@@ -51,12 +51,8 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 	if len(files) > ui.MaxTrails {
 		return usagef("%d trails given: arca ui reads at most %d", len(files), ui.MaxTrails)
 	}
-	for _, path := range files {
-		f, err := openTrail(path)
-		if err != nil {
-			return err
-		}
-		f.Close()
+	if err := distinctTrails(files); err != nil {
+		return err
 	}
 	host, _, err := net.SplitHostPort(*addr)
 	if err != nil {
