@@ -65,7 +65,7 @@ func (f Filter) Match(e audit.Event, ts time.Time) bool {
 		return false
 	case f.Ref != "" && !glob.Match(f.Ref, e.Ref), f.Actor != "" && !glob.Match(f.Actor, e.Actor):
 		return false
-	case f.User != "" && !glob.Match(f.User, e.User), f.Host != "" && !glob.Match(f.Host, e.Host):
+	case f.User != "" && (e.User == "" || !glob.Match(f.User, e.User)), f.Host != "" && (e.Host == "" || !glob.Match(f.Host, e.Host)):
 		return false
 	}
 	return true

@@ -57,6 +57,8 @@ func TestFilter(t *testing.T) {
 		{"env", Filter{Env: "prod"}, []uint64{2, 3}},
 		{"user", Filter{User: "ana"}, []uint64{5}},
 		{"user glob", Filter{User: "b*"}, []uint64{6}},
+		{"any user: only events that name one", Filter{User: "*"}, []uint64{5, 6}},
+		{"any host: only events that name one", Filter{Host: "*"}, []uint64{5, 6}},
 		{"host glob", Filter{Host: "build-*"}, []uint64{5}},
 		{"user and host", Filter{User: "bob", Host: "build-*"}, nil},
 		{"ref glob", Filter{Ref: "app/*"}, []uint64{2, 4, 5, 6}},
