@@ -106,7 +106,8 @@ func Serve(ctx context.Context, o Options) error {
 		err = s.preflight(o)
 	}
 	if err != nil {
-		_ = o.Audit.Write(audit.Event{Event: "stop", Message: "cannot start: " + err.Error()})
+		who := audit.CleanWho(o.Who)
+		_ = o.Audit.Write(audit.Event{Event: "stop", Message: "cannot start: " + err.Error(), User: who.User, Host: who.Host})
 		return err
 	}
 	defer s.closePage()

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -229,12 +230,16 @@ func (s *session) loop(ctx context.Context) error {
 	return s.w.flush()
 }
 
+// cannotStart begins the message of the one stop event of a session
+// that cannot start.
+const cannotStart = "cannot start: "
+
 // start writes the opening events, or the one stop event of a session that
 // cannot start.
 func (s *session) start() error {
 	page, err := s.preflight()
 	if err != nil {
-		s.lifecycle("stop", "cannot start: "+err.Error())
+		s.lifecycle("stop", cannotStart+err.Error())
 		s.w.flush()
 		return fmt.Errorf("cannot start: %w", err)
 	}
@@ -274,8 +279,10 @@ func (s *session) lifecycle(event, msg string) {
 		_ = s.svc.EndGrants()
 	}
 	ev := audit.Event{Event: event, Message: msg}
-	if event == "start" {
-		ev.User, ev.Host = s.who.User, s.who.Host // the process's; a request names its actor
+	if event == "start" || strings.HasPrefix(msg, cannotStart) {
+		// The process's: on the start event, or on the stop of a session
+		// that never started; a request names its actor.
+		ev.User, ev.Host = s.who.User, s.who.Host
 	}
 	_ = s.audit.Write(ev)
 }

@@ -57,7 +57,12 @@ func runMCP(ctx context.Context, c *cli, fs *verbFlags, args []string, actorFlag
 	}
 	defer closeAudit()
 	if err := c.unlock(cfg); err != nil {
-		return c.mcpFailed(auditStderr, err)
+		// The audit trail says why, on the wire or in the file.
+		_ = aw.Write(c.cannotStart("cannot start: " + strings.TrimSpace(termsafe.Escape(err.Error()))))
+		if auditStderr {
+			return reported{err}
+		}
+		return err
 	}
 	svc := ops.New(ops.Options{Config: cfg, Audit: aw, Now: c.now, Env: c.contextEnv(fs.co), Backends: c.kinds(), Keys: c.identityKeys(),
 		ConsultPDP: true, Environ: c.environ()})
@@ -106,7 +111,7 @@ func (c *cli) mcpFailed(toStderr bool, err error) error {
 		return err
 	}
 	w := audit.NewWriter(c.raw.stderr, audit.SourceMCP, c.now)
-	_ = w.Write(audit.Event{Event: "stop", Message: "cannot start: " + strings.TrimSpace(termsafe.Escape(err.Error()))})
+	_ = w.Write(c.cannotStart("cannot start: " + strings.TrimSpace(termsafe.Escape(err.Error()))))
 	if errors.Is(err, flag.ErrHelp) {
 		return err
 	}

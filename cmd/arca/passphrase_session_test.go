@@ -104,6 +104,20 @@ func TestMCPOpensAProtectedIdentity(t *testing.T) {
 			t.Errorf("a passphrase or the value got out: %q", s)
 		}
 	}
+
+	// Without --audit-stderr, the audit file says why too, with who tried
+	// where, and stderr says it as text.
+	_, st, stderr := passFile(t, h, "wrong-CANARY").status(t, []byte(mcpListLines), "arca", "mcp", "--actor", "agent:t")
+	log, err := os.ReadFile(filepath.Join(h.dir, ".local/state/arca/audit.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
+	last := lines[len(lines)-1]
+	if st != 1 || !strings.Contains(stderr, "wrong passphrase") || !strings.Contains(last, `"event":"stop","message":"cannot start: identity file `) ||
+		!strings.Contains(last, `"user":"`) || !strings.Contains(last, `"source":"mcp"`) || strings.Contains(string(log), "CANARY") {
+		t.Fatalf("mcp to the audit file, a wrong passphrase: exit %d, stderr %q, the file's last event %s", st, stderr, last)
+	}
 }
 
 // hostileWorkFactor rewrites the scrypt stanza of h's protected identity

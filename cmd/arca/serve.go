@@ -63,7 +63,14 @@ func runServe(ctx context.Context, c *cli, fs *verbFlags, args []string) error {
 // stopEvent writes the one event of a serve that never started.
 func (c *cli) stopEvent(msg string) {
 	w := audit.NewWriter(c.raw.stderr, audit.SourceServe, c.now)
-	_ = w.Write(audit.Event{Event: "stop", Message: msg})
+	_ = w.Write(c.cannotStart(msg))
+}
+
+// cannotStart is the stop event of a session (serve's, mcp's) that never
+// started: why, and who tried where, as its start event would have said.
+func (c *cli) cannotStart(msg string) audit.Event {
+	who := audit.CleanWho(c.who)
+	return audit.Event{Event: "stop", Message: msg, User: who.User, Host: who.Host}
 }
 
 func schemaCommand() *command {

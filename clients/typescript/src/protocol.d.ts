@@ -82,7 +82,8 @@ export type WireEvent = {
   grant?: string;
   /**
    * the name of the machine the process that wrote the event runs on (the
-   * CLI's events, serve's start event)
+   * CLI's events, the start event of serve and mcp, and the stop event of one
+   * that could not start)
    */
   host?: string;
   id?: unknown;
@@ -107,8 +108,9 @@ export type WireEvent = {
   status?: number;
   ts: string;
   /**
-   * the OS account of the process that wrote the event (the CLI's events,
-   * serve's start event)
+   * the OS account of the process that wrote the event (the CLI's events, the
+   * start event of serve and mcp, and the stop event of one that could not
+   * start)
    */
   user?: string;
   v: 1;
