@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -92,6 +93,14 @@ func runUI(ctx context.Context, c *cli, fs *verbFlags, args []string, addr, toke
 		files = []string{auditFile}
 	}
 	envs := cfg.EnvNames()
+	if first := c.contextEnv(fs.co); first != "" && !slices.Contains(envs, first) {
+		return usagef("unknown env %q (configured: %s)", first, strings.Join(envs, ", "))
+	}
+	// A protected identity is asked for once, here, as serve asks: never
+	// by the page's first read, with the URL already out.
+	if err := c.unlock(cfg); err != nil {
+		return err
+	}
 	if first := c.contextEnv(fs.co); first != "" || cfg.DefaultEnv != "" {
 		if first == "" {
 			first = cfg.DefaultEnv
