@@ -11,7 +11,7 @@ import (
 // filterOf is the trail.Filter of a request's query, the names those of
 // arca audit's flags.
 func filterOf(get func(string) string, now time.Time) (trail.Filter, error) {
-	f := trail.Filter{Env: get("env"), Ref: get("ref"), Op: get("op"), Outcome: get("outcome"), Actor: get("actor"),
+	f := trail.Filter{Env: get("env"), EnvlessToo: true, Ref: get("ref"), Op: get("op"), Outcome: get("outcome"), Actor: get("actor"),
 		User: get("user"), Host: get("host")}
 	for name, at := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
 		if s := get(name); s != "" {

@@ -110,3 +110,39 @@ func getFrom(t *testing.T, base, path string, v any) {
 		t.Fatalf("%s: %v", path, err)
 	}
 }
+
+// An env's view holds the events that name no env too: a serve session's
+// start (who served, where) and stop, beside its requests in that env;
+// another env's requests are not in it.
+func TestEnvViewHoldsASessionsStartAndStop(t *testing.T) {
+	f := newFixture(t)
+	var buf strings.Builder
+	w := audit.NewWriter(&buf, audit.SourceServe, nil)
+	for _, e := range []audit.Event{
+		{Event: "start", Message: "arca serving", User: "ana", Host: "laptop"},
+		{Event: "get", Op: "get", Outcome: audit.OK, Env: "default", Ref: "app/db"},
+		{Event: "get", Op: "get", Outcome: audit.OK, Env: "prod", Ref: "app/db"},
+		{Event: "stop", Message: "end of input"},
+	} {
+		if err := w.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wire := filepath.Join(t.TempDir(), "wire.log")
+	if err := os.WriteFile(wire, []byte(buf.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Token: testToken, Vaults: access.Service{Service: f.svc}, Envs: []string{"default"}, AuditFiles: []string{wire}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v trailView
+	getFrom(t, startServer(t, s), "/api/audit?env=default", &v)
+	var got []string
+	for _, e := range v.Events {
+		got = append(got, e.Event+"/"+e.Env+"/"+e.User)
+	}
+	if strings.Join(got, " ") != "stop// get/default/ start//ana" {
+		t.Fatalf("the default env's view of a serve wire: %q", got)
+	}
+}

@@ -21,12 +21,16 @@ import (
 type Filter struct {
 	Since, Until time.Time // Since inclusive, Until exclusive
 	Env          string
-	Ref          string
-	Op           string // an event's op, or its event when it has none (a start)
-	Outcome      string
-	Actor        string
-	User         string // the OS account of the process that wrote the event
-	Host         string // the machine it ran on
+	// EnvlessToo: with Env, the events that name no env are picked too
+	// (a session's start and stop, which are every env's): the page's
+	// view of one env.
+	EnvlessToo bool
+	Ref        string
+	Op         string // an event's op, or its event when it has none (a start)
+	Outcome    string
+	Actor      string
+	User       string // the OS account of the process that wrote the event
+	Host       string // the machine it ran on
 }
 
 // OtherOps are the values Filter.Op picks events by beyond the op table's
@@ -61,7 +65,7 @@ func (f Filter) Match(e audit.Event, ts time.Time) bool {
 	switch {
 	case !f.Since.IsZero() && ts.Before(f.Since), !f.Until.IsZero() && !ts.Before(f.Until):
 		return false
-	case f.Env != "" && e.Env != f.Env, f.Op != "" && op != f.Op, f.Outcome != "" && e.Outcome != f.Outcome:
+	case f.Env != "" && e.Env != f.Env && !(f.EnvlessToo && e.Env == ""), f.Op != "" && op != f.Op, f.Outcome != "" && e.Outcome != f.Outcome:
 		return false
 	case f.Ref != "" && !glob.Match(f.Ref, e.Ref), f.Actor != "" && !glob.Match(f.Actor, e.Actor):
 		return false

@@ -55,6 +55,7 @@ func TestFilter(t *testing.T) {
 	}{
 		{"all", Filter{}, []uint64{1, 2, 3, 4, 5, 6}},
 		{"env", Filter{Env: "prod"}, []uint64{2, 3}},
+		{"env, and the events of none", Filter{Env: "prod", EnvlessToo: true}, []uint64{1, 2, 3}},
 		{"user", Filter{User: "ana"}, []uint64{5}},
 		{"user glob", Filter{User: "b*"}, []uint64{6}},
 		{"any user: only events that name one", Filter{User: "*"}, []uint64{5, 6}},
