@@ -55,6 +55,17 @@ func migrateCommand() *command {
 // stdin) into the env's vault, as one batch.
 func runMigrate(ctx context.Context, c *cli, fs *verbFlags, args []string, mf migrateFlags) error {
 	return c.vaultVerb(ctx, fs, args, anyArgs, func(ctx context.Context, svc *ops.Service, pos []string) error {
+		// An empty --ns or --ns-prefix is no namespace: refused, never
+		// taken as none given.
+		var empty error
+		fs.Visit(func(f *flag.Flag) {
+			if (f.Name == "ns" || f.Name == "ns-prefix") && f.Value.String() == "" && empty == nil {
+				empty = usagef("--%s is empty: give a namespace of 1 to 128 letters, digits, \".\", \"_\" or \"-\"", f.Name)
+			}
+		})
+		if empty != nil {
+			return empty
+		}
 		c.bulkMemory()
 		items, rep, source, err := c.readMigration(mf, pos)
 		if err != nil {
