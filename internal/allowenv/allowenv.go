@@ -22,11 +22,18 @@ func Filter(environ []string) []string {
 	return out
 }
 
+// allowedPrefix starts the names on the allowlist by prefix.
+const allowedPrefix = "LC_"
+
 // Allowed reports whether the variable name is on the allowlist.
 func Allowed(name string) bool {
 	switch name {
 	case "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TZ", "TMPDIR":
 		return true
 	}
-	return strings.HasPrefix(name, "LC_")
+	return strings.HasPrefix(name, allowedPrefix)
 }
+
+// AllowedPrefix reports whether every name that starts with prefix is on
+// the allowlist (LC_, LC_T, …).
+func AllowedPrefix(prefix string) bool { return strings.HasPrefix(prefix, allowedPrefix) }

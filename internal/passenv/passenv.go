@@ -119,7 +119,7 @@ func Problem(p string) string {
 			return p + ": " + who + " reads it when a program starts, so it is never passed (rule: start-up variables)"
 		}
 	}
-	if !prefix {
+	if !prefix || allowenv.AllowedPrefix(name) { // LC_* is passed anyway
 		return ""
 	}
 	if who := startvars.Covers(name); who != "" {

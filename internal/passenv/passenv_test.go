@@ -20,7 +20,9 @@ func TestProblem(t *testing.T) {
 		{"GITHUB_TOKEN", ""},
 		{"PATH", ""},   // allowlisted already
 		{"LC_ALL", ""}, // idem
-		{"L*", ""},     // matches LD_*: skipped, not refused
+		{"LC_*", ""},   // every name it matches is allowlisted: passed anyway
+		{"LC_T*", ""},
+		{"L*", ""}, // matches LD_*: skipped, not refused
 		{"PYTHON*", ""},
 		{"A*", ""},
 		{"*", "rule: no bare *"},
