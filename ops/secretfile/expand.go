@@ -182,7 +182,7 @@ func (x *expander) expand(key string, s refScan) ([]byte, error) {
 		case r.hasDef && (!set || r.emptyToo && val == ""):
 			return grow(r.def)
 		case !set:
-			return fmt.Errorf("reference %d of the value names a variable that is neither a key before it in the file nor set in the environment (${NAME:-default} gives a default)", r.n)
+			return fmt.Errorf("reference %d of the value names a variable that is neither a key before it in the file nor set in the environment, where ARCA_* settings and cloud credentials count as unset (${NAME:-default} gives a default)", r.n)
 		}
 		return grow([]byte(val))
 	})

@@ -68,7 +68,7 @@ func TestExpand(t *testing.T) {
 // Every refusal names the line and the key, and the variable, never a value.
 func TestExpandRefused(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"A=$NOPE", "line 1: A: reference 1 of the value names a variable that is neither a key before it in the file nor set in the environment (${NAME:-default} gives a default)"},
+		{"A=$NOPE", "line 1: A: reference 1 of the value names a variable that is neither a key before it in the file nor set in the environment, where ARCA_* settings and cloud credentials count as unset (${NAME:-default} gives a default)"},
 		{"A=x\nB=$HOME${NOPE}", "line 2: B: reference 2 of the value names a variable that is neither"},
 		{"A=${B}\nB=x", "line 1: A: reference 1 of the value names"}, // a later key is not an earlier one
 		{"A=${HOME", "line 1: A: reference 1 of the value: ${ is not closed"},
