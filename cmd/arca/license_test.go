@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,8 +41,25 @@ func TestLicense(t *testing.T) {
 			t.Errorf("%s: license %q, want Apache-2.0 (%v)", p, pkg.License, err)
 		}
 	}
-	var py struct{ Project struct{ License string } }
-	if b, err := os.ReadFile("../../clients/python/pyproject.toml"); err != nil || toml.Unmarshal(b, &py) != nil || py.Project.License != "Apache-2.0" {
-		t.Errorf("clients/python/pyproject.toml: project.license %q, want Apache-2.0 (%v)", py.Project.License, err)
+	var py struct {
+		Project struct {
+			License      string
+			LicenseFiles []string `toml:"license-files"`
+		}
+	}
+	if b, err := os.ReadFile("../../clients/python/pyproject.toml"); err != nil || toml.Unmarshal(b, &py) != nil || py.Project.License != "Apache-2.0" ||
+		len(py.Project.LicenseFiles) != 1 || py.Project.LicenseFiles[0] != "LICENSE" {
+		t.Errorf("clients/python/pyproject.toml: project.license %q, license-files %q, want Apache-2.0 and LICENSE (%v)", py.Project.License, py.Project.LicenseFiles, err)
+	}
+	var ts struct{ Files []string }
+	if b, err := os.ReadFile("../../clients/typescript/package.json"); err != nil || json.Unmarshal(b, &ts) != nil || !slices.Contains(ts.Files, "LICENSE") {
+		t.Errorf("clients/typescript/package.json: files %q lack LICENSE (%v)", ts.Files, err)
+	}
+	// A package that leaves the repository carries the license's text
+	// (Apache-2.0 §4(a)): the same file beside its metadata.
+	for _, dir := range []string{"../../clients/python", "../../clients/typescript"} {
+		if c, err := os.ReadFile(dir + "/LICENSE"); err != nil || string(c) != text {
+			t.Errorf("%s/LICENSE is not the repository's LICENSE (%v)", dir, err)
+		}
 	}
 }
