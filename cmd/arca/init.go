@@ -16,7 +16,8 @@ func initCommand() *command {
 	return &command{
 		name: "init", summary: "create the identity and the vault (existing ones are kept)",
 		text: "Create the age identity and the env's vault; an identity or vault that exists is kept. For a shared vault, init creates it on etcd, wrapped to this identity. " +
-			"With --passphrase the new identity file is protected by a passphrase (age's scrypt format: age -d opens it too), asked twice on the terminal or read from $ARCA_PASSPHRASE_FILE.",
+			"With --passphrase the new identity file is protected by a passphrase (age's scrypt format: age -d opens it too), asked twice on the terminal or read from $ARCA_PASSPHRASE_FILE; " +
+			"an identity that exists unprotected is refused, not changed (arca identity passphrase protects it).",
 		examples: []string{"arca init", "arca init --passphrase", "arca init --env prod --config team.toml # the shared vault of env prod"},
 		exits:    plainExits,
 		flags: func(fs *flag.FlagSet) {

@@ -51,6 +51,11 @@ func InitWith(s *ops.Service, env string, protect identity.Passphrase) (InitResu
 	} else if vc.Identity != identity.KeyPath && missing(vc.Identity) && !missing(vc.Path) {
 		return res, ops.Errorf(manifest.OpError, "vault %s exists but identity %s does not: restore the identity (a new one could not open this vault)", vc.Path, vc.Identity)
 	}
+	if protect != nil {
+		if err := protectable(vc.Identity); err != nil {
+			return res, err
+		}
+	}
 	res.Recipient, res.IdentityCreated, err = identity.EnsureWith(vc.Identity, s.Now(), s.Keys(), protect)
 	if err != nil {
 		return res, &ops.Error{Code: manifest.OpError, Msg: err.Error(), Err: err}
@@ -69,4 +74,18 @@ func InitWith(s *ops.Service, env string, protect identity.Passphrase) (InitResu
 func missing(path string) bool {
 	_, err := os.Lstat(path)
 	return errors.Is(err, fs.ErrNotExist)
+}
+
+// protectable refuses a passphrase for an identity init would keep as it
+// is: $ARCA_IDENTITY_KEY, or a file that exists unprotected. init makes
+// a new identity protected; it never changes one that exists.
+func protectable(path string) error {
+	if path == identity.KeyPath {
+		return ops.Errorf(manifest.BadRequest, "--passphrase: the identity is $%s, no file to protect", identity.KeyEnv)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || identity.Protected(b) {
+		return nil // a new file is made protected; a protected one is kept
+	}
+	return ops.Errorf(manifest.BadRequest, "--passphrase: identity file %s exists and is not protected, and init keeps an identity that exists: arca identity passphrase protects it", path)
 }
