@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/arca-secrets/arca/ops"
@@ -64,7 +65,8 @@ func identityPassphraseCommand() *command {
 		name: "passphrase", summary: "add, change or remove the identity file's passphrase",
 		text: "Protect the identity file by a passphrase, or change it (the old one is asked first), in age's scrypt format: age -d opens it too. " +
 			"--remove writes the identity plain again. The file is replaced whole (a temp file beside it, mode 0600, synced, renamed): protecting it never leaves the key in the clear on disk. " +
-			"Passphrases are asked on the terminal without echo, a new one twice, or read from the first line of $ARCA_PASSPHRASE_FILE (mode 0600).",
+			"Passphrases are asked on the terminal without echo, a new one twice, or read from the first line of $ARCA_PASSPHRASE_FILE (mode 0600); " +
+			"a change reads the current one from $ARCA_PASSPHRASE_FILE and the new one from $ARCA_NEW_PASSPHRASE_FILE.",
 		examples: []string{"arca identity passphrase", "arca identity passphrase --remove"},
 		exits:    plainExits,
 		flags: func(fs *flag.FlagSet) {
@@ -81,6 +83,9 @@ func identityPassphraseCommand() *command {
 					return nil, nil, opErrorf("the identity is in $%s: it has no file to protect", identity.KeyEnv)
 				}
 				next := c.passphrase(true)
+				if b, err := os.ReadFile(path); err == nil && identity.Protected(b) {
+					next = c.newPassphrase() // a change: the current one is asked first
+				}
 				if *remove {
 					next = nil
 				}

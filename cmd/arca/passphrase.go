@@ -27,20 +27,39 @@ func (c *cli) identityKeys() *identity.Keys {
 // (/dev/tty, never stdin or stderr, which may be serve's pipes) without
 // echo; with confirm, asked twice and the two compared.
 func (c *cli) passphrase(confirm bool) identity.Passphrase {
+	return c.askPassphrase(identity.PassphraseFileEnv, "passphrase", confirm)
+}
+
+// newPassphrase gives the new passphrase of a protected identity file
+// whose passphrase changes: from $ARCA_NEW_PASSPHRASE_FILE, else asked
+// on the terminal as "new passphrase", twice. $ARCA_PASSPHRASE_FILE holds
+// the current one then, never the new one too.
+func (c *cli) newPassphrase() identity.Passphrase {
 	return func(path string) (string, error) {
-		if f := c.getenv(identity.PassphraseFileEnv); f != "" {
+		if c.getenv(identity.NewPassphraseFileEnv) == "" && c.getenv(identity.PassphraseFileEnv) != "" {
+			return "", fmt.Errorf("$%s holds the current passphrase: give the new one in $%s", identity.PassphraseFileEnv, identity.NewPassphraseFileEnv)
+		}
+		return c.askPassphrase(identity.NewPassphraseFileEnv, "new passphrase", true)(path)
+	}
+}
+
+// askPassphrase reads the first line of the file $fileEnv names, or asks
+// on the terminal (/dev/tty) for what without echo; with confirm, twice.
+func (c *cli) askPassphrase(fileEnv, what string, confirm bool) identity.Passphrase {
+	return func(path string) (string, error) {
+		if f := c.getenv(fileEnv); f != "" {
 			return identity.ReadPassphraseFile(f)
 		}
 		tty, err := os.OpenFile("/dev/tty", os.O_RDWR|unix.O_NOCTTY, 0)
 		if err != nil {
-			return "", fmt.Errorf("no terminal to ask on, and $%s is not set", identity.PassphraseFileEnv)
+			return "", fmt.Errorf("no terminal to ask on, and $%s is not set", fileEnv)
 		}
 		defer tty.Close()
-		p, err := askHidden(tty, "passphrase for "+path+": ")
+		p, err := askHidden(tty, what+" for "+path+": ")
 		if err != nil || !confirm {
 			return p, err
 		}
-		again, err := askHidden(tty, "the same passphrase again: ")
+		again, err := askHidden(tty, "the same "+what+" again: ")
 		if err != nil {
 			return "", err
 		}

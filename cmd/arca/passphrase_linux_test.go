@@ -144,3 +144,28 @@ func TestServeAsksOnTheTerminal(t *testing.T) {
 		t.Errorf("the audit wire holds the prompt or the passphrase: %q", wire.String())
 	}
 }
+
+// A change asks the current passphrase, then the new one twice, each
+// under its own words; the file then opens by the new one alone.
+func TestPassphraseChangeAtTerminal(t *testing.T) {
+	h := newArcaHome(t)
+	h.run(t, []byte("s3cret"), "arca", "put", "arca://app/db")
+	protectAt(t, h, "old-CANARY")
+
+	s := startAtTerminal(t, h, "identity", "passphrase")
+	s.waitFor(t, "passphrase for ")
+	s.send(t, "old-CANARY\n")
+	s.waitFor(t, "new passphrase for ")
+	s.send(t, "new-CANARY\n")
+	s.waitFor(t, "the same new passphrase again: ")
+	s.send(t, "new-CANARY\n")
+	if st, screen := s.waitSlow(t); st != 0 || strings.Contains(screen, "CANARY") {
+		t.Fatalf("identity passphrase: exit %d, the terminal showed %q", st, screen)
+	}
+	if out := passFile(t, h, "new-CANARY").run(t, nil, "arca", "get", "arca://app/db"); string(out) != "s3cret" {
+		t.Fatalf("get by the new passphrase: %q", out)
+	}
+	if _, st, stderr := passFile(t, h, "old-CANARY").status(t, nil, "arca", "get", "arca://app/db"); st != 1 || !strings.Contains(stderr, "wrong passphrase") {
+		t.Fatalf("get by the old passphrase: exit %d, %q", st, stderr)
+	}
+}

@@ -13,6 +13,11 @@ import (
 // the terminal: its first line.
 const PassphraseFileEnv = "ARCA_PASSPHRASE_FILE"
 
+// NewPassphraseFileEnv names the file a changed passphrase's new one is
+// read from (arca identity passphrase on a protected file), the current
+// one coming from PassphraseFileEnv.
+const NewPassphraseFileEnv = "ARCA_NEW_PASSPHRASE_FILE"
+
 // MaxPassphraseFile bounds a passphrase file.
 const MaxPassphraseFile = 4 << 10
 
