@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -159,4 +161,28 @@ func schemaSources() (map[string]any, error) {
 		out[e.Name()] = v
 	}
 	return out, nil
+}
+
+// EventNames is every value an audit event's op, or its event when it has
+// no op, can hold: the event schema's enum of event (the op table's ops,
+// then the events that have none), what `arca audit --op` picks by.
+func EventNames() []string {
+	var s struct {
+		Properties struct {
+			Event struct{ Enum []string }
+		}
+	}
+	if b, err := Schema("event"); err == nil {
+		_ = json.Unmarshal(b, &s)
+	}
+	return s.Properties.Event.Enum
+}
+
+// CheckEventName refuses op when it is no value of EventNames, naming them.
+func CheckEventName(op string) error {
+	names := EventNames()
+	if op == "" || slices.Contains(names, op) {
+		return nil
+	}
+	return fmt.Errorf("--op %s is no op or event arca writes (%s)", strconv.QuoteToASCII(op), strings.Join(names, ", "))
 }

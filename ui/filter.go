@@ -6,6 +6,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/manifest"
 )
 
 // filterOf is the trail.Filter of a request's query, the names those of
@@ -26,6 +27,9 @@ func filterOf(get func(string) string, now time.Time) (trail.Filter, error) {
 	case "", audit.OK, audit.Denied, audit.NotFound, audit.Error, audit.BadRequest:
 	default:
 		return f, fmt.Errorf("outcome must be ok, denied, not_found, error or bad_request")
+	}
+	if err := manifest.CheckEventName(f.Op); err != nil {
+		return f, err
 	}
 	return f, f.Check()
 }

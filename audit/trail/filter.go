@@ -33,13 +33,6 @@ type Filter struct {
 	Host       string // the machine it ran on
 }
 
-// OtherOps are the values Filter.Op picks events by beyond the op table's
-// ops (manifest.Ops): the ops of the CLI's vault changes, and the events
-// of serve's and arca mcp's lifecycle, which have no op.
-func OtherOps() []string {
-	return []string{"recipients", "rekey", "backup", "start", "stop", "warning"}
-}
-
 // Check refuses a filter whose globs are malformed.
 func (f Filter) Check() error {
 	for name, g := range map[string]string{"--ref": f.Ref, "--actor": f.Actor, "--user": f.User, "--host": f.Host} {

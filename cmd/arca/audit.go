@@ -16,6 +16,7 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/internal/termsafe"
 	"github.com/arca-secrets/arca/ops"
 )
@@ -309,6 +310,9 @@ func (af auditShowFlags) filter(co common, now time.Time) (trail.Filter, error) 
 		return f, usagef("--outcome must be ok, denied, not_found, error or bad_request")
 	}
 	if err := f.Check(); err != nil {
+		return f, usagef("%v", err)
+	}
+	if err := manifest.CheckEventName(f.Op); err != nil {
 		return f, usagef("%v", err)
 	}
 	return f, nil

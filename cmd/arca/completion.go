@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/arca-secrets/arca/audit/trail"
 	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 	"github.com/arca-secrets/arca/ops/secretfile"
@@ -86,13 +85,9 @@ type completed struct {
 // completedValues are the values completed after a flag, by the flag:
 // migrate's formats and the ops the audit trail's events carry.
 func completedValues() map[string][]string {
-	ops := []string{}
-	for _, o := range manifest.Ops() {
-		ops = append(ops, o.Name)
-	}
 	return map[string][]string{
 		"--from": secretfile.Formats(),
-		"--op":   append(ops, trail.OtherOps()...),
+		"--op":   manifest.EventNames(),
 	}
 }
 
