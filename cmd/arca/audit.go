@@ -16,8 +16,8 @@ import (
 
 	"github.com/arca-secrets/arca/audit"
 	"github.com/arca-secrets/arca/audit/trail"
-	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/internal/termsafe"
+	"github.com/arca-secrets/arca/manifest"
 	"github.com/arca-secrets/arca/ops"
 )
 
