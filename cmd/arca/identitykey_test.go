@@ -96,3 +96,32 @@ func TestIdentityKeyReachesNoChild(t *testing.T) {
 	}
 	leaked("the PDP", string(pdpEnv))
 }
+
+// $ARCA_IDENTITY_KEY may hold a protected identity file's text: it opens
+// with the passphrase of $ARCA_PASSPHRASE_FILE, and an error names the
+// variable, which is no file.
+func TestIdentityKeyProtected(t *testing.T) {
+	h := newArcaHome(t)
+	h.run(t, []byte("s3cret"), "arca", "put", "arca://app/db")
+	idPath := filepath.Join(h.dir, ".config/arca/identity.txt")
+	if err := protectFile(idPath, "pw"); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(idPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(idPath)
+	hk := h.withEnv("ARCA_IDENTITY_KEY=" + string(text))
+	if out := passFile(t, hk, "pw").run(t, nil, "arca", "get", "arca://app/db"); string(out) != "s3cret" {
+		t.Fatalf("get: %q", out)
+	}
+	_, st, stderr := passFile(t, hk, "wrong").status(t, nil, "arca", "get", "arca://app/db")
+	if st != 1 || !strings.Contains(stderr, "arca: $ARCA_IDENTITY_KEY: wrong passphrase") {
+		t.Fatalf("a wrong passphrase: exit %d, %q", st, stderr)
+	}
+	_, st, stderr = h.withEnv("ARCA_IDENTITY_KEY=not a key").status(t, nil, "arca", "get", "arca://app/db")
+	if st != 1 || !strings.Contains(stderr, "$ARCA_IDENTITY_KEY line 1 is not an age identity") || strings.Contains(stderr, "identity file $") {
+		t.Fatalf("not a key: exit %d, %q", st, stderr)
+	}
+}

@@ -69,15 +69,13 @@ func (k *Keys) Load(path string) ([]age.Identity, error) {
 // file is read again at each load, as it was before Keys: a rotation
 // replaces it in place.
 func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
+	var b []byte
 	if path == KeyPath {
 		if k.Key == "" {
 			return nil, fmt.Errorf("$%s is empty", KeyEnv), false
 		}
-		ids, err := ParseWith(KeyPath, k.Key, k.Prompt)
-		return ids, err, err == nil
-	}
-	b, err := readFile(path)
-	if err != nil {
+		b = []byte(k.Key) // a whole identity file's text, protected too
+	} else if b, err = readFile(path); err != nil {
 		return nil, err, false
 	}
 	text, protected := string(b), Protected(b)
@@ -87,7 +85,7 @@ func (k *Keys) load(path string) (ids []age.Identity, err error, keep bool) {
 		}
 	}
 	ids, err = ParseWith(path, text, k.Prompt)
-	return ids, err, protected
+	return ids, err, protected || path == KeyPath && err == nil
 }
 
 // Missing reports whether err says an identity file is not there.

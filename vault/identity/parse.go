@@ -40,7 +40,7 @@ func ParseWith(path, text string, prompt Prompter) ([]age.Identity, error) {
 		case strings.HasPrefix(strings.ToUpper(line), "AGE-PLUGIN-"):
 			name, _, err := plugin.ParseIdentity(line)
 			if err != nil {
-				return nil, fmt.Errorf("identity file %s line %d is not a valid age plugin identity (AGE-PLUGIN-NAME-1…)", path, n)
+				return nil, fmt.Errorf("%s line %d is not a valid age plugin identity (AGE-PLUGIN-NAME-1…)", Named(path), n)
 			}
 			p := &pluginIdentity{name: name, encoding: line, prompt: prompt}
 			if rs := named[name]; len(rs) > 0 {
@@ -49,17 +49,17 @@ func ParseWith(path, text string, prompt Prompter) ([]age.Identity, error) {
 			plugins = append(plugins, p)
 			ids = append(ids, p)
 		case strings.HasPrefix(line, "age1"):
-			return nil, fmt.Errorf("identity file %s line %d is a recipient (a public key), not an identity", path, n)
+			return nil, fmt.Errorf("%s line %d is a recipient (a public key), not an identity", Named(path), n)
 		default:
 			id, err := age.ParseIdentities(strings.NewReader(line))
 			if err != nil {
-				return nil, fmt.Errorf("identity file %s line %d is not an age identity", path, n)
+				return nil, fmt.Errorf("%s line %d is not an age identity", Named(path), n)
 			}
 			ids = append(ids, id...)
 		}
 	}
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("identity file %s holds no valid age identity", path)
+		return nil, fmt.Errorf("%s holds no valid age identity", Named(path))
 	}
 	for _, p := range plugins {
 		if rs := named[p.name]; p.recipient == "" && len(rs) > 0 {
@@ -102,4 +102,13 @@ func Plugins(ids []age.Identity) []string {
 		}
 	}
 	return names
+}
+
+// Named is how a message names the identity at path: "identity file
+// PATH", or "$ARCA_IDENTITY_KEY" for the variable, which is no file.
+func Named(path string) string {
+	if path == KeyPath {
+		return "$" + KeyEnv
+	}
+	return "identity file " + path
 }

@@ -69,21 +69,21 @@ func Protect(text, passphrase string) ([]byte, error) {
 // MaxWorkFactor are errors naming path.
 func Unprotect(path string, b []byte, pass Passphrase) (string, error) {
 	if pass == nil {
-		return "", fmt.Errorf("identity file %s is protected by a passphrase, and none can be asked for here: set ARCA_PASSPHRASE_FILE, or run from a terminal", path)
+		return "", fmt.Errorf("%s is protected by a passphrase, and none can be asked for here: set ARCA_PASSPHRASE_FILE, or run from a terminal", Named(path))
 	}
 	if err := checkWorkFactor(path, b); err != nil {
 		return "", err
 	}
 	p, err := pass(path)
 	if err != nil {
-		return "", fmt.Errorf("identity file %s: passphrase: %w", path, err)
+		return "", fmt.Errorf("%s: passphrase: %w", Named(path), err)
 	}
 	if p == "" {
-		return "", fmt.Errorf("identity file %s: the passphrase is empty", path)
+		return "", fmt.Errorf("%s: the passphrase is empty", Named(path))
 	}
 	id, err := age.NewScryptIdentity(p)
 	if err != nil {
-		return "", fmt.Errorf("identity file %s: %w", path, err)
+		return "", fmt.Errorf("%s: %w", Named(path), err)
 	}
 	id.SetMaxWorkFactor(MaxWorkFactor)
 	var r io.Reader = bytes.NewReader(bytes.TrimLeft(b, " \t\r\n"))
@@ -94,16 +94,16 @@ func Unprotect(path string, b []byte, pass Passphrase) (string, error) {
 	var noMatch *age.NoIdentityMatchError
 	switch {
 	case errors.As(err, &noMatch):
-		return "", fmt.Errorf("identity file %s: wrong passphrase (or not protected by a passphrase alone)", path)
+		return "", fmt.Errorf("%s: wrong passphrase (or not protected by a passphrase alone)", Named(path))
 	case err != nil:
-		return "", fmt.Errorf("identity file %s: cannot open it: %v", path, err)
+		return "", fmt.Errorf("%s: cannot open it: %v", Named(path), err)
 	}
 	var sb strings.Builder
 	if _, err := io.Copy(&sb, io.LimitReader(d, maxIdentityText+1)); err != nil {
-		return "", fmt.Errorf("identity file %s: wrong passphrase, or the file is damaged", path)
+		return "", fmt.Errorf("%s: wrong passphrase, or the file is damaged", Named(path))
 	}
 	if sb.Len() > maxIdentityText {
-		return "", fmt.Errorf("identity file %s opens to more than %d bytes", path, maxIdentityText)
+		return "", fmt.Errorf("%s opens to more than %d bytes", Named(path), maxIdentityText)
 	}
 	return sb.String(), nil
 }
@@ -125,7 +125,7 @@ func checkWorkFactor(path string, b []byte) error {
 		}
 		var logN int
 		if _, err := fmt.Sscanf(f[3], "%d", &logN); err != nil || logN > MaxWorkFactor || logN < 1 {
-			return fmt.Errorf("identity file %s asks for an scrypt work factor of %.12q, above the %d arca accepts: it was not written by arca or age, or was tampered with", path, f[3], MaxWorkFactor)
+			return fmt.Errorf("%s asks for an scrypt work factor of %.12q, above the %d arca accepts: it was not written by arca or age, or was tampered with", Named(path), f[3], MaxWorkFactor)
 		}
 	}
 	return nil
