@@ -194,6 +194,10 @@ func Select(environ, patterns []string) []Var {
 	return out
 }
 
+// Match returns the first of patterns that would pass the variable name
+// were it set, or "".
+func Match(patterns []string, name string) string { return match(patterns, name) }
+
 // match returns the first pattern that passes name, or "".
 func match(patterns []string, name string) string {
 	for _, p := range patterns {

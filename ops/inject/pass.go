@@ -26,17 +26,14 @@ func Pass(environ, patterns []string, injections []Injection) ([]passenv.Var, er
 			return nil, ops.Errorf(manifest.BadRequest, "pass %s", prob)
 		}
 	}
-	passed := passenv.Select(environ, patterns)
-	injected := make(map[string]bool, len(injections))
+	// Whether the variable is set in arca's environment or not: the
+	// refusal does not come and go with it.
 	for _, in := range injections {
-		injected[in.Name] = true
-	}
-	for _, v := range passed {
-		if injected[v.Name] {
-			return nil, ops.Errorf(manifest.BadRequest, "pass %s: %s is also injected as a secret; a variable is passed or injected, not both (rule: one source per name)", v.Pattern, v.Name)
+		if p := passenv.Match(patterns, in.Name); p != "" {
+			return nil, ops.Errorf(manifest.BadRequest, "pass %s: %s is also injected (a --secret, a --file, an env file's line); a variable is passed or injected, not both (rule: one source per name)", p, in.Name)
 		}
 	}
-	return passed, nil
+	return passenv.Select(environ, patterns), nil
 }
 
 // WithPassed is vars and the passed variables, as literals (no secrets:

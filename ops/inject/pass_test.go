@@ -46,7 +46,9 @@ func TestPassRefusals(t *testing.T) {
 		{[]string{"ARCA_X"}, nil, "(rule: ARCA_* names)"},
 		{[]string{"*"}, nil, "(rule: no bare *)"},
 		{[]string{"AWS_*"}, nil, "(rule: cloud credentials)"},
-		{[]string{"DB_*"}, RefsInEnviron(environ), "pass DB_*: DB_PASSWORD is also injected as a secret; a variable is passed or injected, not both (rule: one source per name)"},
+		{[]string{"DB_*"}, RefsInEnviron(environ), "pass DB_*: DB_PASSWORD is also injected (a --secret, a --file, an env file's line); a variable is passed or injected, not both (rule: one source per name)"},
+		// Refused whether arca's environment sets the variable or not.
+		{[]string{"UNSET_HERE"}, []Injection{{Name: "UNSET_HERE", Ref: "arca://app/t"}}, "pass UNSET_HERE: UNSET_HERE is also injected"},
 		{[]string{"TOKEN"}, []Injection{{Name: "TOKEN", Ref: "arca://app/t"}}, "pass TOKEN: TOKEN is also injected"},
 		{make([]string, 129), nil, "129 patterns to pass: at most 128"},
 	} {
