@@ -116,6 +116,11 @@ func printStatus(w io.Writer, r ops.StatusResult) error {
 			state = "PROBLEM: " + e.Problem
 		}
 		fmt.Fprintln(tw)
+		if e.Vault == "" { // its config did not name one arca could open
+			line("env "+termsafe.Escape(e.Name)+":", "no vault")
+			line("  state:", state)
+			continue
+		}
 		line("env "+termsafe.Escape(e.Name)+":", fmt.Sprintf("vault %s (%s) %s", e.Vault, e.Kind, where))
 		line("  state:", state)
 		line("  identity:", e.Identity)
