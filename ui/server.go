@@ -113,13 +113,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
 		h.Set("Allow", "GET, HEAD")
-		http.Error(w, "arca ui is read-only: GET only", http.StatusMethodNotAllowed)
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "arca ui is read-only: GET only"})
 		return
 	case len(r.URL.RawQuery) > MaxQuery:
-		http.Error(w, "query too long", http.StatusRequestURITooLong)
+		writeJSON(w, http.StatusRequestURITooLong, map[string]string{"error": fmt.Sprintf("the query is longer than %d bytes", MaxQuery)})
 		return
 	case r.ContentLength > 0 || len(r.TransferEncoding) > 0:
-		http.Error(w, "a request has no body", http.StatusBadRequest)
+		badRequest(w, "a request has no body")
 		return
 	}
 	if !public(r.URL.Path) && !s.authorized(r) {
@@ -151,7 +151,7 @@ func (s *Server) tokenOK(t string) bool {
 // everyone, no data in them.
 func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/" {
-		http.NotFound(w, r)
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "no such page: the API is under /api/ (docs/ui.md)"})
 		return
 	}
 	b, err := assets.ReadFile("assets/index.html")

@@ -147,8 +147,8 @@ func TestRequestRules(t *testing.T) {
 	if resp, _ := request(t, f, "HEAD", "/api/envs", bearer(testToken)); resp.StatusCode != http.StatusOK {
 		t.Errorf("HEAD: %d", resp.StatusCode)
 	}
-	if resp, _ := request(t, f, "GET", "/api/records?env="+strings.Repeat("x", MaxQuery), bearer(testToken)); resp.StatusCode != http.StatusRequestURITooLong {
-		t.Errorf("an overlong query: %d", resp.StatusCode)
+	if resp, body := request(t, f, "GET", "/api/records?env="+strings.Repeat("x", MaxQuery), bearer(testToken)); resp.StatusCode != http.StatusRequestURITooLong || !strings.Contains(string(body), `"error"`) {
+		t.Errorf("an overlong query: %d %s", resp.StatusCode, body)
 	}
 	req, _ := http.NewRequest("GET", f.http.URL+"/api/envs", strings.NewReader("body"))
 	req.Header.Set("Authorization", "Bearer "+testToken)
@@ -161,10 +161,10 @@ func TestRequestRules(t *testing.T) {
 			t.Errorf("%s: headers %v", path, resp.Header)
 		}
 	}
-	if resp, _ := request(t, f, "GET", "/nothing", bearer(testToken)); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("an unknown path: %d", resp.StatusCode)
+	if resp, body := request(t, f, "GET", "/nothing", bearer(testToken)); resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"error"`) {
+		t.Errorf("an unknown path: %d %s", resp.StatusCode, body)
 	}
-	for _, q := range []string{"/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope",
+	for _, q := range []string{"/api/audit?op=bogus", "/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope",
 		"/api/records?q=%5Ba", "/api/records?q=" + strings.Repeat("x", MaxMatch+1)} {
 		if resp, body := request(t, f, "GET", q, bearer(testToken)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"error"`) {
 			t.Errorf("%s: %d %s", q, resp.StatusCode, body)
