@@ -248,6 +248,11 @@ func (c *cli) auditShow(ctx context.Context, fs *verbFlags, args []string, af au
 	if *af.follow && len(files) != 1 {
 		return usagef("--follow reads one FILE, not %d", len(files))
 	}
+	if !*af.follow { // a file that does not open: said before any output
+		if err := distinctTrails(files); err != nil {
+			return err
+		}
+	}
 	out := c.stdout
 	if *af.json {
 		out = c.raw.stdout // the lines exactly as they are in the trail
