@@ -142,7 +142,13 @@ func bashCompletion(w io.Writer, zsh bool) {
   pre="${full%"$cur"}"
   for ((i = 1; i < COMP_CWORD - 1; i++)); do
     case "${COMP_WORDS[i]}" in
-      --env|--config) opts+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}") ;;
+      --env|--config)
+        if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then # bash breaks --env=E at "=" too
+          opts+=("${COMP_WORDS[i]}=${COMP_WORDS[i+2]}"); ((i += 2))
+        else
+          opts+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++))
+        fi ;;
+      --env=*|--config=*) opts+=("${COMP_WORDS[i]}") ;;
     esac
   done
   local IFS=$'\n'
@@ -160,7 +166,7 @@ func bashCompletion(w io.Writer, zsh bool) {
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="${COMP_WORDS[i]}"
     case "$w" in
-      %s) ((i++)) ;;
+      %s) if [[ "${COMP_WORDS[i+1]}" == "=" ]]; then ((i += 2)); else ((i++)); fi ;;
       -*) ;;
       *) path="${path:+$path }$w" ;;
     esac
@@ -213,6 +219,8 @@ func fishCompletion(w io.Writer) {
     for i in (seq 2 (math (count $words) - 1))
         if contains -- $words[$i] --env --config
             set -a opts $words[$i] $words[(math $i + 1)]
+        else if string match -qr -- '^--(env|config)=' $words[$i]
+            set -a opts $words[$i]
         end
     end
     arca $opts completion refs (commandline -ct) 2>/dev/null
