@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -49,30 +50,44 @@ func (c *cli) completeRefs(ctx context.Context, prefix string) error {
 }
 
 // listRefs is the refs of the env that start with prefix, at most
-// completeMax; none when anything fails.
+// completeMax; none when anything fails. A prefix whose first segment
+// names a configured env (arca://prod/…) completes that env's refs too,
+// pinned to it.
 func (c *cli) listRefs(ctx context.Context, prefix string) []string {
 	svc, done, err := c.service(c.global)
 	if err != nil {
 		return nil
 	}
 	defer done()
-	// The vault picks the names, so that a name past the most one list
-	// holds completes too: "arca://pay/lo" is the glob pay/lo*.
-	match := "*"
-	if !strings.HasPrefix("arca://", prefix) {
-		rest, ok := strings.CutPrefix(prefix, "arca://")
-		if !ok || strings.ContainsAny(rest, "*?[]\\") {
-			return nil // no ref starts so
-		}
-		match = rest + "*"
+	if !strings.HasPrefix("arca://", prefix) && !strings.HasPrefix(prefix, "arca://") {
+		return nil // no ref starts so
 	}
-	res, err := svc.List(ctx, ops.Request{Page: &ops.ListPage{Match: match, Limit: completeMax}})
+	rest := strings.TrimPrefix(prefix, "arca://")
+	if len(prefix) < len("arca://") {
+		rest = ""
+	}
+	refs := pickRefs(ctx, svc, "", "arca://", rest)
+	if env, pinned, ok := strings.Cut(rest, "/"); ok && slices.Contains(svc.Config().EnvNames(), env) {
+		refs = append(refs, pickRefs(ctx, svc, env, "arca://"+env+"/", pinned)...)
+	}
+	return refs[:min(len(refs), completeMax)]
+}
+
+// pickRefs is the refs of env ("": the process's) whose ns/name starts
+// with rest, written after scheme. The vault picks the names, so that a
+// name past the most one list holds completes too: rest "pay/lo" is the
+// glob pay/lo*.
+func pickRefs(ctx context.Context, svc *ops.Service, env, scheme, rest string) []string {
+	if strings.ContainsAny(rest, "*?[]\\") {
+		return nil // no ref holds these
+	}
+	res, err := svc.List(ctx, ops.Request{Env: env, Page: &ops.ListPage{Match: rest + "*", Limit: completeMax}})
 	if err != nil {
 		return nil
 	}
 	refs := make([]string, 0, len(res.Records))
 	for _, r := range res.Records {
-		refs = append(refs, r.Ref)
+		refs = append(refs, scheme+strings.TrimPrefix(r.Ref, "arca://"))
 	}
 	return refs
 }
