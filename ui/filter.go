@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/arca-secrets/arca/audit"
@@ -28,8 +30,22 @@ func filterOf(get func(string) string, now time.Time) (trail.Filter, error) {
 	default:
 		return f, fmt.Errorf("outcome must be ok, denied, not_found, error or bad_request")
 	}
-	if err := manifest.CheckEventName(f.Op); err != nil {
-		return f, err
+	err := manifest.CheckEventName(f.Op)
+	if err == nil {
+		err = f.Check()
 	}
-	return f, f.Check()
+	if err != nil {
+		// The checks name arca audit's flags: here they are the query's
+		// parameters of the same names.
+		return f, errors.New(queryNames(err.Error()))
+	}
+	return f, nil
+}
+
+// queryNames rewrites arca audit's flags in msg, as the filter's checks
+// name them, to the query's parameters; a value they quote is left as it
+// is.
+func queryNames(msg string) string {
+	return strings.NewReplacer("--ref ", "ref ", "--actor ", "actor ", "--user ", "user ", "--host ", "host ",
+		"--op ", "op ", "--until ", "until ", "--since", "since").Replace(msg)
 }

@@ -164,6 +164,15 @@ func TestRequestRules(t *testing.T) {
 	if resp, body := request(t, f, "GET", "/nothing", bearer(testToken)); resp.StatusCode != http.StatusNotFound || resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"error"`) {
 		t.Errorf("an unknown path: %d %s", resp.StatusCode, body)
 	}
+	for q, want := range map[string]string{
+		"/api/audit?until=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z": `"until must be after since"`,
+		"/api/audit?ref=a--b%5B":   `ref \"a--b[\"`,
+		"/api/audit?op=bogus":      `op \"bogus\" is no op or event`,
+	} {
+		if _, body := request(t, f, "GET", q, bearer(testToken)); !strings.Contains(string(body), want) || strings.Contains(string(body), `"--`) {
+			t.Errorf("%s: %s, want %s and no flag's name", q, body, want)
+		}
+	}
 	for _, q := range []string{"/api/audit?op=bogus", "/api/records?limit=0", "/api/records?limit=100000", "/api/records?offset=-1", "/api/audit?outcome=maybe", "/api/audit?since=yesterday", "/api/audit?ref=%5Bz-a%5D", "/api/records?env=nope",
 		"/api/records?q=%5Ba", "/api/records?q=" + strings.Repeat("x", MaxMatch+1)} {
 		if resp, body := request(t, f, "GET", q, bearer(testToken)); resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"error"`) {
