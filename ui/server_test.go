@@ -166,8 +166,8 @@ func TestRequestRules(t *testing.T) {
 	}
 	for q, want := range map[string]string{
 		"/api/audit?until=2026-01-01T00:00:00Z&since=2026-02-01T00:00:00Z": `"until must be after since"`,
-		"/api/audit?ref=a--b%5B":   `ref \"a--b[\"`,
-		"/api/audit?op=bogus":      `op \"bogus\" is no op or event`,
+		"/api/audit?ref=a--b%5B": `ref \"a--b[\"`,
+		"/api/audit?op=bogus":    `op \"bogus\" is no op or event`,
 	} {
 		if _, body := request(t, f, "GET", q, bearer(testToken)); !strings.Contains(string(body), want) || strings.Contains(string(body), `"--`) {
 			t.Errorf("%s: %s, want %s and no flag's name", q, body, want)
