@@ -51,18 +51,7 @@ func closedSchema(t *testing.T, name string) *jsonschema.Schema {
 // the same op: each validates against the closed result schema, and get's
 // holds the value, exactly.
 func TestJSONIsServesResult(t *testing.T) {
-	home := t.TempDir()
-	run := func(stdin string, args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, now: time.Now,
-			getenv:  func(k string) string { return map[string]string{"HOME": home}[k] },
-			environ: func() []string { return []string{"HOME=" + home} }}
-		if st := c.main(context.Background(), args); st != 0 {
-			t.Fatalf("arca %s: exit %d: %s", strings.Join(args, " "), st, errb.String())
-		}
-		return out.String()
-	}
+	run := inProcess(t, t.TempDir())
 	run("", "init")
 	const value = "v\"al\\ue\n\u00e9"
 	for _, step := range []struct {
@@ -87,5 +76,22 @@ func TestJSONIsServesResult(t *testing.T) {
 		if step.op == "get" && inst.(map[string]any)["value"] != value {
 			t.Errorf("get --json holds the value %q, want %q", inst.(map[string]any)["value"], value)
 		}
+	}
+}
+
+// inProcess runs arca in this process with HOME home and nothing else of
+// an environment: run(stdin, args...) returns its stdout, failing t on a
+// non-zero exit.
+func inProcess(t *testing.T, home string) func(stdin string, args ...string) string {
+	return func(stdin string, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, now: time.Now,
+			getenv:  func(k string) string { return map[string]string{"HOME": home}[k] },
+			environ: func() []string { return []string{"HOME=" + home} }}
+		if st := c.main(context.Background(), args); st != 0 {
+			t.Fatalf("arca %s: exit %d: %s", strings.Join(args, " "), st, errb.String())
+		}
+		return out.String()
 	}
 }

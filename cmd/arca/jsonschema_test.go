@@ -2,15 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"filippo.io/age"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -218,17 +215,7 @@ func TestJSONSchemasDocumented(t *testing.T) {
 // schema (serve's results are held to theirs by TestJSONIsServesResult).
 func TestJSONOutputsValidate(t *testing.T) {
 	home, dir := t.TempDir(), t.TempDir()
-	run := func(stdin string, args ...string) string {
-		t.Helper()
-		var out, errb bytes.Buffer
-		c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, now: time.Now,
-			getenv:  func(k string) string { return map[string]string{"HOME": home}[k] },
-			environ: func() []string { return []string{"HOME=" + home} }}
-		if st := c.main(context.Background(), args); st != 0 {
-			t.Fatalf("arca %s: exit %d: %s", strings.Join(args, " "), st, errb.String())
-		}
-		return out.String()
-	}
+	run := inProcess(t, home)
 	file := func(name, content string) string {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {

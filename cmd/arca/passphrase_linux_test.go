@@ -116,21 +116,8 @@ func TestServeAsksOnTheTerminal(t *testing.T) {
 	h.run(t, []byte("s3cret"), "arca", "put", "arca://app/db")
 	protectAt(t, h, "pw-CANARY")
 
-	master, slave := openPTY(t)
-	s := &ttySession{master: master, more: make(chan struct{})}
-	s.cmd = exec.Command("arca", "serve")
-	s.cmd.Env, s.cmd.Dir = h.env, h.dir
 	var wire bytes.Buffer
-	s.cmd.Stdin = strings.NewReader(`{"id":"1","op":"get","ref":"arca://app/db"}` + "\n" + `{"id":"2","op":"get","ref":"arca://app/db"}` + "\n")
-	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &wire
-	s.cmd.ExtraFiles = []*os.File{slave}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	t.Cleanup(func() { s.cmd.Process.Kill() })
-	go s.read()
+	s := serveAtTerminal(t, h, `{"id":"1","op":"get","ref":"arca://app/db"}`+"\n"+`{"id":"2","op":"get","ref":"arca://app/db"}`+"\n", &wire)
 	s.waitFor(t, "passphrase for ")
 	s.send(t, "pw-CANARY\n")
 	st, screen := s.wait(t)
@@ -168,4 +155,26 @@ func TestPassphraseChangeAtTerminal(t *testing.T) {
 	if _, st, stderr := passFile(t, h, "old-CANARY").status(t, nil, "arca", "get", "arca://app/db"); st != 1 || !strings.Contains(stderr, "wrong passphrase") {
 		t.Fatalf("get by the old passphrase: exit %d, %q", st, stderr)
 	}
+}
+
+// serveAtTerminal starts arca serve in h with a terminal of its own (the
+// session's), its stdin the requests and its stderr wire: what an
+// orchestrator started at a terminal does.
+func serveAtTerminal(t *testing.T, h *arcaHome, requests string, wire *bytes.Buffer) *ttySession {
+	t.Helper()
+	master, slave := openPTY(t)
+	s := &ttySession{master: master, more: make(chan struct{})}
+	s.cmd = exec.Command("arca", "serve")
+	s.cmd.Env, s.cmd.Dir = h.env, h.dir
+	s.cmd.Stdin = strings.NewReader(requests)
+	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, wire
+	s.cmd.ExtraFiles = []*os.File{slave}
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	t.Cleanup(func() { s.cmd.Process.Kill() })
+	go s.read()
+	return s
 }

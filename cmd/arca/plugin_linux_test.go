@@ -3,10 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -58,21 +55,8 @@ func TestPluginAsksAtTerminal(t *testing.T) {
 // the terminal, and stdout carries the reply and stderr the events alone.
 func TestPluginServeAsksAtTerminal(t *testing.T) {
 	h, _, _ := pluginHome(t)
-	master, slave := openPTY(t)
-	s := &ttySession{master: master, more: make(chan struct{})}
-	s.cmd = exec.Command("arca", "serve")
-	s.cmd.Env, s.cmd.Dir = h.withEnv(testPluginDoVar+"=ask-secret").env, h.dir
-	s.cmd.Stdin = strings.NewReader(`{"id":1,"op":"get","ref":"arca://app/db"}` + "\n")
 	var stderr bytes.Buffer
-	s.cmd.Stdout, s.cmd.Stderr = &s.stdout, &stderr
-	s.cmd.ExtraFiles = []*os.File{slave}
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 3}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	t.Cleanup(func() { s.cmd.Process.Kill() })
-	go s.read()
+	s := serveAtTerminal(t, h.withEnv(testPluginDoVar+"=ask-secret"), `{"id":1,"op":"get","ref":"arca://app/db"}`+"\n", &stderr)
 	s.waitFor(t, `age-plugin-arcatest: PIN\x1b[2J for the key: `)
 	s.send(t, "1234\n")
 	st, screen := s.wait(t)
