@@ -11,8 +11,9 @@ import (
 //	{"request_id": …, "lease_id": …, "data": {"data": {NAME: VALUE, …}, "metadata": {…}}, "warnings": …}
 //
 // for KV version 2, and the same with "data" itself the map of NAME: VALUE
-// for version 1. It is version 2 when "data" has exactly the keys "data"
-// and "metadata" and the inner "data" is an object. Values are as in json;
+// for version 1. It is version 2 when "data" has the key "data", an
+// object, and no other but "metadata": as version 1 that inner object
+// could be no secret's value. Values are as in json;
 // every other key at the top and everything under "metadata" is ignored.
 // The result is Flat.
 func parseVaultKV(data []byte, c *collector) error {
@@ -23,9 +24,9 @@ func parseVaultKV(data []byte, c *collector) error {
 	var (
 		found  bool
 		v1, v2 collector // the members of "data" read as KV v1; of "data"."data" as v2
-		// What makes "data" the v2 pair: an inner "data" object, a
-		// "metadata", and no other key.
-		inner, meta, other bool
+		// What makes "data" the v2 pair: an inner "data" object, and no
+		// other key but "metadata".
+		inner, other bool
 		// The first refusal of a member that is not a v1 secret, which is
 		// held back while "data" may yet be the v2 pair.
 		v1Err error
@@ -53,7 +54,6 @@ func parseVaultKV(data []byte, c *collector) error {
 					return vaultLeaf(w, &v2, line, []string{"data", "data", n}, v)
 				})
 			case name == "metadata":
-				meta = true
 				if v == json.Delim('{') || v == json.Delim('[') {
 					holdV1(fmt.Errorf("line %d: %s is %s (want a string)", line, keyPath(path...), describe(v)))
 					return w.skip(v)
@@ -74,7 +74,7 @@ func parseVaultKV(data []byte, c *collector) error {
 	switch {
 	case !found:
 		return errors.New(`no "data" key: not the output of vault kv get -format=json`)
-	case inner && meta && !other:
+	case inner && !other: // "metadata" may be left out (a trimmed export)
 		return c.putAll(v2.es)
 	case v1Err != nil:
 		return v1Err

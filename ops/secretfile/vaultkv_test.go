@@ -49,6 +49,9 @@ func TestVaultKVGood(t *testing.T) {
 		{"v1", kvV1, []kv{{"", "DB_PASSWORD", "hunter2", `key "DB_PASSWORD"`}, {"", "port", "5432", `key "port"`}}},
 		{"v2 metadata first", `{"data":{"metadata":null,"data":{"a":"1"}}}`, []kv{{"", "a", "1", `key "a"`}}},
 		{"v2 empty", `{"data":{"data":{},"metadata":{}}}`, nil},
+		// A trimmed export, "metadata" left out: as v1 the inner object
+		// could be no secret's value, so it is v2.
+		{"v2 without metadata", `{"data":{"data":{"a":"1"}}}`, []kv{{"", "a", "1", `key "a"`}}},
 		{"v1 with secrets named data and metadata", `{"data":{"data":"d","metadata":"m"}}`, []kv{{"", "data", "d", `key "data"`}, {"", "metadata", "m", `key "metadata"`}}},
 		{"v1 with a secret named metadata", `{"data":{"a":"1","metadata":"m"}}`, []kv{{"", "a", "1", `key "a"`}, {"", "metadata", "m", `key "metadata"`}}},
 		{"v1 empty", `{"data":{}}`, nil},
@@ -74,7 +77,6 @@ func TestVaultKVRefused(t *testing.T) {
 		{"array secret v1", `{"data":{"a":[` + c + `]}}`, `line 1: key "data"."a" is an array (want a string)`},
 		{"object secret v1", `{"data":{"a":` + c + `,"b":{}}}`, `line 1: key "data"."b" is an object (want a string)`},
 		{"v2 with a third key", `{"data":{"data":{"a":` + c + `},"metadata":{},"x":` + c + `}}`, `line 1: key "data"."data" is an object (want a string)`},
-		{"inner data without metadata", `{"data":{"data":{"a":` + c + `}}}`, `line 1: key "data"."data" is an object (want a string)`},
 		{"metadata object without data", `{"data":{"metadata":{},"a":` + c + `}}`, `line 1: key "data"."metadata" is an object (want a string)`},
 		{"bad name v2", `{"data":{"data":{"my key":` + c + `},"metadata":{}}}`, `line 1: key "data"."data"."my key" is not a valid name: has a character outside [A-Za-z0-9._-]: ' '`},
 		{"bad name v1", `{"data":{"_x":` + c + `}}`, `line 1: key "data"."_x" is not a valid name: must start with a letter or digit`},
