@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,22 +39,7 @@ import (
 // JSON-RPC message or event, are what it prints, stdout and stderr
 // together, exactly.
 func TestDocMCP(t *testing.T) {
-	dir, files := t.TempDir(), docFilesOf(t)
-	n := 0
-	for _, b := range markedBlocks(t, "mcp") {
-		script, err := mcpScript(b)
-		if err != nil {
-			t.Fatalf("%s:%d: %v", b.doc, b.line, err)
-		}
-		n++
-		name := fmt.Sprintf("%s-%d.txtar", strings.TrimSuffix(filepath.Base(b.doc), ".md"), b.line)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(script+files), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if n == 0 {
-		t.Fatal("no mcp sessions found in the docs")
-	}
+	dir := sessionScripts(t, "mcp", mcpScript)
 	p := scriptParams(dir, withURLs(map[string]string{docUpstreamVar: docUpstream(t)}))
 	p.Cmds["cmpdoc"] = cmdCmpdoc
 	p.Cmds["inorder"] = cmdInorder

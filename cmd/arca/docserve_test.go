@@ -35,26 +35,34 @@ import (
 // the mark's word lockstep has the requests sent one at a time, each
 // once the one before it is answered: see dochost_test.go.
 func TestDocServe(t *testing.T) {
+	dir := sessionScripts(t, "serve", serveScript)
+	p := scriptParams(dir, withURLs(map[string]string{docUpstreamVar: docUpstream(t), docOPAVar: docOPA(t)}))
+	p.Cmds["cmpdoc"] = cmdCmpdoc
+	p.Cmds["inorder"] = cmdInorder
+	testscript.Run(t, p)
+}
+
+// sessionScripts writes a transcript of each block marked kind, as
+// script makes it, with the docs' files, into a new directory it returns:
+// one a block, named after its doc and line. No such block fails t.
+func sessionScripts(t *testing.T, kind string, script func(docBlock) (string, error)) string {
 	dir, files := t.TempDir(), docFilesOf(t)
 	n := 0
-	for _, b := range markedBlocks(t, "serve") {
-		script, err := serveScript(b)
+	for _, b := range markedBlocks(t, kind) {
+		s, err := script(b)
 		if err != nil {
 			t.Fatalf("%s:%d: %v", b.doc, b.line, err)
 		}
 		n++
 		name := fmt.Sprintf("%s-%d.txtar", strings.TrimSuffix(filepath.Base(b.doc), ".md"), b.line)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(script+files), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s+files), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if n == 0 {
-		t.Fatal("no serve sessions found in the docs")
+		t.Fatalf("no %s sessions found in the docs", kind)
 	}
-	p := scriptParams(dir, withURLs(map[string]string{docUpstreamVar: docUpstream(t), docOPAVar: docOPA(t)}))
-	p.Cmds["cmpdoc"] = cmdCmpdoc
-	p.Cmds["inorder"] = cmdInorder
-	testscript.Run(t, p)
+	return dir
 }
 
 var exitArg = regexp.MustCompile(`(?:^| )exit=([0-9]+)(?: |$)`)

@@ -269,16 +269,10 @@ func past(action bulk.Action) string {
 }
 
 // lookupEnv finds name in arca's environment for --expand, telling unset
-// from empty; a withheld name (ARCA_*, a cloud credential) is unset
-// (the first of a name given twice, as getenv reads it).
+// from empty; a withheld name (ARCA_*, a cloud credential) is unset.
 func (c *cli) lookupEnv(name string) (string, bool) {
 	if passenv.Withheld(name) {
 		return "", false // never arca's settings or a cloud credential: unset
 	}
-	for _, kv := range c.environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v, true
-		}
-	}
-	return "", false
+	return processEnv(c.environ()).lookup(name)
 }

@@ -14,12 +14,19 @@ import (
 type processEnv []string
 
 func (e processEnv) getenv(name string) string {
-	for _, kv := range e { // the first of a name given twice, as os.Getenv
+	v, _ := e.lookup(name)
+	return v
+}
+
+// lookup is name's value, telling unset from empty: the first of a name
+// given twice, as os.Getenv reads it.
+func (e processEnv) lookup(name string) (string, bool) {
+	for _, kv := range e {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
+			return v, true
 		}
 	}
-	return ""
+	return "", false
 }
 
 func (e processEnv) environ() []string { return slices.Clone(e) }

@@ -214,5 +214,5 @@ func match(patterns []string, name string) string {
 
 // forbidden reports whether a PREFIX* pattern skips name.
 func forbidden(name string) bool {
-	return !validName(name) || strings.HasPrefix(name, reserved) || startvars.Reader(name) != "" || Cloud(name)
+	return !validName(name) || Withheld(name) || startvars.Reader(name) != ""
 }
